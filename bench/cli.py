@@ -1,0 +1,100 @@
+"""`python -m bench <command>`: parse arguments, call the module that does the work, print one line on errors.
+
+Each command lives in its own module as `command(args) -> exit status`; this file only wires them up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from bench.errors import BenchError
+
+
+def _csv_list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        return [int(part) for part in _csv_list(text)]
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from e
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run the agent on each fixture and append one row per run to a results CSV")
+    run.add_argument("--config", default="bench.yaml", help="matrix and settings (default: bench.yaml)")
+    run.add_argument("--ctx", type=_int_list, help="context sizes, e.g. 4096,8192")
+    run.add_argument("--presets", type=_csv_list, help="agent presets, e.g. part2,part3")
+    run.add_argument("--fixtures", type=_csv_list, help="fixture names, e.g. todo_repo")
+    run.add_argument("--reps", type=int, help="runs per (fixture, preset, ctx)")
+    run.add_argument("--max-steps", type=int, help="step limit per run (default: the fixture's)")
+    run.add_argument("--sandbox", choices=["auto", "docker", "local"])
+    run.add_argument("--servers", choices=["auto", "compose", "embedded", "external"])
+    run.add_argument("--out", help="results CSV (default: results/<date>-<sha>.csv)")
+    run.add_argument("--resume", action="store_true", help="skip runs already in --out with the same inputs")
+    run.add_argument("--flint-url", help="with --servers external: Flint's URL (default $FLINT_URL)")
+    run.add_argument("--jeff-url", help="with --servers external: Jeff's URL (default $JEFF_URL; none: no Jeff)")
+    run.set_defaults(module="bench.runner")
+
+    up = sub.add_parser("up", help="start Flint and Jeff with compose (GPU, else CPU) and leave them running")
+    up.add_argument("--config", default="bench.yaml")
+    up.add_argument("--ctx", type=int, default=4096)
+    up.set_defaults(module="bench.updown")
+    down = sub.add_parser("down", help="stop what `up` started")
+    down.add_argument("--config", default="bench.yaml")
+    down.set_defaults(module="bench.updown")
+
+    compare = sub.add_parser("compare", help="compare results CSVs group by group")
+    compare.add_argument("files", nargs="+", metavar="RESULTS.csv", help="the older file first")
+    compare.add_argument(
+        "--fail-on",
+        action="append",
+        default=[],
+        metavar="METRIC[:PCT]",
+        help="exit 1 when METRIC regresses beyond PCT percent (repeatable)",
+    )
+    compare.set_defaults(module="bench.compare")
+
+    report = sub.add_parser("report", help="markdown report with PNG plots beside a results CSV")
+    report.add_argument("file", metavar="RESULTS.csv")
+    report.add_argument("--out-dir", help="where to write report.md and the plots (default: beside the CSV)")
+    report.set_defaults(module="bench.report")
+
+    fixtures = sub.add_parser("fixtures", help="fixture tools")
+    fixtures_sub = fixtures.add_subparsers(dest="fixtures_command", required=True)
+    check = fixtures_sub.add_parser("check", help="verify every fixture against its hidden tests and solution")
+    check.add_argument("names", nargs="*", help="fixture names (default: all)")
+    check.set_defaults(module="bench.fixtures")
+
+    score = sub.add_parser("score", help="grade one run directory (results/runs/<run_id>)")
+    score.add_argument("run_dir")
+    score.add_argument("--sandbox", choices=["auto", "docker", "local"], default="auto")
+    score.set_defaults(module="bench.score")
+
+    predictions = sub.add_parser("predictions", help="predictions written before a bench")
+    predictions_sub = predictions.add_subparsers(dest="predictions_command", required=True)
+    pscore = predictions_sub.add_parser("score", help="hit or miss for each prediction, with the numbers")
+    pscore.add_argument("predictions_file", metavar="predictions.yaml")
+    pscore.add_argument("results_file", metavar="RESULTS.csv")
+    pscore.set_defaults(module="bench.predictions")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        module = importlib.import_module(args.module)
+        return int(module.command(args))
+    except BenchError as e:
+        print(f"bench: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("bench: interrupted; rows already written are kept", file=sys.stderr)
+        return 130

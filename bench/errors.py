@@ -1,0 +1,45 @@
+"""Errors a bench user sees as one line, with what to do about it.
+
+Anything else that escapes is a bug and keeps its traceback.
+
+    BenchError                  the CLI prints "bench: <message>" and exits 2
+      ConfigError               bench.yaml or a command-line value is wrong
+      PrerequisiteError         something to install or start is missing (llama-server, model, Docker, GPU)
+      ServerStartError          a llama-server did not become healthy, or serves the wrong context size
+      SandboxError              a sandbox could not be created or started
+      FixtureError              a fixture is broken or unknown
+      ScoringError              grading could not run (not: the agent's tests failed)
+      ResultsError              a results file cannot be read, or mixing rows from different inputs was refused
+"""
+
+
+class BenchError(Exception):
+    """A problem the user can fix; the message says how."""
+
+
+class ConfigError(BenchError):
+    """bench.yaml or a command-line value is wrong."""
+
+
+class PrerequisiteError(BenchError):
+    """Something the bench needs is not installed or not running."""
+
+
+class ServerStartError(BenchError):
+    """A llama-server did not come up healthy with the requested context size."""
+
+
+class SandboxError(BenchError):
+    """A sandbox (container or temp dir) could not be prepared or started."""
+
+
+class FixtureError(BenchError):
+    """A fixture is missing, malformed, or fails `bench fixtures check`."""
+
+
+class ScoringError(BenchError):
+    """Grading could not run at all (a failing hidden test is a score, not this error)."""
+
+
+class ResultsError(BenchError):
+    """A results CSV is unreadable, or a run would mix rows from different inputs into one file."""
