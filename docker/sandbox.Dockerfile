@@ -1,0 +1,19 @@
+# The sandbox the agent runs in: python3, pytest, git, and the agent package. Nothing else is needed, and the
+# container reaches nothing but Flint and Jeff (it sits on an internal network).
+# BASE is any Debian-like image with python3; users keep the public default, registry-less CI passes a local one.
+ARG BASE=python:3.11-slim-bookworm
+FROM ${BASE}
+
+# pytest for the done check and the grading; git because `git status/diff` are among the agent's safe commands.
+RUN set -eu; \
+    if ! command -v git >/dev/null 2>&1; then \
+        apt-get update && apt-get install -y --no-install-recommends git && rm -rf /var/lib/apt/lists/*; \
+    fi; \
+    python3 -c "import pytest" 2>/dev/null || python3 -m pip install --no-cache-dir "pytest>=7,<10"; \
+    useradd --create-home --uid 10001 agent
+
+COPY agent /opt/agentbench/agent
+COPY docker/forward.py /opt/agentbench/forward.py
+ENV PYTHONPATH=/opt/agentbench PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+USER 10001
+WORKDIR /repo
