@@ -1,0 +1,176 @@
+"""Reading results CSVs into rows, grouping them, and formatting numbers the same way in every command.
+
+Every value in a results CSV is a string and the empty string means "not measured": it is never read as 0.
+A median or range is taken over the measured values only, and shown as "n/a" when there are none.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.errors import ResultsError
+from bench.results import COLUMNS, GROUP_COLUMNS
+
+Row = dict[str, str]
+GroupKey = tuple[str, ...]
+
+# Without these a file is not a results CSV at all; other missing columns just read as "not measured".
+REQUIRED_COLUMNS = ["run_id", *GROUP_COLUMNS, "stop_reason"]
+
+
+def read_rows(path: str | Path) -> list[Row]:
+    """Rows of a results CSV, every known column present (missing ones as "")."""
+    path = Path(path)
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            rows = [dict(row) for row in reader]
+    except OSError as e:
+        raise ResultsError(f"cannot read results file {path}: {e.strerror}; check the path") from e
+    missing = [column for column in REQUIRED_COLUMNS if column not in header]
+    if missing:
+        raise ResultsError(
+            f"{path} is not a bench results CSV (no column {', '.join(missing)}); pass a file bench run wrote"
+        )
+    for row in rows:
+        for column in COLUMNS:
+            row[column] = (row.get(column) or "").strip()
+    return rows
+
+
+def read_runs(path: str | Path) -> list[Row]:
+    """Like read_rows, for commands that have nothing to say about a file without runs."""
+    rows = read_rows(path)
+    if not rows:
+        raise ResultsError(f"{path} has no runs yet; run the bench first")
+    return rows
+
+
+def number(value: str, column: str = "value", run_id: str = "?") -> float | None:
+    """A measured number, or None when the value is empty (not measured)."""
+    if value == "":
+        return None
+    try:
+        parsed = float(value)
+    except ValueError:
+        raise ResultsError(f"run {run_id}: {column} is {value!r}, not a number; fix or remove that row") from None
+    return None if math.isnan(parsed) else parsed
+
+
+def measured(rows: Iterable[Row], column: str) -> list[float]:
+    """The measured values of one column, in row order, skipping empty ones."""
+    values = (number(row.get(column, ""), column, row.get("run_id", "?")) for row in rows)
+    return [value for value in values if value is not None]
+
+
+def is_completed(row: Row) -> bool:
+    """A run completed when the agent stopped with `done` and every hidden test passed (both counts measured)."""
+    passed = number(row.get("hidden_passed", ""), "hidden_passed", row.get("run_id", "?"))
+    total = number(row.get("hidden_total", ""), "hidden_total", row.get("run_id", "?"))
+    return row.get("stop_reason") == "done" and passed is not None and total is not None and passed == total
+
+
+def labels_of(row: Row) -> list[str]:
+    return [label for label in row.get("failure_labels", "").split(";") if label.strip()]
+
+
+def group_key(row: Row) -> GroupKey:
+    return tuple(row.get(column, "") for column in GROUP_COLUMNS)
+
+
+def group_rows(rows: Iterable[Row]) -> dict[GroupKey, list[Row]]:
+    """Rows by configuration, groups in the order they first appear (the order the bench ran them)."""
+    groups: dict[GroupKey, list[Row]] = {}
+    for row in rows:
+        groups.setdefault(group_key(row), []).append(row)
+    return groups
+
+
+def varying_columns(keys: Sequence[GroupKey]) -> list[int]:
+    """Indexes of the group columns whose value differs between groups; equal-everywhere ones say nothing."""
+    return [i for i in range(len(GROUP_COLUMNS)) if len({key[i] for key in keys}) > 1]
+
+
+def group_title(key: GroupKey, shown: Sequence[int]) -> str:
+    """`part3 · ctx 8192`: the group columns that vary, or all of them when none does."""
+    indexes = shown or range(len(GROUP_COLUMNS))
+    parts = [f"ctx {key[i]}" if GROUP_COLUMNS[i] == "ctx" else key[i] or f"no {GROUP_COLUMNS[i]}" for i in indexes]
+    return " · ".join(parts)
+
+
+def constant_columns(keys: Sequence[GroupKey]) -> list[str]:
+    """`fixture todo_repo` for each group column that is the same in every group."""
+    varying = set(varying_columns(keys))
+    return [f"{column} {keys[0][i] or 'n/a'}" for i, column in enumerate(GROUP_COLUMNS) if keys and i not in varying]
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Median and range of the measured values of a column; `count` is how many were measured."""
+
+    median: float
+    low: float
+    high: float
+    count: int
+
+    def overlaps(self, other: Spread) -> bool:
+        return self.low <= other.high and other.low <= self.high
+
+
+def spread(values: Sequence[float]) -> Spread | None:
+    if not values:
+        return None
+    return Spread(statistics.median(values), min(values), max(values), len(values))
+
+
+def fmt_number(value: float | None) -> str:
+    """Whole numbers with thousands separators (14,689); small fractions with one decimal (25.3)."""
+    if value is None:
+        return "n/a"
+    if value == int(value) or abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.1f}"
+
+
+def fmt_spread(stats: Spread | None) -> str:
+    """`124 [96–231]`: median and range; just the value when one run was measured."""
+    if stats is None:
+        return "n/a"
+    if stats.count == 1:
+        return fmt_number(stats.median)
+    return f"{fmt_number(stats.median)} [{fmt_number(stats.low)}–{fmt_number(stats.high)}]"
+
+
+def fmt_values(rows: Iterable[Row], column: str) -> str:
+    """Each run's value in row order, e.g. hidden tests passed "3, 6, 6"; "n/a" for a run not measured."""
+    return ", ".join(fmt_number(number(row.get(column, ""), column, row.get("run_id", "?"))) for row in rows)
+
+
+def fmt_percent(share: float | None) -> str:
+    return "n/a" if share is None else f"{share * 100:.0f}%"
+
+
+def count_values(values: Iterable[str]) -> str:
+    """`done 2, step_limit 1`, most frequent first; empty values are counted as "n/a"."""
+    counts: dict[str, int] = {}
+    for value in values:
+        counts[value or "n/a"] = counts.get(value or "n/a", 0) + 1
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{value} {count}" for value, count in ordered) or "none"
+
+
+def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A GitHub-flavoured markdown table; pipes inside cells are escaped."""
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"
+
+    body = [line(headers), "| " + " | ".join("---" for _ in headers) + " |"]
+    body.extend(line(cells) for cells in rows)
+    return "\n".join(body)
