@@ -95,6 +95,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BenchError as e:
         print(f"bench: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `python -m bench compare ... | head`: the reader left, nothing is wrong
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("bench: interrupted; rows already written are kept", file=sys.stderr)
         return 130

@@ -57,6 +57,10 @@ class BenchConfig:
     """Fields merged into every request to Flint (agent --sampling)."""
     use_jeff: bool = True
     """Ask Jeff for an opinion on each shell command."""
+    agent_retries: int = 4
+    """Agent --retries: how often a failed request to a server is retried before the run stops server_error."""
+    agent_retry_delay_s: float = 1.0
+    """Agent --retry-delay: the first backoff in seconds, doubling with each retry."""
     run_timeout_s: float = 1800.0
     """A run still going after this long is killed and recorded as an infrastructure failure."""
     server_start_timeout_s: float = 600.0

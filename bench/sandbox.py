@@ -96,6 +96,10 @@ class LocalSandbox:
             os.killpg(proc.pid, signal.SIGKILL)
             output, _ = proc.communicate()
             return AgentRun(None, True, time.monotonic() - start, output.decode(errors="replace"))
+        except BaseException:  # Ctrl-C: the agent is in its own session, so it would outlive the bench
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
 
     def grader(self) -> Grader:
         return LocalGrader()
@@ -194,9 +198,9 @@ class DockerGrader:
 
     def run_pytest(self, workdir: Path, args: list[str], timeout_s: float) -> PytestRun:
         code, timed_out, logs = _run_container(
-            self.client, timeout_s, image=self.image, command=["python3", "-I", "-m", "pytest", *args],
+            self.client, timeout_s, image=self.image, command=["python3", "-I", "-B", "-m", "pytest", *args],
             volumes={str(workdir): {"bind": "/grade", "mode": "rw"}}, working_dir="/grade",
             user=_owner_for_container(workdir), network_mode="none", labels={LABEL: "grader"},
-            environment={"HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"}, mem_limit="2g", pids_limit=256,
+            environment={"HOME": "/tmp", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, mem_limit="2g", pids_limit=256,
         )  # fmt: skip
         return PytestRun(exit_code=code, output=logs, timed_out=timed_out)

@@ -1,0 +1,118 @@
+"""The live progress line during a bench, and the summary table after it.
+
+The line follows the agent's trace as it is written: run i of N, fixture, preset, step, window fill, tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any, TextIO
+
+
+class TraceFollower(threading.Thread):
+    """Reads new lines of a growing events.jsonl and reports each event to a callback."""
+
+    def __init__(self, path: Path, on_event: Any, interval_s: float = 0.5) -> None:
+        super().__init__(daemon=True)
+        self.path = path
+        self.on_event = on_event
+        self.interval_s = interval_s
+        self.offset = 0
+        self.stopped = threading.Event()
+
+    def poll(self) -> None:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                chunk = f.read()
+        except FileNotFoundError:
+            return
+        complete = chunk[: chunk.rfind(b"\n") + 1]  # a half-written last line waits for the next poll
+        self.offset += len(complete)
+        for line in complete.splitlines():
+            try:
+                self.on_event(json.loads(line))
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.interval_s):
+            self.poll()
+        self.poll()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.join()
+
+
+class Progress:
+    """Prints one status line per run, rewritten in place on a terminal and one line per step elsewhere."""
+
+    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+        self.total = total
+        self.stream = stream or sys.stdout
+        self.tty = self.stream.isatty()
+        self.label = ""
+        self.n_ctx = 0
+        self.tokens = 0
+
+    def run_started(self, index: int, fixture: str, preset: str, ctx: int, rep: int) -> None:
+        self.label = f"run {index}/{self.total} {fixture} {preset} ctx={ctx} rep={rep}"
+        self.n_ctx, self.tokens = ctx, 0
+        self._show(f"{self.label}: starting")
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        kind = event["event"]
+        if kind == "response":
+            usage = event.get("usage") or {}
+            self.tokens += int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
+            fill = int(usage.get("total_tokens") or 0) / self.n_ctx if self.n_ctx else 0.0
+            detail = f"step {event.get('step')} window {fill:.0%} tokens {self.tokens} ({event.get('finish_reason')})"
+            self._show(f"{self.label}: {detail}")
+        elif kind in ("cut", "clear", "stop"):
+            extra = event.get("reason") or event.get("kind") or ""
+            self._show(f"{self.label}: {kind} {extra}".rstrip())
+
+    def run_finished(self, row: dict[str, str]) -> None:
+        hidden = f"{row.get('hidden_passed') or '?'}/{row.get('hidden_total') or '?'}"
+        line = f"{self.label}: {row.get('stop_reason') or '?'}, hidden {hidden}, {row.get('wall_s') or '?'} s"
+        if row.get("error"):
+            line += f" ({row['error'][:120]})"
+        self._show(line, final=True)
+
+    def _show(self, text: str, final: bool = False) -> None:
+        if self.tty:
+            self.stream.write("\r\033[K" + text + ("\n" if final else ""))
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+SUMMARY_COLUMNS = [
+    ("fixture", "fixture"),
+    ("preset", "preset"),
+    ("ctx", "ctx"),
+    ("rep", "rep"),
+    ("stop", "stop_reason"),
+    ("hidden", ""),
+    ("steps", "steps"),
+    ("wall s", "wall_s"),
+    ("reproc", "prompt_tokens_reprocessed"),
+    ("clears", "clearings"),
+    ("cuts", "cut_answers"),
+    ("gpu MiB", "peak_gpu_mib_flint"),
+]
+
+
+def summary_table(rows: list[dict[str, str]]) -> str:
+    """A plain-text table of the runs of this bench, one line per run."""
+    header = [title for title, _ in SUMMARY_COLUMNS]
+    lines = [header]
+    for row in rows:
+        hidden = f"{row.get('hidden_passed', '')}/{row.get('hidden_total', '')}"
+        lines.append([hidden if not col else (row.get(col) or "-") for _, col in SUMMARY_COLUMNS])
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)) for line in lines)

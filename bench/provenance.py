@@ -1,0 +1,54 @@
+"""Where a result came from: the bench's git commit, the agent's version, the model files' sha256."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _git(*args: str) -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def git_sha() -> str:
+    return _git("rev-parse", "HEAD")
+
+
+def git_dirty() -> bool:
+    """Uncommitted changes outside results/ (results are written while benching)."""
+    status = _git("status", "--porcelain", "--", ".", ":(exclude)results")
+    return bool(status)
+
+
+def _cache_path() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "agent-bench" / "sha256.json"
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a (large) model file, cached by path, size and mtime so a bench hashes each model once."""
+    stat = path.stat()
+    key = f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+    cache_file = _cache_path()
+    try:
+        cache = json.loads(cache_file.read_text())
+    except (OSError, ValueError):
+        cache = {}
+    if key in cache:
+        return str(cache[key])
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            digest.update(chunk)
+    cache[key] = digest.hexdigest()
+    cache_file.parent.mkdir(parents=True, exist_ok=True)
+    cache_file.write_text(json.dumps(cache, indent=1))
+    return str(cache[key])

@@ -1,0 +1,139 @@
+"""The results CSV: one row per run, columns in a fixed, documented order.
+
+Rows are appended (and flushed to disk) the moment a run ends, so an interrupted bench loses nothing it measured.
+A value that was not measured is the empty string, never 0: the reason is in `error` or `gpu_mem_method`.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+from bench.errors import ResultsError
+
+# The contract columns (DESIGN.md §3.5), in this order; README "Results columns" gives units and meaning.
+CONTRACT_COLUMNS = [
+    "run_id",
+    "started_at",
+    "git_sha",
+    "fixture",
+    "preset",
+    "ctx",
+    "rep",
+    "sandbox",
+    "servers",
+    "flint_model",
+    "jeff_model",
+    "server_build",
+    "stop_reason",
+    "steps",
+    "wall_s",
+    "model_s",
+    "harness_s",
+    "prompt_tokens",
+    "prompt_tokens_reprocessed",
+    "cache_tokens",
+    "completion_tokens",
+    "max_request_tokens",
+    "clearings",
+    "cut_answers",
+    "context_400s",
+    "peak_gpu_mib_flint",
+    "peak_gpu_mib_jeff",
+    "peak_gpu_mib_device",
+    "gpu_name",
+    "gpu_mem_method",
+    "hidden_passed",
+    "hidden_total",
+    "visible_passed",
+    "files_changed",
+    "tests_added",
+    "failure_labels",
+    "error",
+]
+
+# Provenance and detail beyond the contract, after it.
+EXTRA_COLUMNS = [
+    "claimed_done",
+    "visible_total",
+    "visible_tests_modified",
+    "git_dirty",
+    "agent_version",
+    "fixture_sha",
+    "flint_model_sha256",
+    "jeff_model_sha256",
+    "sampling",
+    "max_steps",
+    "keep",
+    "clear_at",
+    "jeff_requests",
+    "prompt_tokens_metrics",
+    "baseline_gpu_mib_device",
+    "baseline_gpu_mib_flint",
+    "baseline_gpu_mib_jeff",
+    "gpu_uuid",
+    "gpu_other_processes",
+    "gpu_samples",
+    "gpu_sample_interval_s",
+]
+
+COLUMNS = CONTRACT_COLUMNS + EXTRA_COLUMNS
+
+# The columns that say which configuration a row belongs to (compare and report group by these).
+GROUP_COLUMNS = ["fixture", "preset", "ctx", "flint_model", "jeff_model"]
+
+# Stop reasons: the agent's own, plus the bench's label for runs that failed for reasons outside the agent.
+AGENT_STOP_REASONS = ["done", "step_limit", "context_exhausted", "server_error", "interrupted"]
+INFRA_STOP_REASON = "infra_error"
+
+# A run's inputs: a row whose values in these columns match a planned run means that run is already measured.
+INPUT_COLUMNS = ["fixture", "fixture_sha", "preset", "ctx", "rep", "flint_model_sha256", "jeff_model_sha256",
+                 "agent_version", "sampling", "max_steps", "keep", "clear_at"]  # fmt: skip
+# Columns that must agree across one file: a file holds one version of the agent, the models and the sampling.
+SHARED_INPUT_COLUMNS = ["flint_model_sha256", "jeff_model_sha256", "agent_version", "sampling", "keep", "clear_at"]
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    """Rows of a results CSV (an absent file has none); raises ResultsError for a file that is not ours."""
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in CONTRACT_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise ResultsError(
+                f"{path} is not a results file of this bench (no column {missing[0]!r}); use another --out"
+            )
+        return list(reader)
+
+
+def run_key(row: dict[str, str]) -> tuple[str, ...]:
+    return tuple(row.get(c, "") for c in INPUT_COLUMNS)
+
+
+def check_same_inputs(path: Path, rows: list[dict[str, str]], planned: dict[str, str]) -> None:
+    """Refuse to add rows made with other inputs (agent version, models, sampling) to an existing file."""
+    for row in rows:
+        for column in SHARED_INPUT_COLUMNS:
+            if row.get(column, "") != planned.get(column, ""):
+                raise ResultsError(
+                    f"{path} holds runs with a different {column} ({row.get(column) or 'empty'} vs "
+                    f"{planned.get(column) or 'empty'}); write these runs to a new file with --out"
+                )
+
+
+def append_row(path: Path, row: dict[str, str]) -> None:
+    """Append one row and force it to disk: a crash after this line loses nothing measured."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new_file = not path.exists() or path.stat().st_size == 0
+    unknown = set(row) - set(COLUMNS)
+    if unknown:
+        raise ValueError(f"row has columns outside the schema: {sorted(unknown)}")
+    with open(path, "a", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="raise")
+        if new_file:
+            writer.writeheader()
+        writer.writerow({c: row.get(c, "") for c in COLUMNS})
+        f.flush()
+        os.fsync(f.fileno())
