@@ -1,0 +1,59 @@
+"""`make bench CTX=4096` end to end: the embedded CPU llama-server and the small model, one run in a docker sandbox
+and one in a local sandbox, each leaving a complete results row and its artifacts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bench.results import AGENT_STOP_REASONS, COLUMNS, read_rows
+
+pytestmark = [pytest.mark.llama, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ("events.jsonl", "agent.log", "diff.patch", "junit.xml", "run.json", "score.json", "server.log")
+ALWAYS_MEASURED = (
+    "run_id", "started_at", "git_sha", "fixture", "preset", "ctx", "rep", "sandbox", "servers", "flint_model",
+    "jeff_model", "server_build", "stop_reason", "steps", "wall_s", "model_s", "harness_s", "prompt_tokens",
+    "prompt_tokens_reprocessed", "cache_tokens", "completion_tokens", "max_request_tokens", "clearings",
+    "cut_answers", "context_400s", "gpu_mem_method", "hidden_passed", "hidden_total", "visible_passed",
+    "files_changed", "tests_added", "agent_version", "fixture_sha", "flint_model_sha256", "prompt_tokens_metrics",
+)  # fmt: skip
+
+
+def make_bench(tmp_path: Path, sandbox: str) -> dict[str, str]:
+    out = tmp_path / sandbox / "results.csv"
+    args = ["make", "bench", "CTX=4096", "REPS=1", "FIXTURES=todo_repo", "PRESETS=part3", "MAX_STEPS=2",
+            f"SANDBOX={sandbox}", "SERVERS=embedded", f"OUT={out}"]  # fmt: skip
+    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=1500, env=dict(os.environ))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (row,) = read_rows(out)
+    assert list(row) == COLUMNS
+    for column in ALWAYS_MEASURED:
+        assert row[column] != "", f"{column} is empty: {row['error']}"
+    assert row["sandbox"] == sandbox and row["servers"] == "embedded" and row["ctx"] == "4096"
+    assert row["stop_reason"] in AGENT_STOP_REASONS, row["error"]
+    assert row["prompt_tokens_reprocessed"] == row["prompt_tokens_metrics"]
+    assert row["hidden_total"] == "6" and row["visible_passed"] == "3"
+    assert row["error"] == ""
+    if row["peak_gpu_mib_device"] == "":
+        assert row["gpu_mem_method"].startswith("unavailable")
+    run_dir = out.parent / "runs" / row["run_id"]
+    for name in ARTIFACTS:
+        assert (run_dir / name).is_file(), name
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    assert events[0]["event"] == "start" and events[0]["n_ctx"] == 4096
+    assert events[-1]["event"] == "stop" and events[-1]["reason"] == row["stop_reason"]
+    return row
+
+
+@pytest.mark.docker
+def test_make_bench_in_docker_sandboxes(tmp_path: Path) -> None:
+    make_bench(tmp_path, "docker")
+
+
+def test_make_bench_in_local_sandboxes(tmp_path: Path) -> None:
+    make_bench(tmp_path, "local")

@@ -1,0 +1,95 @@
+"""The bench with the real llama-server (embedded, CPU) and local sandboxes: a server killed mid-run, and a bench
+killed between runs and resumed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.config import BenchConfig
+from bench.progress import Progress
+from bench.results import read_rows
+from bench.runner import Bench
+
+pytestmark = [pytest.mark.llama, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def small_bench(tmp_path: Path, **changes: Any) -> BenchConfig:
+    settings: dict[str, Any] = {
+        "servers": "embedded", "sandbox": "local", "fixtures": ["todo_repo"], "presets": ["part3"], "ctx": [1024],
+        "max_steps": 2, "jeff_ctx": 512, "out": str(tmp_path / "results.csv"), "agent_retries": 1,
+        "agent_retry_delay_s": 0.1,
+    }  # fmt: skip
+    settings.update(changes)
+    return BenchConfig(**settings)
+
+
+def test_flint_killed_mid_run_is_recorded_and_the_next_run_gets_fresh_servers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench = Bench(small_bench(tmp_path, reps=2))
+    killed: list[int] = []
+    original = Progress.on_event
+
+    def kill_flint_when_the_first_agent_starts(self: Progress, event: dict[str, Any]) -> None:
+        original(self, event)
+        if event["event"] == "start" and not killed:
+            pid = int(os.environ["AGENTBENCH_TEST_FLINT_PID"])
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+
+    real_start = bench.make_servers
+
+    def servers_that_publish_flint_pid() -> Any:
+        servers = real_start()
+        start = servers.start
+
+        def start_and_publish(ctx: int) -> Any:
+            endpoints = start(ctx)
+            os.environ["AGENTBENCH_TEST_FLINT_PID"] = str(endpoints.server_pids["flint"])
+            return endpoints
+
+        servers.start = start_and_publish  # type: ignore[method-assign]
+        return servers
+
+    monkeypatch.setattr(Progress, "on_event", kill_flint_when_the_first_agent_starts)
+    monkeypatch.setattr(bench, "make_servers", servers_that_publish_flint_pid)
+    first, second = bench.run()
+    assert killed
+    assert first["stop_reason"] == "infra_error" and "died during the run" in first["error"]
+    assert "infrastructure" in first["failure_labels"]
+    assert second["stop_reason"] in ("done", "step_limit", "context_exhausted")
+    assert second["error"] == "" and second["prompt_tokens_reprocessed"] == second["prompt_tokens_metrics"]
+
+
+def test_a_bench_stopped_between_runs_keeps_its_rows_and_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "results.csv"
+    cmd = [sys.executable, "-m", "bench", "run", "--servers", "embedded", "--sandbox", "local", "--ctx", "1024",
+           "--presets", "part3", "--fixtures", "todo_repo", "--max-steps", "1", "--reps", "2",
+           "--out", str(out)]  # fmt: skip
+    bench = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and bench.poll() is None and len(read_rows(out)) < 1:
+        time.sleep(0.5)
+    assert len(read_rows(out)) == 1, "the first run never finished"
+    bench.send_signal(signal.SIGTERM)
+    output, _ = bench.communicate(timeout=120)
+    assert bench.returncode == 130, output
+    assert "rows already written are kept" in output
+    first = read_rows(out)
+    assert len(first) == 1
+
+    resumed = subprocess.run([*cmd, "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    rows = read_rows(out)
+    assert rows[0] == first[0]
+    assert sorted(r["rep"] for r in rows) == ["1", "2"]
+    assert "already in results.csv: skipped (--resume)" in resumed.stdout

@@ -1,0 +1,131 @@
+"""The docker sandbox against the real Docker engine: network restriction, read-only visible tests, no hidden tests,
+non-root user, leftovers removed, grading without a network."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import fake_llama
+import pytest
+
+from bench.config import BenchConfig
+from bench.fixtures import load_fixture, make_work_copy
+from bench.forwarder import LABEL, SANDBOX_NETWORK, Forwarder, bridge_gateway, remove_leftovers, sandbox_network
+from bench.images import ensure_sandbox_image
+from bench.sandbox import DockerGrader, DockerSandbox, docker_client
+from bench.servers import Endpoints
+
+pytestmark = pytest.mark.docker
+
+PROBE = """
+import json, socket, urllib.request
+def reach(url):
+    try:
+        return urllib.request.urlopen(url, timeout=5).status
+    except Exception as e:
+        return type(e).__name__
+def connect(host, port):
+    try:
+        socket.create_connection((host, port), timeout=4).close()
+        return "connected"
+    except Exception as e:
+        return type(e).__name__
+print(json.dumps({"flint": reach("http://flint:8080/health"), "jeff": reach("http://jeff:8081/health"),
+                  "internet": connect("1.1.1.1", 80), "mirror": connect("deb.debian.org", 80),
+                  "host": connect(GATEWAY, FLINT_PORT)}))
+"""
+
+
+@pytest.fixture(scope="module")
+def client() -> Any:
+    return docker_client()
+
+
+@pytest.fixture(scope="module")
+def image(client: Any) -> str:
+    return ensure_sandbox_image(client)
+
+
+@pytest.fixture
+def forwarded(client: Any, image: str) -> Any:
+    """A fake Flint and Jeff on the host, reachable from sandboxes only through the forwarder."""
+    gateway = bridge_gateway(client)
+    flint = fake_llama.FakeLlama(host=gateway).start()
+    jeff = fake_llama.FakeLlama(host=gateway, default=fake_llama.prose("yes: harmless")).start()
+    forwarder = Forwarder(client, image)
+    flint_url, jeff_url = forwarder.start(
+        (gateway, flint.server.server_address[1]), (gateway, jeff.server.server_address[1])
+    )
+    yield gateway, flint, jeff, flint_url, jeff_url
+    forwarder.stop()
+    flint.stop()
+    jeff.stop()
+
+
+def test_sandbox_reaches_flint_and_jeff_and_nothing_else(client: Any, image: str, forwarded: Any) -> None:
+    gateway, flint, _, _, _ = forwarded
+    script = PROBE.replace("GATEWAY", repr(gateway)).replace("FLINT_PORT", str(flint.server.server_address[1]))
+    output = client.containers.run(
+        image, ["python3", "-c", script], network=sandbox_network(client), remove=True, labels={LABEL: "sandbox"}
+    )
+    result = json.loads(output.decode().strip().splitlines()[-1])
+    assert result["flint"] == 200 and result["jeff"] == 200
+    assert result["internet"] != "connected"
+    assert result["mirror"] != "connected"
+    assert result["host"] != "connected"  # not even the host's own servers, except through the forwarder
+
+
+def test_agent_in_container_cannot_touch_visible_tests_or_see_hidden_ones(
+    client: Any, image: str, forwarded: Any, tmp_path: Path
+) -> None:
+    _, flint, jeff, flint_url, jeff_url = forwarded
+    fixture = load_fixture("todo_repo")
+    workdir, out_dir = tmp_path / "repo", tmp_path / "out"
+    out_dir.mkdir()
+    make_work_copy(fixture, workdir)
+    original = (workdir / "test_todo.py").read_text()
+    attack = (
+        "echo hacked > test_todo.py; rm -f test_todo.py; id -u; "
+        "ls /work /hidden_tests 2>&1; find / -name 'test_*.py' -path '*hidden*' 2>/dev/null | wc -l"
+    )
+    flint.add(fake_llama.tool_call("run", {"command": attack}), fake_llama.prose("All done."))
+    endpoints = Endpoints(
+        flint_url="unused", jeff_url="unused", flint_model="f.gguf", jeff_model="j.gguf", flint_model_path=None,
+        jeff_model_path=None, server_build="b1", sandbox_network=SANDBOX_NETWORK, flint_sandbox_url=flint_url,
+        jeff_sandbox_url=jeff_url,
+    )  # fmt: skip
+    sandbox = DockerSandbox(client, image, endpoints, BenchConfig(), "test-run")
+    run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
+
+    assert run.infra_error is None and not run.timed_out
+    assert (workdir / "test_todo.py").read_text() == original
+    tool_result = next(m["content"] for m in flint.requests[1]["messages"] if m["role"] == "tool")
+    assert "Read-only file system" in tool_result or "Device or resource busy" in tool_result
+    assert "10001" in tool_result  # not root
+    assert "No such file or directory" in tool_result and tool_result.rstrip().splitlines()[-2].strip() == "0"
+    events = [json.loads(line) for line in (out_dir / "events.jsonl").read_text().splitlines()]
+    assert events[-1]["event"] == "stop" and events[-1]["reason"] == "done"
+    assert any(e["event"] == "jeff" and e["opinion"] for e in events)  # Jeff was reached through the forwarder
+
+
+def test_leftover_containers_are_found_by_label_and_removed(client: Any, image: str) -> None:
+    container = client.containers.run(
+        image, ["python3", "-c", "import time; time.sleep(300)"], detach=True, labels={LABEL: "sandbox"}
+    )
+    assert remove_leftovers(client) >= 1
+    ids = subprocess.run(["docker", "ps", "-aq", "--no-trunc"], capture_output=True, text=True).stdout.split()
+    assert container.id not in ids
+
+
+def test_grading_container_has_no_network(client: Any, image: str, tmp_path: Path) -> None:
+    (tmp_path / "test_probe.py").write_text(
+        "import socket\n\n"
+        "def test_offline():\n    socket.create_connection(('1.1.1.1', 80), timeout=3)\n\n"
+        "def test_plain():\n    assert 1 + 1 == 2\n"
+    )
+    run = DockerGrader(client, image).run_pytest(tmp_path, ["-q", "-p", "no:cacheprovider"], timeout_s=120)
+    assert run.exit_code == 1 and not run.timed_out
+    assert "1 failed, 1 passed" in run.output
