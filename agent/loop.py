@@ -1,0 +1,289 @@
+"""The agent loop: ask Flint, maybe clear, handle the answer (cut off? tool calls? none?), run the tools, repeat.
+
+One step is one request to Flint that got an answer or a cut; a request refused for size and retried after
+clearing belongs to the same step. The run ends by raising Stop, whose reason goes in the trace's last line.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent import prompts
+from agent.approval import Approver
+from agent.clearing import clear_old
+from agent.done import Snapshot, check_done
+from agent.jeff import Jeff
+from agent.presets import Preset
+from agent.server import ChatClient, ContextOverflow, Reply, RequestRejected, ServerError, UnparsedOutput
+from agent.tools import TOOL_ARGS, ToolCallError, ToolResult, Workspace, parse_arguments, summarize_args
+from agent.trace import Trace
+
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    task: str
+    preset: Preset
+    n_ctx: int  # the window, from /props
+    flint_url: str
+    keep: int = 2
+    clear_at: float = 0.5
+    max_steps: int = 30
+    sampling: dict[str, Any] = field(default_factory=dict)  # merged into every request to Flint
+    command_timeout: float = 120.0
+
+
+class Stop(Exception):
+    """The run is over; `reason` is one of the trace's stop reasons."""
+
+    def __init__(self, reason: str, message: str | None = None) -> None:
+        super().__init__(message or reason)
+        self.reason = reason
+        self.message = message
+
+
+class Agent:
+    def __init__(
+        self,
+        config: RunConfig,
+        *,
+        flint: ChatClient,
+        workspace: Workspace,
+        snapshot: Snapshot,
+        approver: Approver,
+        jeff: Jeff | None,
+        trace: Trace,
+    ) -> None:
+        self.config = config
+        self.preset = config.preset
+        self.flint = flint
+        self.workspace = workspace
+        self.snapshot = snapshot
+        self.approver = approver
+        self.jeff = jeff
+        self.trace = trace
+        self.step = 0
+        self.messages: list[Message] = [
+            {"role": "system", "content": prompts.SYSTEM_PROMPT},
+            {"role": "user", "content": config.task},
+        ]
+
+    def run(self) -> Stop:
+        """Take steps until one of them ends the run."""
+        try:
+            while True:
+                self.take_step()
+        except Stop as stop:
+            return stop
+
+    def take_step(self) -> None:
+        if self.step >= self.config.max_steps:
+            raise Stop("step_limit", f"used all {self.config.max_steps} steps")
+        self.step += 1
+        try:
+            reply = self.ask_flint()
+        except UnparsedOutput as e:
+            self.handle_cut("unparsed", e.message)
+            return
+        # The answer says how full the window is. Clear before acting on it, as the published clearing version
+        # did: its runs cleared after the cut answer that they then took as done.
+        self.maybe_clear(reply.usage)
+        if reply.finish_reason == "length" and self.preset.drops_cut:
+            self.handle_cut("length", None)
+        else:
+            self.handle_answer(reply)
+
+    # Asking Flint
+
+    def ask_flint(self) -> Reply:
+        """Flint's answer to the conversation so far; a request too big for the window is cleared and retried."""
+        while True:
+            try:
+                reply = self.flint.chat(self.request_body(), on_error=self.report_http_error)
+            except ContextOverflow as e:
+                self.report_http_error(e)
+                self.clear_for_overflow(e)
+                continue
+            except UnparsedOutput as e:
+                self.report_http_error(e)
+                raise
+            except RequestRejected as e:
+                self.report_http_error(e)
+                raise Stop("server_error", f"llama-server at {self.config.flint_url} refused the request: {e}") from e
+            except ServerError as e:  # transport failures, already reported attempt by attempt
+                message = f"llama-server at {self.config.flint_url} gave no usable answer: {e}"
+                raise Stop("server_error", message) from e
+            self.report_response(reply)
+            return reply
+
+    def request_body(self) -> dict[str, Any]:
+        return {"messages": self.messages, "tools": prompts.TOOL_SPECS, "stream": False, **self.config.sampling}
+
+    def report_response(self, reply: Reply) -> None:
+        message = reply.message
+        self.trace.emit(
+            "response",
+            step=self.step,
+            usage=reply.usage,
+            timings=reply.timings,
+            finish_reason=reply.finish_reason,
+            tool_calls=len(message.get("tool_calls") or []),
+            content_chars=len(message.get("content") or ""),
+            reasoning_chars=len(message.get("reasoning_content") or ""),
+            messages=len(self.messages),
+        )
+
+    def report_http_error(self, e: ServerError, attempt: int | None = None) -> None:
+        extra = {"attempt": attempt} if attempt is not None else {}
+        fields = {"step": self.step, "status": e.status, "type": e.type, "message": e.message, **e.extra, **extra}
+        self.trace.emit("http_error", **fields)
+
+    # Handling the answer
+
+    def handle_cut(self, kind: str, server_message: str | None) -> None:
+        """An answer that ran into the end of the window: part3 drops it; part2 cannot go on after an unparsed one."""
+        self.trace.emit("cut", step=self.step, kind=kind, dropped=self.preset.drops_cut, message=server_message)
+        if not self.preset.drops_cut:
+            raise Stop("server_error", f"llama-server could not parse the model's answer: {server_message}")
+        self.messages.append({"role": "user", "content": prompts.cut_off_note(self.config.n_ctx)})
+
+    def handle_answer(self, reply: Reply) -> None:
+        if reply.finish_reason == "length":  # part2 and clearing take a cut answer as it is
+            self.trace.emit("cut", step=self.step, kind="length", dropped=False, message=None)
+        calls = self.remember(reply.message)
+        if calls:
+            self.run_tools(calls)
+        else:
+            self.check_done()
+
+    def remember(self, message: Message) -> list[tuple[Message, object]]:
+        """Append the answer to the conversation; returns its tool calls with their raw arguments."""
+        calls = [self.clean_call(call, i) for i, call in enumerate(message.get("tool_calls") or [])]
+        stored: Message = {"role": "assistant", "content": message.get("content") or ""}
+        if message.get("reasoning_content"):
+            stored["reasoning_content"] = message["reasoning_content"]
+        if calls:
+            stored["tool_calls"] = [call for call, _ in calls]
+        self.messages.append(stored)
+        return calls
+
+    def clean_call(self, call: object, index: int) -> tuple[Message, object]:
+        """A tool call fit to send back: an id, and arguments that are a JSON object (the server rejects others)."""
+        entry: dict[str, Any] = call if isinstance(call, dict) else {}
+        function: dict[str, Any] = entry["function"] if isinstance(entry.get("function"), dict) else {}
+        raw = function.get("arguments")
+        clean = {
+            "id": str(entry.get("id") or f"call_{self.step}_{index}"),
+            "type": "function",
+            "function": {"name": str(function.get("name") or ""), "arguments": _json_object_text(raw)},
+        }
+        return clean, raw
+
+    def check_done(self) -> None:
+        result = check_done(
+            self.workspace.root, self.snapshot, strict=self.preset.strict_done, timeout=self.config.command_timeout
+        )
+        self.trace.emit(
+            "done_check",
+            step=self.step,
+            passed=result.passed,
+            pytest_exit=result.pytest_exit,
+            summary=result.summary,
+            missing=result.missing,
+        )
+        if result.passed:
+            raise Stop("done", result.summary)
+        self.messages.append({"role": "user", "content": result.feedback or ""})
+
+    # Running the tools
+
+    def run_tools(self, calls: list[tuple[Message, object]]) -> None:
+        for call, raw in calls:
+            result = self.run_tool(call["function"]["name"], raw)
+            self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.text})
+
+    def run_tool(self, name: str, raw: object) -> ToolResult:
+        started = time.monotonic()
+        args: dict[str, str] = {}
+        if name not in TOOL_ARGS:
+            result = ToolResult(prompts.unknown_tool(name, list(TOOL_ARGS)), ok=False, error="unknown tool")
+        else:
+            try:
+                args = parse_arguments(name, raw)
+                result = self.run_command(args["command"]) if name == "run" else self.workspace.call(name, args)
+            except ToolCallError as e:
+                result = ToolResult(str(e), ok=False, error=str(e))
+        self.trace.emit(
+            "tool",
+            step=self.step,
+            name=name,
+            args=summarize_args(args),
+            ok=result.ok,
+            result_chars=len(result.text),
+            truncated=result.truncated,
+            refused=result.refused,
+            error=result.error,
+            seconds=round(time.monotonic() - started, 3),
+        )
+        return result
+
+    def run_command(self, command: str) -> ToolResult:
+        """Jeff comments first; the command runs only if the rules, the flag, the user or Jeff allow it."""
+        opinion = self.ask_jeff(command)
+        decision, by = self.approver.decide(command, opinion)
+        self.trace.emit("approval", step=self.step, command=command, decision=decision, by=by)
+        if decision != "run":
+            return ToolResult(prompts.refused_command(command, by), ok=False, refused=True, error=f"refused by {by}")
+        return self.workspace.call("run", {"command": command})
+
+    def ask_jeff(self, command: str) -> str | None:
+        if self.jeff is None:
+            return None
+        opinion = self.jeff.opinion(command)
+        self.trace.emit(
+            "jeff",
+            step=self.step,
+            command=command,
+            opinion=opinion.text,
+            seconds=round(opinion.seconds, 3),
+            usage=opinion.usage,
+            timings=opinion.timings,
+            error=opinion.error,
+        )
+        return opinion.text
+
+    # Clearing
+
+    def maybe_clear(self, usage: dict[str, Any] | None) -> None:
+        total = (usage or {}).get("total_tokens")
+        if not self.preset.clears or not isinstance(total, (int, float)):
+            return
+        if total > self.config.clear_at * self.config.n_ctx:
+            changed = clear_old(self.messages, self.config.keep)
+            self.trace.emit("clear", step=self.step, reason="threshold", total_tokens=total, changed=changed)
+
+    def clear_for_overflow(self, e: ContextOverflow) -> None:
+        """After a 400 for size: clear and let the caller retry, or stop when that cannot help."""
+        too_big = f"the request ({e.extra.get('n_prompt_tokens', '?')} tokens) does not fit the window"
+        if not self.preset.clears:
+            raise Stop("context_exhausted", too_big)
+        changed = clear_old(self.messages, self.config.keep)
+        self.trace.emit("clear", step=self.step, reason="context_400", total_tokens=None, changed=changed)
+        if changed == 0:
+            raise Stop("context_exhausted", f"{too_big}, and nothing is left to clear")
+
+
+def _json_object_text(raw: object) -> str:
+    if isinstance(raw, dict):
+        return json.dumps(raw)
+    if isinstance(raw, str):
+        try:
+            if isinstance(json.loads(raw), dict):
+                return raw  # unchanged, so the prompt stays byte-identical and the server's cache still matches
+        except ValueError:
+            pass
+    return "{}"

@@ -1,0 +1,19 @@
+"""Fixtures for the agent's tests (helpers live in agent_helpers.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from agent_helpers import CALC, TEST_CALC
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository with one module and one passing test."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    (path / "calc.py").write_text(CALC)
+    (path / "test_calc.py").write_text(TEST_CALC)
+    (path / "TASK.md").write_text("Add a function sub(a, b) to calc.py, with a test.\n")
+    return path
