@@ -84,7 +84,7 @@ class BenchConfig:
     jeff_url: str | None = None
     """external servers: Jeff's URL (default $JEFF_URL)."""
     threads: int | None = None
-    """embedded servers: llama-server -t (None: its default)."""
+    """embedded servers: llama-server -t (None: all cores but one)."""
     sandbox_memory: str = "2g"
     """docker sandbox memory limit."""
     sandbox_cpus: float = 2.0

