@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     fixtures_sub = fixtures.add_subparsers(dest="fixtures_command", required=True)
     check = fixtures_sub.add_parser("check", help="verify every fixture against its hidden tests and solution")
     check.add_argument("names", nargs="*", help="fixture names (default: all)")
-    check.set_defaults(module="bench.fixtures")
+    check.set_defaults(module="bench.fixture_check")
 
     score = sub.add_parser("score", help="grade one run directory (results/runs/<run_id>)")
     score.add_argument("run_dir")

@@ -29,9 +29,9 @@ from bench.table import (
     GroupKey,
     Row,
     constant_columns,
-    count_values,
+    fmt_completed,
+    fmt_measured,
     fmt_number,
-    fmt_spread,
     fmt_values,
     group_rows,
     group_title,
@@ -40,6 +40,7 @@ from bench.table import (
     measured,
     read_runs,
     spread,
+    stop_reasons,
     varying_columns,
 )
 
@@ -170,16 +171,16 @@ def group_table(per_file: list[list[Row]], labels: list[str], metrics: list[str]
 
     lines = [
         line("runs", lambda rows: str(len(rows)), None),
-        line("completed", lambda rows: f"{sum(is_completed(r) for r in rows)} of {len(rows)}", "completed"),
+        line("completed", fmt_completed, "completed"),
         line("hidden passed", lambda rows: fmt_values(rows, "hidden_passed"), "hidden_passed"),
-        line("stop reasons", lambda rows: count_values(r["stop_reason"] for r in rows), None),
+        line("stop reasons", stop_reasons, None),
     ]
     lines += [line(metric, _spread_cell(metric), metric) for metric in metrics]
     return markdown_table(headers, lines)
 
 
 def _spread_cell(metric: str) -> Callable[[list[Row]], str]:
-    return lambda rows: fmt_spread(spread(measured(rows, metric)))
+    return lambda rows: fmt_measured(rows, metric)
 
 
 def check_gates(gates: list[Gate], groups: list[tuple[str, list[list[Row]]]], labels: list[str]) -> list[str]:

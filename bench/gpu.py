@@ -8,32 +8,28 @@ MiB value is None, which the row writes as "". docs/gpu.md explains the methods 
 from __future__ import annotations
 
 import contextlib
-import importlib
-import re
 import threading
 import time
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType, TracebackType
-from typing import Any, Protocol
+from typing import Any
 
 from bench.errors import ConfigError
 
-Role = str
-ROLES: tuple[Role, ...] = ("flint", "jeff")
+# The matchers live in bench.gpu_processes; callers (perf/, tests, docs/gpu.md) import them from here.
+from bench.gpu_processes import ROLES, Role
+from bench.gpu_processes import ContainerMatcher as ContainerMatcher
+from bench.gpu_processes import PidMatcher as PidMatcher
+from bench.gpu_processes import ProcessMatcher as ProcessMatcher
+from bench.nvml import NvmlCalls, start_nvml
+from bench.results import cell
+
 MIB = 2**20
 NO_PROCESS_MEMORY = "process memory not available (NVML reports N/A)"
-_CONTAINER_ID = re.compile(r"[0-9a-f]{64}")
-_PARENT_HOPS = 32  # enough for any launcher chain; bounded so a ppid loop in a strange /proc cannot hang us
 
 
 def _no_roles() -> dict[Role, int | None]:
     return dict.fromkeys(ROLES)
-
-
-def _cell(value: object) -> str:
-    return "" if value is None else str(value)
 
 
 def _mib(n_bytes: int | None) -> int | None:
@@ -76,117 +72,19 @@ class GpuReading:
     def as_row(self) -> dict[str, str]:
         # Without NVML nothing was sampled: a sample count of 0 would read as a measurement, so it stays empty.
         return {
-            "peak_gpu_mib_flint": _cell(self.peak_role_mib.get("flint")),
-            "peak_gpu_mib_jeff": _cell(self.peak_role_mib.get("jeff")),
-            "peak_gpu_mib_device": _cell(self.peak_device_mib),
-            "gpu_name": _cell(self.gpu_name),
+            "peak_gpu_mib_flint": cell(self.peak_role_mib.get("flint")),
+            "peak_gpu_mib_jeff": cell(self.peak_role_mib.get("jeff")),
+            "peak_gpu_mib_device": cell(self.peak_device_mib),
+            "gpu_name": cell(self.gpu_name),
             "gpu_mem_method": self.method,
-            "baseline_gpu_mib_device": _cell(self.baseline_device_mib),
-            "baseline_gpu_mib_flint": _cell(self.baseline_role_mib.get("flint")),
-            "baseline_gpu_mib_jeff": _cell(self.baseline_role_mib.get("jeff")),
-            "gpu_uuid": _cell(self.gpu_uuid),
+            "baseline_gpu_mib_device": cell(self.baseline_device_mib),
+            "baseline_gpu_mib_flint": cell(self.baseline_role_mib.get("flint")),
+            "baseline_gpu_mib_jeff": cell(self.baseline_role_mib.get("jeff")),
+            "gpu_uuid": cell(self.gpu_uuid),
             "gpu_other_processes": ";".join(self.other_processes),
             "gpu_samples": str(self.samples) if self.measured else "",
             "gpu_sample_interval_s": f"{self.interval_s:g}" if self.measured else "",
         }
-
-
-class ProcessMatcher(Protocol):
-    """Says which server (role) a host PID from NVML belongs to, or None."""
-
-    def role_of(self, host_pid: int) -> Role | None: ...
-
-
-class PidMatcher:
-    """Servers running as host processes: the server's own PID, or any process descended from it."""
-
-    def __init__(self, pids: Mapping[Role, int], *, proc_root: Path = Path("/proc")) -> None:
-        self._role_by_pid = {pid: role for role, pid in pids.items()}
-        self._proc = proc_root
-
-    def role_of(self, host_pid: int) -> Role | None:
-        pid: int | None = host_pid
-        for _ in range(_PARENT_HOPS):
-            if pid is None or pid <= 1:
-                return None
-            if pid in self._role_by_pid:
-                return self._role_by_pid[pid]
-            pid = self._parent_of(pid)
-        return None
-
-    def _parent_of(self, pid: int) -> int | None:
-        try:
-            stat = (self._proc / str(pid) / "stat").read_text()
-        except OSError:
-            return None
-        # The command name may contain spaces and ")", so the fields are counted from its last ")".
-        fields = stat[stat.rfind(")") + 1 :].split()
-        return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
-
-
-class ContainerMatcher:
-    """Servers in containers: NVML gives host PIDs, and /proc/<pid>/cgroup names the container holding one."""
-
-    def __init__(self, containers: Mapping[Role, str], *, proc_root: Path = Path("/proc")) -> None:
-        self._containers = {role: cid.lower() for role, cid in containers.items() if cid}
-        self._proc = proc_root
-
-    def role_of(self, host_pid: int) -> Role | None:
-        try:
-            cgroup = (self._proc / str(host_pid) / "cgroup").read_text()
-        except OSError:  # not visible from here (another PID namespace) or already gone
-            return None
-        for full_id in _CONTAINER_ID.findall(cgroup):
-            for role, cid in self._containers.items():
-                if full_id.startswith(cid):  # short (12-character) IDs are prefixes of the full one
-                    return role
-        return None
-
-
-class _NvmlCalls:
-    """NVML queries with the fallbacks older drivers need; remembers which versions worked."""
-
-    def __init__(self, nvml: ModuleType) -> None:
-        self.nvml = nvml
-        self.memory_version = 2
-        self._list_processes: Callable[[Any], list[Any]] = nvml.nvmlDeviceGetComputeRunningProcesses
-        self._too_old = (nvml.NVMLError_FunctionNotFound, nvml.NVMLLibraryMismatchError)
-        self.errors = (nvml.NVMLError, nvml.NVMLLibraryMismatchError)
-
-    def used_bytes(self, handle: Any) -> int:
-        if self.memory_version == 2:
-            try:
-                return int(self.nvml.nvmlDeviceGetMemoryInfo(handle, version=self.nvml.nvmlMemory_v2).used)
-            except self.nvml.NVMLError_FunctionNotFound:  # drivers before 515 lack nvmlDeviceGetMemoryInfo_v2
-                self.memory_version = 1
-        return int(self.nvml.nvmlDeviceGetMemoryInfo(handle).used)
-
-    def processes(self, handle: Any) -> list[tuple[int, int | None]]:
-        try:
-            found = self._list_processes(handle)
-        except self._too_old:  # drivers before 510 lack the _v3 symbol
-            if self._list_processes == self.nvml.nvmlDeviceGetComputeRunningProcesses_v2:
-                raise
-            self._list_processes = self.nvml.nvmlDeviceGetComputeRunningProcesses_v2
-            found = self._list_processes(handle)
-        return [(int(p.pid), None if p.usedGpuMemory is None else int(p.usedGpuMemory)) for p in found]
-
-    def accounting_on(self, handle: Any) -> bool:
-        try:
-            return bool(self.nvml.nvmlDeviceGetAccountingMode(handle) == self.nvml.NVML_FEATURE_ENABLED)
-        except self.nvml.NVMLError:  # unsupported (MIG, old GPUs): sample instead
-            return False
-
-    def max_bytes(self, handle: Any, pid: int) -> int | None:
-        try:
-            peak = self.nvml.nvmlDeviceGetAccountingStats(handle, pid).maxMemoryUsage
-        except self.nvml.NVMLError:  # no record of this pid on this device
-            return None
-        return None if peak is None else int(peak)
-
-    def describe(self, handle: Any) -> tuple[str, str]:
-        name, uuid = self.nvml.nvmlDeviceGetName(handle), self.nvml.nvmlDeviceGetUUID(handle)
-        return (name.decode() if isinstance(name, bytes) else name, uuid.decode() if isinstance(uuid, bytes) else uuid)
 
 
 @dataclass
@@ -194,20 +92,6 @@ class _Sample:
     device_bytes: int | None
     role_bytes: dict[Role, int | None]
     other_bytes: dict[int, int | None]
-
-
-def _init_failure(nvml: ModuleType | None) -> tuple[ModuleType | None, str | None]:
-    """Load and start NVML; on failure return the reason instead of raising."""
-    try:
-        module = nvml if nvml is not None else importlib.import_module("pynvml")
-    except ImportError:
-        return None, "nvidia-ml-py is not installed (pip install nvidia-ml-py)"
-    try:
-        module.nvmlInit()
-    except module.NVMLError as e:
-        missing = (module.NVMLError_LibraryNotFound, module.NVMLError_DriverNotLoaded)
-        return None, f"no NVIDIA driver ({e})" if isinstance(e, missing) else f"NVML did not start ({e})"
-    return module, None
 
 
 class GpuSampler:
@@ -226,8 +110,8 @@ class GpuSampler:
                 f"the GPU sample interval must be above 0 s (got {interval_s}); set a positive gpu_sample_interval_s"
             )
         self._matcher, self._uuids, self.interval_s = matcher, list(device_uuids or []), interval_s
-        module, self._unavailable = _init_failure(nvml)
-        self._calls = _NvmlCalls(module) if module is not None else None
+        module, self._unavailable = start_nvml(nvml)
+        self._calls = NvmlCalls(module) if module is not None else None
         self._handles: list[Any] | None = None
         self._described: list[tuple[str, str]] = []  # (name, uuid) per watched GPU
         self._role_cache: dict[int, Role | None] = {}
@@ -392,7 +276,7 @@ class GpuSampler:
             peak_role_mib={role: _mib(used) for role, used in peaks.items()},
             baseline_device_mib=_mib(base.device_bytes),
             baseline_role_mib={role: _mib(used) for role, used in base.role_bytes.items()},
-            other_processes=[f"{pid}:{_cell(_mib(used)) or '?'}" for pid, used in base.other_bytes.items()],
+            other_processes=[f"{pid}:{cell(_mib(used)) or '?'}" for pid, used in base.other_bytes.items()],
             samples=self._samples,
             interval_s=self.interval_s,
         )

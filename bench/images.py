@@ -14,10 +14,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from bench import ROOT
 from bench.errors import PrerequisiteError
 from bench.llama import find_llama_server, library_links
 
-ROOT = Path(__file__).resolve().parent.parent
 SANDBOX_DOCKERFILE = ROOT / "docker" / "sandbox.Dockerfile"
 LLAMA_CPU_DOCKERFILE = ROOT / "docker" / "llama-cpu.Dockerfile"
 SANDBOX_REPO = "agentbench/sandbox"

@@ -18,45 +18,18 @@ The runner writes ";".join(failure_labels(...)) into the row's `failure_labels` 
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 import shlex
 from collections import Counter
-from pathlib import Path
-from typing import Any
 
-from bench.errors import ResultsError
 from bench.results import INFRA_STOP_REASON
-from bench.table import Row, number
-
-Event = dict[str, Any]
+from bench.table import Row, number_in
+from bench.traces import Event, stop_event
 
 # Reading one file this often means the run is going round in circles (the article's C2 read two files 9 times).
 IDLE_READS = 3
 WRITE_TOOLS = {"write_file", "edit_file"}
-
-
-def load_trace(path: str | Path) -> list[Event]:
-    """The events of a JSON-lines trace; a last line cut short (the agent was killed mid-write) is dropped."""
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError as e:
-        raise ResultsError(f"cannot read event trace {path}: {e.strerror}") from e
-    numbered = [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
-    events: list[Event] = []
-    for index, (line_no, line) in enumerate(numbered):
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            if index == len(numbered) - 1:
-                break
-            raise ResultsError(f"{path}:{line_no} is not a JSON event; the trace is damaged") from None
-        if not isinstance(event, dict):
-            raise ResultsError(f"{path}:{line_no} is not a JSON object; the trace is damaged")
-        events.append(event)
-    return events
 
 
 def failure_labels(events: list[Event], row: Row) -> list[str]:
@@ -77,11 +50,6 @@ def failure_labels(events: list[Event], row: Row) -> list[str]:
     return [label for label, applies in checks if applies]
 
 
-def stop_event(events: list[Event]) -> Event | None:
-    stops = [event for event in events if event.get("event") == "stop"]
-    return stops[-1] if stops else None
-
-
 def read_paths(event: Event) -> list[str]:
     """The files a tool event read: read_file's path, or the operands of `cat` in a run command."""
     args = event.get("args") or {}
@@ -94,10 +62,8 @@ def read_paths(event: Event) -> list[str]:
 
 def _claims_more_than_done(row: Row) -> bool:
     """True when the repo is untouched or a hidden test fails; unmeasured values prove nothing."""
-    run_id = row.get("run_id", "?")
-    untouched = number(row.get("files_changed", ""), "files_changed", run_id) == 0
-    passed = number(row.get("hidden_passed", ""), "hidden_passed", run_id)
-    total = number(row.get("hidden_total", ""), "hidden_total", run_id)
+    untouched = number_in(row, "files_changed") == 0
+    passed, total = number_in(row, "hidden_passed"), number_in(row, "hidden_total")
     return untouched or (passed is not None and total is not None and passed < total)
 
 
@@ -114,7 +80,7 @@ def _rereads(events: list[Event]) -> int:
 
 def _changed_files(events: list[Event], row: Row) -> bool:
     """The row's files_changed when measured; otherwise whether any write or edit succeeded in the trace."""
-    changed = number(row.get("files_changed", ""), "files_changed", row.get("run_id", "?"))
+    changed = number_in(row, "files_changed")
     if changed is not None:
         return changed > 0
     return any(

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.traces import is_clearing, is_context_400, stop_event
+
 
 def _num(value: Any) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
@@ -24,8 +26,8 @@ def trace_metrics(events: list[dict[str, Any]], wall_s: float) -> dict[str, str]
     timings = [e.get("timings") or {} for e in responses]
     usages = [e.get("usage") or {} for e in responses]
     jeffs = [e for e in events if e["event"] == "jeff"]
-    refused = [e for e in events if e["event"] == "http_error" and e.get("type") == "exceed_context_size_error"]
-    stop = next((e for e in reversed(events) if e["event"] == "stop"), None)
+    refused = [e for e in events if is_context_400(e)]
+    stop = stop_event(events)
     model_ms = sum(_num(t.get("prompt_ms")) + _num(t.get("predicted_ms")) for t in timings)
     model_ms += sum(
         _num((j.get("timings") or {}).get("prompt_ms")) + _num((j.get("timings") or {}).get("predicted_ms"))
@@ -46,7 +48,7 @@ def trace_metrics(events: list[dict[str, Any]], wall_s: float) -> dict[str, str]
         "cache_tokens": _fmt(sum(_num(t.get("cache_n")) for t in timings), 0) if have_timings else "",
         "completion_tokens": _fmt(sum(_num(u.get("completion_tokens")) for u in usages), 0),
         "max_request_tokens": _fmt(max(requests), 0) if requests else "",
-        "clearings": str(sum(1 for e in events if e["event"] == "clear" and e.get("changed", 0) > 0)),
+        "clearings": str(sum(1 for e in events if is_clearing(e))),
         "cut_answers": str(sum(1 for e in events if e["event"] == "cut")),
         "context_400s": str(len(refused)),
         "jeff_requests": str(len(jeffs)),

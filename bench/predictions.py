@@ -1,77 +1,25 @@
 """`python -m bench predictions score predictions.yaml RESULTS.csv`: hit or miss for each prediction written before
-a bench, with the numbers behind it.
-
-A predictions file is a YAML list. Each entry:
-
-    - id: part3-8k-completes            # unique name
-      says: The part3 agent at 8K completes the task in two runs or more.
-      where: {preset: part3, ctx: 8192} # column -> value or list of values; all must match (optional: all rows)
-      count: {completed: true}          # a row predicate (below), then exactly one bound:
-      at_least: 2                       #   at_least | at_most | exactly: N
-    # or instead of count + bound:  all: {PREDICATE}  (every matching row)  |  none: {PREDICATE}  (no matching row)
-
-A row predicate maps columns to conditions, all of which must hold:
-    completed: true | false             stopped with done and every hidden test passed
-    COLUMN: VALUE                       equal (numbers compare as numbers: 8192 == "8192.0")
-    COLUMN: {OP: VALUE, ...}            OP in ==, !=, <, <=, >, >=, contains (an item of a ;-list such as
-                                        failure_labels); VALUE "$other_column" compares with another column
+a bench, with the numbers behind it. The file format is in bench.prediction_file.
 
 A value that was not measured (empty) makes its condition unknown, never 0; a prediction whose outcome depends on
-unknown rows is "not scorable", as is one that no row matches. Predictions are data: nothing in the file is run.
+unknown rows is "not scorable", as is one that no row matches.
 The file must be committed, unchanged since, and its last commit must be no later than the first run's start.
 """
 
 from __future__ import annotations
 
 import argparse
-import operator
 import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
-import yaml
+from bench.errors import ResultsError
+from bench.prediction_file import COMPARISONS, ORDERING, Condition, Prediction, as_float, load_predictions
+from bench.provenance import git
+from bench.table import Row, is_completed, number, number_in, read_runs
 
-from bench.errors import ConfigError, ResultsError
-from bench.results import COLUMNS
-from bench.table import Row, is_completed, number, read_runs
-
-COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
-    "==": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
-ORDERING = {"<", "<=", ">", ">="}
-BOUNDS = ("at_least", "at_most", "exactly")
-TESTS = ("count", "all", "none")
-ENTRY_KEYS = ("id", "says", "where", *TESTS, *BOUNDS)
 HIT, MISS, NOT_SCORABLE = "HIT", "MISS", "NOT SCORABLE"
-
-
-@dataclass(frozen=True)
-class Condition:
-    column: str  # a results column, or "completed"
-    op: str
-    value: str | bool  # a literal, or "$column" for another column of the same row
-
-    def __str__(self) -> str:
-        return f"{self.column} {self.op} {str(self.value).lower() if isinstance(self.value, bool) else self.value}"
-
-
-@dataclass(frozen=True)
-class Prediction:
-    id: str
-    says: str
-    where: dict[str, list[str]]
-    test: str  # count | all | none
-    conditions: list[Condition]
-    bound: str | None = None  # with count: at_least | at_most | exactly
-    target: int = 0
 
 
 @dataclass(frozen=True)
@@ -82,140 +30,6 @@ class Score:
     satisfied: int
     unknown: int
     values: str  # the values behind the verdict, per matching row
-
-
-# ---- reading and validating -------------------------------------------------------------------------------------
-
-
-def load_predictions(path: Path) -> list[Prediction]:
-    """Every entry validated; all problems are reported at once, one clause per bad entry."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError(f"cannot read predictions file {path}: {e.strerror}") from e
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path} is not valid YAML ({str(e).splitlines()[0]}); fix the syntax") from e
-    if not isinstance(data, list) or not data:
-        raise ConfigError(f"{path} must hold a non-empty YAML list of predictions (see docs/compare.md)")
-    predictions, problems = [], []
-    for index, entry in enumerate(data, start=1):
-        try:
-            predictions.append(parse_entry(entry))
-        except ValueError as e:
-            name = f" ({entry['id']})" if isinstance(entry, dict) and isinstance(entry.get("id"), str) else ""
-            problems.append(f"entry {index}{name}: {e}")
-    ids = [p.id for p in predictions]
-    problems += [f"id {i!r} is used more than once" for i in sorted({i for i in ids if ids.count(i) > 1})]
-    if problems:
-        raise ConfigError(f"{path}: " + "; ".join(problems))
-    return predictions
-
-
-def parse_entry(entry: Any) -> Prediction:
-    if not isinstance(entry, dict):
-        raise ValueError("must be a mapping with id, says, where and a test")
-    unknown = [str(key) for key in entry if key not in ENTRY_KEYS]
-    if unknown:
-        raise ValueError(f"unknown key {', '.join(unknown)}; allowed: {', '.join(ENTRY_KEYS)}")
-    for key in ("id", "says"):
-        if not isinstance(entry.get(key), str) or not entry[key].strip():
-            raise ValueError(f"{key} must be a non-empty string")
-    tests = [key for key in TESTS if key in entry]
-    if len(tests) != 1:
-        raise ValueError("give exactly one test: count (with at_least, at_most or exactly), all, or none")
-    bound, target = _bound(entry, tests[0])
-    return Prediction(
-        entry["id"],
-        entry["says"].strip(),
-        _where(entry.get("where", {})),
-        tests[0],
-        _predicate(entry[tests[0]]),
-        bound,
-        target,
-    )
-
-
-def _bound(entry: dict[str, Any], test: str) -> tuple[str | None, int]:
-    bounds = [key for key in BOUNDS if key in entry]
-    if test != "count":
-        if bounds:
-            raise ValueError(f"{bounds[0]} goes with count, not with {test}")
-        return None, 0
-    if len(bounds) != 1:
-        raise ValueError("count needs exactly one of at_least, at_most, exactly")
-    target = entry[bounds[0]]
-    if not isinstance(target, int) or isinstance(target, bool) or target < 0:
-        raise ValueError(f"{bounds[0]} must be a whole number >= 0, not {target!r}")
-    return bounds[0], target
-
-
-def _where(where: Any) -> dict[str, list[str]]:
-    if not isinstance(where, dict):
-        raise ValueError("where must map columns to a value or a list of values")
-    parsed = {}
-    for column, value in where.items():
-        _check_column(column)
-        values = value if isinstance(value, list) else [value]
-        if not values or not all(_is_scalar(v) for v in values):
-            raise ValueError(f"where {column}: give a value or a non-empty list of values")
-        parsed[column] = [_text(v) for v in values]
-    return parsed
-
-
-def _predicate(predicate: Any) -> list[Condition]:
-    if not isinstance(predicate, dict) or not predicate:
-        raise ValueError(
-            "the test needs a row predicate: a mapping such as {completed: true} or {cut_answers: {'>=': 2}}"
-        )
-    conditions = []
-    for column, spec in predicate.items():
-        if column == "completed":
-            if not isinstance(spec, bool):
-                raise ValueError("completed must be true or false")
-            conditions.append(Condition("completed", "==", spec))
-            continue
-        _check_column(column)
-        specs = spec if isinstance(spec, dict) else {"==": spec}
-        conditions += [_condition(column, op, value) for op, value in specs.items()]
-    return conditions
-
-
-def _condition(column: str, op: Any, value: Any) -> Condition:
-    if op not in COMPARISONS and op != "contains":
-        raise ValueError(f"{column}: unknown operator {op!r}; use ==, !=, <, <=, >, >= or contains")
-    if not _is_scalar(value):
-        raise ValueError(f"{column} {op}: the value must be a single number or string")
-    text = _text(value)
-    if text.startswith("$"):
-        _check_column(text[1:])
-    elif op in ORDERING and _float(text) is None:
-        raise ValueError(f"{column} {op} {text!r}: ordering needs a number or a $column")
-    elif op == "contains" and not text:
-        raise ValueError(f"{column} contains: give the item to look for")
-    return Condition(column, op, text)
-
-
-def _check_column(column: Any) -> None:
-    if column not in COLUMNS:
-        raise ValueError(f"unknown column {column!r}; see bench/results.py COLUMNS")
-
-
-def _is_scalar(value: Any) -> bool:
-    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
-
-
-def _text(value: str | int | float) -> str:
-    return value.strip() if isinstance(value, str) else str(value)
-
-
-def _float(text: str) -> float | None:
-    try:
-        return float(text)
-    except ValueError:
-        return None
-
-
-# ---- scoring ----------------------------------------------------------------------------------------------------
 
 
 def holds(condition: Condition, row: Row) -> bool | None:
@@ -232,9 +46,9 @@ def holds(condition: Condition, row: Row) -> bool | None:
     if left == "" or right == "":
         return None
     if condition.op in ORDERING:
-        a, b = number(left, condition.column, row.get("run_id", "?")), number(right, value, row.get("run_id", "?"))
+        a, b = number_in(row, condition.column), number(right, value, row.get("run_id", "?"))
     else:
-        a, b = _float(left), _float(right)
+        a, b = as_float(left), as_float(right)
         if a is None or b is None:  # not both numbers: compare the text
             return COMPARISONS[condition.op](left, right)
     return None if a is None or b is None else COMPARISONS[condition.op](a, b)
@@ -286,8 +100,8 @@ def score(prediction: Prediction, rows: list[Row]) -> Score:
 
 
 def _matches(cell: str, wanted: list[str]) -> bool:
-    cell_number = _float(cell) if cell else None
-    return any(cell == w or (cell_number is not None and cell_number == _float(w)) for w in wanted)
+    cell_number = as_float(cell) if cell else None
+    return any(cell == w or (cell_number is not None and cell_number == as_float(w)) for w in wanted)
 
 
 def _values(prediction: Prediction, rows: list[Row]) -> str:
@@ -344,7 +158,7 @@ def check_committed_before(path: Path, rows: list[Row]) -> None:
 
 def _git(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run(["git", "-C", str(path.parent), *args], capture_output=True, text=True, timeout=30)
+        return git(path.parent, *args)
     except FileNotFoundError:
         raise ResultsError(
             "git is not installed; it is needed to check that predictions came before the runs"

@@ -8,12 +8,20 @@ import os
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench import ROOT
+
+
+def git(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """git in `folder`, with the user's own configuration (our repository, not an agent's: see fixtures.run_git).
+
+    Raises OSError when git cannot start, subprocess.TimeoutExpired after 30 s.
+    """
+    return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=30)
 
 
 def _git(*args: str) -> str:
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=30)
+        out = git(ROOT, *args)
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return out.stdout.strip() if out.returncode == 0 else ""

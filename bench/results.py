@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from bench.errors import ResultsError
@@ -94,18 +95,31 @@ INPUT_COLUMNS = ["fixture", "fixture_sha", "preset", "ctx", "rep", "flint_model_
 SHARED_INPUT_COLUMNS = ["flint_model_sha256", "jeff_model_sha256", "agent_version", "sampling", "keep", "clear_at"]
 
 
+def read_csv(path: Path, required: Sequence[str]) -> tuple[list[dict[str, str]], list[str]]:
+    """The rows of a results CSV and the `required` columns its header lacks; OSError when it cannot be read.
+
+    The one reader of results files: each caller words its own error, because what the user should do differs.
+    """
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        header = reader.fieldnames or []
+        rows = [dict(row) for row in reader]
+    return rows, [column for column in required if column not in header]
+
+
 def read_rows(path: Path) -> list[dict[str, str]]:
-    """Rows of a results CSV (an absent file has none); raises ResultsError for a file that is not ours."""
+    """Rows of the file a bench appends to (an absent file has none); ResultsError for a file that is not ours."""
     if not path.exists():
         return []
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in CONTRACT_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise ResultsError(
-                f"{path} is not a results file of this bench (no column {missing[0]!r}); use another --out"
-            )
-        return list(reader)
+    rows, missing = read_csv(path, CONTRACT_COLUMNS)
+    if missing:
+        raise ResultsError(f"{path} is not a results file of this bench (no column {missing[0]!r}); use another --out")
+    return rows
+
+
+def cell(value: object) -> str:
+    """A value as a CSV cell: the empty string when it was not measured (None), never 0."""
+    return "" if value is None else str(value)
 
 
 def run_key(row: dict[str, str]) -> tuple[str, ...]:
@@ -130,7 +144,7 @@ def append_row(path: Path, row: dict[str, str]) -> None:
     unknown = set(row) - set(COLUMNS)
     if unknown:
         raise ValueError(f"row has columns outside the schema: {sorted(unknown)}")
-    with open(path, "a", newline="") as f:
+    with open(path, "a", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="raise")
         if new_file:
             writer.writeheader()

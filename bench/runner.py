@@ -18,23 +18,25 @@ from pathlib import Path
 from typing import Any
 
 from agent.trace import agent_version
+from bench import ROOT
 from bench import fixtures as fixture_mod
 from bench.config import BenchConfig, load_config
 from bench.errors import BenchError, ConfigError, FixtureError, ResultsError, ServerStartError
 from bench.forwarder import remove_leftovers
-from bench.gpu import ContainerMatcher, GpuReading, GpuSampler, PidMatcher
+from bench.gpu import GpuReading, GpuSampler
+from bench.gpu_processes import ContainerMatcher, PidMatcher, ProcessMatcher
 from bench.images import ensure_llama_cpu_image, ensure_sandbox_image
-from bench.labels import failure_labels, load_trace
+from bench.labels import failure_labels
 from bench.llama import PROMPT_TOKENS_COUNTER, read_metrics
 from bench.metrics import reprocessed_mismatch, trace_metrics
+from bench.nvml import nvidia_gpu_present
 from bench.progress import Progress, TraceFollower, summary_table
 from bench.provenance import file_sha256, git_dirty, git_sha
 from bench.results import INFRA_STOP_REASON, append_row, check_same_inputs, read_rows, run_key
 from bench.sandbox import AgentRun, DockerSandbox, LocalSandbox, Sandbox, docker_available, docker_client
 from bench.score import score_run_dir
 from bench.servers import ComposeServers, EmbeddedServers, Endpoints, ExternalServers, Servers
-
-ROOT = Path(__file__).resolve().parent.parent
+from bench.traces import Event, run_events
 
 
 @dataclass(frozen=True)
@@ -72,19 +74,6 @@ def command(args: argparse.Namespace) -> int:
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
-
-
-def nvidia_gpu_present() -> bool:
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        try:
-            return int(pynvml.nvmlDeviceGetCount()) > 0
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:
-        return False
 
 
 class Bench:
@@ -234,7 +223,7 @@ class Bench:
         except BenchError as e:  # the sandbox or the servers failed: the run says so, the bench goes on
             errors.append(str(e))
             row["stop_reason"] = INFRA_STOP_REASON
-        events = load_trace(run_dir / "events.jsonl") if (run_dir / "events.jsonl").exists() else []
+        events = run_events(run_dir)
         row["failure_labels"] = ";".join(failure_labels(events, row))
         row["error"] = " | ".join(dict.fromkeys(e for e in errors if e))
         return row
@@ -245,7 +234,7 @@ class Bench:
     ) -> None:  # fmt: skip
         sandbox = self.make_sandbox(endpoints, row["run_id"])
         observed = self._observe_agent(planned, sandbox, servers, endpoints, run_dir, row, progress)
-        events = load_trace(run_dir / "events.jsonl") if (run_dir / "events.jsonl").exists() else []
+        events = run_events(run_dir)
         row.update(trace_metrics(events, observed.agent.wall_s))
         row.update(observed.gpu.as_row())
         delta = observed.prompt_counter_delta
@@ -292,7 +281,7 @@ class Bench:
         return Observed(agent, gpu, delta, diff_error)
 
     def _infra_problems(
-        self, result: AgentRun, events: list[dict[str, Any]], servers: Servers, row: dict[str, str]
+        self, result: AgentRun, events: list[Event], servers: Servers, row: dict[str, str]
     ) -> list[str]:
         """Reasons this run failed for something other than the agent; any of them marks the row infra_error."""
         problems = []
@@ -309,7 +298,7 @@ class Bench:
         return problems
 
     def sampler(self, endpoints: Endpoints) -> GpuSampler:
-        matcher: Any
+        matcher: ProcessMatcher
         if endpoints.server_containers:
             matcher = ContainerMatcher(endpoints.server_containers)
         else:

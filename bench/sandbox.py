@@ -7,21 +7,20 @@ they live outside that copy and only meet the agent's changes later, in a separa
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError, SandboxError
 from bench.forwarder import LABEL, remove_container
+from bench.processes import run_to_end
 from bench.score import Grader, LocalGrader, PytestRun
 from bench.servers import Endpoints
 
-ROOT = Path(__file__).resolve().parent.parent
 SANDBOX_UID = 10001  # the `agent` user of docker/sandbox.Dockerfile
 
 
@@ -85,21 +84,8 @@ class LocalSandbox:
         cmd += ["--events", str(out_dir / "events.jsonl"), "--flint", self.endpoints.flint_url, *jeff, *agent_args]
         env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1")
         start = time.monotonic()
-        proc = subprocess.Popen(
-            cmd, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-        try:
-            output, _ = proc.communicate(timeout=self.timeout_s)
-            return AgentRun(proc.returncode, False, time.monotonic() - start, output.decode(errors="replace"))
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            output, _ = proc.communicate()
-            return AgentRun(None, True, time.monotonic() - start, output.decode(errors="replace"))
-        except BaseException:  # Ctrl-C: the agent is in its own session, so it would outlive the bench
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise
+        code, timed_out, output = run_to_end(cmd, cwd=workdir, env=env, timeout_s=self.timeout_s)
+        return AgentRun(code, timed_out, time.monotonic() - start, output)
 
     def grader(self) -> Grader:
         return LocalGrader()

@@ -9,21 +9,20 @@ hidden tests arrive, overwriting any file of the same name. pytest runs under `p
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import xml.etree.ElementTree as ElementTree
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from bench.errors import FixtureError, ScoringError
 from bench.fixtures import Fixture, load_fixture, make_work_copy, run_git
+from bench.junit import count, parse_junit
+from bench.processes import run_to_end
+from bench.results import cell
 
 GRADING_DIR = ".bench-grading"  # ours, recreated after the diff is applied, so the agent cannot pre-fill it
 INI_FILE = f"{GRADING_DIR}/pytest.ini"
@@ -54,18 +53,8 @@ class LocalGrader:
         command = [sys.executable, "-I", "-B", "-m", "pytest", *args]
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHON"))}
         env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONDONTWRITEBYTECODE="1")
-        proc = subprocess.Popen(
-            command, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, start_new_session=True, text=True, errors="replace",
-        )  # fmt: skip
-        try:
-            output, _ = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):  # the whole group: tests may have started children
-                os.killpg(proc.pid, signal.SIGKILL)
-            output, _ = proc.communicate()
-            return PytestRun(exit_code=None, output=output, timed_out=True)
-        return PytestRun(exit_code=proc.returncode, output=output, timed_out=False)
+        code, timed_out, output = run_to_end(command, cwd=workdir, env=env, timeout_s=timeout_s)
+        return PytestRun(exit_code=code, output=output, timed_out=timed_out)
 
 
 @dataclass
@@ -87,9 +76,6 @@ class Score:
         self.error = f"{self.error}; {problem}" if self.error else problem
 
     def as_row(self) -> dict[str, str]:
-        def cell(value: int | None) -> str:
-            return "" if value is None else str(value)
-
         return {
             "hidden_passed": cell(self.hidden_passed),
             "hidden_total": cell(self.hidden_total),
@@ -190,41 +176,6 @@ def count_tests_added(
         clean_grading_copy(fx, original)
         before, _ = collected_tests(grader, original, existing, timeout_s)
     return len(now - before), problem
-
-
-def file_of(test_id: str, files: list[str]) -> str | None:
-    """Which of `files` a junit test (classname.name, dotted) belongs to: the longest dotted-path prefix."""
-    prefixes = {f.removesuffix(".py").replace("/", "."): f for f in files}
-    matches = [p for p in prefixes if test_id == p or test_id.startswith(p + ".")]
-    return prefixes[max(matches, key=len)] if matches else None
-
-
-def parse_junit(xml_text: str, files: list[str]) -> dict[str, str]:
-    """Per-test outcomes keyed `file::Class::test`; a file that failed to collect appears as `file` -> error."""
-    outcomes: dict[str, str] = {}
-    for case in ElementTree.fromstring(xml_text).iter("testcase"):
-        classname, name = case.get("classname", ""), case.get("name", "")
-        dotted = f"{classname}.{name}" if classname else name
-        file = file_of(dotted, files)
-        if file is None:
-            continue
-        prefix = file.removesuffix(".py").replace("/", ".")
-        classes = classname[len(prefix) + 1 :].split(".") if len(classname) > len(prefix) else []
-        test_id = "::".join([file, *classes, name]) if classname else file
-        kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
-        outcome = {"failure": "failed", "error": "error", "skipped": "skipped"}.get(kinds[0] if kinds else "", "passed")
-        # A teardown error is reported as a second testcase of the same name: the worse outcome wins.
-        if outcomes.get(test_id, "passed") == "passed":
-            outcomes[test_id] = outcome
-    return outcomes
-
-
-def count(outcomes: dict[str, str], files: list[str]) -> tuple[int, int, list[str]]:
-    """Passed and collected tests among `files`, and the files that failed to collect."""
-    mine = {test_id: outcome for test_id, outcome in outcomes.items() if test_id.split("::")[0] in files}
-    broken = sorted(test_id for test_id in mine if "::" not in test_id)
-    tests = [outcome for test_id, outcome in mine.items() if "::" in test_id]
-    return sum(outcome == "passed" for outcome in tests), len(tests), broken
 
 
 def apply_agent_diff(fx: Fixture, diff: str, copy: Path, base: str, score: Score) -> bool:

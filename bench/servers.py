@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError, ServerStartError
 from bench.forwarder import SANDBOX_INTERFACES, Forwarder, bridge_gateway, isolate_from_host, sandbox_network, warn_once
 from bench.llama import find_small_model, is_healthy, read_props
 from bench.llama_process import LlamaProcess, free_port
 
-ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = ROOT / "compose.yaml"
 COMPOSE_PROJECT = "agentbench"
 

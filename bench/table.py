@@ -6,7 +6,6 @@ A median or range is taken over the measured values only, and shown as "n/a" whe
 
 from __future__ import annotations
 
-import csv
 import math
 import statistics
 from collections.abc import Iterable, Sequence
@@ -14,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.errors import ResultsError
-from bench.results import COLUMNS, GROUP_COLUMNS
+from bench.results import COLUMNS, GROUP_COLUMNS, read_csv
 
 Row = dict[str, str]
 GroupKey = tuple[str, ...]
@@ -23,32 +22,25 @@ GroupKey = tuple[str, ...]
 REQUIRED_COLUMNS = ["run_id", *GROUP_COLUMNS, "stop_reason"]
 
 
-def read_rows(path: str | Path) -> list[Row]:
-    """Rows of a results CSV, every known column present (missing ones as "")."""
+def read_runs(path: str | Path) -> list[Row]:
+    """The runs of a results CSV, every known column present (missing ones as "").
+
+    For the read-only commands: they have nothing to say about a file without runs, so that is an error here.
+    """
     path = Path(path)
     try:
-        with path.open(newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            header = reader.fieldnames or []
-            rows = [dict(row) for row in reader]
+        rows, missing = read_csv(path, REQUIRED_COLUMNS)
     except OSError as e:
         raise ResultsError(f"cannot read results file {path}: {e.strerror}; check the path") from e
-    missing = [column for column in REQUIRED_COLUMNS if column not in header]
     if missing:
         raise ResultsError(
             f"{path} is not a bench results CSV (no column {', '.join(missing)}); pass a file bench run wrote"
         )
+    if not rows:
+        raise ResultsError(f"{path} has no runs yet; run the bench first")
     for row in rows:
         for column in COLUMNS:
             row[column] = (row.get(column) or "").strip()
-    return rows
-
-
-def read_runs(path: str | Path) -> list[Row]:
-    """Like read_rows, for commands that have nothing to say about a file without runs."""
-    rows = read_rows(path)
-    if not rows:
-        raise ResultsError(f"{path} has no runs yet; run the bench first")
     return rows
 
 
@@ -63,16 +55,20 @@ def number(value: str, column: str = "value", run_id: str = "?") -> float | None
     return None if math.isnan(parsed) else parsed
 
 
+def number_in(row: Row, column: str) -> float | None:
+    """The number in one column of a row, or None when it was not measured; errors name the run."""
+    return number(row.get(column, ""), column, row.get("run_id", "?"))
+
+
 def measured(rows: Iterable[Row], column: str) -> list[float]:
     """The measured values of one column, in row order, skipping empty ones."""
-    values = (number(row.get(column, ""), column, row.get("run_id", "?")) for row in rows)
+    values = (number_in(row, column) for row in rows)
     return [value for value in values if value is not None]
 
 
 def is_completed(row: Row) -> bool:
     """A run completed when the agent stopped with `done` and every hidden test passed (both counts measured)."""
-    passed = number(row.get("hidden_passed", ""), "hidden_passed", row.get("run_id", "?"))
-    total = number(row.get("hidden_total", ""), "hidden_total", row.get("run_id", "?"))
+    passed, total = number_in(row, "hidden_passed"), number_in(row, "hidden_total")
     return row.get("stop_reason") == "done" and passed is not None and total is not None and passed == total
 
 
@@ -147,9 +143,24 @@ def fmt_spread(stats: Spread | None) -> str:
     return f"{fmt_number(stats.median)} [{fmt_number(stats.low)}–{fmt_number(stats.high)}]"
 
 
+def fmt_measured(rows: Sequence[Row], column: str) -> str:
+    """`124 [96–231]` over the runs that measured `column`."""
+    return fmt_spread(spread(measured(rows, column)))
+
+
+def fmt_cell(row: Row, column: str) -> str:
+    """One run's value as shown in a table: `14,689`, `25.3`, or "n/a" when not measured."""
+    return fmt_number(number_in(row, column))
+
+
 def fmt_values(rows: Iterable[Row], column: str) -> str:
     """Each run's value in row order, e.g. hidden tests passed "3, 6, 6"; "n/a" for a run not measured."""
-    return ", ".join(fmt_number(number(row.get(column, ""), column, row.get("run_id", "?"))) for row in rows)
+    return ", ".join(fmt_cell(row, column) for row in rows)
+
+
+def fmt_completed(rows: Sequence[Row]) -> str:
+    """`2 of 3`: how many of the runs completed."""
+    return f"{sum(is_completed(row) for row in rows)} of {len(rows)}"
 
 
 def fmt_percent(share: float | None) -> str:
@@ -163,6 +174,11 @@ def count_values(values: Iterable[str]) -> str:
         counts[value or "n/a"] = counts.get(value or "n/a", 0) + 1
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return ", ".join(f"{value} {count}" for value, count in ordered) or "none"
+
+
+def stop_reasons(rows: Iterable[Row]) -> str:
+    """`done 2, step_limit 1`: the runs' stop reasons counted."""
+    return count_values(row["stop_reason"] for row in rows)
 
 
 def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:

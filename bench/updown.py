@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from bench.config import load_config
-from bench.runner import nvidia_gpu_present
+from bench.nvml import nvidia_gpu_present
 from bench.sandbox import docker_client
 from bench.servers import ComposeServers
 

@@ -59,7 +59,7 @@ def test_tests_that_exist_at_start_are_read_only_and_new_tests_are_not(repo: Pat
         assert ws.call("edit_file", {"path": path, "old": "def", "new": "xx"}).refused
     assert (repo / "test_calc.py").read_text().startswith("from calc import add")
     assert ws.call("write_file", {"path": "test_sub.py", "content": "def test_sub():\n    pass\n"}).ok
-    assert ws.call("edit_file", {"path": "test_sub.py", "old": "pass", "new": "assert True"}).ok
+    assert ws.call("edit_file", {"path": "test_sub.py", "old": "pass", "new": "pass  # edited"}).ok
 
 
 def test_write_file_creates_folders_and_reports_the_size(ws: Workspace) -> None:

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+import bench.fixture_check
 import bench.fixtures
 from bench.errors import FixtureError
+from bench.fixture_check import check_fixture, command
 from bench.fixtures import (
     COMMIT_MESSAGE,
     capture_diff,
-    check_fixture,
-    command,
     fixture_hash,
     list_fixtures,
     load_fixture,
@@ -245,6 +245,7 @@ def test_fixtures_check_command_names_the_broken_fixture(
     shutil.copytree(tree / "fixtures/todo_repo", tree / "fixtures/broken_repo")
     (tree / "fixtures/broken_repo/fixture.yaml").unlink()
     monkeypatch.setattr(bench.fixtures, "repo_root", lambda: tree)
+    monkeypatch.setattr(bench.fixture_check, "repo_root", lambda: tree)
 
     status = command(argparse.Namespace(names=[]))
 

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from bench.errors import ResultsError
-from bench.labels import failure_labels, load_trace, read_paths
+from bench.labels import failure_labels, read_paths
+from bench.traces import load_trace
 
 
 def row(**values: str) -> dict[str, str]:
@@ -21,39 +22,20 @@ def stop(reason: str = "done") -> dict[str, Any]:
     return {"t": 9.0, "event": "stop", "reason": reason, "steps": 4, "message": None}
 
 
+def tool(name: str, args: dict[str, Any], *, ok: bool = True, refused: bool = False, step: int = 1) -> dict[str, Any]:
+    return {"t": 1.0, "event": "tool", "step": step, "name": name, "args": args, "ok": ok, "refused": refused}
+
+
 def read(path: str, refused: bool = False) -> dict[str, Any]:
-    return {
-        "t": 1.0,
-        "event": "tool",
-        "step": 1,
-        "name": "read_file",
-        "args": {"path": path},
-        "ok": True,
-        "refused": refused,
-    }
+    return tool("read_file", {"path": path}, refused=refused)
 
 
 def shell(command: str, refused: bool = False) -> dict[str, Any]:
-    return {
-        "t": 1.0,
-        "event": "tool",
-        "step": 1,
-        "name": "run",
-        "args": {"command": command},
-        "ok": True,
-        "refused": refused,
-    }
+    return tool("run", {"command": command}, refused=refused)
 
 
 def edit(ok: bool) -> dict[str, Any]:
-    return {
-        "t": 1.0,
-        "event": "tool",
-        "step": 2,
-        "name": "edit_file",
-        "args": {"path": "todo.py", "old": 3, "new": 5},
-        "ok": ok,
-    }
+    return tool("edit_file", {"path": "todo.py", "old": 3, "new": 5}, ok=ok, step=2)
 
 
 def test_a_clean_completed_run_has_no_labels() -> None:

@@ -12,7 +12,8 @@ import pytest
 
 from bench.cli import main
 from bench.errors import ConfigError, ResultsError
-from bench.predictions import Condition, Prediction, holds, load_predictions, score_file, verdict
+from bench.prediction_file import Condition, Prediction, load_predictions
+from bench.predictions import holds, score_file, verdict
 from bench.results import COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]

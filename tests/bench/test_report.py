@@ -12,8 +12,9 @@ import pytest
 
 from bench.cli import main
 from bench.errors import ResultsError
-from bench.report import requests_of, write_report
+from bench.report import write_report
 from bench.results import COLUMNS
+from bench.traces import requests_of
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

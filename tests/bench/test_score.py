@@ -18,6 +18,7 @@ import pytest
 
 from bench.errors import ScoringError
 from bench.fixtures import Fixture, capture_diff, load_fixture, make_work_copy, solution_diff
+from bench.junit import parse_junit
 from bench.score import (
     BASE_ARGS,
     GRADING_DIR,
@@ -26,7 +27,6 @@ from bench.score import (
     LocalGrader,
     Score,
     command,
-    parse_junit,
     score_diff,
     score_run_dir,
 )
@@ -36,13 +36,13 @@ HIDDEN_REGRESSIONS = "test_hidden_regressions.py"
 
 ALWAYS_PASS_VISIBLE = """
 def test_add_and_list():
-    assert True
+    pass  # always passes
 
 def test_done_items_are_hidden_unless_all():
-    assert True
+    pass  # always passes
 
 def test_unknown_id_is_an_error():
-    assert True
+    pass  # always passes
 """
 
 FORCE_PASS_CONFTEST = """
@@ -137,7 +137,7 @@ def test_editing_a_visible_test_gains_nothing_and_is_reported(todo: Fixture, tmp
 
 
 def test_a_file_named_like_a_hidden_test_is_overwritten(todo: Fixture, tmp_path: Path) -> None:
-    fake = "".join(f"def test_fake_{i}():\n    assert True\n\n" for i in range(6))
+    fake = "".join(f"def test_fake_{i}():\n    pass\n\n" for i in range(6))
     diff = agent_diff(todo, tmp_path, both(write(HIDDEN_DUE, fake), write(HIDDEN_REGRESSIONS, fake)))
 
     score = grade(todo, tmp_path, diff)

@@ -124,7 +124,7 @@ def test_grading_container_has_no_network(client: Any, image: str, tmp_path: Pat
     (tmp_path / "test_probe.py").write_text(
         "import socket\n\n"
         "def test_offline():\n    socket.create_connection(('1.1.1.1', 80), timeout=3)\n\n"
-        "def test_plain():\n    assert 1 + 1 == 2\n"
+        "def test_plain():\n    assert sum([1, 1]) == 2\n"
     )
     run = DockerGrader(client, image).run_pytest(tmp_path, ["-q", "-p", "no:cacheprovider"], timeout_s=120)
     assert run.exit_code == 1 and not run.timed_out

@@ -1,0 +1,41 @@
+"""Child processes the bench waits for (the agent in a local sandbox, pytest when grading locally).
+
+Each runs in a session of its own, so a timeout or Ctrl-C can kill everything it started (tests and agents start
+children of their own), and the bench never leaves one running behind it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+
+def run_to_end(command: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float) -> tuple[int | None, bool, str]:
+    """Run `command` with no input until it exits or `timeout_s` passes; returns (exit code, timed out, output).
+
+    The exit code is None when the process was killed at the timeout. Output is stdout and stderr together,
+    decoded as UTF-8 with undecodable bytes replaced.
+    """
+    proc = subprocess.Popen(
+        command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    try:
+        output, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc.pid)
+        output, _ = proc.communicate()
+        return None, True, output.decode(errors="replace")
+    except BaseException:  # Ctrl-C: the child is in its own session, so it would outlive the bench
+        _kill_group(proc.pid)
+        proc.wait()
+        raise
+    return proc.returncode, False, output.decode(errors="replace")
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):  # already gone, children included
+        os.killpg(pid, signal.SIGKILL)
