@@ -167,3 +167,20 @@ def read_metrics(base_url: str, timeout: float = 10.0) -> dict[str, float]:
 
 
 PROMPT_TOKENS_COUNTER = "llamacpp:prompt_tokens_total"
+
+
+def erase_slot(base_url: str, slot: int = 0, timeout: float = 30.0) -> str | None:
+    """Empty the slot's prompt cache, so a run does not reuse the previous run's prompt; returns why not, or None.
+
+    Needs the server started with --slot-save-path (the bench's servers are); others answer 501.
+    """
+    url = f"{base_url.rstrip('/')}/slots/{slot}?action=erase"
+    request = urllib.request.Request(url, data=b"{}", headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout):
+            return None
+    except urllib.error.HTTPError as e:
+        hint = ": start llama-server with --slot-save-path DIR" if e.code == 501 else ""
+        return f"could not empty the prompt cache of {base_url} (HTTP {e.code}){hint}"
+    except (OSError, ValueError) as e:
+        return f"could not empty the prompt cache of {base_url} ({e})"

@@ -62,6 +62,9 @@ class LlamaProcess:
     def command(self) -> list[str]:
         server = find_llama_server()
         cmd = [str(server), "-m", str(self.model), "-c", str(self.ctx), "--host", self.host, "--port", str(self.port)]
+        slots = self.log_path.parent / "slots"  # lets the bench empty the prompt cache between runs
+        slots.mkdir(parents=True, exist_ok=True)
+        cmd += ["--slot-save-path", str(slots)]
         if self.threads:
             cmd += ["-t", str(self.threads)]
         return cmd + BENCH_FLAGS + self.extra_args

@@ -27,7 +27,7 @@ from bench.gpu import GpuReading, GpuSampler
 from bench.gpu_processes import ContainerMatcher, PidMatcher, ProcessMatcher
 from bench.images import ensure_llama_cpu_image, ensure_sandbox_image
 from bench.labels import failure_labels
-from bench.llama import PROMPT_TOKENS_COUNTER, read_metrics
+from bench.llama import PROMPT_TOKENS_COUNTER, erase_slot, read_metrics
 from bench.metrics import reprocessed_mismatch, trace_metrics
 from bench.nvml import nvidia_gpu_present
 from bench.progress import Progress, TraceFollower, summary_table
@@ -47,6 +47,7 @@ class Observed:
     gpu: GpuReading
     prompt_counter_delta: float | None  # change of Flint's llamacpp:prompt_tokens_total over the run
     diff_error: str | None
+    cache_notes: list[str]  # why a server's prompt cache could not be emptied before the run
 
 
 @dataclass(frozen=True)
@@ -240,6 +241,7 @@ class Bench:
         delta = observed.prompt_counter_delta
         row["prompt_tokens_metrics"] = "" if delta is None else str(int(delta))
         errors.append(reprocessed_mismatch(events, row["prompt_tokens_reprocessed"], delta) or "")
+        errors.extend(observed.cache_notes)
         errors.extend(self._infra_problems(observed.agent, events, servers, row))
         if observed.diff_error:
             errors.append(observed.diff_error)  # nothing to grade: the counts stay empty, not 0
@@ -257,6 +259,7 @@ class Bench:
             workdir, out_dir = Path(tmp) / "repo", Path(tmp) / "out"
             out_dir.mkdir()
             base = fixture_mod.make_work_copy(planned.fixture, workdir)
+            cache_notes = [erase_slot(url) for url in (endpoints.flint_url, endpoints.jeff_url) if url]
             before = _prompt_counter(endpoints.flint_url)
             sampler = self.sampler(endpoints)
             sampler.baseline()
@@ -278,7 +281,7 @@ class Bench:
         (run_dir / "diff.patch").write_text(diff, errors="surrogateescape")
         (run_dir / "run.json").write_text(json.dumps({"fixture": planned.fixture.name, "base": base, **row}, indent=1))
         delta = None if before is None or after is None else after - before
-        return Observed(agent, gpu, delta, diff_error)
+        return Observed(agent, gpu, delta, diff_error, [note for note in cache_notes if note])
 
     def _infra_problems(
         self, result: AgentRun, events: list[Event], servers: Servers, row: dict[str, str]

@@ -12,7 +12,8 @@ As a separate process (for tests that need an external server):
 where replies.json is {"replies": [...], "n_ctx": 4096, ...} with the same dicts the helpers below build.
 
 What it models (shapes from notes/llama-server.md):
-- /health, /props (n_ctx, build_info, model_path, chat_template_caps), /metrics (Prometheus text; 501 when off).
+- /health, /props (n_ctx, build_info, model_path, chat_template_caps), /metrics (Prometheus text; 501 when off),
+  POST /slots/0?action=erase (empties the prompt cache; 501 when slot saving is off).
 - /v1/chat/completions: `usage` with prompt_tokens_details.cached_tokens, and `timings` with cache_n + prompt_n =
   prompt_tokens. A prompt is one token per CHARS_PER_TOKEN characters of a fixed rendering of the messages and
   tools; the prompt cache is the longest common prefix with the previous prompt plus its answer, and at least one
@@ -137,6 +138,7 @@ class FakeLlama:
         model_path: str = "/models/fake-flint.gguf",
         supports_tool_calls: bool = True,
         metrics: bool = True,
+        slot_save: bool = True,
         host: str = "127.0.0.1",
         port: int = 0,
         record: Path | None = None,
@@ -148,6 +150,7 @@ class FakeLlama:
         self.model_path = model_path
         self.supports_tool_calls = supports_tool_calls
         self.metrics_enabled = metrics
+        self.slot_save = slot_save  # started with --slot-save-path: POST /slots/0?action=erase works
         self.record = record
         self.requests: list[dict[str, Any]] = []
         self.responses: list[dict[str, Any]] = []  # every 200 chat completion served, in order
@@ -372,6 +375,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.fake.hits.append(("POST", self.path))
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path.startswith("/slots/"):
+            self.erase_slot()
+            return
         if self.path not in ("/v1/chat/completions", "/chat/completions"):
             self.send_error_json(404, "not_found_error", "File Not Found")
             return
@@ -383,6 +389,16 @@ class _Handler(BaseHTTPRequestHandler):
         reply, prompt_tokens = self.fake.next_reply(body)
         time.sleep(float(reply.get("delay") or 0))
         self.serve_reply(reply, body, prompt_tokens)
+
+    def erase_slot(self) -> None:
+        """POST /slots/0?action=erase empties the prompt cache (501 without slot saving, as on the real server)."""
+        if not self.fake.slot_save:
+            self.send_error_json(501, "not_supported_error", "This server does not support slots action.")
+            return
+        with self.fake.lock:
+            erased = count_tokens(self.fake.cached_text)
+            self.fake.cached_text = ""
+        self.send_json(200, {"id_slot": 0, "n_erased": erased})
 
     def serve_reply(self, reply: Reply, body: dict[str, Any], prompt_tokens: int) -> None:
         kind = reply["kind"]
@@ -437,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     script = json.loads(args.script.read_text()) if args.script else {}
     options = {
         k: script[k]
-        for k in ("n_ctx", "default", "build_info", "model_path", "supports_tool_calls", "metrics")
+        for k in ("n_ctx", "default", "build_info", "model_path", "supports_tool_calls", "metrics", "slot_save")
         if k in script
     }
     fake = FakeLlama(script.get("replies", []), host=args.host, port=args.port, record=args.record, **options)

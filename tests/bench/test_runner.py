@@ -127,3 +127,19 @@ def test_visible_test_edited_through_the_shell_is_reported(tmp_path: Path) -> No
         json.loads(line) for line in (tmp_path / "runs" / row["run_id"] / "events.jsonl").read_text().splitlines()
     ]
     assert any(e["event"] == "approval" and e["decision"] == "run" for e in events)
+
+
+def test_each_run_starts_with_an_empty_prompt_cache(tmp_path: Path) -> None:
+    """Without emptying the slot, the second run would reuse the first run's prompt and reprocess almost nothing."""
+    with fake_llama.FakeLlama() as flint:
+        first, second = Bench(config(tmp_path, flint, reps=2)).run()
+    assert first["prompt_tokens_reprocessed"] == second["prompt_tokens_reprocessed"] == first["prompt_tokens"]
+    assert first["cache_tokens"] == second["cache_tokens"] == "0"
+    assert [hit for hit in flint.hits if hit[0] == "POST" and hit[1].startswith("/slots/0")] != []
+
+
+def test_a_server_that_cannot_empty_its_cache_is_noted(tmp_path: Path) -> None:
+    with fake_llama.FakeLlama(slot_save=False) as flint:
+        (row,) = Bench(config(tmp_path, flint)).run()
+    assert "could not empty the prompt cache" in row["error"] and "--slot-save-path" in row["error"]
+    assert row["stop_reason"] == "done"  # a note, not an infrastructure failure
