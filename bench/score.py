@@ -260,9 +260,12 @@ def score_run_dir(run_dir: Path, grader: Grader, root: Path | None = None) -> Sc
 
 
 def make_grader(sandbox: str) -> Grader:
-    """`docker`: a fresh container with no network per pytest call; `local` and (for now) `auto`: a subprocess."""
-    if sandbox == "docker":
-        from bench.images import ensure_sandbox_image  # Docker modules load only when Docker is asked for
+    """`docker`: a fresh container with no network per pytest call; `local`: a subprocess; `auto`: docker when the
+    engine answers, as for `bench run`."""
+    from bench.sandbox import docker_available  # Docker modules load only when Docker may be used
+
+    if sandbox == "docker" or (sandbox == "auto" and docker_available()):
+        from bench.images import ensure_sandbox_image
         from bench.sandbox import DockerGrader, docker_client
 
         client = docker_client()
