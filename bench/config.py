@@ -103,6 +103,15 @@ class BenchConfig:
         return triples
 
 
+# Settings that the environment variables of compose.yaml (and .env.example) override when they are set.
+ENVIRONMENT_OVERRIDES = {
+    "models_dir": "MODELS_DIR",
+    "flint_model": "FLINT_MODEL",
+    "jeff_model": "JEFF_MODEL",
+    "llama_image": "LLAMA_IMAGE",
+    "gpu_device": "GPU_DEVICE",
+}
+
 FIELD_TYPES = {f.name: f.type for f in dataclasses.fields(BenchConfig)}
 
 
@@ -173,6 +182,9 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> BenchConfig:
     data.update(given)
     data.setdefault("flint_url", os.environ.get("FLINT_URL"))
     data.setdefault("jeff_url", os.environ.get("JEFF_URL"))
+    for key, variable in ENVIRONMENT_OVERRIDES.items():  # the variables compose.yaml reads, when set, win
+        if os.environ.get(variable) and key not in given:
+            data[key] = os.environ[variable]
     try:
         config = BenchConfig(**data)
     except TypeError as e:

@@ -64,3 +64,18 @@ def test_repository_configs_load() -> None:
     assert load_config(root / "bench.yaml", {}).matrix()
     article = load_config(root / "experiments" / "article-part3.yaml", {})
     assert len(article.matrix()) == 5 and article.reps == 3
+
+
+def test_compose_variables_in_the_environment_override_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(
+        tmp_path, "models_dir: ./models\nflint_model: ''\nllama_image: ghcr.io/ggml-org/llama.cpp:server-cuda\n"
+    )
+    monkeypatch.setenv("MODELS_DIR", "/srv/models")
+    monkeypatch.setenv("FLINT_MODEL", "coder.gguf")
+    monkeypatch.setenv("LLAMA_IMAGE", "ghcr.io/ggml-org/llama.cpp:server-cuda-b7786")
+    monkeypatch.setenv("JEFF_MODEL", "")  # empty: not set
+    config = load_config(path, {})
+    assert (config.models_dir, config.flint_model, config.jeff_model) == ("/srv/models", "coder.gguf", "")
+    assert config.llama_image.endswith("-b7786")
