@@ -64,7 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("report", help="markdown report with PNG plots beside a results CSV")
     report.add_argument("file", metavar="RESULTS.csv")
-    report.add_argument("--out-dir", help="where to write report.md and the plots (default: beside the CSV)")
+    report.add_argument(
+        "--out-dir", help="where to write report.md and the plots (default: <CSV name>-report/ beside the CSV)"
+    )
     report.set_defaults(module="bench.report")
 
     fixtures = sub.add_parser("fixtures", help="fixture tools")

@@ -144,6 +144,9 @@ def _gpu_section(groups: Groups, rows: list[Row], out_dir: Path) -> list[str]:
 
 def command(args: argparse.Namespace) -> int:
     csv_path = Path(args.file)
-    report = write_report(csv_path, Path(args.out_dir) if args.out_dir else csv_path.parent)
+    # Beside the CSV, in a folder of its own: several results files share results/ and their plots must not mix.
+    report = write_report(
+        csv_path, Path(args.out_dir) if args.out_dir else csv_path.with_name(f"{csv_path.stem}-report")
+    )
     print(f"wrote {report} and its plots")
     return 0

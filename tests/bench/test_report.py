@@ -169,8 +169,9 @@ def test_gpu_memory_not_measured_is_said_not_plotted(tmp_path: Path) -> None:
 
 def test_report_command_writes_beside_the_csv_by_default(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(results)]) == 0
-    assert (results.parent / "report.md").is_file()
-    assert f"wrote {results.parent / 'report.md'}" in capsys.readouterr().out
+    folder = results.with_name(f"{results.stem}-report")  # its own folder: reports of other CSVs do not mix
+    assert (folder / "report.md").is_file() and list(folder.glob("*.png"))
+    assert f"wrote {folder / 'report.md'}" in capsys.readouterr().out
 
 
 def test_an_empty_results_file_is_refused(tmp_path: Path) -> None:
