@@ -6,6 +6,7 @@ set -euo pipefail
 image=${1:?usage: .ci/base-image.sh IMAGE_NAME}
 cache=${AGENTBENCH_CACHE:-$HOME/.cache/agent-bench}
 tarball=$cache/base-bookworm.tar.gz
+mkdir -p "$cache"
 
 if docker image inspect "$image" >/dev/null 2>&1; then
   echo "base image $image: present"
@@ -17,7 +18,6 @@ if [ ! -s "$tarball" ]; then
   echo "base image $image: debootstrap (several minutes, once per machine)"
   debootstrap --variant=minbase --include=python3,python3-pytest bookworm "$rootfs" http://deb.debian.org/debian \
     >"$cache/debootstrap.log" 2>&1 || { tail -20 "$cache/debootstrap.log"; exit 1; }
-  mkdir -p "$cache"
   tar -C "$rootfs" -c . | gzip -1 >"$tarball.tmp"
   mv "$tarball.tmp" "$tarball"
 fi
