@@ -87,12 +87,21 @@ class Bench:
         self.docker: Any = docker_client() if self.sandbox_kind == "docker" else None
         self.server_kind = config.servers
         if self.server_kind == "auto":
-            self.server_kind = "compose" if docker_available() and nvidia_gpu_present() else "embedded"
+            engine = self.docker is not None or docker_available()
+            self.server_kind = "compose" if engine and nvidia_gpu_present() else "embedded"
         self.sandbox_image = ""
         self.rows: list[dict[str, str]] = []
+        # What does not change during a bench is read once, not per run.
+        self.provenance = {
+            "agent_version": agent_version(),
+            "git_sha": git_sha(),
+            "git_dirty": str(git_dirty()).lower(),
+        }
+        self.fixture_shas: dict[str, str] = {}
 
     def plan(self) -> list[PlannedRun]:
         fixtures = {name: fixture_mod.load_fixture(name) for name in {f for f, _, _ in self.config.matrix()}}
+        self.fixture_shas = {name: fixture_mod.fixture_hash(fixture) for name, fixture in fixtures.items()}
         runs = [
             PlannedRun(fixtures[name], preset, ctx, rep)
             for name, preset, ctx in self.config.matrix()
@@ -178,7 +187,7 @@ class Bench:
         max_steps = self.config.max_steps or planned.fixture.max_steps
         return {
             "fixture": planned.fixture.name,
-            "fixture_sha": fixture_mod.fixture_hash(planned.fixture),
+            "fixture_sha": self.fixture_shas[planned.fixture.name],
             "preset": planned.preset,
             "ctx": str(planned.ctx),
             "rep": str(planned.rep),
@@ -186,7 +195,7 @@ class Bench:
             "jeff_model": endpoints.jeff_model,
             "flint_model_sha256": file_sha256(endpoints.flint_model_path) if endpoints.flint_model_path else "",
             "jeff_model_sha256": file_sha256(endpoints.jeff_model_path) if endpoints.jeff_model_path else "",
-            "agent_version": agent_version(),
+            "agent_version": self.provenance["agent_version"],
             "sampling": json.dumps(self.config.sampling, sort_keys=True),
             "max_steps": str(max_steps),
             "keep": str(self.config.keep),
@@ -194,8 +203,8 @@ class Bench:
             "server_build": endpoints.server_build,
             "sandbox": self.sandbox_kind,
             "servers": self.server_kind,
-            "git_sha": git_sha(),
-            "git_dirty": str(git_dirty()).lower(),
+            "git_sha": self.provenance["git_sha"],
+            "git_dirty": self.provenance["git_dirty"],
         }
 
     def agent_args(self, planned: PlannedRun, inputs: dict[str, str]) -> list[str]:
