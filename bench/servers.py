@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from bench import ROOT
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError, ServerStartError
 from bench.forwarder import SANDBOX_INTERFACES, Forwarder, bridge_gateway, isolate_from_host, sandbox_network, warn_once
-from bench.llama import find_small_model, is_healthy, read_props
+from bench.llama import check_ctx, find_small_model, is_healthy, read_props, wait_healthy
 from bench.llama_process import LlamaProcess, free_port
 
 COMPOSE_FILE = ROOT / "compose.yaml"
@@ -52,13 +51,6 @@ class Servers(Protocol):
     def log_tail(self, lines: int = 20) -> str: ...
 
     def stop(self) -> None: ...
-
-
-def _check_ctx(url: str, ctx: int, who: str) -> str:
-    info = read_props(url)
-    if info.n_ctx != ctx:
-        raise ServerStartError(f"{who} at {url} serves n_ctx={info.n_ctx}, not the requested {ctx}: check -c and -np")
-    return info.build
 
 
 def default_threads() -> int:
@@ -189,8 +181,14 @@ class ComposeServers:
         warn_once(isolate_from_host(SANDBOX_INTERFACES[1]))
         flint_url = f"http://127.0.0.1:{flint_port}"
         jeff_url = f"http://127.0.0.1:{jeff_port}" if self.config.use_jeff else None
-        self._wait_healthy([u for u in (flint_url, jeff_url) if u])
-        build = _check_ctx(flint_url, ctx, "Flint")
+        if not wait_healthy([u for u in (flint_url, jeff_url) if u], self.config.server_start_timeout_s):
+            tail = self.log_tail()
+            self.stop()
+            raise ServerStartError(
+                f"compose servers not healthy after {self.config.server_start_timeout_s:.0f}s "
+                f"(raise server_start_timeout_s for large models); log tail:\n{tail}"
+            )
+        build = check_ctx(flint_url, ctx, "Flint").build
         return Endpoints(
             flint_url=flint_url,
             jeff_url=jeff_url,
@@ -210,19 +208,6 @@ class ComposeServers:
         for role, service in zip(("flint", "jeff"), self.services, strict=True):
             ids[role] = self._compose("ps", "-q", service).stdout.strip()
         return ids
-
-    def _wait_healthy(self, urls: list[str]) -> None:
-        deadline = time.monotonic() + self.config.server_start_timeout_s
-        while time.monotonic() < deadline:
-            if all(is_healthy(u) for u in urls):
-                return
-            time.sleep(1.0)
-        tail = self.log_tail()
-        self.stop()
-        raise ServerStartError(
-            f"compose servers not healthy after {self.config.server_start_timeout_s:.0f}s "
-            f"(raise server_start_timeout_s for large models); log tail:\n{tail}"
-        )
 
     def healthy(self) -> bool:
         ports = [self.env.get("FLINT_PORT"), self.env.get("JEFF_PORT") if self.config.use_jeff else None]
@@ -254,10 +239,11 @@ class ExternalServers:
         for url in (self.flint_url, self.jeff_url):
             if url and not is_healthy(url):
                 raise ServerStartError(f"no healthy llama-server answers at {url}/health: start it or fix the URL")
-        build = _check_ctx(self.flint_url, ctx, "Flint")
-        flint_model = Path(read_props(self.flint_url).model_path).name
-        jeff_model = Path(read_props(self.jeff_url).model_path).name if self.jeff_url else ""
-        endpoints = Endpoints(self.flint_url, self.jeff_url, flint_model, jeff_model, None, None, build)
+        flint = check_ctx(self.flint_url, ctx, "Flint")
+        jeff_model = Path(read_props(self.jeff_url).model).name if self.jeff_url else ""
+        endpoints = Endpoints(
+            self.flint_url, self.jeff_url, Path(flint.model).name, jeff_model, None, None, flint.build
+        )
         if self.forwarder is not None:
             flint_target = _host_port(self.flint_url)
             jeff_target = _host_port(self.jeff_url) if self.jeff_url else None
