@@ -41,15 +41,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", action="store_true", help="skip runs already in --out with the same inputs")
     run.add_argument("--flint-url", help="with --servers external: Flint's URL (default $FLINT_URL)")
     run.add_argument("--jeff-url", help="with --servers external: Jeff's URL (default $JEFF_URL; none: no Jeff)")
-    run.set_defaults(module="bench.runner")
+    run.set_defaults(module="bench.run.runner")
 
     up = sub.add_parser("up", help="start Flint and Jeff with compose (GPU, else CPU) and leave them running")
     up.add_argument("--config", default="bench.yaml")
     up.add_argument("--ctx", type=int, default=4096)
-    up.set_defaults(module="bench.updown")
+    up.set_defaults(module="bench.servers.updown")
     down = sub.add_parser("down", help="stop what `up` started")
     down.add_argument("--config", default="bench.yaml")
-    down.set_defaults(module="bench.updown")
+    down.set_defaults(module="bench.servers.updown")
 
     compare = sub.add_parser("compare", help="compare results CSVs group by group")
     compare.add_argument("files", nargs="+", metavar="RESULTS.csv", help="the older file first")
@@ -60,32 +60,32 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="METRIC[:PCT]",
         help="exit 1 when METRIC regresses beyond PCT percent (repeatable)",
     )
-    compare.set_defaults(module="bench.compare")
+    compare.set_defaults(module="bench.analyze.compare")
 
     report = sub.add_parser("report", help="markdown report with PNG plots beside a results CSV")
     report.add_argument("file", metavar="RESULTS.csv")
     report.add_argument(
         "--out-dir", help="where to write report.md and the plots (default: <CSV name>-report/ beside the CSV)"
     )
-    report.set_defaults(module="bench.report")
+    report.set_defaults(module="bench.analyze.report")
 
     fixtures = sub.add_parser("fixtures", help="fixture tools")
     fixtures_sub = fixtures.add_subparsers(dest="fixtures_command", required=True)
     check = fixtures_sub.add_parser("check", help="verify every fixture against its hidden tests and solution")
     check.add_argument("names", nargs="*", help="fixture names (default: all)")
-    check.set_defaults(module="bench.fixture_check")
+    check.set_defaults(module="bench.score.check")
 
     score = sub.add_parser("score", help="grade one run directory (results/runs/<run_id>)")
     score.add_argument("run_dir")
     score.add_argument("--sandbox", choices=["auto", "docker", "local"], default="auto")
-    score.set_defaults(module="bench.score")
+    score.set_defaults(module="bench.score.grading")
 
     predictions = sub.add_parser("predictions", help="predictions written before a bench")
     predictions_sub = predictions.add_subparsers(dest="predictions_command", required=True)
     pscore = predictions_sub.add_parser("score", help="hit or miss for each prediction, with the numbers")
     pscore.add_argument("predictions_file", metavar="predictions.yaml")
     pscore.add_argument("results_file", metavar="RESULTS.csv")
-    pscore.set_defaults(module="bench.predictions")
+    pscore.set_defaults(module="bench.analyze.predictions")
     return parser
 
 

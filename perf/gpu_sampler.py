@@ -21,7 +21,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # run from anywhere: bench/ and
 
 from fake_pynvml import GIB, FakeDevice, FakeNvml, State  # noqa: E402
 
-from bench.gpu import GpuSampler, PidMatcher  # noqa: E402
+from bench.measure.roles import PidMatcher  # noqa: E402
+from bench.measure.sampler import GpuSampler  # noqa: E402
 
 DEFAULT_INTERVAL_S = 0.1
 INTERVALS_S = (DEFAULT_INTERVAL_S, 0.05, 0.25)

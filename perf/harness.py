@@ -28,8 +28,8 @@ import fake_llama  # noqa: E402
 
 from agent.clearing import clear_old  # noqa: E402
 from agent.cli import main as agent_main  # noqa: E402
-from bench.labels import failure_labels  # noqa: E402
-from bench.metrics import trace_metrics  # noqa: E402
+from bench.measure.labels import failure_labels  # noqa: E402
+from bench.measure.trace_numbers import trace_metrics  # noqa: E402
 
 TARGETS_MS = {"clear_old, 300 tool results": 50.0, "agent time per step": 40.0, "row from 10,000 events": 500.0}
 

@@ -31,7 +31,7 @@ def in_ci() -> bool:
 @functools.cache
 def llama_missing() -> str | None:
     from bench.errors import PrerequisiteError
-    from bench.llama import find_llama_server, find_small_model, llama_env
+    from bench.servers.binaries import find_llama_server, find_small_model, llama_env
 
     try:
         server = find_llama_server()
@@ -62,7 +62,7 @@ def compose_missing() -> str | None:
     missing = docker_missing()
     if missing:
         return missing
-    from bench.servers import compose_command
+    from bench.servers.compose import compose_command
 
     try:
         compose_command()

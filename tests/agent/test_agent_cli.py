@@ -16,7 +16,7 @@ from agent_helpers import ROOT, read_events, run_agent, run_agent_process
 from fake_llama import FakeLlama
 
 from agent.cli import main
-from bench.llama_process import free_port
+from bench.servers.process import free_port
 
 
 def test_an_unreachable_server_at_start_exits_2_with_one_line_naming_the_url(repo: Path, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from agent.server import (
     UnparsedOutput,
     read_props,
 )
-from bench.llama_process import free_port
+from bench.servers.process import free_port
 
 BODY = {"messages": [{"role": "user", "content": "hi"}]}
 

@@ -11,7 +11,7 @@ import pytest
 from agent_helpers import run_agent
 from fake_llama import FakeLlama
 
-from bench.llama_process import free_port
+from bench.servers.process import free_port
 
 
 def tool_results(request: dict) -> list[str]:

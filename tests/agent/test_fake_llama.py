@@ -14,7 +14,7 @@ import fake_llama
 import pytest
 from fake_llama import FakeLlama
 
-from bench.llama import parse_metrics
+from bench.servers.api import parse_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.results import AGENT_STOP_REASONS, COLUMNS, read_rows
+from bench.results.append import read_rows
+from bench.results.schema import AGENT_STOP_REASONS, COLUMNS
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]

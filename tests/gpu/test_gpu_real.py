@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from bench.gpu import GpuSampler, PidMatcher
+from bench.measure.roles import PidMatcher
+from bench.measure.sampler import GpuSampler
 
 pytestmark = pytest.mark.gpu
 

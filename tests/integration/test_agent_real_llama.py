@@ -20,8 +20,9 @@ import pytest
 
 from agent import prompts
 from agent.cli import main
-from bench.llama import PROMPT_TOKENS_COUNTER, find_small_model, read_metrics
-from bench.llama_process import LlamaProcess
+from bench.servers.api import PROMPT_TOKENS_COUNTER, read_metrics
+from bench.servers.binaries import find_small_model
+from bench.servers.process import LlamaProcess
 
 pytestmark = pytest.mark.llama
 

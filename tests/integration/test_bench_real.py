@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from bench.config import BenchConfig
-from bench.progress import Progress
-from bench.results import read_rows
-from bench.runner import Bench
+from bench.results.append import read_rows
+from bench.run.progress import Progress
+from bench.run.runner import Bench
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,11 +12,15 @@ import fake_llama
 import pytest
 
 from bench.config import BenchConfig
-from bench.fixtures import load_fixture, make_work_copy
-from bench.forwarder import LABEL, SANDBOX_NETWORK, Forwarder, bridge_gateway, remove_leftovers, sandbox_network
-from bench.images import ensure_sandbox_image
-from bench.sandbox import DockerGrader, DockerSandbox, docker_client
-from bench.servers import Endpoints
+from bench.containers.engine import LABEL, docker_client, remove_leftovers
+from bench.containers.forwarder import Forwarder
+from bench.containers.images import ensure_sandbox_image
+from bench.containers.network import SANDBOX_NETWORK, bridge_gateway, sandbox_network
+from bench.sandbox.docker import DockerSandbox
+from bench.score.fixtures import load_fixture
+from bench.score.graders import DockerGrader
+from bench.score.workcopy import make_work_copy
+from bench.servers.base import Endpoints
 
 pytestmark = pytest.mark.docker
 

@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 
 from bench.config import BenchConfig
-from bench.forwarder import LABEL
-from bench.images import ensure_llama_cpu_image, ensure_sandbox_image
-from bench.llama import read_metrics, read_props
-from bench.sandbox import docker_client
-from bench.servers import COMPOSE_PROJECT, ComposeServers, EmbeddedServers
+from bench.containers.engine import LABEL, docker_client
+from bench.containers.images import ensure_sandbox_image
+from bench.servers.api import read_metrics, read_props
+from bench.servers.compose import COMPOSE_PROJECT, ComposeServers
+from bench.servers.cpu_image import ensure_llama_cpu_image
+from bench.servers.embedded import EmbeddedServers
 
 pytestmark = pytest.mark.llama
 

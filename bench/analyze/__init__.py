@@ -1,0 +1,1 @@
+"""Reading results back: compare, report with plots, predictions."""

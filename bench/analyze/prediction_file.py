@@ -1,0 +1,195 @@
+"""predictions.yaml: the file a bench's predictions are written in, read and validated into Prediction objects.
+
+The file is a YAML list. Each entry:
+
+    - id: part3-8k-completes            # unique name
+      says: The part3 agent at 8K completes the task in two runs or more.
+      where: {preset: part3, ctx: 8192} # column -> value or list of values; all must match (optional: all rows)
+      count: {completed: true}          # a row predicate (below), then exactly one bound:
+      at_least: 2                       #   at_least | at_most | exactly: N
+    # or instead of count + bound:  all: {PREDICATE}  (every matching row)  |  none: {PREDICATE}  (no matching row)
+
+A row predicate maps columns to conditions, all of which must hold:
+    completed: true | false             stopped with done and every hidden test passed
+    COLUMN: VALUE                       equal (numbers compare as numbers: 8192 == "8192.0")
+    COLUMN: {OP: VALUE, ...}            OP in ==, !=, <, <=, >, >=, contains (an item of a ;-list such as
+                                        failure_labels); VALUE "$other_column" compares with another column
+
+Predictions are data: nothing in the file is run. bench.analyze.predictions scores them against a results CSV.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bench.errors import ConfigError
+from bench.results.schema import COLUMNS
+
+COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+ORDERING = {"<", "<=", ">", ">="}
+BOUNDS = ("at_least", "at_most", "exactly")
+TESTS = ("count", "all", "none")
+ENTRY_KEYS = ("id", "says", "where", *TESTS, *BOUNDS)
+
+
+@dataclass(frozen=True)
+class Condition:
+    column: str  # a results column, or "completed"
+    op: str
+    value: str | bool  # a literal, or "$column" for another column of the same row
+
+    def __str__(self) -> str:
+        return f"{self.column} {self.op} {str(self.value).lower() if isinstance(self.value, bool) else self.value}"
+
+
+@dataclass(frozen=True)
+class Prediction:
+    id: str
+    says: str
+    where: dict[str, list[str]]
+    test: str  # count | all | none
+    conditions: list[Condition]
+    bound: str | None = None  # with count: at_least | at_most | exactly
+    target: int = 0
+
+
+def load_predictions(path: Path) -> list[Prediction]:
+    """Every entry validated; all problems are reported at once, one clause per bad entry."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ConfigError(f"cannot read predictions file {path}: {e.strerror}") from e
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path} is not valid YAML ({str(e).splitlines()[0]}); fix the syntax") from e
+    if not isinstance(data, list) or not data:
+        raise ConfigError(f"{path} must hold a non-empty YAML list of predictions (see docs/compare.md)")
+    predictions, problems = [], []
+    for index, entry in enumerate(data, start=1):
+        try:
+            predictions.append(parse_entry(entry))
+        except ValueError as e:
+            name = f" ({entry['id']})" if isinstance(entry, dict) and isinstance(entry.get("id"), str) else ""
+            problems.append(f"entry {index}{name}: {e}")
+    ids = [p.id for p in predictions]
+    problems += [f"id {i!r} is used more than once" for i in sorted({i for i in ids if ids.count(i) > 1})]
+    if problems:
+        raise ConfigError(f"{path}: " + "; ".join(problems))
+    return predictions
+
+
+def parse_entry(entry: Any) -> Prediction:
+    if not isinstance(entry, dict):
+        raise ValueError("must be a mapping with id, says, where and a test")
+    unknown = [str(key) for key in entry if key not in ENTRY_KEYS]
+    if unknown:
+        raise ValueError(f"unknown key {', '.join(unknown)}; allowed: {', '.join(ENTRY_KEYS)}")
+    for key in ("id", "says"):
+        if not isinstance(entry.get(key), str) or not entry[key].strip():
+            raise ValueError(f"{key} must be a non-empty string")
+    tests = [key for key in TESTS if key in entry]
+    if len(tests) != 1:
+        raise ValueError("give exactly one test: count (with at_least, at_most or exactly), all, or none")
+    bound, target = _bound(entry, tests[0])
+    return Prediction(
+        entry["id"],
+        entry["says"].strip(),
+        _where(entry.get("where", {})),
+        tests[0],
+        _predicate(entry[tests[0]]),
+        bound,
+        target,
+    )
+
+
+def _bound(entry: dict[str, Any], test: str) -> tuple[str | None, int]:
+    bounds = [key for key in BOUNDS if key in entry]
+    if test != "count":
+        if bounds:
+            raise ValueError(f"{bounds[0]} goes with count, not with {test}")
+        return None, 0
+    if len(bounds) != 1:
+        raise ValueError("count needs exactly one of at_least, at_most, exactly")
+    target = entry[bounds[0]]
+    if not isinstance(target, int) or isinstance(target, bool) or target < 0:
+        raise ValueError(f"{bounds[0]} must be a whole number >= 0, not {target!r}")
+    return bounds[0], target
+
+
+def _where(where: Any) -> dict[str, list[str]]:
+    if not isinstance(where, dict):
+        raise ValueError("where must map columns to a value or a list of values")
+    parsed = {}
+    for column, value in where.items():
+        _check_column(column)
+        values = value if isinstance(value, list) else [value]
+        if not values or not all(_is_scalar(v) for v in values):
+            raise ValueError(f"where {column}: give a value or a non-empty list of values")
+        parsed[column] = [_text(v) for v in values]
+    return parsed
+
+
+def _predicate(predicate: Any) -> list[Condition]:
+    if not isinstance(predicate, dict) or not predicate:
+        raise ValueError(
+            "the test needs a row predicate: a mapping such as {completed: true} or {cut_answers: {'>=': 2}}"
+        )
+    conditions = []
+    for column, spec in predicate.items():
+        if column == "completed":
+            if not isinstance(spec, bool):
+                raise ValueError("completed must be true or false")
+            conditions.append(Condition("completed", "==", spec))
+            continue
+        _check_column(column)
+        specs = spec if isinstance(spec, dict) else {"==": spec}
+        conditions += [_condition(column, op, value) for op, value in specs.items()]
+    return conditions
+
+
+def _condition(column: str, op: Any, value: Any) -> Condition:
+    if op not in COMPARISONS and op != "contains":
+        raise ValueError(f"{column}: unknown operator {op!r}; use ==, !=, <, <=, >, >= or contains")
+    if not _is_scalar(value):
+        raise ValueError(f"{column} {op}: the value must be a single number or string")
+    text = _text(value)
+    if text.startswith("$"):
+        _check_column(text[1:])
+    elif op in ORDERING and as_float(text) is None:
+        raise ValueError(f"{column} {op} {text!r}: ordering needs a number or a $column")
+    elif op == "contains" and not text:
+        raise ValueError(f"{column} contains: give the item to look for")
+    return Condition(column, op, text)
+
+
+def _check_column(column: Any) -> None:
+    if column not in COLUMNS:
+        raise ValueError(f"unknown column {column!r}; see bench/results.py COLUMNS")
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def _text(value: str | int | float) -> str:
+    return value.strip() if isinstance(value, str) else str(value)
+
+
+def as_float(text: str) -> float | None:
+    """The text as a number, or None when it is not one."""
+    try:
+        return float(text)
+    except ValueError:
+        return None

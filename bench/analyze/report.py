@@ -1,0 +1,149 @@
+"""`python -m bench report RESULTS.csv`: a markdown report with PNG plots, written beside the CSV (or --out-dir).
+
+For each configuration (group) the report has the article's per-run table (hidden tests, clearings, reprocessed
+tokens, wall time, stop reason, failure labels), the failure labels counted, how much of each prompt the server
+processed anew right after a clearing and otherwise, and one figure: per run, the window fill per step and the
+share of each prompt processed anew. Two more figures cover all groups: completion and stop reasons, and peak
+GPU memory per server. Traces are read from `<CSV dir>/runs/<run_id>/events.jsonl`; a run without one keeps
+its row in the tables and gets a note. This module writes the markdown; bench.analyze.plots draws the figures and
+bench.analyze.runs reads the traces.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+from collections import Counter
+from pathlib import Path
+
+from bench.analyze.plots import GPU_COLUMNS, Groups, measured_servers, plot_gpu, plot_group, plot_outcomes
+from bench.analyze.runs import Run, load_run
+from bench.analyze.table import (
+    constant_columns,
+    fmt_cell,
+    fmt_completed,
+    fmt_measured,
+    fmt_percent,
+    fmt_values,
+    group_rows,
+    group_title,
+    markdown_table,
+    stop_reasons,
+    varying_columns,
+)
+from bench.results.read import Row, labels_of, measured, read_runs
+
+
+def cache_summary(runs: list[Run]) -> str:
+    """The prompt-cache cost of clearing: how much of each prompt was computed anew, after a clearing or not."""
+    after = [r.share_anew for run in runs for r in run.requests if r.after_clearing and r.share_anew is not None]
+    other = [r.share_anew for run in runs for r in run.requests if not r.after_clearing and r.share_anew is not None]
+    if not after and not other:
+        return "Prompt cache: no request in the traces reported timings."
+    if after:
+        lowest, median = fmt_percent(min(after)), fmt_percent(statistics.median(after))
+        text = (
+            f"Right after a clearing: {sum(s > 0.5 for s in after)} of {len(after)} requests processed more than "
+            f"half of their prompt anew (lowest {lowest}, median {median})."
+        )
+    else:
+        text = "No request came right after a clearing."
+    if other:
+        text += (
+            f" Other requests: {sum(s < 0.25 for s in other)} of {len(other)} processed less than a quarter anew "
+            f"(median {fmt_percent(statistics.median(other))})."
+        )
+    return text
+
+
+def run_table(runs: list[Run]) -> str:
+    headers = ["run", "run_id", "hidden tests", "clearings", "cut answers", "400s", "reprocessed tokens"]
+    headers += ["largest request", "wall s", "stop", "labels"]
+    lines = []
+    for run in runs:
+        row = run.row
+        hidden = f"{fmt_cell(row, 'hidden_passed')} of {fmt_cell(row, 'hidden_total')}"
+        counts = [fmt_cell(row, c) for c in ("clearings", "cut_answers", "context_400s", "prompt_tokens_reprocessed")]
+        tail = [fmt_cell(row, "max_request_tokens"), fmt_cell(row, "wall_s"), row["stop_reason"] or "n/a"]
+        lines.append([run.name, row["run_id"], hidden, *counts, *tail, ", ".join(labels_of(row)) or "—"])
+    return markdown_table(headers, lines)
+
+
+def overview_table(groups: Groups) -> str:
+    headers = ["group", "runs", "completed", "hidden passed", "stop reasons", "wall_s", "reprocessed tokens"]
+    lines = []
+    for title, runs in groups:
+        rows = [run.row for run in runs]
+        spreads = [fmt_measured(rows, c) for c in ("wall_s", "prompt_tokens_reprocessed")]
+        hidden = fmt_values(rows, "hidden_passed")
+        lines.append([title, str(len(rows)), fmt_completed(rows), hidden, stop_reasons(rows), *spreads])
+    return markdown_table(headers, lines)
+
+
+def gpu_table(groups: Groups) -> str:
+    servers = measured_servers(groups)
+    lines = [
+        [title, *(fmt_measured([r.row for r in runs], GPU_COLUMNS[name]) for name in servers)] for title, runs in groups
+    ]
+    return markdown_table(["group", *(f"peak MiB, {name}" for name in servers)], lines)
+
+
+def group_section(title: str, runs: list[Run], figure: str) -> list[str]:
+    rows = [run.row for run in runs]
+    label_counts = Counter(label for row in rows for label in labels_of(row))
+    labels = ", ".join(f"{label} {count}" for label, count in sorted(label_counts.items())) or "none"
+    completed = f"Completed {fmt_completed(rows)}"
+    out = [f"## {title}", "", f"{completed}; hidden tests passed per run: {fmt_values(rows, 'hidden_passed')}.", ""]
+    out += [run_table(runs), "", f"Failure labels: {labels}.", "", cache_summary(runs), ""]
+    out += [f"![window fill and prompt processed anew, {title}]({figure})", ""]
+    out += [f"- {run.name} ({run.row['run_id']}): {run.note}; its plots are empty." for run in runs if run.note]
+    return out + ([""] if any(run.note for run in runs) else [])
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "group"
+
+
+def write_report(csv_path: Path, out_dir: Path) -> Path:
+    """Write report.md and its PNGs into out_dir; returns the markdown file."""
+    rows = read_runs(csv_path)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    keyed = group_rows(rows)
+    shown = varying_columns(list(keyed))
+    runs_dir = csv_path.parent / "runs"
+    groups = [(group_title(key, shown), [load_run(row, runs_dir) for row in group]) for key, group in keyed.items()]
+    constant = constant_columns(list(keyed))
+    out = [f"# Bench report: {csv_path.name}", "", f"{len(rows)} runs in {len(groups)} groups."]
+    out += [f"Same in every group: {', '.join(constant)}."] if constant else []
+    out += ["Completed = stopped with done and every hidden test passed. Values: median [min–max].", ""]
+    out += ["## Overview", "", overview_table(groups), ""]
+    plot_outcomes(groups, out_dir / "outcomes.png")
+    out += ["![completion and stop reasons per group](outcomes.png)", ""]
+    out += _gpu_section(groups, rows, out_dir)
+    for index, (title, runs) in enumerate(groups, start=1):
+        figure = f"group-{index}-{slug(title)}.png"
+        plot_group(runs, title, out_dir / figure)
+        out += group_section(title, runs, figure)
+    report = out_dir / "report.md"
+    report.write_text("\n".join(out).rstrip() + "\n", encoding="utf-8")
+    return report
+
+
+def _gpu_section(groups: Groups, rows: list[Row], out_dir: Path) -> list[str]:
+    out = ["## Peak GPU memory", ""]
+    if not any(measured(rows, column) for column in GPU_COLUMNS.values()):
+        methods = "; ".join(sorted({row.get("gpu_mem_method", "") or "n/a" for row in rows}))
+        return [*out, f"Not measured in any run (gpu_mem_method: {methods}).", ""]
+    plot_gpu(groups, out_dir / "gpu-memory.png")
+    return [*out, gpu_table(groups), "", "![peak GPU memory per server and group](gpu-memory.png)", ""]
+
+
+def command(args: argparse.Namespace) -> int:
+    csv_path = Path(args.file)
+    # Beside the CSV, in a folder of its own: several results files share results/ and their plots must not mix.
+    report = write_report(
+        csv_path, Path(args.out_dir) if args.out_dir else csv_path.with_name(f"{csv_path.stem}-report")
+    )
+    print(f"wrote {report} and its plots")
+    return 0

@@ -1,0 +1,39 @@
+"""A results row with its event trace, as the report reads them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.errors import ResultsError
+from bench.measure.trace import TRACE_FILE, Event, Request, load_trace, requests_of
+from bench.results.read import Row
+
+
+@dataclass
+class Run:
+    """A results row with its trace, for the report; `events` is None when the trace is missing or unreadable."""
+
+    row: Row
+    events: list[Event] | None
+    note: str = ""  # why the trace could not be used
+    requests: list[Request] = field(default_factory=list)
+
+    @property
+    def missing(self) -> str:
+        return "no trace" if self.note.startswith("no event trace") else "trace unreadable"
+
+    @property
+    def name(self) -> str:
+        return f"rep {self.row['rep']}" if self.row.get("rep") else self.row["run_id"]
+
+
+def load_run(row: Row, runs_dir: Path) -> Run:
+    path = runs_dir / row["run_id"] / TRACE_FILE
+    if not path.is_file():
+        return Run(row, None, f"no event trace at {path.relative_to(runs_dir.parent)}")
+    try:
+        events = load_trace(path)
+    except ResultsError as e:
+        return Run(row, None, str(e))
+    return Run(row, events, requests=requests_of(events))

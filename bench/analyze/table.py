@@ -1,0 +1,131 @@
+"""Grouping rows by configuration and formatting numbers the same way in every command.
+
+A median or range is taken over the measured values only, and shown as "n/a" when there are none.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from bench.results.read import Row, is_completed, measured, number_in
+from bench.results.schema import GROUP_COLUMNS
+
+GroupKey = tuple[str, ...]
+
+
+def group_key(row: Row) -> GroupKey:
+    return tuple(row.get(column, "") for column in GROUP_COLUMNS)
+
+
+def group_rows(rows: Iterable[Row]) -> dict[GroupKey, list[Row]]:
+    """Rows by configuration, groups in the order they first appear (the order the bench ran them)."""
+    groups: dict[GroupKey, list[Row]] = {}
+    for row in rows:
+        groups.setdefault(group_key(row), []).append(row)
+    return groups
+
+
+def varying_columns(keys: Sequence[GroupKey]) -> list[int]:
+    """Indexes of the group columns whose value differs between groups; equal-everywhere ones say nothing."""
+    return [i for i in range(len(GROUP_COLUMNS)) if len({key[i] for key in keys}) > 1]
+
+
+def group_title(key: GroupKey, shown: Sequence[int]) -> str:
+    """`part3 · ctx 8192`: the group columns that vary, or all of them when none does."""
+    indexes = shown or range(len(GROUP_COLUMNS))
+    parts = [f"ctx {key[i]}" if GROUP_COLUMNS[i] == "ctx" else key[i] or f"no {GROUP_COLUMNS[i]}" for i in indexes]
+    return " · ".join(parts)
+
+
+def constant_columns(keys: Sequence[GroupKey]) -> list[str]:
+    """`fixture todo_repo` for each group column that is the same in every group."""
+    varying = set(varying_columns(keys))
+    return [f"{column} {keys[0][i] or 'n/a'}" for i, column in enumerate(GROUP_COLUMNS) if keys and i not in varying]
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Median and range of the measured values of a column; `count` is how many were measured."""
+
+    median: float
+    low: float
+    high: float
+    count: int
+
+    def overlaps(self, other: Spread) -> bool:
+        return self.low <= other.high and other.low <= self.high
+
+
+def spread(values: Sequence[float]) -> Spread | None:
+    if not values:
+        return None
+    return Spread(statistics.median(values), min(values), max(values), len(values))
+
+
+def fmt_number(value: float | None) -> str:
+    """Whole numbers with thousands separators (14,689); small fractions with one decimal (25.3)."""
+    if value is None:
+        return "n/a"
+    if value == int(value) or abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.1f}"
+
+
+def fmt_spread(stats: Spread | None) -> str:
+    """`124 [96–231]`: median and range; just the value when one run was measured."""
+    if stats is None:
+        return "n/a"
+    if stats.count == 1:
+        return fmt_number(stats.median)
+    return f"{fmt_number(stats.median)} [{fmt_number(stats.low)}–{fmt_number(stats.high)}]"
+
+
+def fmt_measured(rows: Sequence[Row], column: str) -> str:
+    """`124 [96–231]` over the runs that measured `column`."""
+    return fmt_spread(spread(measured(rows, column)))
+
+
+def fmt_cell(row: Row, column: str) -> str:
+    """One run's value as shown in a table: `14,689`, `25.3`, or "n/a" when not measured."""
+    return fmt_number(number_in(row, column))
+
+
+def fmt_values(rows: Iterable[Row], column: str) -> str:
+    """Each run's value in row order, e.g. hidden tests passed "3, 6, 6"; "n/a" for a run not measured."""
+    return ", ".join(fmt_cell(row, column) for row in rows)
+
+
+def fmt_completed(rows: Sequence[Row]) -> str:
+    """`2 of 3`: how many of the runs completed."""
+    return f"{sum(is_completed(row) for row in rows)} of {len(rows)}"
+
+
+def fmt_percent(share: float | None) -> str:
+    return "n/a" if share is None else f"{share * 100:.0f}%"
+
+
+def count_values(values: Iterable[str]) -> str:
+    """`done 2, step_limit 1`, most frequent first; empty values are counted as "n/a"."""
+    counts: dict[str, int] = {}
+    for value in values:
+        counts[value or "n/a"] = counts.get(value or "n/a", 0) + 1
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{value} {count}" for value, count in ordered) or "none"
+
+
+def stop_reasons(rows: Iterable[Row]) -> str:
+    """`done 2, step_limit 1`: the runs' stop reasons counted."""
+    return count_values(row["stop_reason"] for row in rows)
+
+
+def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A GitHub-flavoured markdown table; pipes inside cells are escaped."""
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"
+
+    body = [line(headers), "| " + " | ".join("---" for _ in headers) + " |"]
+    body.extend(line(cells) for cells in rows)
+    return "\n".join(body)

@@ -1,0 +1,86 @@
+"""The Docker engine as the bench uses it: a client, one container run to its end, labels, and leftovers.
+
+Everything the bench creates carries the LABEL, so leftovers of a crashed bench can be found and removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Any
+
+from bench.errors import PrerequisiteError, SandboxError
+
+LABEL = "agentbench.role"  # on containers and networks the bench creates (not on images: containers inherit those)
+
+
+def remove_container(client: Any, name_or_id: str) -> None:
+    import docker.errors
+
+    with contextlib.suppress(docker.errors.NotFound):
+        client.containers.get(name_or_id).remove(force=True)
+
+
+def remove_leftovers(client: Any) -> int:
+    """Remove containers a crashed bench left behind (found by label); returns how many."""
+    leftovers = client.containers.list(all=True, filters={"label": LABEL})
+    for container in leftovers:
+        remove_container(client, container.id)
+    return len(leftovers)
+
+
+SANDBOX_UID = 10001  # the `agent` user of docker/sandbox.Dockerfile
+
+
+def docker_client() -> Any:
+    """A client for the local engine, or PrerequisiteError saying how to get one."""
+    try:
+        import docker
+
+        client = docker.from_env(timeout=60)
+        client.ping()
+        return client
+    except Exception as e:
+        raise PrerequisiteError(
+            f"no Docker engine answers ({type(e).__name__}); start dockerd or use --sandbox local"
+        ) from e
+
+
+def docker_available() -> bool:
+    try:
+        docker_client().close()
+        return True
+    except PrerequisiteError:
+        return False
+
+
+def owner_for_container(*folders: Path) -> str:
+    """The uid:gid the container runs as; as root, hand the folders to the sandbox's unprivileged user."""
+    if os.geteuid() != 0:
+        return f"{os.getuid()}:{os.getgid()}"
+    for folder in folders:
+        for path in [folder, *folder.rglob("*")]:
+            os.lchown(path, SANDBOX_UID, SANDBOX_UID)
+    return f"{SANDBOX_UID}:{SANDBOX_UID}"
+
+
+def run_container(client: Any, timeout_s: float, **kwargs: Any) -> tuple[int | None, bool, str]:
+    """Run a container to completion (or kill it at the timeout); returns (exit code, timed out, logs)."""
+    import docker.errors
+    import requests.exceptions
+
+    try:
+        container = client.containers.run(detach=True, **kwargs)
+    except docker.errors.DockerException as e:
+        raise SandboxError(f"the sandbox container did not start: {str(e)[:300]}") from e
+    try:
+        try:
+            status = container.wait(timeout=timeout_s)
+            code, timed_out = int(status.get("StatusCode", -1)), False
+        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+            container.kill()
+            code, timed_out = None, True
+        return code, timed_out, container.logs().decode(errors="replace")
+    finally:
+        remove_container(client, container.id)

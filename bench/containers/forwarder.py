@@ -1,0 +1,66 @@
+"""The forwarder container: answers as `flint` and `jeff` on the sandbox network and passes connections on to
+servers running on this host (docker/forward.py)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from bench.containers.engine import LABEL, remove_container
+from bench.containers.network import (
+    BRIDGE_NETWORK,
+    FLINT_PORT_IN_SANDBOX,
+    FORWARDER_NAME,
+    JEFF_PORT_IN_SANDBOX,
+    ensure_network,
+    sandbox_network,
+)
+from bench.errors import SandboxError
+
+
+class Forwarder:
+    """The forwarder container: flint:8080 and jeff:8081 on the sandbox network, passed on to host:port targets."""
+
+    def __init__(self, client: Any, image: str) -> None:
+        self.client = client
+        self.image = image
+        self.container: Any = None
+
+    def start(self, flint: tuple[str, int], jeff: tuple[str, int] | None) -> tuple[str, str | None]:
+        """Start forwarding; returns the URLs a sandbox uses for Flint and Jeff."""
+        self.stop()
+        remove_container(self.client, FORWARDER_NAME)
+        rules = [f"{FLINT_PORT_IN_SANDBOX}={flint[0]}:{flint[1]}"]
+        if jeff:
+            rules.append(f"{JEFF_PORT_IN_SANDBOX}={jeff[0]}:{jeff[1]}")
+        ensure_network(self.client, BRIDGE_NETWORK, internal=False)
+        self.container = self.client.containers.run(
+            self.image,
+            ["python3", "/opt/agentbench/forward.py", *rules],
+            name=FORWARDER_NAME,
+            detach=True,
+            network=BRIDGE_NETWORK,
+            labels={LABEL: "forwarder"},
+            user="10001",
+        )
+        self.client.networks.get(sandbox_network(self.client)).connect(self.container, aliases=["flint", "jeff"])
+        self._wait_listening(len(rules))
+        jeff_url = f"http://jeff:{JEFF_PORT_IN_SANDBOX}" if jeff else None
+        return f"http://flint:{FLINT_PORT_IN_SANDBOX}", jeff_url
+
+    def _wait_listening(self, rules: int, timeout_s: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            self.container.reload()
+            if self.container.status != "running":
+                break
+            if self.container.logs().decode(errors="replace").count("forwarding") >= rules:
+                return
+            time.sleep(0.2)
+        logs = self.container.logs().decode(errors="replace")[-400:]
+        raise SandboxError(f"the forwarder container did not start listening: {logs}")
+
+    def stop(self) -> None:
+        if self.container is not None:
+            remove_container(self.client, self.container.id)
+            self.container = None

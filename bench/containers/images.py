@@ -1,0 +1,81 @@
+"""Docker images built from docker/, tagged by a hash of their inputs so they are built once and rebuilt on change.
+
+The base image is a build argument: users get the public default (python:3.11-slim-bookworm, debian:bookworm-slim);
+a machine without a registry sets AGENTBENCH_BASE_IMAGE to a locally imported Debian image (see .ci/run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from bench import ROOT
+from bench.errors import PrerequisiteError
+
+SANDBOX_DOCKERFILE = ROOT / "docker" / "sandbox.Dockerfile"
+SANDBOX_REPO = "agentbench/sandbox"
+DEFAULT_SANDBOX_BASE = "python:3.11-slim-bookworm"
+
+
+def base_image(default: str) -> str:
+    return os.environ.get("AGENTBENCH_BASE_IMAGE") or default
+
+
+def digest(parts: Iterable[bytes]) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(hashlib.sha256(part).digest())
+    return h.hexdigest()[:12]
+
+
+def _files(folder: Path, pattern: str) -> list[Path]:
+    return sorted(p for p in folder.rglob(pattern) if "__pycache__" not in p.parts)
+
+
+def sandbox_tag(base: str) -> str:
+    sources = [SANDBOX_DOCKERFILE, ROOT / "docker" / "forward.py", *_files(ROOT / "agent", "*.py")]
+    parts = [base.encode()] + [str(p.relative_to(ROOT)).encode() + p.read_bytes() for p in sources]
+    return f"{SANDBOX_REPO}:{digest(parts)}"
+
+
+def image_exists(client: Any, tag: str) -> bool:
+    import docker.errors
+
+    try:
+        client.images.get(tag)
+        return True
+    except docker.errors.ImageNotFound:
+        return False
+
+
+def build_image(client: Any, context: Path, dockerfile: Path, tag: str, base: str) -> None:
+    import docker.errors
+
+    try:
+        client.images.build(
+            path=str(context),
+            dockerfile=str(dockerfile),
+            buildargs={"BASE": base},
+            tag=tag,
+            rm=True,
+            forcerm=True,
+            labels={"agentbench.image": "1"},
+        )
+    except docker.errors.BuildError as e:
+        tail = " | ".join(str(chunk.get("stream", chunk.get("error", ""))).strip() for chunk in e.build_log)[-600:]
+        raise PrerequisiteError(
+            f"building {tag} from {dockerfile.name} on base {base} failed: {tail}. If the base image cannot be "
+            "pulled here, set AGENTBENCH_BASE_IMAGE to a local Debian image with python3 (see .ci/run)"
+        ) from e
+
+
+def ensure_sandbox_image(client: Any) -> str:
+    """The sandbox image for the current agent/ sources, built if missing; returns its tag."""
+    base = base_image(DEFAULT_SANDBOX_BASE)
+    tag = sandbox_tag(base)
+    if not image_exists(client, tag):
+        build_image(client, ROOT, SANDBOX_DOCKERFILE, tag, base)
+    return tag

@@ -1,0 +1,1 @@
+"""The results CSV: its schema, appending rows, reading them back."""

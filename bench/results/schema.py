@@ -1,0 +1,96 @@
+"""The results CSV's schema: its columns in a fixed, documented order, and the values with a fixed meaning.
+
+A value that was not measured is the empty string, never 0: the reason is in `error` or `gpu_mem_method`.
+"""
+
+from __future__ import annotations
+
+# The contract columns (DESIGN.md §3.5), in this order; README "Results columns" gives units and meaning.
+CONTRACT_COLUMNS = [
+    "run_id",
+    "started_at",
+    "git_sha",
+    "fixture",
+    "preset",
+    "ctx",
+    "rep",
+    "sandbox",
+    "servers",
+    "flint_model",
+    "jeff_model",
+    "server_build",
+    "stop_reason",
+    "steps",
+    "wall_s",
+    "model_s",
+    "harness_s",
+    "prompt_tokens",
+    "prompt_tokens_reprocessed",
+    "cache_tokens",
+    "completion_tokens",
+    "max_request_tokens",
+    "clearings",
+    "cut_answers",
+    "context_400s",
+    "peak_gpu_mib_flint",
+    "peak_gpu_mib_jeff",
+    "peak_gpu_mib_device",
+    "gpu_name",
+    "gpu_mem_method",
+    "hidden_passed",
+    "hidden_total",
+    "visible_passed",
+    "files_changed",
+    "tests_added",
+    "failure_labels",
+    "error",
+]
+
+# Provenance and detail beyond the contract, after it.
+EXTRA_COLUMNS = [
+    "claimed_done",
+    "visible_total",
+    "visible_tests_modified",
+    "git_dirty",
+    "agent_version",
+    "fixture_sha",
+    "flint_model_sha256",
+    "jeff_model_sha256",
+    "sampling",
+    "max_steps",
+    "keep",
+    "clear_at",
+    "jeff_requests",
+    "prompt_tokens_metrics",
+    "baseline_gpu_mib_device",
+    "baseline_gpu_mib_flint",
+    "baseline_gpu_mib_jeff",
+    "gpu_uuid",
+    "gpu_other_processes",
+    "gpu_samples",
+    "gpu_sample_interval_s",
+]
+
+COLUMNS = CONTRACT_COLUMNS + EXTRA_COLUMNS
+
+# The columns that say which configuration a row belongs to (compare and report group by these).
+GROUP_COLUMNS = ["fixture", "preset", "ctx", "flint_model", "jeff_model"]
+
+# Stop reasons: the agent's own, plus the bench's label for runs that failed for reasons outside the agent.
+AGENT_STOP_REASONS = ["done", "step_limit", "context_exhausted", "server_error", "interrupted"]
+INFRA_STOP_REASON = "infra_error"
+
+# A run's inputs: a row whose values in these columns match a planned run means that run is already measured.
+INPUT_COLUMNS = ["fixture", "fixture_sha", "preset", "ctx", "rep", "flint_model_sha256", "jeff_model_sha256",
+                 "agent_version", "sampling", "max_steps", "keep", "clear_at"]  # fmt: skip
+# Columns that must agree across one file: a file holds one version of the agent, the models and the sampling.
+SHARED_INPUT_COLUMNS = ["flint_model_sha256", "jeff_model_sha256", "agent_version", "sampling", "keep", "clear_at"]
+
+
+def cell(value: object) -> str:
+    """A value as a CSV cell: the empty string when it was not measured (None), never 0."""
+    return "" if value is None else str(value)
+
+
+def run_key(row: dict[str, str]) -> tuple[str, ...]:
+    return tuple(row.get(c, "") for c in INPUT_COLUMNS)

@@ -1,0 +1,32 @@
+"""What every sandbox offers: run the agent on a work copy, and a grader of the same strength for scoring it.
+
+Either way the agent works on a fresh copy of the fixture (made by the runner) and never sees the hidden tests:
+they live outside that copy and only meet the agent's changes later, in a separate grading sandbox.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from bench.score.graders import Grader
+
+
+@dataclass
+class AgentRun:
+    exit_code: int | None  # None when the process was killed or never started
+    timed_out: bool
+    wall_s: float
+    output: str  # the agent's stdout and stderr
+    infra_error: str | None = None  # the sandbox itself failed (container did not start, ...)
+
+
+class Sandbox(Protocol):
+    kind: str
+
+    def run_agent(
+        self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent_args: list[str]
+    ) -> AgentRun: ...
+
+    def grader(self) -> Grader: ...

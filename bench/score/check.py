@@ -1,0 +1,99 @@
+"""`bench fixtures check` for one fixture: its layout, then its original and its reference solution graded the way
+an agent's work is graded (bench.score.grading), against the counts fixture.yaml expects.
+
+A sound fixture: the original passes every visible test and exactly `expected_hidden_passing` hidden tests; the
+solution passes every test, adds tests of its own, and those pass too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from bench.errors import FixtureError
+from bench.score.fixtures import Fixture, fixture_files, load_fixture, repo_root
+from bench.score.graders import Grader, LocalGrader
+from bench.score.grading import BASE_ARGS, Score, clean_grading_copy, is_test_file, score_diff
+from bench.score.workcopy import solution_diff
+
+
+def layout_problems(fx: Fixture) -> list[str]:
+    """What DESIGN.md §3.6 forbids: hidden test names clashing with fixture or solution files, conftest.py."""
+    problems = []
+    names = {rel.name for rel in fixture_files(fx)}
+    solution = {p.name for p in fx.solution_dir.rglob("*")} if fx.solution_dir.is_dir() else set()
+    for test in fx.hidden_test_files:
+        if test.name in names | solution:
+            problems.append(f"hidden test {test.name} has the name of a fixture or solution file")
+    if not fx.solution_dir.is_dir():
+        problems.append(f"no reference solution in {fx.solution_dir}")
+    if "conftest.py" in names | solution:
+        problems.append("conftest.py is ignored when grading: put fixtures in the test files")
+    return problems
+
+
+def check_fixture(name: str, root: Path | None = None) -> tuple[list[str], str]:
+    """Problems with fixture `name` (empty when sound) and a one-line account of what was measured."""
+    try:
+        fx = load_fixture(name, root)
+    except FixtureError as e:
+        return [str(e)], "fixture.yaml rejected"
+    problems = layout_problems(fx)
+    if problems:
+        return problems, "layout"
+    grader = LocalGrader()
+    with tempfile.TemporaryDirectory(prefix=f"bench-check-{name}-") as tmp:
+        original = score_diff(fx, "", grader, Path(tmp) / "original")
+        solved = score_diff(fx, solution_diff(fx, Path(tmp) / "solution"), grader, Path(tmp) / "graded")
+        problems += _solution_tests_problems(fx, Path(tmp) / "solution", grader)
+    problems = _score_problems("original", original, fx.expected_hidden_passing) + problems
+    problems += _score_problems("solution", solved, fx.hidden_total)
+    if not solved.tests_added:
+        problems.append("solution: adds no test of its own (the task asks for new tests)")
+    summary = (
+        f"original: hidden {original.hidden_passed}/{fx.hidden_total}, visible {original.visible_passed}/"
+        f"{original.visible_total}; solution: hidden {solved.hidden_passed}/{fx.hidden_total}, visible "
+        f"{solved.visible_passed}/{solved.visible_total}, {solved.tests_added} tests added"
+    )
+    return problems, summary
+
+
+def _solution_tests_problems(fx: Fixture, solved_copy: Path, grader: Grader) -> list[str]:
+    """The solution's own new tests must pass on the solution, graded the same way as everything else."""
+    rel = [p.relative_to(fx.solution_dir).as_posix() for p in fx.solution_dir.rglob("*.py")]
+    tests = [p for p in rel if is_test_file(p) and p not in fx.visible_tests]
+    if not tests:
+        return []
+    clean_grading_copy(fx, solved_copy)
+    run = grader.run_pytest(solved_copy, [*BASE_ARGS, "-q", *tests], 300)
+    if run.exit_code == 0:
+        return []
+    tail = run.output.strip().splitlines()[-1:] or ["no output"]
+    return [f"solution: its own tests fail ({', '.join(tests)}): {tail[0]}"]
+
+
+def _score_problems(label: str, score: Score, expected_hidden: int) -> list[str]:
+    problems = [f"{label}: {score.error}"] if score.error else []
+    if not score.visible_total or score.visible_passed != score.visible_total:
+        problems.append(f"{label}: {score.visible_passed} of {score.visible_total} visible tests pass, expected all")
+    if score.hidden_passed != expected_hidden:
+        problems.append(
+            f"{label}: {score.hidden_passed} of {score.hidden_total} hidden tests pass, expected {expected_hidden}"
+        )
+    return problems
+
+
+def command(args: argparse.Namespace) -> int:
+    """`python -m bench fixtures check [names...]`: one line per fixture; 0 only when every fixture is sound."""
+    folder = repo_root() / "fixtures"
+    # Every folder, not only those with a fixture.yaml: a fixture that lost its yaml is broken, not absent.
+    names = list(args.names) or sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not names:
+        raise FixtureError(f"no fixtures found under {folder}")
+    failed = 0
+    for name in names:
+        problems, summary = check_fixture(name)
+        failed += bool(problems)
+        print(f"{name}: {'FAILED: ' + '; '.join(problems) if problems else 'ok'} ({summary})", flush=True)
+    return 1 if failed else 0

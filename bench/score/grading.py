@@ -1,0 +1,248 @@
+"""Grading a run: the agent's diff on a clean copy, hidden tests copied in last, pytest with nothing the agent planted.
+
+Grading never happens in the agent's copy. A fresh copy of the fixture gets the diff; visible tests the agent
+touched are put back; conftest.py, sitecustomize.py and symlinks leading outside are deleted; only then do the
+hidden tests arrive, overwriting any file of the same name. pytest runs under `python -I`, with our own ini file
+(`-c`), `--noconftest` and no plugin autoloading, and writes junit XML that we read test by test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path, PurePosixPath
+
+from bench.errors import FixtureError, ScoringError
+from bench.results.schema import cell
+from bench.score.fixtures import Fixture, load_fixture
+from bench.score.graders import Grader, make_grader
+from bench.score.junit import count, parse_junit
+from bench.score.workcopy import make_work_copy, run_git
+
+GRADING_DIR = ".bench-grading"  # ours, recreated after the diff is applied, so the agent cannot pre-fill it
+INI_FILE = f"{GRADING_DIR}/pytest.ini"
+JUNIT_FILE = f"{GRADING_DIR}/junit.xml"
+# pythonpath is relative to the ini file: the repository root goes on sys.path, as with `python -m pytest`.
+INI_TEXT = "[pytest]\npythonpath = ..\n"
+PLANTED_NAMES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py"})
+BASE_ARGS = ["-c", INI_FILE, "--rootdir=.", "-p", "no:cacheprovider", "--noconftest"]
+
+
+@dataclass
+class Score:
+    fixture: str
+    hidden_total: int
+    hidden_passed: int | None = None
+    visible_passed: int | None = None
+    visible_total: int | None = None
+    files_changed: int | None = None  # non-test files the diff adds, changes or deletes
+    changed_paths: list[str] = field(default_factory=list)  # every path in the diff
+    tests_added: int | None = None  # new test functions, parametrized cases counted once
+    visible_tests_modified: list[str] = field(default_factory=list)
+    outcomes: dict[str, str] = field(default_factory=dict)  # test id -> passed / failed / error / skipped
+    error: str | None = None
+    junit_xml: str | None = field(default=None, repr=False)
+
+    def note(self, problem: str) -> None:
+        self.error = f"{self.error}; {problem}" if self.error else problem
+
+    def as_row(self) -> dict[str, str]:
+        return {
+            "hidden_passed": cell(self.hidden_passed),
+            "hidden_total": cell(self.hidden_total),
+            "visible_passed": cell(self.visible_passed),
+            "visible_total": cell(self.visible_total),
+            "files_changed": cell(self.files_changed),
+            "tests_added": cell(self.tests_added),
+            "visible_tests_modified": ";".join(self.visible_tests_modified),
+        }
+
+    def as_json(self) -> dict[str, object]:
+        data = asdict(self)
+        data.pop("junit_xml")
+        return data
+
+
+def is_test_file(path: str) -> bool:
+    """Test code by pytest's default names; conftest.py counts as test code too."""
+    name = PurePosixPath(path).name
+    return name == "conftest.py" or name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def changed_paths(copy: Path, base: str) -> list[str]:
+    """Every path that differs from commit `base` in our grading copy: both sides of a rename, ignored files too."""
+    run_git(copy, "add", "-A", "--force", "--", ".")
+    names = run_git(copy, "diff", "--cached", "--name-only", "--no-renames", "-z", base)
+    return sorted(name for name in names.split("\0") if name)
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
+
+
+def _put(src: Path, dest: Path) -> None:
+    """Copy a file over whatever the agent left at `dest` (a file, a folder, a symlink pointing anywhere)."""
+    _remove(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest)
+
+
+def _leads_out(path: Path, root: Path) -> bool:
+    if not path.is_symlink():
+        return False
+    try:
+        return not path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        return True
+
+
+def clean_grading_copy(fx: Fixture, copy: Path) -> list[str]:
+    """Delete planted pytest/Python start-up files and symlinks leading out, restore the visible tests, and write
+    our ini file; returns what was deleted. Run again after any step that ran the agent's code in the copy."""
+    removed = []
+    for folder, dirs, files in os.walk(copy):
+        dirs[:] = [d for d in dirs if not (folder == str(copy) and d == ".git")]
+        for name in dirs + files:
+            path = Path(folder, name)
+            if _leads_out(path, copy) or (name in PLANTED_NAMES and not path.is_dir()):
+                _remove(path)
+                removed.append(path.relative_to(copy).as_posix())
+    for rel in fx.visible_tests:
+        _put(fx.path / rel, copy / rel)
+    _remove(copy / GRADING_DIR)
+    (copy / GRADING_DIR).mkdir()
+    (copy / INI_FILE).write_text(INI_TEXT)
+    return removed
+
+
+def collected_tests(grader: Grader, workdir: Path, files: list[str], timeout_s: float) -> tuple[set[str], str | None]:
+    """Test functions pytest collects from `files` (parametrized cases as one); and a problem, if any."""
+    if not files:
+        return set(), None
+    run = grader.run_pytest(workdir, [*BASE_ARGS, "--collect-only", "-q", *files], timeout_s)
+    if run.timed_out:
+        return set(), f"collecting {', '.join(files)} timed out"
+    found = {line.split("[")[0] for line in run.output.splitlines() if line.split("::")[0] in files and "::" in line}
+    problem = None if run.exit_code in (0, 5) else f"pytest could not collect all of {', '.join(files)}"
+    return found, problem
+
+
+def count_tests_added(
+    fx: Fixture, copy: Path, changed: list[str], grader: Grader, work_root: Path, timeout_s: float
+) -> tuple[int | None, str | None]:
+    """New test functions in the agent's new or changed test files, minus those the original files already had."""
+    files = [p for p in changed if is_test_file(p) and p not in fx.visible_tests and (copy / p).is_file()]
+    now, problem = collected_tests(grader, copy, files, timeout_s)
+    existing = [p for p in files if (fx.path / p).is_file()]
+    if problem and not now:
+        return None, problem
+    before: set[str] = set()
+    if existing:
+        original = work_root / "original"
+        _remove(original)
+        make_work_copy(fx, original)
+        clean_grading_copy(fx, original)
+        before, _ = collected_tests(grader, original, existing, timeout_s)
+    return len(now - before), problem
+
+
+def apply_agent_diff(fx: Fixture, diff: str, copy: Path, base: str, score: Score) -> bool:
+    """Apply the diff to the clean copy and record what it touches; False (with score.error) when it cannot."""
+    if not diff.strip():
+        score.files_changed = 0
+        return True
+    try:
+        run_git(copy, "apply", "--binary", "--whitespace=nowarn", "-", stdin=diff)
+    except FixtureError as e:
+        score.note(f"the agent's diff does not apply to a clean copy of {fx.name}: {e}")
+        return False
+    score.changed_paths = changed_paths(copy, base)
+    score.files_changed = sum(not is_test_file(p) for p in score.changed_paths)
+    score.visible_tests_modified = [p for p in score.changed_paths if p in fx.visible_tests]
+    if score.visible_tests_modified:
+        modified = ", ".join(score.visible_tests_modified)
+        score.note(f"visible tests modified by the agent (graded with the originals): {modified}")
+    return True
+
+
+def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, score: Score) -> None:
+    """Hidden and visible tests in one pytest run; fills the counts and outcomes from its junit XML."""
+    hidden = [p.name for p in fx.hidden_test_files]
+    for test_file in fx.hidden_test_files:
+        _put(test_file, copy / test_file.name)
+    args = [*BASE_ARGS, "--continue-on-collection-errors", f"--junitxml={JUNIT_FILE}", "-q", *hidden, *fx.visible_tests]
+    run = grader.run_pytest(copy, args, timeout_s)
+    junit = copy / JUNIT_FILE
+    if run.timed_out or not junit.is_file():
+        why = f"timed out after {timeout_s:g}s" if run.timed_out else f"wrote no junit XML: {run.output.strip()[-300:]}"
+        score.note(f"grading pytest {why}")
+        return
+    score.junit_xml = junit.read_text(encoding="utf-8", errors="replace")
+    score.outcomes = parse_junit(score.junit_xml, hidden + fx.visible_tests)
+    score.hidden_passed, hidden_seen, hidden_broken = count(score.outcomes, hidden)
+    score.visible_passed, score.visible_total, visible_broken = count(score.outcomes, fx.visible_tests)
+    if hidden_broken or visible_broken:
+        score.note(f"test files that failed to collect: {', '.join(hidden_broken + visible_broken)}")
+    if hidden_seen != fx.hidden_total:
+        score.note(f"{hidden_seen} hidden tests ran, fixture.yaml says {fx.hidden_total}")
+
+
+def score_diff(fx: Fixture, diff: str, grader: Grader, work_root: Path, timeout_s: float = 300) -> Score:
+    """Grade `diff` (the agent's changes) against fixture `fx` in fresh copies under `work_root`."""
+    score = Score(fixture=fx.name, hidden_total=fx.hidden_total)
+    copy = work_root / "grading"
+    _remove(copy)
+    base = make_work_copy(fx, copy)
+    if not apply_agent_diff(fx, diff, copy, base, score):
+        return score
+    removed = clean_grading_copy(fx, copy)
+    score.tests_added, problem = count_tests_added(fx, copy, score.changed_paths, grader, work_root, timeout_s)
+    if problem:
+        score.note(problem)
+    # Collecting imported the agent's code, which may have planted files (or rewritten our ini): clean again.
+    removed += clean_grading_copy(fx, copy)
+    if removed:
+        score.note(f"ignored files the agent planted: {', '.join(sorted(set(removed)))}")
+    run_tests(fx, copy, grader, timeout_s, score)
+    return score
+
+
+def score_run_dir(run_dir: Path, grader: Grader, root: Path | None = None) -> Score:
+    """Grade results/runs/<run_id>/ (run.json names the fixture, diff.patch holds the changes); writes
+    junit.xml and score.json beside them."""
+    try:
+        fixture_name = json.loads((run_dir / "run.json").read_text())["fixture"]
+        diff = (run_dir / "diff.patch").read_text(encoding="utf-8", errors="surrogateescape")
+    except (OSError, ValueError, KeyError) as e:
+        raise ScoringError(
+            f"{run_dir} is not a run directory with run.json (naming the fixture) and diff.patch: {e}"
+        ) from e
+    fx = load_fixture(fixture_name, root)
+    with tempfile.TemporaryDirectory(prefix="bench-score-") as tmp:
+        score = score_diff(fx, diff, grader, Path(tmp))
+    (run_dir / "junit.xml").unlink(missing_ok=True)  # a report from an earlier grading must not stand for this one
+    if score.junit_xml is not None:
+        (run_dir / "junit.xml").write_text(score.junit_xml, encoding="utf-8")
+    (run_dir / "score.json").write_text(json.dumps(score.as_json(), indent=2) + "\n", encoding="utf-8")
+    return score
+
+
+def command(args: argparse.Namespace) -> int:
+    """`python -m bench score RUN_DIR [--sandbox ...]`: grade the run again and print the score."""
+    score = score_run_dir(Path(args.run_dir), make_grader(args.sandbox))
+    row = score.as_row()
+    print(f"fixture        {score.fixture}")
+    print(f"hidden tests   {row['hidden_passed'] or '?'} of {row['hidden_total']} passed")
+    print(f"visible tests  {row['visible_passed'] or '?'} of {row['visible_total'] or '?'} passed")
+    touched = ", ".join(score.changed_paths) or "nothing"
+    print(f"files changed  {row['files_changed'] or '?'} non-test; the diff touches {touched}")
+    print(f"tests added    {row['tests_added'] or '?'}")
+    print(f"error          {score.error or 'none'}")
+    return 0

@@ -1,0 +1,94 @@
+"""The agent's work copy of a fixture: a one-commit git repository, and the diff of what the agent changed in it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from bench.errors import FixtureError
+from bench.score.fixtures import CACHE_NAMES, CACHE_SUFFIXES, Fixture, fixture_files
+
+DIFF_EXCLUDES = [f":(exclude,glob)**/{name}/**" for name in sorted(CACHE_NAMES)]
+DIFF_EXCLUDES += [f":(exclude,glob)**/*{suffix}" for suffix in CACHE_SUFFIXES]
+
+
+# Fixed identity and date for the agent's single commit, so the copy's history says nothing about its origin.
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@localhost",
+    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@localhost",
+    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000",
+}
+
+
+COMMIT_MESSAGE = "initial state"
+
+
+def run_git(workdir: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> str:
+    """Run git in `workdir`, ignoring the user's and system's git configuration; a failure is a FixtureError."""
+    # safe.directory: the copy may belong to another uid (the container user) by the time we diff it.
+    command = ["git", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", *args]
+    trusted = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_NO_REPLACE_OBJECTS": "1"}
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    full_env = {**inherited, **trusted, **(env or {})}
+    # surrogateescape: file contents in a diff need not be UTF-8, and must survive the round trip unchanged.
+    done = subprocess.run(
+        command, cwd=workdir, env=full_env, input=stdin, capture_output=True, encoding="utf-8", errors="surrogateescape"
+    )
+    if done.returncode != 0:
+        raise FixtureError(f"git {args[0]} failed in {workdir}: {done.stderr.strip()[-500:]}")
+    return done.stdout
+
+
+def copy_repository(fx: Fixture, dest: Path) -> None:
+    """Copy the fixture's repository files (not fixture.yaml, no caches) into `dest`."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for rel in fixture_files(fx):
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(fx.path / rel, dest / rel, follow_symlinks=False)
+
+
+def make_work_copy(fx: Fixture, dest: Path) -> str:
+    """A fresh one-commit git repository of the fixture in `dest`; returns the commit sha.
+
+    The author, committer, date and message are fixed, so the history reveals nothing and every copy of the same
+    fixture has the same sha. fixture.yaml stays out: the agent must not see the expected scores.
+    """
+    copy_repository(fx, dest)
+    run_git(dest, "init", "-q", "-b", "main")
+    run_git(dest, "add", "-A", "--force", "--", ".")
+    run_git(dest, "commit", "-q", "--no-verify", "-m", COMMIT_MESSAGE, env=GIT_IDENTITY)
+    return run_git(dest, "rev-parse", "HEAD").strip()
+
+
+def capture_diff(workdir: Path, base: str) -> str:
+    """Everything changed in `workdir` since commit `base`, new and deleted files included, as a binary diff.
+
+    git runs with a throwaway repository of ours (its objects borrowed read-only from the copy): the agent's own
+    index stays as it was, and nothing the agent wrote into .git/config (filters, diff drivers, hooks) runs here.
+    """
+    objects = (workdir / ".git" / "objects").resolve()
+    if not objects.is_dir():
+        raise FixtureError(f"{workdir} has no .git/objects: the agent's copy lost its repository, no diff possible")
+    with tempfile.TemporaryDirectory(prefix="bench-diff-") as tmp:
+        trusted = Path(tmp) / "repo"
+        run_git(Path(tmp), "init", "-q", str(trusted))
+        (trusted / ".git" / "objects" / "info" / "alternates").write_text(f"{objects}\n")
+        env = {"GIT_DIR": str(trusted / ".git"), "GIT_WORK_TREE": str(workdir), "GIT_INDEX_FILE": f"{tmp}/index"}
+        run_git(workdir, "read-tree", base, env=env)
+        run_git(workdir, "add", "-A", "--", ".", *DIFF_EXCLUDES, env=env)
+        return run_git(
+            workdir, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-renames", base, env=env
+        )
+
+
+def solution_diff(fx: Fixture, dest: Path) -> str:
+    """The reference solution as an agent's diff: solution/ laid over a work copy in `dest`, then captured."""
+    base = make_work_copy(fx, dest)
+    shutil.copytree(fx.solution_dir, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*CACHE_NAMES, "*.py[co]"))
+    return capture_diff(dest, base)

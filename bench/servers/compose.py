@@ -1,0 +1,126 @@
+"""Compose servers: compose.yaml's flint/jeff on the GPU, or flint-cpu/jeff-cpu (profile cpu) without one."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from bench import ROOT
+from bench.config import BenchConfig
+from bench.containers.network import SANDBOX_INTERFACES, isolate_from_host, warn_once
+from bench.errors import PrerequisiteError, ServerStartError
+from bench.servers.api import check_ctx, is_healthy, wait_healthy
+from bench.servers.base import Endpoints
+from bench.servers.binaries import find_small_model
+from bench.servers.process import free_port
+
+COMPOSE_FILE = ROOT / "compose.yaml"
+
+
+COMPOSE_PROJECT = "agentbench"
+
+
+def compose_command() -> list[str]:
+    """`docker compose` (v2 plugin) when present, else Debian's `docker-compose` (v1)."""
+    if shutil.which("docker"):
+        probe = subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=30)
+        if probe.returncode == 0:
+            return ["docker", "compose"]
+    if shutil.which("docker-compose"):
+        return ["docker-compose"]
+    raise PrerequisiteError("neither `docker compose` nor `docker-compose` is installed: install one (README)")
+
+
+class ComposeServers:
+    """compose.yaml's services: flint/jeff on the GPU, or flint-cpu/jeff-cpu (profile cpu) without one."""
+
+    kind = "compose"
+
+    def __init__(self, config: BenchConfig, *, gpu: bool, cpu_image: str = "") -> None:
+        self.config = config
+        self.gpu = gpu
+        self.cpu_image = cpu_image
+        self.services = ["flint", "jeff"] if gpu else ["flint-cpu", "jeff-cpu"]
+        self.env: dict[str, str] = {}
+
+    def _compose(self, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        profile = [] if self.gpu else ["--profile", "cpu"]
+        cmd = [*compose_command(), "-p", COMPOSE_PROJECT, "-f", str(COMPOSE_FILE), *profile, *args]
+        result = subprocess.run(cmd, env=self.env or None, capture_output=True, text=True, timeout=timeout)
+        if check and result.returncode != 0:
+            raise ServerStartError(f"`{' '.join(cmd[-3:])}` failed: {(result.stderr or result.stdout).strip()[-500:]}")
+        return result
+
+    def _models(self) -> tuple[Path, str, str]:
+        if not self.gpu:
+            model = find_small_model()
+            return model.parent, model.name, model.name
+        models_dir = Path(self.config.models_dir).expanduser().resolve()
+        for name in (self.config.flint_model, self.config.jeff_model):
+            if not name or not (models_dir / name).is_file():
+                raise PrerequisiteError(
+                    f"model {name or '(unset)'} not found in {models_dir}: set models_dir, flint_model and jeff_model "
+                    "in bench.yaml (or MODELS_DIR/FLINT_MODEL/JEFF_MODEL for make up)"
+                )
+        return models_dir, self.config.flint_model, self.config.jeff_model
+
+    def start(self, ctx: int, ports: tuple[int, int] | None = None) -> Endpoints:
+        models_dir, flint_model, jeff_model = self._models()
+        flint_port, jeff_port = ports or (free_port(), free_port())
+        self.env = dict(os.environ) | {
+            "FLINT_PORT": str(flint_port),
+            "JEFF_PORT": str(jeff_port),
+            "CTX": str(ctx),
+            "JEFF_CTX": str(self.config.jeff_ctx),
+            "MODELS_DIR": str(models_dir),
+            "FLINT_MODEL": flint_model,
+            "JEFF_MODEL": jeff_model,
+            "LLAMA_IMAGE": self.config.llama_image,
+            "LLAMA_CPU_IMAGE": self.cpu_image,
+            "GPU_DEVICE": self.config.gpu_device,
+        }
+        self._compose("up", "-d", "--force-recreate", *self.services)
+        warn_once(isolate_from_host(SANDBOX_INTERFACES[1]))
+        flint_url = f"http://127.0.0.1:{flint_port}"
+        jeff_url = f"http://127.0.0.1:{jeff_port}" if self.config.use_jeff else None
+        if not wait_healthy([u for u in (flint_url, jeff_url) if u], self.config.server_start_timeout_s):
+            tail = self.log_tail()
+            self.stop()
+            raise ServerStartError(
+                f"compose servers not healthy after {self.config.server_start_timeout_s:.0f}s "
+                f"(raise server_start_timeout_s for large models); log tail:\n{tail}"
+            )
+        build = check_ctx(flint_url, ctx, "Flint").build
+        return Endpoints(
+            flint_url=flint_url,
+            jeff_url=jeff_url,
+            flint_model=flint_model,
+            jeff_model=jeff_model if jeff_url else "",
+            flint_model_path=models_dir / flint_model,
+            jeff_model_path=(models_dir / jeff_model) if jeff_url else None,
+            server_build=build,
+            sandbox_network=f"{COMPOSE_PROJECT}_sandbox",
+            flint_sandbox_url="http://flint:8080",
+            jeff_sandbox_url="http://jeff:8080" if jeff_url else None,
+            server_containers=self._container_ids(),
+        )
+
+    def _container_ids(self) -> dict[str, str]:
+        ids = {}
+        for role, service in zip(("flint", "jeff"), self.services, strict=True):
+            ids[role] = self._compose("ps", "-q", service).stdout.strip()
+        return ids
+
+    def healthy(self) -> bool:
+        ports = [self.env.get("FLINT_PORT"), self.env.get("JEFF_PORT") if self.config.use_jeff else None]
+        return all(is_healthy(f"http://127.0.0.1:{p}") for p in ports if p)
+
+    def log_tail(self, lines: int = 20) -> str:
+        return self._compose("logs", "--no-color", "--tail", str(lines), *self.services, check=False).stdout
+
+    def stop(self) -> None:
+        if self.env:
+            self._compose("down", "--remove-orphans", check=False)
+            self.env = {}

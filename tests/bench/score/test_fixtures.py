@@ -1,0 +1,249 @@
+"""fixture.yaml validation, fixture hashing, the agent's one-commit copy, capture_diff, and `bench fixtures check`."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+import bench.score.check
+import bench.score.fixtures
+from bench.errors import FixtureError
+from bench.score.check import check_fixture, command
+from bench.score.fixtures import fixture_hash, list_fixtures, load_fixture
+from bench.score.workcopy import COMMIT_MESSAGE, capture_diff, make_work_copy
+
+
+def copy_tree(root: Path) -> Path:
+    """A private copy of todo_repo and its hidden tests, laid out like the repository, to break at will."""
+    source = load_fixture("todo_repo")
+    shutil.copytree(source.path, root / "fixtures/todo_repo", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(source.hidden_dir, root / "hidden_tests/todo_repo", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def edit_yaml(root: Path, **changes: object) -> None:
+    file = root / "fixtures/todo_repo/fixture.yaml"
+    data = yaml.safe_load(file.read_text())
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key)
+        else:
+            data[key] = value
+    file.write_text(yaml.safe_dump(data))
+
+
+def git(repo: Path, *args: str) -> str:
+    command = ["git", "-c", "safe.directory=*", *args]
+    return subprocess.run(command, cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    return copy_tree(tmp_path / "tree")
+
+
+def test_todo_repo_loads_with_its_declared_counts() -> None:
+    fx = load_fixture("todo_repo")
+
+    assert (fx.hidden_total, fx.expected_hidden_passing, fx.max_steps) == (6, 2, 30)
+    assert fx.task_file == Path("TASK.md") and fx.visible_tests == ["test_todo.py"]
+    assert [p.name for p in fx.hidden_test_files] == ["test_hidden_due_dates.py", "test_hidden_regressions.py"]
+    assert "todo_repo" in list_fixtures()
+
+
+def test_unknown_fixture_names_the_available_ones(tree: Path) -> None:
+    with pytest.raises(FixtureError, match=r"unknown fixture 'nope'.*available: todo_repo"):
+        load_fixture("nope", tree)
+
+
+def test_list_fixtures_skips_folders_without_fixture_yaml(tree: Path) -> None:
+    (tree / "fixtures/scratch").mkdir()
+
+    assert list_fixtures(tree) == ["todo_repo"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"timeout": 5}, "unknown key"),
+        ({"hidden_total": None}, "missing key 'hidden_total'"),
+        ({"hidden_total": "6"}, "hidden_total must be a int"),
+        ({"max_steps": True}, "max_steps must be a int"),
+        ({"visible_tests": "test_todo.py"}, "visible_tests must be a list"),
+        ({"visible_tests": []}, "non-empty list"),
+        ({"expected_hidden_passing": 7}, "between 0 and hidden_total"),
+        ({"max_steps": 0}, "at least 1"),
+        ({"task_file": "MISSING.md"}, "MISSING.md is not a file"),
+        ({"task_file": "../../hidden_tests/todo_repo/test_hidden_due_dates.py"}, "is not a file inside"),
+        ({"visible_tests": ["test_todo.py", "test_gone.py"]}, "test_gone.py is not a file"),
+        ({"hidden_tests": "hidden_tests/elsewhere"}, "does not exist"),
+    ],
+)
+def test_fixture_yaml_is_validated_strictly(tree: Path, changes: dict[str, object], message: str) -> None:
+    edit_yaml(tree, **changes)
+
+    with pytest.raises(FixtureError, match="fixture todo_repo") as error:
+        load_fixture("todo_repo", tree)
+
+    assert message in str(error.value)
+
+
+def test_a_hidden_folder_without_tests_is_rejected(tree: Path) -> None:
+    for test in (tree / "hidden_tests/todo_repo").glob("test_*.py"):
+        test.unlink()
+
+    with pytest.raises(FixtureError, match="no test_"):
+        load_fixture("todo_repo", tree)
+
+
+def test_fixture_hash_follows_every_input_but_not_caches(tree: Path) -> None:
+    before = fixture_hash(load_fixture("todo_repo", tree))
+    (tree / "fixtures/todo_repo/__pycache__").mkdir()
+    (tree / "fixtures/todo_repo/__pycache__/todo.cpython-311.pyc").write_bytes(b"\0")
+    assert fixture_hash(load_fixture("todo_repo", tree)) == before
+
+    hidden = tree / "hidden_tests/todo_repo/test_hidden_due_dates.py"
+    hidden.write_text(hidden.read_text() + "\n# changed\n")
+    after_hidden = fixture_hash(load_fixture("todo_repo", tree))
+    solution = tree / "hidden_tests/todo_repo/solution/todo.py"
+    solution.write_text(solution.read_text() + "\n# changed\n")
+    after_solution = fixture_hash(load_fixture("todo_repo", tree))
+
+    assert len({before, after_hidden, after_solution}) == 3
+
+
+def test_work_copy_is_one_anonymous_commit_without_fixture_yaml(tmp_path: Path) -> None:
+    fx = load_fixture("todo_repo")
+
+    sha = make_work_copy(fx, tmp_path / "a")
+
+    log = git(tmp_path / "a", "log", "--format=%an <%ae>|%cn <%ce>|%ad|%s", "--date=iso-strict").splitlines()
+    assert log == [f"bench <bench@localhost>|bench <bench@localhost>|2000-01-01T00:00:00+00:00|{COMMIT_MESSAGE}"]
+    assert git(tmp_path / "a", "rev-parse", "HEAD").strip() == sha
+    tracked = git(tmp_path / "a", "ls-files").split()
+    assert "fixture.yaml" not in tracked and {"todo.py", "test_todo.py", "TASK.md"} <= set(tracked)
+    assert not (tmp_path / "a/fixture.yaml").exists()
+    assert git(tmp_path / "a", "status", "--porcelain") == ""
+    assert make_work_copy(fx, tmp_path / "b") == sha  # nothing about time or place leaks into the commit
+
+
+def test_capture_diff_has_new_changed_and_deleted_files_but_no_caches(tmp_path: Path) -> None:
+    repo = tmp_path / "agent"
+    base = make_work_copy(load_fixture("todo_repo"), repo)
+    (repo / "todo.py").write_text((repo / "todo.py").read_text() + "\n# agent was here\n")
+    (repo / "README.md").unlink()
+    (repo / "pkg").mkdir()
+    (repo / "pkg/new_module.py").write_text("X = 1\n")
+    (repo / "__pycache__").mkdir()
+    (repo / "__pycache__/todo.cpython-311.pyc").write_bytes(b"\0\1")
+    (repo / "todo.json").write_text("{}")  # the fixture's .gitignore names it: a by-product of trying the app
+
+    diff = capture_diff(repo, base)
+
+    headers = [line for line in diff.splitlines() if line.startswith("diff --git")]
+    assert headers == [
+        "diff --git a/README.md b/README.md",
+        "diff --git a/pkg/new_module.py b/pkg/new_module.py",
+        "diff --git a/todo.py b/todo.py",
+    ]
+    assert "+# agent was here" in diff and "deleted file mode" in diff
+
+
+def test_capture_diff_leaves_the_agents_index_and_config_alone(tmp_path: Path) -> None:
+    repo = tmp_path / "agent"
+    base = make_work_copy(load_fixture("todo_repo"), repo)
+    marker = tmp_path / "filter-ran"
+    # A clean filter in the agent's .git/config would run on `git add` if we used the agent's repository.
+    git(repo, "config", "filter.evil.clean", f"touch {marker}; cat")
+    (repo / ".gitattributes").write_text("*.py filter=evil\n")
+    (repo / "staged.py").write_text("A = 1\n")
+    git(repo, "add", "staged.py")
+    (repo / "todo.py").write_text("# rewritten\n")
+    marker.unlink(missing_ok=True)
+    index_before = (repo / ".git/index").read_bytes()
+
+    diff = capture_diff(repo, base)
+
+    assert not marker.exists()
+    assert (repo / ".git/index").read_bytes() == index_before
+    assert git(repo, "diff", "--cached", "--name-only").split() == ["staged.py"]
+    assert "+# rewritten" in diff and "b/staged.py" in diff and "b/.gitattributes" in diff
+
+
+def test_capture_diff_without_a_repository_says_so(tmp_path: Path) -> None:
+    repo = tmp_path / "agent"
+    base = make_work_copy(load_fixture("todo_repo"), repo)
+    shutil.rmtree(repo / ".git")
+
+    with pytest.raises(FixtureError, match="lost its repository"):
+        capture_diff(repo, base)
+
+
+def test_fixtures_check_passes_for_todo_repo() -> None:
+    problems, summary = check_fixture("todo_repo")
+
+    assert problems == []
+    assert "original: hidden 2/6, visible 3/3" in summary and "solution: hidden 6/6, visible 3/3" in summary
+
+
+def test_fixtures_check_reports_a_wrong_expected_count(tree: Path) -> None:
+    edit_yaml(tree, expected_hidden_passing=3)
+
+    problems, _ = check_fixture("todo_repo", tree)
+
+    assert problems == ["original: 2 of 6 hidden tests pass, expected 3"]
+
+
+def test_fixtures_check_reports_a_wrong_hidden_total(tree: Path) -> None:
+    edit_yaml(tree, hidden_total=5)
+
+    problems, _ = check_fixture("todo_repo", tree)
+
+    assert any("6 hidden tests ran, fixture.yaml says 5" in p for p in problems)
+
+
+def test_fixtures_check_reports_a_hidden_test_named_like_a_fixture_file(tree: Path) -> None:
+    shutil.copy(tree / "hidden_tests/todo_repo/test_hidden_due_dates.py", tree / "fixtures/todo_repo/")
+
+    problems, _ = check_fixture("todo_repo", tree)
+
+    assert problems == ["hidden test test_hidden_due_dates.py has the name of a fixture or solution file"]
+
+
+def test_fixtures_check_reports_a_solution_that_does_not_solve(tree: Path) -> None:
+    shutil.copy(tree / "fixtures/todo_repo/todo.py", tree / "hidden_tests/todo_repo/solution/todo.py")
+
+    problems, _ = check_fixture("todo_repo", tree)
+
+    assert "solution: 2 of 6 hidden tests pass, expected 6" in problems
+    assert any(p.startswith("solution: its own tests fail (test_due.py)") for p in problems)
+
+
+def test_fixtures_check_reports_visible_tests_failing_on_the_original(tree: Path) -> None:
+    test_todo = tree / "fixtures/todo_repo/test_todo.py"
+    test_todo.write_text(test_todo.read_text().replace('"  2 [ ] call the plumber"', '"  2 [ ] call a plumber"'))
+
+    problems, _ = check_fixture("todo_repo", tree)
+
+    assert "original: 2 of 3 visible tests pass, expected all" in problems
+
+
+def test_fixtures_check_command_names_the_broken_fixture(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copytree(tree / "fixtures/todo_repo", tree / "fixtures/broken_repo")
+    (tree / "fixtures/broken_repo/fixture.yaml").unlink()
+    monkeypatch.setattr(bench.score.fixtures, "repo_root", lambda: tree)
+    monkeypatch.setattr(bench.score.check, "repo_root", lambda: tree)
+
+    status = command(argparse.Namespace(names=[]))
+
+    lines = capsys.readouterr().out.splitlines()
+    assert status == 1
+    assert lines[0].startswith("broken_repo: FAILED: unknown fixture 'broken_repo'")
+    assert lines[1].startswith("todo_repo: ok")

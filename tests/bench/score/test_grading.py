@@ -1,0 +1,418 @@
+"""The scorer is honest: doing nothing scores 2/6, the solution 6/6, and no planted file or edited test gains a point.
+
+Every test grades a real diff made the way the bench makes it (a one-commit work copy, an edit, capture_diff) with
+the real LocalGrader, i.e. a real pytest subprocess.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from bench.errors import ScoringError
+from bench.score.fixtures import Fixture, load_fixture
+from bench.score.graders import LocalGrader
+from bench.score.grading import BASE_ARGS, GRADING_DIR, INI_FILE, INI_TEXT, Score, command, score_diff, score_run_dir
+from bench.score.junit import parse_junit
+from bench.score.workcopy import capture_diff, make_work_copy, solution_diff
+
+HIDDEN_DUE = "test_hidden_due_dates.py"
+HIDDEN_REGRESSIONS = "test_hidden_regressions.py"
+
+ALWAYS_PASS_VISIBLE = """
+def test_add_and_list():
+    pass  # always passes
+
+def test_done_items_are_hidden_unless_all():
+    pass  # always passes
+
+def test_unknown_id_is_an_error():
+    pass  # always passes
+"""
+
+FORCE_PASS_CONFTEST = """
+import pytest
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome = "passed"
+    report.longrepr = None
+"""
+
+DESELECT_NEW_FEATURE = "-k 'not due and not overdue'"
+
+
+@pytest.fixture(scope="module")
+def todo() -> Fixture:
+    return load_fixture("todo_repo")
+
+
+def agent_diff(fx: Fixture, tmp_path: Path, edit: Callable[[Path], None]) -> str:
+    """What an agent that made `edit` in its copy would hand in."""
+    repo = tmp_path / "agent"
+    base = make_work_copy(fx, repo)
+    edit(repo)
+    return capture_diff(repo, base)
+
+
+def grade(fx: Fixture, tmp_path: Path, diff: str, timeout_s: float = 120) -> Score:
+    return score_diff(fx, diff, LocalGrader(), tmp_path / "work", timeout_s=timeout_s)
+
+
+def write(relative: str, text: str) -> Callable[[Path], None]:
+    def edit(repo: Path) -> None:
+        (repo / relative).parent.mkdir(parents=True, exist_ok=True)
+        (repo / relative).write_text(text)
+
+    return edit
+
+
+def both(*edits: Callable[[Path], None]) -> Callable[[Path], None]:
+    def edit(repo: Path) -> None:
+        for one in edits:
+            one(repo)
+
+    return edit
+
+
+def break_listing(repo: Path) -> None:
+    """An agent change that breaks the visible tests: items print without their id."""
+    todo_py = repo / "todo.py"
+    todo_py.write_text(todo_py.read_text().replace('return f"{item.id:>3} [{mark}] {item.text}"', "return item.text"))
+
+
+def solution_code(fx: Fixture) -> Callable[[Path], None]:
+    return write("todo.py", (fx.solution_dir / "todo.py").read_text())
+
+
+def test_an_untouched_copy_scores_what_the_original_code_earns(todo: Fixture, tmp_path: Path) -> None:
+    score = grade(todo, tmp_path, agent_diff(todo, tmp_path, lambda repo: None))
+
+    assert (score.hidden_passed, score.hidden_total) == (2, 6)
+    assert (score.visible_passed, score.visible_total) == (3, 3)
+    assert (score.files_changed, score.tests_added, score.error) == (0, 0, None)
+    passed = sorted(test_id for test_id, outcome in score.outcomes.items() if outcome == "passed")
+    assert [test_id.split("::")[0] for test_id in passed] == [HIDDEN_REGRESSIONS] * 2 + ["test_todo.py"] * 3
+    assert sum(outcome == "failed" for outcome in score.outcomes.values()) == 4
+
+
+def test_the_reference_solution_scores_full_marks(todo: Fixture, tmp_path: Path) -> None:
+    score = grade(todo, tmp_path, solution_diff(todo, tmp_path / "solution"))
+
+    assert (score.hidden_passed, score.visible_passed, score.visible_total) == (6, 3, 3)
+    assert score.changed_paths == ["test_due.py", "todo.py"]
+    assert score.files_changed == 1
+    assert score.tests_added == 5  # five test functions; the parametrized one counts once
+    assert score.error is None
+    assert score.visible_tests_modified == []
+
+
+def test_editing_a_visible_test_gains_nothing_and_is_reported(todo: Fixture, tmp_path: Path) -> None:
+    diff = agent_diff(todo, tmp_path, both(break_listing, write("test_todo.py", ALWAYS_PASS_VISIBLE)))
+
+    score = grade(todo, tmp_path, diff)
+
+    assert score.visible_tests_modified == ["test_todo.py"]
+    assert score.error is not None and "test_todo.py" in score.error
+    assert score.as_row()["visible_tests_modified"] == "test_todo.py"
+    # The original visible tests ran against the broken listing, so they fail.
+    assert (score.visible_passed, score.visible_total) == (0, 3)
+
+
+def test_a_file_named_like_a_hidden_test_is_overwritten(todo: Fixture, tmp_path: Path) -> None:
+    fake = "".join(f"def test_fake_{i}():\n    pass\n\n" for i in range(6))
+    diff = agent_diff(todo, tmp_path, both(write(HIDDEN_DUE, fake), write(HIDDEN_REGRESSIONS, fake)))
+
+    score = grade(todo, tmp_path, diff)
+
+    assert score.hidden_passed == 2
+    assert not any("test_fake" in test_id for test_id in score.outcomes)
+    assert score.tests_added == 12  # they are tests the agent wrote, even if they never reach the grade
+
+
+ATTACKS = {
+    "conftest forcing passes": write("conftest.py", FORCE_PASS_CONFTEST),
+    "conftest in a subfolder": both(write("pkg/conftest.py", FORCE_PASS_CONFTEST), write("pkg/__init__.py", "")),
+    "pytest.ini deselecting": write("pytest.ini", f"[pytest]\naddopts = {DESELECT_NEW_FEATURE}\n"),
+    "pyproject deselecting": write(
+        "pyproject.toml", f'[tool.pytest.ini_options]\naddopts = "{DESELECT_NEW_FEATURE}"\n'
+    ),
+    "setup.cfg deselecting": write("setup.cfg", f"[tool:pytest]\naddopts = {DESELECT_NEW_FEATURE}\n"),
+    "tox.ini deselecting": write("tox.ini", f"[pytest]\naddopts = {DESELECT_NEW_FEATURE}\n"),
+    "sitecustomize": write("sitecustomize.py", "import os\nos.environ['PYTEST_ADDOPTS'] = \"-k regressions\"\n"),
+    "usercustomize": write("usercustomize.py", "import sys\nsys.exit(0)\n"),
+}
+
+
+@pytest.mark.parametrize("attack", ATTACKS.values(), ids=ATTACKS.keys())
+def test_planted_test_configuration_gains_nothing(
+    todo: Fixture, tmp_path: Path, attack: Callable[[Path], None]
+) -> None:
+    score = grade(todo, tmp_path, agent_diff(todo, tmp_path, attack))
+
+    assert (score.hidden_passed, score.hidden_total, score.visible_passed) == (2, 6, 3)
+    assert sum(outcome == "failed" for outcome in score.outcomes.values()) == 4
+
+
+@pytest.mark.parametrize("attack", ["conftest forcing passes", "pytest.ini deselecting", "pyproject deselecting"])
+def test_the_planted_configuration_would_work_on_a_naive_grader(todo: Fixture, tmp_path: Path, attack: str) -> None:
+    """The control for the test above: a plain `pytest` in the agent's copy plus hidden tests reports no failure."""
+    repo = tmp_path / "naive"
+    make_work_copy(todo, repo)
+    ATTACKS[attack](repo)
+    for hidden in todo.hidden_test_files:
+        shutil.copy(hidden, repo)
+
+    naive = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=repo, capture_output=True
+    )
+
+    assert naive.returncode == 0, naive.stdout.decode()[-500:]
+
+
+def test_code_run_while_counting_tests_cannot_rewrite_the_grading_setup(todo: Fixture, tmp_path: Path) -> None:
+    """Counting tests_added imports the agent's test files; what they plant then is swept before grading."""
+    sneaky = (
+        "from pathlib import Path\n"
+        f"Path('.bench-grading/pytest.ini').write_text(\"[pytest]\\naddopts = {DESELECT_NEW_FEATURE}\\n\")\n"
+        f"Path('conftest.py').write_text({FORCE_PASS_CONFTEST!r})\n\n"
+        "def test_mine():\n    pass\n"
+    )
+
+    score = grade(todo, tmp_path, agent_diff(todo, tmp_path, write("test_sneaky.py", sneaky)))
+
+    assert score.tests_added == 1
+    assert (score.hidden_passed, score.hidden_total, score.visible_passed) == (2, 6, 3)
+    assert sum(outcome == "failed" for outcome in score.outcomes.values()) == 4
+
+
+def test_planted_start_up_files_are_deleted_and_reported(todo: Fixture, tmp_path: Path) -> None:
+    diff = agent_diff(todo, tmp_path, both(ATTACKS["conftest in a subfolder"], ATTACKS["sitecustomize"]))
+
+    score = grade(todo, tmp_path, diff)
+
+    assert score.error is not None
+    assert "pkg/conftest.py" in score.error and "sitecustomize.py" in score.error
+
+
+def test_a_symlink_to_code_outside_the_copy_is_not_followed(todo: Fixture, tmp_path: Path) -> None:
+    """Locally, an agent could point todo.py at the solution on disk; the grading copy drops such links."""
+
+    def link_to_solution(repo: Path) -> None:
+        (repo / "todo.py").unlink()
+        (repo / "todo.py").symlink_to(todo.solution_dir / "todo.py")
+
+    score = grade(todo, tmp_path, agent_diff(todo, tmp_path, link_to_solution))
+
+    assert score.hidden_passed == 0
+    assert score.error is not None and "todo.py" in score.error
+
+
+@pytest.mark.parametrize(
+    "diff",
+    [
+        "this is not a diff\n",
+        "--- a/todo.py\n+++ b/todo.py\n@@ -1,1 +1,1 @@\n-no such line in todo.py\n+something else\n",
+    ],
+    ids=["garbage", "wrong base"],
+)
+def test_a_diff_that_does_not_apply_is_an_error_not_an_exception(todo: Fixture, tmp_path: Path, diff: str) -> None:
+    score = grade(todo, tmp_path, diff)
+
+    assert score.error is not None and "does not apply" in score.error
+    assert (score.hidden_passed, score.visible_passed, score.tests_added) == (None, None, None)
+    assert score.as_row()["hidden_passed"] == "" and score.as_row()["hidden_total"] == "6"
+
+
+def test_tests_added_counts_new_functions_once_each(todo: Fixture, tmp_path: Path) -> None:
+    new_tests = (
+        "import pytest\n\n"
+        "def test_one():\n    pass\n\n"
+        "@pytest.mark.parametrize('n', [1, 2, 3])\ndef test_many(n):\n    pass\n\n"
+        "class TestGroup:\n    def test_in_class(self):\n        pass\n\n"
+        "def helper():\n    pass\n"
+    )
+    diff = agent_diff(todo, tmp_path, both(write("test_new.py", new_tests), write("notes.txt", "x\n")))
+
+    score = grade(todo, tmp_path, diff)
+
+    assert score.tests_added == 3
+    assert score.files_changed == 1  # notes.txt; test_new.py is a test file
+
+
+def test_tests_added_subtracts_functions_an_existing_test_file_had(todo: Fixture, tmp_path: Path) -> None:
+    root = copy_tree(tmp_path / "tree")
+    (root / "fixtures/todo_repo/test_extra.py").write_text("def test_present():\n    pass\n")
+    fx = load_fixture("todo_repo", root)
+    added = "def test_present():\n    pass\n\ndef test_new_one():\n    pass\n\ndef test_new_two():\n    pass\n"
+
+    score = grade(fx, tmp_path, agent_diff(fx, tmp_path, write("test_extra.py", added)))
+
+    assert score.tests_added == 2
+
+
+def test_code_that_breaks_collection_scores_a_measured_zero(todo: Fixture, tmp_path: Path) -> None:
+    score = grade(todo, tmp_path, agent_diff(todo, tmp_path, write("todo.py", "def broken(:\n")))
+
+    assert (score.hidden_passed, score.visible_passed) == (0, 0)
+    assert score.as_row()["hidden_passed"] == "0"
+    assert score.error is not None and HIDDEN_DUE in score.error and "0 hidden tests ran" in score.error
+
+
+def test_a_hanging_test_run_times_out_with_the_counts_left_empty(todo: Fixture, tmp_path: Path) -> None:
+    hang = both(solution_code(todo), lambda repo: (repo / "todo.py").write_text("import time\ntime.sleep(600)\n"))
+
+    score = grade(todo, tmp_path, agent_diff(todo, tmp_path, hang), timeout_s=2)
+
+    assert score.error is not None and "timed out" in score.error
+    assert (score.hidden_passed, score.visible_passed) == (None, None)
+
+
+def test_local_grader_ignores_the_callers_pytest_and_python_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(f"open({str(tmp_path / 'marker')!r}, 'w').close()\n")
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-k nothing_matches")
+
+    run = LocalGrader().run_pytest(tmp_path, ["-q", "-p", "no:cacheprovider", "test_one.py"], 60)
+
+    assert (run.exit_code, run.timed_out) == (0, False)
+    assert "1 passed" in run.output
+    assert not (tmp_path / "marker").exists()
+    assert not list(tmp_path.rglob("*.pyc"))
+
+
+def test_the_grading_arguments_alone_shut_out_a_conftest(tmp_path: Path) -> None:
+    """A second line of defence: even a conftest.py that survived deletion is not loaded."""
+    (tmp_path / "test_fails.py").write_text("def test_fails():\n    assert False\n")
+    (tmp_path / "conftest.py").write_text(FORCE_PASS_CONFTEST)
+    (tmp_path / GRADING_DIR).mkdir()
+    (tmp_path / INI_FILE).write_text(INI_TEXT)
+
+    run = LocalGrader().run_pytest(tmp_path, [*BASE_ARGS, "-q", "test_fails.py"], 60)
+
+    assert run.exit_code == 1
+    assert "1 failed" in run.output
+
+
+def test_parse_junit_keys_outcomes_by_file_class_and_test() -> None:
+    xml = (
+        "<testsuites><testsuite>"
+        '<testcase classname="" name="sub.test_broken"><error message="collection failure"/></testcase>'
+        '<testcase classname="test_a" name="test_ok"/>'
+        '<testcase classname="test_a" name="test_teardown"/>'
+        '<testcase classname="test_a" name="test_teardown"><error message="teardown"/></testcase>'
+        '<testcase classname="test_a.TestK" name="test_k[1.5]"><failure/></testcase>'
+        '<testcase classname="sub.test_c" name="test_s"><skipped/></testcase>'
+        '<testcase classname="elsewhere" name="test_x"/>'
+        "</testsuite></testsuites>"
+    )
+
+    outcomes = parse_junit(xml, ["test_a.py", "sub/test_c.py", "sub/test_broken.py"])
+
+    assert outcomes == {
+        "sub/test_broken.py": "error",
+        "test_a.py::test_ok": "passed",
+        "test_a.py::test_teardown": "error",
+        "test_a.py::TestK::test_k[1.5]": "failed",
+        "sub/test_c.py::test_s": "skipped",
+    }
+
+
+def test_a_rename_counts_both_paths(todo: Fixture, tmp_path: Path) -> None:
+    """capture_diff never writes renames, but a diff from elsewhere (git diff -M) may."""
+    repo = tmp_path / "agent"
+    make_work_copy(todo, repo)
+    subprocess.run(["git", "mv", "README.md", "NOTES.md"], cwd=repo, check=True)
+    diff = subprocess.run(["git", "diff", "--cached", "-M"], cwd=repo, check=True, capture_output=True, text=True)
+    assert "rename from README.md" in diff.stdout
+
+    score = grade(todo, tmp_path, diff.stdout)
+
+    assert score.changed_paths == ["NOTES.md", "README.md"]
+    assert (score.files_changed, score.hidden_passed) == (2, 2)
+
+
+def test_as_row_keeps_a_measured_zero_apart_from_not_measured() -> None:
+    row = Score(fixture="todo_repo", hidden_total=6, hidden_passed=0, tests_added=None).as_row()
+
+    assert row["hidden_passed"] == "0"
+    assert row["tests_added"] == ""
+    assert row["visible_tests_modified"] == ""
+
+
+def copy_tree(root: Path) -> Path:
+    """A private copy of the todo_repo fixture and its hidden tests, laid out like the repository."""
+    source = load_fixture("todo_repo")
+    shutil.copytree(source.path, root / "fixtures/todo_repo")
+    shutil.copytree(source.hidden_dir, root / "hidden_tests/todo_repo")
+    return root
+
+
+def run_dir_with(tmp_path: Path, fx: Fixture, diff: str) -> Path:
+    run_dir = tmp_path / "runs" / "run-1"
+    run_dir.mkdir(parents=True)
+    (run_dir / "run.json").write_text(json.dumps({"fixture": fx.name}))
+    (run_dir / "diff.patch").write_text(diff)
+    return run_dir
+
+
+def test_score_run_dir_writes_junit_and_score_json(todo: Fixture, tmp_path: Path) -> None:
+    run_dir = run_dir_with(tmp_path, todo, solution_diff(todo, tmp_path / "solution"))
+
+    score = score_run_dir(run_dir, LocalGrader())
+
+    saved = json.loads((run_dir / "score.json").read_text())
+    assert (saved["hidden_passed"], saved["hidden_total"], score.hidden_passed) == (6, 6, 6)
+    assert "junit_xml" not in saved
+    assert (run_dir / "junit.xml").read_text().count("<testcase") == 9
+
+
+def test_score_run_dir_without_a_diff_is_a_scoring_error(todo: Fixture, tmp_path: Path) -> None:
+    run_dir = run_dir_with(tmp_path, todo, "")
+    (run_dir / "diff.patch").unlink()
+
+    with pytest.raises(ScoringError, match="diff.patch"):
+        score_run_dir(run_dir, LocalGrader())
+
+
+def test_score_command_prints_the_score(todo: Fixture, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = run_dir_with(tmp_path, todo, "")
+
+    status = command(argparse.Namespace(run_dir=str(run_dir), sandbox="local"))
+
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "hidden tests   2 of 6 passed" in out and "visible tests  3 of 3 passed" in out
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_the_docker_grader_gives_the_same_scores(todo: Fixture, tmp_path: Path) -> None:
+    """The lead's DockerGrader runs our pytest arguments in the sandbox image (whatever pytest >= 7 it holds)."""
+    from bench.containers.engine import docker_client
+    from bench.containers.images import ensure_sandbox_image
+    from bench.score.graders import DockerGrader
+
+    client = docker_client()
+    grader = DockerGrader(client, ensure_sandbox_image(client))
+    planted = agent_diff(todo, tmp_path / "planted", ATTACKS["conftest forcing passes"])
+    solved = solution_diff(todo, tmp_path / "solution")
+
+    scores = [score_diff(todo, diff, grader, tmp_path / f"work{i}") for i, diff in enumerate(["", planted, solved])]
+
+    assert [(s.hidden_passed, s.visible_passed, s.visible_total) for s in scores] == [(2, 3, 3), (2, 3, 3), (6, 3, 3)]
+    assert scores[2].tests_added == 5

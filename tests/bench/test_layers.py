@@ -1,0 +1,98 @@
+"""The shape of the code: bench/ in layers that follow the data flow, no import cycles, the agent standalone.
+
+A lower layer never imports a higher one (measure and score never import analyze, servers never import run, ...),
+so each folder can be read, tested and changed knowing only what lies below it. Imports inside functions count.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# bench's top-level modules and folders, lowest first. A module may import its own layer and the ones below.
+LAYERS = [
+    {"errors", "processes"},
+    {"config", "results"},
+    {"containers", "measure"},
+    {"score"},
+    {"servers"},
+    {"sandbox"},
+    {"run"},
+    {"analyze"},
+    {"cli", "__main__"},
+]
+LAYER_OF = {part: level for level, parts in enumerate(LAYERS) for part in parts}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every module `path` imports (at the top or inside a function), as dotted names."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def bench_modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted((ROOT / "bench").rglob("*.py"))}
+
+
+def layer(module: str) -> int | None:
+    parts = module.split(".")
+    return LAYER_OF.get(parts[1]) if len(parts) > 1 and parts[0] == "bench" else None
+
+
+def test_every_part_of_bench_has_a_layer() -> None:
+    unplaced = sorted(m for m in bench_modules() if m != "bench" and layer(m) is None)
+    assert not unplaced, f"add these to LAYERS: {unplaced}"
+
+
+@pytest.mark.parametrize("module", sorted(bench_modules()))
+def test_no_module_imports_a_higher_layer(module: str) -> None:
+    mine = layer(module)
+    if mine is None:
+        return
+    upward = sorted(
+        target
+        for target in imports_of(bench_modules()[module])
+        if (theirs := layer(target)) is not None and theirs > mine
+    )
+    assert not upward, f"{module} (layer {mine}) imports higher layers: {upward}"
+
+
+def test_no_import_cycles_between_bench_modules() -> None:
+    modules = bench_modules()
+    graph = {m: {t for t in imports_of(p) if t in modules and t != m} for m, p in modules.items()}
+    state: dict[str, str] = {}
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = "open"
+        for target in sorted(graph[module]):
+            if state.get(target) == "open":
+                cycle = path[path.index(target) :] + [target] if target in path else [module, target]
+                pytest.fail(f"import cycle: {' -> '.join(cycle)}")
+            if target not in state:
+                visit(target, [*path, target])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+
+
+def test_the_agent_never_imports_the_bench() -> None:
+    """The agent runs alone in a bare python3 container: standard library and its own modules only."""
+    for path in sorted((ROOT / "agent").glob("*.py")):
+        assert not [m for m in imports_of(path) if m.split(".")[0] == "bench"], path.name
