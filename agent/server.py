@@ -77,17 +77,25 @@ def read_props(base_url: str, timeout: float = 10.0) -> Props:
     """The window size and model of the server at base_url; SetupError naming the URL when that fails."""
     url = base_url.rstrip("/") + "/props"
     try:
-        props = _decode(_request(url, None, timeout))
-        settings = props.get("default_generation_settings") or {}
-        caps = props.get("chat_template_caps") or {}
-        return Props(
-            n_ctx=int(settings["n_ctx"]),
-            model=str(props.get("model_alias") or props.get("model_path") or ""),
-            build=str(props.get("build_info") or ""),
-            supports_tool_calls=caps.get("supports_tool_calls"),
-        )
+        document = _decode(_request(url, None, timeout))
     except ServerError as e:
         raise SetupError(f"cannot read {url} ({e.message}): start llama-server there, or use the right URL") from e
+    return props_from(document, url)
+
+
+def props_from(document: object, url: str) -> Props:
+    """The Props in a /props document; SetupError when it is not one (the bench reads /props with this too)."""
+    try:
+        if not isinstance(document, dict):
+            raise TypeError("the answer is not a JSON object")
+        settings = document.get("default_generation_settings") or {}
+        caps = document.get("chat_template_caps") or {}
+        return Props(
+            n_ctx=int(settings["n_ctx"]),
+            model=str(document.get("model_alias") or document.get("model_path") or ""),
+            build=str(document.get("build_info") or ""),
+            supports_tool_calls=caps.get("supports_tool_calls"),
+        )
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise SetupError(f"{url} has no default_generation_settings.n_ctx ({e!r}): is this a llama-server?") from e
 

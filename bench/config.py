@@ -1,95 +1,147 @@
-"""bench.yaml plus command-line overrides -> BenchConfig, validated strictly (a mistyped key fails at load time)."""
+"""bench.yaml plus command-line overrides -> BenchConfig: every key typed and range-checked at load time.
+
+A wrong key, type or range is one line naming the key, the value and what is allowed (ConfigError), never a
+traceback and never a failure later in the middle of a bench. Preset names come from the agent itself.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import os
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-import yaml
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from agent.presets import PRESETS
 from bench.errors import ConfigError
+from bench.yaml_file import read_mapping
 
-PRESETS = ("part2", "clearing", "part3", "strict")
-SANDBOXES = ("auto", "docker", "local")
+PRESET_NAMES = tuple(PRESETS)
+SANDBOX_KINDS = ("auto", "docker", "local")
 SERVER_KINDS = ("auto", "compose", "embedded", "external")
+MIN_CTX = 256  # llama-server pads windows to multiples of 256; below that nothing useful fits
 
 
 @dataclass(frozen=True)
-class Group:
+class Choice:
+    """What an `auto` setting resolved to, and why (printed at the start of a bench)."""
+
+    kind: str
+    reason: str
+
+
+def _known_preset(name: str) -> str:
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}: choose from {', '.join(PRESET_NAMES)}")
+    return name
+
+
+def _url(text: str) -> str:
+    if not text.startswith(("http://", "https://")):
+        raise ValueError(f"{text!r} is not an http:// or https:// URL")
+    return text.rstrip("/")
+
+
+def _device(text: str) -> str:
+    if not re.fullmatch(r"\d+|GPU-[0-9a-fA-F-]+|MIG-[\w/-]+", text):
+        raise ValueError("expected a GPU index such as 0 or a UUID such as GPU-5d1f... (nvidia-smi -L)")
+    return text
+
+
+def _digits_as_text(value: object) -> object:
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+Preset = Annotated[str, AfterValidator(_known_preset)]
+Ctx = Annotated[int, Field(ge=MIN_CTX, le=1 << 20)]
+Names = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+Url = Annotated[str, AfterValidator(_url)]
+Seconds = Annotated[float, Field(gt=0, le=7 * 24 * 3600)]
+# `gpu_device: 0` in YAML is an int; the device is a name (index or UUID) everywhere else.
+Device = Annotated[str, BeforeValidator(_digits_as_text), AfterValidator(_device)]
+DockerSize = Annotated[str, Field(pattern=r"^\d+[bkmgBKMG]?$")]
+
+
+class Group(BaseModel):
     """One block of the matrix: every fixture x preset x ctx in it runs `reps` times."""
 
-    presets: list[str]
-    ctx: list[int]
-    fixtures: list[str] | None = None  # None: the config's fixtures
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    presets: Annotated[list[Preset], Field(min_length=1)]
+    ctx: Annotated[list[Ctx], Field(min_length=1)]
+    fixtures: Names | None = None
+    """None: the config's fixtures."""
 
 
-@dataclass(frozen=True)
-class BenchConfig:
-    fixtures: list[str] = field(default_factory=lambda: ["todo_repo"])
+class BenchConfig(BaseModel):
+    """The settings of one bench. Field docstrings are the reference (the README's table summarises them)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, use_attribute_docstrings=True)
+
+    fixtures: Names = ["todo_repo"]
     """Fixture names under fixtures/."""
-    presets: list[str] = field(default_factory=lambda: ["part3"])
-    """Agent presets (part2, clearing, part3, strict)."""
-    ctx: list[int] = field(default_factory=lambda: [4096])
+    presets: Annotated[list[Preset], Field(min_length=1)] = ["part3"]
+    """Agent presets (the agent's own: part2, clearing, part3, strict, ...)."""
+    ctx: Annotated[list[Ctx], Field(min_length=1)] = [4096]
     """Flint's context sizes in tokens."""
-    groups: list[Group] = field(default_factory=list)
+    groups: list[Group] = []
     """Explicit matrix blocks; when given (and no --ctx/--presets override), they replace fixtures x presets x ctx."""
-    reps: int = 1
+    reps: Annotated[int, Field(ge=1, le=1000)] = 1
     """Runs per (fixture, preset, ctx)."""
-    max_steps: int | None = None
+    max_steps: Annotated[int, Field(ge=1, le=10_000)] | None = None
     """Step limit per run; None: each fixture's own (fixture.yaml max_steps)."""
-    sandbox: str = "auto"
+    sandbox: Literal["auto", "docker", "local"] = "auto"
     """docker (throwaway container), local (temp dir), or auto (docker when the engine answers)."""
-    servers: str = "auto"
-    """compose, embedded (host llama-server on CPU), external (URLs), or auto (compose with Docker + NVIDIA GPU)."""
-    out: str | None = None
+    servers: Literal["auto", "compose", "embedded", "external"] = "auto"
+    """compose, embedded (host llama-server), external (URLs), or auto (see bench.run.choices)."""
+    out: Annotated[str, Field(min_length=1)] | None = None
     """Results CSV; None: results/<date>-<git sha>.csv."""
     resume: bool = False
     """Skip runs already in `out` with the same inputs."""
-    keep: int = 2
+    keep: Annotated[int, Field(ge=0, le=1000)] = 2
     """Agent --keep: newest tool results never cleared."""
-    clear_at: float = 0.5
+    clear_at: Annotated[float, Field(gt=0, le=1)] = 0.5
     """Agent --clear-at: fraction of the window past which old material is cleared."""
-    sampling: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.0, "seed": 42})
+    sampling: dict[str, float | int | str | bool | None] = {"temperature": 0.0, "seed": 42}
     """Fields merged into every request to Flint (agent --sampling)."""
     use_jeff: bool = True
     """Ask Jeff for an opinion on each shell command."""
-    agent_retries: int = 4
+    agent_retries: Annotated[int, Field(ge=0, le=20)] = 4
     """Agent --retries: how often a failed request to a server is retried before the run stops server_error."""
-    agent_retry_delay_s: float = 1.0
+    agent_retry_delay_s: Annotated[float, Field(ge=0, le=600)] = 1.0
     """Agent --retry-delay: the first backoff in seconds, doubling with each retry."""
-    run_timeout_s: float = 1800.0
+    run_timeout_s: Seconds = 1800.0
     """A run still going after this long is killed and recorded as an infrastructure failure."""
-    server_start_timeout_s: float = 600.0
+    server_start_timeout_s: Seconds = 600.0
     """How long a llama-server may take to become healthy (large GPU models load slowly)."""
-    jeff_ctx: int = 4096
+    jeff_ctx: Ctx = 4096
     """Jeff's context size."""
-    models_dir: str = "./models"
+    models_dir: Annotated[str, Field(min_length=1)] = "./models"
     """compose servers: host folder with the GGUF files (mounted read-only at /models)."""
     flint_model: str = ""
     """compose servers on GPU: Flint's GGUF file name in models_dir."""
     jeff_model: str = ""
     """compose servers on GPU: Jeff's GGUF file name in models_dir."""
-    llama_image: str = "ghcr.io/ggml-org/llama.cpp:server-cuda"
+    llama_image: Annotated[str, Field(min_length=1)] = "ghcr.io/ggml-org/llama.cpp:server-cuda"
     """compose servers on GPU: the llama-server image; pin a -bNNNN tag for reproducible results."""
-    gpu_device: str = "0"
+    gpu_device: Device = "0"
     """compose servers on GPU: the device (index or UUID) both servers use; the sampler watches it."""
-    gpu_sample_interval_s: float = 0.1
+    gpu_sample_interval_s: Annotated[float, Field(ge=0.01, le=10)] = 0.1
     """NVML sampling interval (see docs/gpu.md for its measured CPU cost)."""
-    flint_url: str | None = None
+    flint_url: Url | None = None
     """external servers: Flint's URL (default $FLINT_URL)."""
-    jeff_url: str | None = None
+    jeff_url: Url | None = None
     """external servers: Jeff's URL (default $JEFF_URL)."""
-    threads: int | None = None
+    threads: Annotated[int, Field(ge=1, le=1024)] | None = None
     """embedded servers: llama-server -t (None: all cores but one)."""
-    sandbox_memory: str = "2g"
-    """docker sandbox memory limit."""
-    sandbox_cpus: float = 2.0
+    sandbox_memory: DockerSize = "2g"
+    """docker sandbox memory limit (a docker size: 2g, 512m)."""
+    sandbox_cpus: Annotated[float, Field(gt=0, le=1024)] = 2.0
     """docker sandbox CPU limit."""
-    sandbox_pids: int = 256
+    sandbox_pids: Annotated[int, Field(ge=16, le=1 << 20)] = 256
     """docker sandbox process limit."""
 
     def matrix(self) -> list[tuple[str, str, int]]:
@@ -111,82 +163,47 @@ ENVIRONMENT_OVERRIDES = {
     "llama_image": "LLAMA_IMAGE",
     "gpu_device": "GPU_DEVICE",
 }
-
-FIELD_TYPES = {f.name: f.type for f in dataclasses.fields(BenchConfig)}
-
-
-def _check_list(key: str, value: Any, item: type) -> None:
-    if not isinstance(value, list) or not value or not all(isinstance(v, item) for v in value):
-        raise ConfigError(f"{key} must be a non-empty list of {item.__name__}, got {value!r}")
-
-
-def _parse_groups(raw: Any) -> list[Group]:
-    if not isinstance(raw, list):
-        raise ConfigError(f"groups must be a list of {{presets, ctx, fixtures?}} blocks, got {raw!r}")
-    groups = []
-    for block in raw:
-        if not isinstance(block, dict) or set(block) - {"presets", "ctx", "fixtures"} or "presets" not in block:
-            raise ConfigError(f"each group needs presets and ctx (and may name fixtures), got {block!r}")
-        groups.append(Group(presets=block["presets"], ctx=block["ctx"], fixtures=block.get("fixtures")))
-    return groups
-
-
-def validate(config: BenchConfig) -> BenchConfig:
-    _check_list("fixtures", config.fixtures, str)
-    for block in config.groups or [Group(presets=config.presets, ctx=config.ctx)]:
-        _check_list("presets", block.presets, str)
-        _check_list("ctx", block.ctx, int)
-        if block.fixtures is not None:
-            _check_list("fixtures", block.fixtures, str)
-        unknown = [p for p in block.presets if p not in PRESETS]
-        if unknown:
-            raise ConfigError(f"unknown preset {unknown[0]!r}: choose from {', '.join(PRESETS)}")
-        if any(c < 256 for c in block.ctx):
-            raise ConfigError(f"ctx values must be at least 256 tokens, got {block.ctx}")
-    if config.sandbox not in SANDBOXES:
-        raise ConfigError(f"sandbox must be one of {', '.join(SANDBOXES)}, got {config.sandbox!r}")
-    if config.servers not in SERVER_KINDS:
-        raise ConfigError(f"servers must be one of {', '.join(SERVER_KINDS)}, got {config.servers!r}")
-    if config.reps < 1 or (config.max_steps is not None and config.max_steps < 1):
-        raise ConfigError("reps and max_steps must be at least 1")
-    if not 0 < config.clear_at <= 1:
-        raise ConfigError(f"clear_at must be in (0, 1], got {config.clear_at}")
-    if not isinstance(config.sampling, dict):
-        raise ConfigError(f"sampling must be a mapping of request fields, got {config.sampling!r}")
-    return config
-
-
-def read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except OSError as e:
-        raise ConfigError(f"cannot read {path}: {e.strerror}; pass --config with an existing file") from e
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path} is not valid YAML: {str(e).splitlines()[0]}") from e
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} must hold a mapping of settings")
-    return data
+SETTINGS = tuple(BenchConfig.model_fields)
 
 
 def load_config(path: Path | None, overrides: dict[str, Any]) -> BenchConfig:
-    """Settings from `path` (if it exists or was named), then `overrides` whose value is not None."""
-    data = read_yaml(path) if path is not None else {}
-    unknown = sorted(set(data) - set(FIELD_TYPES))
+    """Settings from `path` (if given), then `overrides` whose value is not None, then the environment."""
+    source = str(path) if path is not None else "the defaults"
+    data = read_mapping(path, "bench settings") if path is not None else {}
+    unknown = sorted(set(data) - set(SETTINGS))
     if unknown:
-        raise ConfigError(f"unknown setting {unknown[0]!r} in {path}; known: {', '.join(sorted(FIELD_TYPES))}")
-    if "groups" in data:
-        data["groups"] = _parse_groups(data["groups"])
+        raise ConfigError(f"unknown setting {unknown[0]!r} in {source}; known: {', '.join(SETTINGS)}")
     given = {k: v for k, v in overrides.items() if v is not None}
     if "ctx" in given or "presets" in given:
         data["groups"] = []  # an explicit --ctx/--presets asks for exactly that matrix
     data.update(given)
-    data.setdefault("flint_url", os.environ.get("FLINT_URL"))
-    data.setdefault("jeff_url", os.environ.get("JEFF_URL"))
+    data.setdefault("flint_url", os.environ.get("FLINT_URL") or None)
+    data.setdefault("jeff_url", os.environ.get("JEFF_URL") or None)
     for key, variable in ENVIRONMENT_OVERRIDES.items():  # the variables compose.yaml reads, when set, win
         if os.environ.get(variable) and key not in given:
             data[key] = os.environ[variable]
     try:
-        config = BenchConfig(**data)
-    except TypeError as e:
-        raise ConfigError(f"bad settings in {path}: {e}") from e
-    return validate(config)
+        return BenchConfig.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(f"{source}: {describe(e)}") from None
+
+
+# Where pydantic names the member of a union or a validator in an error's location, not a key.
+UNION_TAG = re.compile(r"^(float|int|str|bool|none|function-\w+.*|constrained-.*|list\[.*\]|dict\[.*\])$")
+
+
+def describe(error: ValidationError) -> str:
+    """The first problem as `key = value: what is allowed` (one line; the rest follow once this is fixed)."""
+    first = error.errors()[0]
+    key = ""
+    for part in first["loc"]:
+        if isinstance(part, int):
+            key += f"[{part}]"
+        elif not UNION_TAG.match(str(part)):
+            key += f".{part}" if key else str(part)
+    message = str(first["msg"]).removeprefix("Value error, ")
+    if first["type"] == "extra_forbidden":
+        return f"unknown setting {key!r}"
+    if first["type"] == "missing":
+        return f"{key} is missing"
+    return f"{key} = {first.get('input')!r} is not allowed: {message[0].lower()}{message[1:]}"

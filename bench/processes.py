@@ -26,16 +26,17 @@ def run_to_end(command: list[str], *, cwd: Path, env: dict[str, str], timeout_s:
     try:
         output, _ = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        _kill_group(proc.pid)
+        kill_group(proc.pid)
         output, _ = proc.communicate()
         return None, True, output.decode(errors="replace")
     except BaseException:  # Ctrl-C: the child is in its own session, so it would outlive the bench
-        _kill_group(proc.pid)
+        kill_group(proc.pid)
         proc.wait()
         raise
     return proc.returncode, False, output.decode(errors="replace")
 
 
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):  # already gone, children included
-        os.killpg(pid, signal.SIGKILL)
+def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
+    """Signal a process and everything it started (it leads its own session); gone already is fine."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, sig)

@@ -3,6 +3,8 @@
 # BASE is any Debian-like image with python3; users keep the public default, registry-less CI passes a local one.
 ARG BASE=python:3.11-slim-bookworm
 FROM ${BASE}
+# The unprivileged user the agent runs as; the bench passes its SANDBOX_UID (bench/containers/engine.py).
+ARG UID=10001
 
 # pytest for the done check and the grading; git because `git status/diff` are among the agent's safe commands.
 RUN set -eu; \
@@ -10,10 +12,10 @@ RUN set -eu; \
         apt-get update && apt-get install -y --no-install-recommends git && rm -rf /var/lib/apt/lists/*; \
     fi; \
     python3 -c "import pytest" 2>/dev/null || python3 -m pip install --no-cache-dir "pytest>=7,<10"; \
-    useradd --create-home --uid 10001 agent
+    useradd --create-home --uid "$UID" agent
 
 COPY agent /opt/agentbench/agent
 COPY docker/forward.py /opt/agentbench/forward.py
 ENV PYTHONPATH=/opt/agentbench PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
-USER 10001
+USER ${UID}
 WORKDIR /repo

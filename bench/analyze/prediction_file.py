@@ -26,10 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from bench.errors import ConfigError
 from bench.results.schema import COLUMNS
+from bench.yaml_file import read_yaml
 
 COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
     "==": operator.eq,
@@ -68,12 +67,7 @@ class Prediction:
 
 def load_predictions(path: Path) -> list[Prediction]:
     """Every entry validated; all problems are reported at once, one clause per bad entry."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError(f"cannot read predictions file {path}: {e.strerror}") from e
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path} is not valid YAML ({str(e).splitlines()[0]}); fix the syntax") from e
+    data = read_yaml(path, "predictions file")
     if not isinstance(data, list) or not data:
         raise ConfigError(f"{path} must hold a non-empty YAML list of predictions (see docs/compare.md)")
     predictions, problems = [], []

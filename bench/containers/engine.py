@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from bench.config import Choice
 from bench.errors import PrerequisiteError, SandboxError
 
 LABEL = "agentbench.role"  # on containers and networks the bench creates (not on images: containers inherit those)
@@ -84,3 +85,12 @@ def run_container(client: Any, timeout_s: float, **kwargs: Any) -> tuple[int | N
         return code, timed_out, container.logs().decode(errors="replace")
     finally:
         remove_container(client, container.id)
+
+
+def choose_sandbox(requested: str) -> Choice:
+    """docker or local; `auto` is docker when an engine answers. Shared by bench run and bench score."""
+    if requested != "auto":
+        return Choice(requested, "asked for")
+    if docker_available():
+        return Choice("docker", "a Docker engine answers")
+    return Choice("local", "no Docker engine answers")

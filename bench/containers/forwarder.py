@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bench.containers.engine import LABEL, remove_container
+from bench.containers.engine import LABEL, SANDBOX_UID, remove_container
 from bench.containers.network import (
     BRIDGE_NETWORK,
     FLINT_PORT_IN_SANDBOX,
@@ -41,7 +41,7 @@ class Forwarder:
             detach=True,
             network=BRIDGE_NETWORK,
             labels={LABEL: "forwarder"},
-            user="10001",
+            user=str(SANDBOX_UID),
         )
         self.client.networks.get(sandbox_network(self.client)).connect(self.container, aliases=["flint", "jeff"])
         self._wait_listening(len(rules))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import ROOT
+from bench.containers.engine import SANDBOX_UID
 from bench.errors import PrerequisiteError
 
 SANDBOX_DOCKERFILE = ROOT / "docker" / "sandbox.Dockerfile"
@@ -37,7 +38,8 @@ def _files(folder: Path, pattern: str) -> list[Path]:
 
 def sandbox_tag(base: str) -> str:
     sources = [SANDBOX_DOCKERFILE, ROOT / "docker" / "forward.py", *_files(ROOT / "agent", "*.py")]
-    parts = [base.encode()] + [str(p.relative_to(ROOT)).encode() + p.read_bytes() for p in sources]
+    parts = [base.encode(), f"uid={SANDBOX_UID}".encode()]
+    parts += [str(p.relative_to(ROOT)).encode() + p.read_bytes() for p in sources]
     return f"{SANDBOX_REPO}:{digest(parts)}"
 
 
@@ -51,14 +53,15 @@ def image_exists(client: Any, tag: str) -> bool:
         return False
 
 
-def build_image(client: Any, context: Path, dockerfile: Path, tag: str, base: str) -> None:
+def build_image(client: Any, context: Path, dockerfile: Path, tag: str, base: str, **args: str) -> None:
+    """Build `tag`; BASE and any further `args` are the Dockerfile's build arguments."""
     import docker.errors
 
     try:
         client.images.build(
             path=str(context),
             dockerfile=str(dockerfile),
-            buildargs={"BASE": base},
+            buildargs={"BASE": base, **args},
             tag=tag,
             rm=True,
             forcerm=True,
@@ -77,5 +80,5 @@ def ensure_sandbox_image(client: Any) -> str:
     base = base_image(DEFAULT_SANDBOX_BASE)
     tag = sandbox_tag(base)
     if not image_exists(client, tag):
-        build_image(client, ROOT, SANDBOX_DOCKERFILE, tag, base)
+        build_image(client, ROOT, SANDBOX_DOCKERFILE, tag, base, UID=str(SANDBOX_UID))
     return tag

@@ -1,4 +1,4 @@
-"""Failure labels: why a run went wrong, read from its event trace and its results row.
+"""Failure labels: why a run went wrong, read from its event trace and the run's outcome.
 
 The names follow the failure categories the article borrows (execution misrepresentation, unbounded or idle
 execution) plus the plain stop causes. Each label and the evidence that triggers it:
@@ -12,6 +12,8 @@ execution) plus the plain stop causes. Each label and the evidence that triggers
     server_error                 the run stopped on a server error
     infrastructure               the bench failed the run (stop_reason infra_error), or the trace has no
                                  `stop` line (the agent process was killed)
+    grading_tampered             the grading was interfered with (a canary test gave the wrong outcome, or the
+                                 test report disagrees with what pytest said): the hidden-test count is void
 
 The runner writes ";".join(failure_labels(...)) into the row's `failure_labels` column.
 """
@@ -22,9 +24,9 @@ import posixpath
 import re
 import shlex
 from collections import Counter
+from dataclasses import dataclass
 
 from bench.measure.trace import Event, stop_event
-from bench.results.read import Row, number_in
 from bench.results.schema import INFRA_STOP_REASON
 
 # Reading one file this often means the run is going round in circles (the article's C2 read two files 9 times).
@@ -32,20 +34,32 @@ IDLE_READS = 3
 WRITE_TOOLS = {"write_file", "edit_file"}
 
 
-def failure_labels(events: list[Event], row: Row) -> list[str]:
+@dataclass(frozen=True)
+class Outcome:
+    """How a run ended, as far as the labels need it; None where it was not measured."""
+
+    stop_reason: str | None = None  # None: take the trace's
+    files_changed: int | None = None
+    hidden_passed: int | None = None
+    hidden_total: int | None = None
+    grading_tampered: bool = False
+
+
+def failure_labels(events: list[Event], outcome: Outcome) -> list[str]:
     """The labels that apply to one run, in the order of the module docstring."""
     stop = stop_event(events)
-    reason = row.get("stop_reason") or (str(stop.get("reason")) if stop else "")
+    reason = outcome.stop_reason or (str(stop.get("reason")) if stop else "")
     checks = [
-        ("execution_misrepresentation", reason == "done" and _claims_more_than_done(row)),
+        ("execution_misrepresentation", reason == "done" and _claims_more_than_done(outcome)),
         (
             "idle_execution",
-            _rereads(events) >= IDLE_READS or (reason == "step_limit" and not _changed_files(events, row)),
+            _rereads(events) >= IDLE_READS or (reason == "step_limit" and not _changed_files(events, outcome)),
         ),
         ("cut_answers", any(event.get("event") == "cut" for event in events)),
         ("context_exhausted", reason == "context_exhausted"),
         ("server_error", reason == "server_error"),
         ("infrastructure", reason == INFRA_STOP_REASON or stop is None),
+        ("grading_tampered", outcome.grading_tampered),
     ]
     return [label for label, applies in checks if applies]
 
@@ -60,11 +74,10 @@ def read_paths(event: Event) -> list[str]:
     return []
 
 
-def _claims_more_than_done(row: Row) -> bool:
+def _claims_more_than_done(outcome: Outcome) -> bool:
     """True when the repo is untouched or a hidden test fails; unmeasured values prove nothing."""
-    untouched = number_in(row, "files_changed") == 0
-    passed, total = number_in(row, "hidden_passed"), number_in(row, "hidden_total")
-    return untouched or (passed is not None and total is not None and passed < total)
+    passed, total = outcome.hidden_passed, outcome.hidden_total
+    return outcome.files_changed == 0 or (passed is not None and total is not None and passed < total)
 
 
 def _rereads(events: list[Event]) -> int:
@@ -78,11 +91,10 @@ def _rereads(events: list[Event]) -> int:
     return max(reads.values(), default=0)
 
 
-def _changed_files(events: list[Event], row: Row) -> bool:
-    """The row's files_changed when measured; otherwise whether any write or edit succeeded in the trace."""
-    changed = number_in(row, "files_changed")
-    if changed is not None:
-        return changed > 0
+def _changed_files(events: list[Event], outcome: Outcome) -> bool:
+    """The graded files_changed when measured; otherwise whether any write or edit succeeded in the trace."""
+    if outcome.files_changed is not None:
+        return outcome.files_changed > 0
     return any(
         event.get("event") == "tool" and event.get("name") in WRITE_TOOLS and event.get("ok") for event in events
     )

@@ -17,7 +17,7 @@ from typing import Any
 from bench.errors import ConfigError
 from bench.measure.nvml import NvmlCalls, start_nvml
 from bench.measure.roles import ROLES, ProcessMatcher, Role
-from bench.results.schema import cell
+from bench.results.schema import Cell, cell
 
 MIB = 2**20
 NO_PROCESS_MEMORY = "process memory not available (NVML reports N/A)"
@@ -64,21 +64,21 @@ class GpuReading:
     def measured(self) -> bool:
         return not self.method.startswith("unavailable")
 
-    def as_row(self) -> dict[str, str]:
+    def as_row(self) -> dict[str, Cell]:
         # Without NVML nothing was sampled: a sample count of 0 would read as a measurement, so it stays empty.
         return {
-            "peak_gpu_mib_flint": cell(self.peak_role_mib.get("flint")),
-            "peak_gpu_mib_jeff": cell(self.peak_role_mib.get("jeff")),
-            "peak_gpu_mib_device": cell(self.peak_device_mib),
-            "gpu_name": cell(self.gpu_name),
+            "peak_gpu_mib_flint": self.peak_role_mib.get("flint"),
+            "peak_gpu_mib_jeff": self.peak_role_mib.get("jeff"),
+            "peak_gpu_mib_device": self.peak_device_mib,
+            "gpu_name": self.gpu_name,
             "gpu_mem_method": self.method,
-            "baseline_gpu_mib_device": cell(self.baseline_device_mib),
-            "baseline_gpu_mib_flint": cell(self.baseline_role_mib.get("flint")),
-            "baseline_gpu_mib_jeff": cell(self.baseline_role_mib.get("jeff")),
-            "gpu_uuid": cell(self.gpu_uuid),
+            "baseline_gpu_mib_device": self.baseline_device_mib,
+            "baseline_gpu_mib_flint": self.baseline_role_mib.get("flint"),
+            "baseline_gpu_mib_jeff": self.baseline_role_mib.get("jeff"),
+            "gpu_uuid": self.gpu_uuid,
             "gpu_other_processes": ";".join(self.other_processes),
-            "gpu_samples": str(self.samples) if self.measured else "",
-            "gpu_sample_interval_s": f"{self.interval_s:g}" if self.measured else "",
+            "gpu_samples": self.samples if self.measured else None,
+            "gpu_sample_interval_s": self.interval_s if self.measured else None,
         }
 
 
@@ -193,7 +193,7 @@ class GpuSampler:
         try:
             return self._calls.nvml.nvmlDeviceGetHandleByUUID(uuid)
         except self._calls.nvml.NVMLError as e:
-            self._unavailable = f"no GPU with UUID {uuid} ({e}); check gpu_uuids against nvidia-smi -L"
+            self._unavailable = f"no GPU with UUID {uuid} ({e}); check gpu_device against nvidia-smi -L"
             raise
 
     def _serves_a_role(self, handle: Any) -> bool:

@@ -1,68 +1,137 @@
-"""The numbers of a results row, computed from the agent's event trace and Flint's /metrics counter.
+"""The numbers of a results row that the agent's event trace holds, and their cross-check against Flint's /metrics.
 
-Everything comes from what the servers reported (usage, timings), never from parsing server logs.
+Everything comes from what the servers reported (usage, timings), never from parsing server logs. A sum is None
+("not measured") when any response it adds up lacked the field: a partial sum would look measured and be too low.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, TypeGuard
 
-from bench.measure.trace import is_clearing, is_context_400, stop_event
-
-
-def _num(value: Any) -> float:
-    return float(value) if isinstance(value, int | float) else 0.0
-
-
-def _fmt(value: float | None, digits: int = 2) -> str:
-    if value is None:
-        return ""
-    return str(int(value)) if digits == 0 else f"{value:.{digits}f}"
+from bench.measure.trace import Event, int_field, is_clearing, is_context_400, stop_event
 
 
-def trace_metrics(events: list[dict[str, Any]], wall_s: float) -> dict[str, str]:
-    """Row values measured by the trace. Sums run over Flint's responses; Jeff's time counts as model time too."""
-    responses = [e for e in events if e["event"] == "response"]
-    timings = [e.get("timings") or {} for e in responses]
-    usages = [e.get("usage") or {} for e in responses]
-    jeffs = [e for e in events if e["event"] == "jeff"]
-    refused = [e for e in events if is_context_400(e)]
-    stop = stop_event(events)
-    model_ms = sum(_num(t.get("prompt_ms")) + _num(t.get("predicted_ms")) for t in timings)
-    model_ms += sum(
-        _num((j.get("timings") or {}).get("prompt_ms")) + _num((j.get("timings") or {}).get("predicted_ms"))
-        for j in jeffs
-    )
-    requests = [_num(u.get("prompt_tokens")) for u in usages] + [_num(e.get("n_prompt_tokens")) for e in refused]
-    have_timings = bool(responses) and all("prompt_n" in t for t in timings)
-    model_s = model_ms / 1000
-    return {
-        "stop_reason": stop["reason"] if stop else "",
-        "steps": _fmt(stop.get("steps"), 0) if stop else "",
-        "claimed_done": "" if stop is None else str(stop["reason"] == "done").lower(),
-        "wall_s": _fmt(wall_s),
-        "model_s": _fmt(model_s),
-        "harness_s": _fmt(max(wall_s - model_s, 0.0)),
-        "prompt_tokens": _fmt(sum(_num(u.get("prompt_tokens")) for u in usages), 0),
-        "prompt_tokens_reprocessed": _fmt(sum(_num(t.get("prompt_n")) for t in timings), 0) if have_timings else "",
-        "cache_tokens": _fmt(sum(_num(t.get("cache_n")) for t in timings), 0) if have_timings else "",
-        "completion_tokens": _fmt(sum(_num(u.get("completion_tokens")) for u in usages), 0),
-        "max_request_tokens": _fmt(max(requests), 0) if requests else "",
-        "clearings": str(sum(1 for e in events if is_clearing(e))),
-        "cut_answers": str(sum(1 for e in events if e["event"] == "cut")),
-        "context_400s": str(len(refused)),
-        "jeff_requests": str(len(jeffs)),
-    }
+@dataclass(frozen=True)
+class TraceNumbers:
+    """What one run's trace measured; None where it was not measured."""
+
+    stop_reason: str | None
+    claimed_done: bool | None
+    steps: int  # requests to Flint that got an answer
+    start_n_ctx: int | None  # the window the agent read from /props at start
+    model_s: float | None  # server time for Flint's and Jeff's answers (timings.prompt_ms + predicted_ms)
+    jeff_model_s: float | None  # Jeff's part of model_s
+    prompt_tokens: int | None
+    prompt_tokens_reprocessed: int | None  # sum of timings.prompt_n: what Flint computed anew
+    cache_tokens: int | None
+    completion_tokens: int | None
+    max_request_tokens: int | None  # refused requests' n_prompt_tokens included
+    clearings: int
+    cut_answers: int
+    context_400s: int
+    unparsed_500s: int  # answers cut by an HTTP 500: they carry no timings, but the server did process them
+    jeff_requests: int
+    jeff_prompt_tokens: int | None
+    jeff_completion_tokens: int | None
 
 
-def reprocessed_mismatch(events: list[dict[str, Any]], reprocessed: str, metrics_delta: float | None) -> str | None:
-    """The cross-check of DESIGN §3.5: sum of timings.prompt_n must equal the /metrics counter's change."""
-    if metrics_delta is None:
-        return "prompt_tokens_total not read from Flint's /metrics, so reprocessed tokens are not cross-checked"
-    if reprocessed == "":
-        return f"no timings in the trace; Flint's /metrics counted {int(metrics_delta)} prompt tokens processed"
-    if int(reprocessed) == int(metrics_delta):
+def _sum(values: Iterable[Any]) -> float | None:
+    """The sum, or None when any value is missing; None too for no values at all (nothing was answered)."""
+    numbers = list(values)
+    if not numbers or any(not _is_number(v) for v in numbers):
         return None
-    unparsed = sum(1 for e in events if e["event"] == "cut" and e.get("kind") == "unparsed")
-    why = f" ({unparsed} request(s) ended in an HTTP 500, which carries no timings)" if unparsed else ""
-    return f"reprocessed tokens: trace sum {reprocessed} != /metrics delta {int(metrics_delta)}{why}"
+    return float(sum(numbers))
+
+
+def _is_number(value: Any) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole(value: float | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def _rounded(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds, 3)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def trace_numbers(events: list[Event]) -> TraceNumbers:
+    """The row's figures from a trace. Sums run over Flint's responses; Jeff's answered opinions are summed apart."""
+    responses = [e for e in events if e.get("event") == "response"]
+    usages = [_dict(e.get("usage")) for e in responses]
+    timings = [_dict(e.get("timings")) for e in responses]
+    start, stop = next((e for e in events if e.get("event") == "start"), None), stop_event(events)
+    jeff_on = bool(start and start.get("jeff"))
+    answered = [e for e in events if e.get("event") == "jeff" and e.get("opinion") is not None]
+    jeff_usage, jeff_timings = [_dict(e.get("usage")) for e in answered], [_dict(e.get("timings")) for e in answered]
+    refused = [e for e in events if is_context_400(e)]
+    flint_ms = _sum(t.get(key) for t in timings for key in ("prompt_ms", "predicted_ms"))
+    # Jeff asked nothing: his figures are a measured 0. Jeff off: not measured at all.
+    jeff_ms = _sum(t.get(key) for t in jeff_timings for key in ("prompt_ms", "predicted_ms")) if answered else 0.0
+    model_ms = None if flint_ms is None or (jeff_on and jeff_ms is None) else flint_ms + (jeff_ms or 0.0)
+    sizes = [u.get("prompt_tokens") for u in usages] + [e.get("n_prompt_tokens") for e in refused]
+    measured_sizes = [float(s) for s in sizes if _is_number(s)]
+    largest = max(measured_sizes) if sizes and len(measured_sizes) == len(sizes) else None
+
+    def jeff_figure(value: float | None) -> float | None:
+        return value if jeff_on else None
+
+    return TraceNumbers(
+        stop_reason=str(stop["reason"]) if stop and stop.get("reason") else None,
+        claimed_done=None if stop is None else stop.get("reason") == "done",
+        steps=len(responses),
+        start_n_ctx=int_field(start.get("n_ctx")) if start else None,
+        model_s=None if model_ms is None else round(model_ms / 1000, 3),
+        jeff_model_s=_rounded(jeff_figure(None if jeff_ms is None else jeff_ms / 1000)),
+        prompt_tokens=_whole(_sum(u.get("prompt_tokens") for u in usages)),
+        prompt_tokens_reprocessed=_whole(_sum(t.get("prompt_n") for t in timings)),
+        cache_tokens=_whole(_sum(t.get("cache_n") for t in timings)),
+        completion_tokens=_whole(_sum(u.get("completion_tokens") for u in usages)),
+        max_request_tokens=None if largest is None else int(largest),
+        clearings=sum(1 for e in events if is_clearing(e)),
+        cut_answers=sum(1 for e in events if e.get("event") == "cut"),
+        context_400s=len(refused),
+        unparsed_500s=sum(1 for e in events if e.get("event") == "cut" and e.get("kind") == "unparsed"),
+        jeff_requests=sum(1 for e in events if e.get("event") == "jeff"),
+        jeff_prompt_tokens=_whole(jeff_figure(_sum(u.get("prompt_tokens") for u in jeff_usage) if answered else 0.0)),
+        jeff_completion_tokens=_whole(
+            jeff_figure(_sum(u.get("completion_tokens") for u in jeff_usage) if answered else 0.0)
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class ReprocessedCheck:
+    """DESIGN §3.5's cross-check: the trace's sum of timings.prompt_n against Flint's /metrics counter."""
+
+    status: str  # ok | mismatch | counter_reset | unchecked
+    metrics_delta: int | None  # change of llamacpp:prompt_tokens_total over the run, when it can be trusted
+    note: str | None  # why it is not ok, for the row's error column
+
+
+def check_reprocessed(numbers: TraceNumbers, before: float | None, after: float | None) -> ReprocessedCheck:
+    """Compare the trace's reprocessed tokens with the counter read before and after the run (None: not read)."""
+    if before is None or after is None:
+        note = "prompt_tokens_total not read from Flint's /metrics, so reprocessed tokens are not cross-checked"
+        return ReprocessedCheck("unchecked", None, note)
+    if not (math.isfinite(before) and math.isfinite(after)):
+        return ReprocessedCheck("unchecked", None, f"Flint's /metrics counter read {before} then {after}; not checked")
+    if after < before:
+        note = f"Flint's /metrics counter went down ({before:.0f} -> {after:.0f}): the server restarted during the run"
+        return ReprocessedCheck("counter_reset", None, note)
+    delta = int(after - before)
+    trace = numbers.prompt_tokens_reprocessed
+    if trace is None:
+        return ReprocessedCheck("unchecked", delta, f"no timings in the trace; Flint's /metrics counted {delta}")
+    if trace == delta:
+        return ReprocessedCheck("ok", delta, None)
+    cut = numbers.unparsed_500s
+    why = f" ({cut} request(s) ended in an HTTP 500, which carries no timings)" if cut else ""
+    return ReprocessedCheck("mismatch", delta, f"reprocessed tokens: trace sum {trace} != /metrics delta {delta}{why}")

@@ -69,6 +69,10 @@ EXTRA_COLUMNS = [
     "gpu_other_processes",
     "gpu_samples",
     "gpu_sample_interval_s",
+    "reprocessed_check",
+    "jeff_prompt_tokens",
+    "jeff_completion_tokens",
+    "jeff_model_s",
 ]
 
 COLUMNS = CONTRACT_COLUMNS + EXTRA_COLUMNS
@@ -87,9 +91,20 @@ INPUT_COLUMNS = ["fixture", "fixture_sha", "preset", "ctx", "rep", "flint_model_
 SHARED_INPUT_COLUMNS = ["flint_model_sha256", "jeff_model_sha256", "agent_version", "sampling", "keep", "clear_at"]
 
 
-def cell(value: object) -> str:
-    """A value as a CSV cell: the empty string when it was not measured (None), never 0."""
-    return "" if value is None else str(value)
+# How the cross-check of reprocessed tokens against Flint's /metrics came out (bench.measure.trace_numbers).
+REPROCESSED_CHECKS = ["ok", "mismatch", "counter_reset", "unchecked"]
+
+Cell = str | int | float | bool | None  # a row's value before it becomes text
+
+
+def cell(value: Cell) -> str:
+    """A value as a CSV cell, the one place values become text: "" when not measured (None), never 0;
+    booleans as true/false; floats in their shortest exact form (measures are rounded where they are taken)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def run_key(row: dict[str, str]) -> tuple[str, ...]:

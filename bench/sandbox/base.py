@@ -23,8 +23,6 @@ class AgentRun:
 
 
 class Sandbox(Protocol):
-    kind: str
-
     def run_agent(
         self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent_args: list[str]
     ) -> AgentRun: ...

@@ -17,8 +17,6 @@ from bench.servers.base import Endpoints
 class DockerSandbox:
     """One throwaway container per run, on a network that reaches only Flint and Jeff."""
 
-    kind = "docker"
-
     def __init__(self, client: Any, image: str, endpoints: Endpoints, config: BenchConfig, run_label: str) -> None:
         if not endpoints.sandbox_network or not endpoints.flint_sandbox_url:
             raise SandboxError("these servers are not reachable from containers; use --sandbox local")

@@ -17,8 +17,6 @@ from bench.servers.base import Endpoints
 class LocalSandbox:
     """A temp dir and a subprocess: for machines without Docker. The agent's commands run as this user, here."""
 
-    kind = "local"
-
     def __init__(self, endpoints: Endpoints, timeout_s: float) -> None:
         self.endpoints = endpoints
         self.timeout_s = timeout_s

@@ -11,10 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from bench import ROOT
 from bench.errors import FixtureError
+from bench.yaml_file import read_mapping
 
 FIXTURE_FILE = "fixture.yaml"
 SOLUTION_DIR = "solution"
@@ -70,7 +69,7 @@ def load_fixture(name: str, root: Path | None = None) -> Fixture:
     if not (path / FIXTURE_FILE).is_file():
         available = ", ".join(list_fixtures(root)) or "none"
         raise FixtureError(f"unknown fixture {name!r}: no fixtures/{name}/{FIXTURE_FILE} (available: {available})")
-    data = _read_yaml(name, path / FIXTURE_FILE)
+    data = read_mapping(path / FIXTURE_FILE, f"fixture {name}'s {FIXTURE_FILE}", FixtureError)
     _check_schema(name, data)
     fx = Fixture(
         name=name,
@@ -85,16 +84,6 @@ def load_fixture(name: str, root: Path | None = None) -> Fixture:
     )
     _check_files(fx, root)
     return fx
-
-
-def _read_yaml(name: str, file: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except yaml.YAMLError as e:
-        raise FixtureError(f"fixture {name}: {FIXTURE_FILE} is not valid YAML ({e})") from e
-    if not isinstance(data, dict):
-        raise FixtureError(f"fixture {name}: {FIXTURE_FILE} must be a mapping of keys to values")
-    return data
 
 
 def _check_type(value: object, kind: type) -> bool:

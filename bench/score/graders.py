@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from bench.containers.engine import LABEL, docker_available, docker_client, owner_for_container, run_container
+from bench.containers.engine import LABEL, choose_sandbox, docker_client, owner_for_container, run_container
 from bench.processes import run_to_end
 
 
@@ -53,10 +53,9 @@ class LocalGrader:
         return PytestRun(exit_code=code, output=output, timed_out=timed_out)
 
 
-def make_grader(sandbox: str) -> Grader:
-    """`docker`: a fresh container with no network per pytest call; `local`: a subprocess; `auto`: docker when the
-    engine answers, as for `bench run`."""
-    if sandbox == "docker" or (sandbox == "auto" and docker_available()):
+def make_grader(requested: str) -> Grader:
+    """A grader as strong as the sandbox: docker (a fresh container, no network) or local; `auto` as bench run."""
+    if choose_sandbox(requested).kind == "docker":
         from bench.containers.images import ensure_sandbox_image  # Docker modules load only when Docker is used
 
         client = docker_client()

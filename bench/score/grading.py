@@ -16,8 +16,9 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
+from agent.tools import is_test_file as agent_is_test_file
 from bench.errors import FixtureError, ScoringError
-from bench.results.schema import cell
+from bench.results.schema import Cell
 from bench.score.fixtures import Fixture, load_fixture
 from bench.score.graders import Grader, make_grader
 from bench.score.junit import count, parse_junit
@@ -50,14 +51,14 @@ class Score:
     def note(self, problem: str) -> None:
         self.error = f"{self.error}; {problem}" if self.error else problem
 
-    def as_row(self) -> dict[str, str]:
+    def as_row(self) -> dict[str, Cell]:
         return {
-            "hidden_passed": cell(self.hidden_passed),
-            "hidden_total": cell(self.hidden_total),
-            "visible_passed": cell(self.visible_passed),
-            "visible_total": cell(self.visible_total),
-            "files_changed": cell(self.files_changed),
-            "tests_added": cell(self.tests_added),
+            "hidden_passed": self.hidden_passed,
+            "hidden_total": self.hidden_total,
+            "visible_passed": self.visible_passed,
+            "visible_total": self.visible_total,
+            "files_changed": self.files_changed,
+            "tests_added": self.tests_added,
             "visible_tests_modified": ";".join(self.visible_tests_modified),
         }
 
@@ -68,9 +69,8 @@ class Score:
 
 
 def is_test_file(path: str) -> bool:
-    """Test code by pytest's default names; conftest.py counts as test code too."""
-    name = PurePosixPath(path).name
-    return name == "conftest.py" or name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+    """Test code by pytest's default names, conftest.py included: the agent's own rule, applied to a path."""
+    return agent_is_test_file(PurePosixPath(path).name)
 
 
 def changed_paths(copy: Path, base: str) -> list[str]:
@@ -237,12 +237,15 @@ def score_run_dir(run_dir: Path, grader: Grader, root: Path | None = None) -> Sc
 def command(args: argparse.Namespace) -> int:
     """`python -m bench score RUN_DIR [--sandbox ...]`: grade the run again and print the score."""
     score = score_run_dir(Path(args.run_dir), make_grader(args.sandbox))
-    row = score.as_row()
+
+    def shown(value: int | None) -> str:
+        return "?" if value is None else str(value)
+
     print(f"fixture        {score.fixture}")
-    print(f"hidden tests   {row['hidden_passed'] or '?'} of {row['hidden_total']} passed")
-    print(f"visible tests  {row['visible_passed'] or '?'} of {row['visible_total'] or '?'} passed")
+    print(f"hidden tests   {shown(score.hidden_passed)} of {score.hidden_total} passed")
+    print(f"visible tests  {shown(score.visible_passed)} of {shown(score.visible_total)} passed")
     touched = ", ".join(score.changed_paths) or "nothing"
-    print(f"files changed  {row['files_changed'] or '?'} non-test; the diff touches {touched}")
-    print(f"tests added    {row['tests_added'] or '?'}")
+    print(f"files changed  {shown(score.files_changed)} non-test; the diff touches {touched}")
+    print(f"tests added    {shown(score.tests_added)}")
     print(f"error          {score.error or 'none'}")
     return 0

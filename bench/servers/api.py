@@ -1,22 +1,39 @@
-"""llama-server's HTTP API as the bench uses it: /props, /health, /metrics and the slot-erase action."""
+"""llama-server's HTTP API as the bench uses it: /props, /health, /metrics and the slot-erase action.
+
+All of it goes through one httpx client with explicit timeouts: a server that stops answering costs seconds, never
+a hung bench. (The agent keeps its own standard-library client: it runs in a bare python3 container.)
+"""
 
 from __future__ import annotations
 
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 
-from agent.server import Props, SetupError
-from agent.server import read_props as agent_read_props
+import httpx
+
+from agent.server import Props, SetupError, props_from
 from bench.errors import PrerequisiteError, ServerStartError
 
+PROMPT_TOKENS_COUNTER = "llamacpp:prompt_tokens_total"
+# Connecting to a local server is instant or refused; reading /props or /metrics can wait behind a busy slot.
+TIMEOUT = httpx.Timeout(10.0, connect=3.0)
+# Never a proxy (the servers are on this host), and a new connection per request: a kept-alive connection could
+# still answer for a server whose listening socket is gone, and /health must say whether it accepts connections.
+_client = httpx.Client(timeout=TIMEOUT, trust_env=False, limits=httpx.Limits(max_keepalive_connections=0))
 
-def read_props(base_url: str, timeout: float = 10.0) -> Props:
-    """What /props says (window, model, build), read the way the agent reads it; ServerStartError when it cannot."""
+
+def _url(base_url: str, path: str) -> str:
+    return base_url.rstrip("/") + path
+
+
+def read_props(base_url: str) -> Props:
+    """What /props says (window, model, build), parsed the way the agent parses it; ServerStartError otherwise."""
+    url = _url(base_url, "/props")
     try:
-        return agent_read_props(base_url, timeout)
-    except SetupError as e:
+        response = _client.get(url)
+        response.raise_for_status()
+        return props_from(response.json(), url)
+    except (httpx.HTTPError, ValueError, SetupError) as e:
         raise ServerStartError(f"{base_url} does not answer as a llama-server: {e}") from e
 
 
@@ -45,17 +62,19 @@ def wait_healthy(urls: list[str], timeout_s: float, still_starting: Callable[[],
     return False
 
 
-def is_healthy(base_url: str, timeout: float = 2.0) -> bool:
+def is_healthy(base_url: str) -> bool:
     """True once /health answers 200 (it answers 503 while the model loads)."""
     try:
-        with urllib.request.urlopen(base_url.rstrip("/") + "/health", timeout=timeout) as resp:
-            return resp.status == 200
-    except (OSError, ValueError):
+        return _client.get(_url(base_url, "/health"), timeout=2.0).status_code == 200
+    except httpx.HTTPError:
         return False
 
 
 def parse_metrics(text: str) -> dict[str, float]:
-    """Prometheus text format -> {name: value} for unlabelled samples (llama-server's counters and gauges)."""
+    """Prometheus text format -> {name: value} for unlabelled samples (llama-server's counters and gauges).
+
+    Values may be NaN or +Inf in that format; they are kept as such for the caller to judge.
+    """
     values: dict[str, float] = {}
     for line in text.splitlines():
         if not line or line.startswith("#") or "{" in line:
@@ -69,33 +88,34 @@ def parse_metrics(text: str) -> dict[str, float]:
     return values
 
 
-def read_metrics(base_url: str, timeout: float = 10.0) -> dict[str, float]:
-    """Counters from /metrics; raises PrerequisiteError when the server runs without --metrics."""
-    url = base_url.rstrip("/") + "/metrics"
+def read_metrics(base_url: str) -> dict[str, float]:
+    """Counters from /metrics; PrerequisiteError when the server runs without --metrics, httpx.HTTPError otherwise."""
+    url = _url(base_url, "/metrics")
+    response = _client.get(url)
+    if response.status_code == 501:
+        raise PrerequisiteError(f"{url} is disabled: start llama-server with --metrics")
+    response.raise_for_status()
+    return parse_metrics(response.text)
+
+
+def prompt_counter(base_url: str) -> float | None:
+    """Flint's llamacpp:prompt_tokens_total now, or None when it cannot be read (the row then says unchecked)."""
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:
-            return parse_metrics(resp.read().decode("utf-8"))
-    except urllib.error.HTTPError as e:
-        if e.code == 501:
-            raise PrerequisiteError(f"{url} is disabled: start llama-server with --metrics") from e
-        raise
+        return read_metrics(base_url).get(PROMPT_TOKENS_COUNTER)
+    except (httpx.HTTPError, PrerequisiteError):
+        return None
 
 
-PROMPT_TOKENS_COUNTER = "llamacpp:prompt_tokens_total"
-
-
-def erase_slot(base_url: str, slot: int = 0, timeout: float = 30.0) -> str | None:
+def erase_slot(base_url: str, slot: int = 0) -> str | None:
     """Empty the slot's prompt cache, so a run does not reuse the previous run's prompt; returns why not, or None.
 
     Needs the server started with --slot-save-path (the bench's servers are); others answer 501.
     """
-    url = f"{base_url.rstrip('/')}/slots/{slot}?action=erase"
-    request = urllib.request.Request(url, data=b"{}", headers={"Content-Type": "application/json"}, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=timeout):
-            return None
-    except urllib.error.HTTPError as e:
-        hint = ": start llama-server with --slot-save-path DIR" if e.code == 501 else ""
-        return f"could not empty the prompt cache of {base_url} (HTTP {e.code}){hint}"
-    except (OSError, ValueError) as e:
+        response = _client.post(_url(base_url, f"/slots/{slot}"), params={"action": "erase"}, json={}, timeout=30.0)
+    except httpx.HTTPError as e:
         return f"could not empty the prompt cache of {base_url} ({e})"
+    if response.status_code == 200:
+        return None
+    hint = ": start llama-server with --slot-save-path DIR" if response.status_code == 501 else ""
+    return f"could not empty the prompt cache of {base_url} (HTTP {response.status_code}){hint}"

@@ -1,36 +1,68 @@
 """What every kind of server set (embedded, compose, external) answers with, and the protocol they share.
 
 Each kind starts at a context size and answers with Endpoints: the URLs the bench uses, the URLs a docker sandbox
-uses (on the internal sandbox network), and what the GPU sampler needs to attribute memory to each server.
+uses (on the internal sandbox network), what each server reports about itself, and how to find its processes.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from agent.server import Props
+from bench.measure.roles import ContainerMatcher, PidMatcher, ProcessMatcher
+from bench.servers.api import check_ctx
 
-@dataclass
+
+@dataclass(frozen=True)
 class Endpoints:
+    """Flint and Jeff as served for one context size; Jeff's fields are None when Jeff is off."""
+
+    ctx: int  # the window Flint serves, checked against /props
     flint_url: str
-    jeff_url: str | None
-    flint_model: str  # GGUF file name
-    jeff_model: str
+    flint: Props
     flint_model_path: Path | None  # on this machine, for the sha256; None when not reachable (external)
-    jeff_model_path: Path | None
-    server_build: str
+    jeff_url: str | None = None
+    jeff: Props | None = None
+    jeff_model_path: Path | None = None
     sandbox_network: str | None = None  # docker network sandboxes join; None: no docker sandbox possible
     flint_sandbox_url: str | None = None
     jeff_sandbox_url: str | None = None
-    server_pids: dict[str, int] | None = None  # host PIDs (embedded)
-    server_containers: dict[str, str] | None = None  # container ids (compose)
+    server_pids: Mapping[str, int] = field(default_factory=dict)  # host processes (embedded)
+    server_containers: Mapping[str, str] = field(default_factory=dict)  # container ids (compose)
+
+    @property
+    def flint_model(self) -> str:
+        return self.flint_model_path.name if self.flint_model_path else Path(self.flint.model).name
+
+    @property
+    def jeff_model(self) -> str:
+        if self.jeff is None:
+            return ""
+        return self.jeff_model_path.name if self.jeff_model_path else Path(self.jeff.model).name
+
+    @property
+    def server_build(self) -> str:
+        return self.flint.build
+
+    def process_matcher(self) -> ProcessMatcher:
+        """Which GPU process is which server: by container for compose, by host PID otherwise."""
+        if self.server_containers:
+            return ContainerMatcher(self.server_containers)
+        return PidMatcher(self.server_pids)
+
+
+def check_windows(flint_url: str, ctx: int, jeff_url: str | None, jeff_ctx: int) -> tuple[Props, Props | None]:
+    """Both servers' /props, after checking each serves the window it must (ServerStartError names the one off)."""
+    flint = check_ctx(flint_url, ctx, "Flint")
+    jeff = check_ctx(jeff_url, jeff_ctx, "Jeff (set jeff_ctx to its window)") if jeff_url else None
+    return flint, jeff
 
 
 class Servers(Protocol):
-    kind: str
-
     def start(self, ctx: int) -> Endpoints: ...
 
     def healthy(self) -> bool: ...

@@ -6,14 +6,17 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from bench import ROOT
-from bench.config import BenchConfig
+from bench.config import BenchConfig, Choice
 from bench.containers.network import SANDBOX_INTERFACES, isolate_from_host, warn_once
 from bench.errors import PrerequisiteError, ServerStartError
-from bench.servers.api import check_ctx, is_healthy, wait_healthy
-from bench.servers.base import Endpoints
+from bench.measure.nvml import nvidia_gpu_present
+from bench.servers.api import is_healthy, wait_healthy
+from bench.servers.base import Endpoints, check_windows
 from bench.servers.binaries import find_small_model
+from bench.servers.cpu_image import ensure_llama_cpu_image
 from bench.servers.process import free_port
 
 COMPOSE_FILE = ROOT / "compose.yaml"
@@ -36,13 +39,12 @@ def compose_command() -> list[str]:
 class ComposeServers:
     """compose.yaml's services: flint/jeff on the GPU, or flint-cpu/jeff-cpu (profile cpu) without one."""
 
-    kind = "compose"
-
     def __init__(self, config: BenchConfig, *, gpu: bool, cpu_image: str = "") -> None:
         self.config = config
         self.gpu = gpu
         self.cpu_image = cpu_image
-        self.services = ["flint", "jeff"] if gpu else ["flint-cpu", "jeff-cpu"]
+        roles = ["flint", "jeff"] if config.use_jeff else ["flint"]  # Jeff off: not started, not in the GPU peak
+        self.services = roles if gpu else [f"{role}-cpu" for role in roles]
         self.env: dict[str, str] = {}
 
     def _compose(self, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[str]:
@@ -58,7 +60,10 @@ class ComposeServers:
             model = find_small_model()
             return model.parent, model.name, model.name
         models_dir = Path(self.config.models_dir).expanduser().resolve()
-        for name in (self.config.flint_model, self.config.jeff_model):
+        needed = (
+            (self.config.flint_model, self.config.jeff_model) if self.config.use_jeff else (self.config.flint_model,)
+        )
+        for name in needed:
             if not name or not (models_dir / name).is_file():
                 raise PrerequisiteError(
                     f"model {name or '(unset)'} not found in {models_dir}: set models_dir, flint_model and jeff_model "
@@ -92,15 +97,15 @@ class ComposeServers:
                 f"compose servers not healthy after {self.config.server_start_timeout_s:.0f}s "
                 f"(raise server_start_timeout_s for large models); log tail:\n{tail}"
             )
-        build = check_ctx(flint_url, ctx, "Flint").build
+        flint_props, jeff_props = check_windows(flint_url, ctx, jeff_url, self.config.jeff_ctx)
         return Endpoints(
+            ctx=ctx,
             flint_url=flint_url,
-            jeff_url=jeff_url,
-            flint_model=flint_model,
-            jeff_model=jeff_model if jeff_url else "",
+            flint=flint_props,
             flint_model_path=models_dir / flint_model,
+            jeff_url=jeff_url,
+            jeff=jeff_props,
             jeff_model_path=(models_dir / jeff_model) if jeff_url else None,
-            server_build=build,
             sandbox_network=f"{COMPOSE_PROJECT}_sandbox",
             flint_sandbox_url="http://flint:8080",
             jeff_sandbox_url="http://jeff:8080" if jeff_url else None,
@@ -109,7 +114,7 @@ class ComposeServers:
 
     def _container_ids(self) -> dict[str, str]:
         ids = {}
-        for role, service in zip(("flint", "jeff"), self.services, strict=True):
+        for role, service in zip(("flint", "jeff"), self.services, strict=False):
             ids[role] = self._compose("ps", "-q", service).stdout.strip()
         return ids
 
@@ -124,3 +129,20 @@ class ComposeServers:
         if self.env:
             self._compose("down", "--remove-orphans", check=False)
             self.env = {}
+
+
+def choose_servers(requested: str, engine: bool) -> Choice:
+    """compose needs an engine and, for its GPU services, a GPU; without a GPU the embedded CPU servers are used."""
+    if requested != "auto":
+        return Choice(requested, "asked for")
+    gpu = nvidia_gpu_present()
+    if engine and gpu:
+        return Choice("compose", "Docker and an NVIDIA GPU are present")
+    return Choice("embedded", "no NVIDIA GPU" if not gpu else "a GPU but no Docker engine")
+
+
+def make_compose_servers(config: BenchConfig, client: Any, *, build_image: bool = True) -> ComposeServers:
+    """compose.yaml's GPU services where NVML finds a GPU, else its cpu profile (whose image is built here)."""
+    gpu = nvidia_gpu_present()
+    cpu_image = ensure_llama_cpu_image(client) if not gpu and build_image else ""
+    return ComposeServers(config, gpu=gpu, cpu_image=cpu_image)

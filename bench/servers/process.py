@@ -5,7 +5,6 @@ Used by the embedded servers and by the tests that need a real server.
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import subprocess
@@ -13,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.errors import ServerStartError
+from bench.processes import kill_group
 from bench.servers.api import check_ctx, wait_healthy
 from bench.servers.binaries import find_llama_server, llama_env
 
@@ -105,11 +105,11 @@ class LlamaProcess:
     def stop(self, grace_s: float = 10.0) -> None:
         if self.proc is None or self.proc.poll() is not None:
             return
-        os.killpg(self.proc.pid, signal.SIGTERM)
+        kill_group(self.proc.pid, signal.SIGTERM)
         try:
             self.proc.wait(grace_s)
         except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            kill_group(self.proc.pid)
             self.proc.wait()
 
     def __enter__(self) -> LlamaProcess:

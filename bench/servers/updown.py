@@ -12,24 +12,17 @@ from pathlib import Path
 
 from bench.config import load_config
 from bench.containers.engine import docker_client
-from bench.measure.nvml import nvidia_gpu_present
-from bench.servers.compose import ComposeServers
+from bench.servers.compose import ComposeServers, make_compose_servers
 
 
-def _servers(args: argparse.Namespace) -> ComposeServers:
+def _servers(args: argparse.Namespace, *, build_image: bool) -> ComposeServers:
     path = Path(args.config)
     config = load_config(path if path.exists() else None, {})
-    gpu = nvidia_gpu_present()
-    cpu_image = ""
-    if not gpu:
-        from bench.servers.cpu_image import ensure_llama_cpu_image
-
-        cpu_image = ensure_llama_cpu_image(docker_client())
-    return ComposeServers(config, gpu=gpu, cpu_image=cpu_image)
+    return make_compose_servers(config, docker_client(), build_image=build_image)
 
 
 def command(args: argparse.Namespace) -> int:
-    servers = _servers(args)
+    servers = _servers(args, build_image=args.command == "up")  # down stops what runs, builds nothing
     if args.command == "down":
         for gpu in (True, False):  # whichever variant `up` started
             servers.gpu = gpu

@@ -1,8 +1,10 @@
+"""bench.yaml and command-line overrides: every key typed and range-checked at load, errors in one line."""
+
 from pathlib import Path
 
 import pytest
 
-from bench.config import load_config
+from bench.config import SETTINGS, load_config
 from bench.errors import ConfigError
 
 
@@ -40,16 +42,74 @@ def test_groups_build_the_article_matrix_and_cli_ctx_replaces_them(tmp_path: Pat
     assert load_config(path, {"ctx": [512]}).matrix() == [("todo_repo", "part3", 512)]
 
 
+# Every key: a value of the wrong type, and a value of the right type out of range (None: the type has no range).
+WRONG = {
+    "fixtures": ("todo_repo", []),
+    "presets": ("part3", ["part4"]),
+    "ctx": ("4096", [128]),
+    "groups": ("part3", "[{presets: [part3], ctx: [100]}]"),
+    "reps": ('"3"', 0),
+    "max_steps": ('"2"', 0),
+    "sandbox": (1, "vm"),
+    "servers": (True, "cloud"),
+    "out": (5, '""'),
+    "resume": ('"yes"', None),
+    "keep": ('"two"', -1),
+    "clear_at": ('"0.5"', 1.5),
+    "sampling": ("[0.7]", {"temperature": [1]}),
+    "use_jeff": ('"no"', None),
+    "agent_retries": (1.5, 99),
+    "agent_retry_delay_s": ('"1s"', -1),
+    "run_timeout_s": ('"soon"', -5),
+    "server_start_timeout_s": ("[600]", 0),
+    "jeff_ctx": ("4k", 100),
+    "models_dir": (3, '""'),
+    "flint_model": ([1], None),
+    "jeff_model": ({"a": 1}, None),
+    "llama_image": (7, '""'),
+    "gpu_device": ([0], "first"),
+    "gpu_sample_interval_s": ('"0.1"', 0),
+    "flint_url": (8080, "localhost:8080"),
+    "jeff_url": (8081, "ftp://x"),
+    "threads": ('"4"', 0),
+    "sandbox_memory": (2, "2 gigs"),
+    "sandbox_cpus": ('"2"', 0),
+    "sandbox_pids": ('"256"', 1),
+}
+
+
+def test_every_setting_has_wrong_values_below() -> None:
+    assert sorted(WRONG) == sorted(SETTINGS)
+
+
+# Booleans and free text have no range: None above, and no case here.
+CASES = [
+    (key, kind, value)
+    for key, pair in sorted(WRONG.items())
+    for kind, value in zip(("type", "range"), pair, strict=True)
+    if value is not None
+]
+
+
+@pytest.mark.parametrize(("key", "kind", "value"), CASES)
+def test_a_wrong_value_is_one_line_naming_key_value_and_what_is_allowed(
+    tmp_path: Path, key: str, kind: str, value: object
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, f"{key}: {value}\n"), {})
+    message = str(caught.value)
+    assert "\n" not in message and key in message, message
+    assert "is not allowed" in message or "unknown" in message or "must" in message, message
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         ("ctxs: [4096]\n", "unknown setting 'ctxs'"),
-        ("presets: [part4]\n", "unknown preset 'part4'"),
-        ("ctx: [128]\n", "at least 256"),
-        ("ctx: 4096\n", "non-empty list of int"),
-        ("sandbox: vm\n", "sandbox must be one of"),
-        ("clear_at: 1.5\n", "clear_at must be in"),
-        ("groups:\n  - {ctx: [4096]}\n", "each group needs presets"),
+        ("presets: [part4]\n", "unknown preset 'part4': choose from part2, clearing, part3"),
+        ("ctx: [4096, 128]\n", r"ctx\[1\] = 128 is not allowed: input should be greater than or equal to 256"),
+        ("reps: '3'\n", "reps = '3' is not allowed: input should be a valid integer"),
+        ("use_jeff: 'no'\n", "use_jeff = 'no' is not allowed: input should be a valid boolean"),
         ("ctx: [4096\n", "not valid YAML"),
         ("- just a list\n", "must hold a mapping"),
     ],
@@ -59,23 +119,25 @@ def test_bad_settings_name_the_problem(tmp_path: Path, text: str, message: str) 
         load_config(write(tmp_path, text), {})
 
 
-def test_repository_configs_load() -> None:
+def test_yaml_numbers_are_accepted_where_a_name_is_meant(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, "gpu_device: 1\nclear_at: 1\nrun_timeout_s: 60\n"), {})
+    assert (config.gpu_device, config.clear_at, config.run_timeout_s) == ("1", 1.0, 60.0)
+
+
+def test_the_repository_bench_yaml_and_experiments_load() -> None:
     root = Path(__file__).resolve().parents[2]
-    assert load_config(root / "bench.yaml", {}).matrix()
+    for path in [root / "bench.yaml", *sorted((root / "experiments").glob("*.yaml"))]:
+        assert load_config(path, {}).matrix(), path
     article = load_config(root / "experiments" / "article-part3.yaml", {})
     assert len(article.matrix()) == 5 and article.reps == 3
 
 
-def test_compose_variables_in_the_environment_override_the_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = write(
-        tmp_path, "models_dir: ./models\nflint_model: ''\nllama_image: ghcr.io/ggml-org/llama.cpp:server-cuda\n"
-    )
+def test_the_compose_variables_override_the_file_when_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, "models_dir: ./models\nflint_model: a.gguf\njeff_model: b.gguf\n")
     monkeypatch.setenv("MODELS_DIR", "/srv/models")
     monkeypatch.setenv("FLINT_MODEL", "coder.gguf")
     monkeypatch.setenv("LLAMA_IMAGE", "ghcr.io/ggml-org/llama.cpp:server-cuda-b7786")
     monkeypatch.setenv("JEFF_MODEL", "")  # empty: not set
     config = load_config(path, {})
-    assert (config.models_dir, config.flint_model, config.jeff_model) == ("/srv/models", "coder.gguf", "")
-    assert config.llama_image.endswith("-b7786")
+    assert config.models_dir == "/srv/models" and config.flint_model == "coder.gguf"
+    assert config.jeff_model == "b.gguf" and config.llama_image.endswith("-b7786")

@@ -46,10 +46,10 @@ def test_flint_killed_mid_run_is_recorded_and_the_next_run_gets_fresh_servers(
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
 
-    real_start = bench.make_servers
+    real_start = bench.factory.make_servers
 
-    def servers_that_publish_flint_pid() -> Any:
-        servers = real_start()
+    def servers_that_publish_flint_pid(log_dir: Path) -> Any:
+        servers = real_start(log_dir)
         start = servers.start
 
         def start_and_publish(ctx: int) -> Any:
@@ -61,7 +61,7 @@ def test_flint_killed_mid_run_is_recorded_and_the_next_run_gets_fresh_servers(
         return servers
 
     monkeypatch.setattr(Progress, "on_event", kill_flint_when_the_first_agent_starts)
-    monkeypatch.setattr(bench, "make_servers", servers_that_publish_flint_pid)
+    monkeypatch.setattr(bench.factory, "make_servers", servers_that_publish_flint_pid)
     first, second = bench.run()
     assert killed
     assert first["stop_reason"] == "infra_error" and "died during the run" in first["error"]

@@ -11,6 +11,7 @@ from typing import Any
 import fake_llama
 import pytest
 
+from agent.server import Props
 from bench.config import BenchConfig
 from bench.containers.engine import LABEL, docker_client, remove_leftovers
 from bench.containers.forwarder import Forwarder
@@ -96,10 +97,10 @@ def test_agent_in_container_cannot_touch_visible_tests_or_see_hidden_ones(
         "ls /work /hidden_tests 2>&1; find / -name 'test_*.py' -path '*hidden*' 2>/dev/null | wc -l"
     )
     flint.add(fake_llama.tool_call("run", {"command": attack}), fake_llama.prose("All done."))
+    props = Props(n_ctx=4096, model="f.gguf", build="b1", supports_tool_calls=True)
     endpoints = Endpoints(
-        flint_url="unused", jeff_url="unused", flint_model="f.gguf", jeff_model="j.gguf", flint_model_path=None,
-        jeff_model_path=None, server_build="b1", sandbox_network=SANDBOX_NETWORK, flint_sandbox_url=flint_url,
-        jeff_sandbox_url=jeff_url,
+        ctx=4096, flint_url="unused", flint=props, flint_model_path=None, jeff_url="unused", jeff=props,
+        sandbox_network=SANDBOX_NETWORK, flint_sandbox_url=flint_url, jeff_sandbox_url=jeff_url,
     )  # fmt: skip
     sandbox = DockerSandbox(client, image, endpoints, BenchConfig(), "test-run")
     run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])

@@ -9,13 +9,15 @@ from typing import Any
 import pytest
 
 from bench.errors import ResultsError
-from bench.measure.labels import failure_labels, read_paths
+from bench.measure.labels import Outcome, failure_labels, read_paths
 from bench.measure.trace import load_trace
 
 
-def row(**values: str) -> dict[str, str]:
-    base = {"run_id": "r1", "stop_reason": "done", "files_changed": "1", "hidden_passed": "6", "hidden_total": "6"}
-    return {**base, **values}
+def row(**values: str) -> Outcome:
+    """An outcome written the way a results row reads ("" = not measured)."""
+    base = {"stop_reason": "done", "files_changed": "1", "hidden_passed": "6", "hidden_total": "6", **values}
+    counts = {k: int(v) if v else None for k, v in base.items() if k != "stop_reason"}
+    return Outcome(stop_reason=base["stop_reason"] or None, **counts)
 
 
 def stop(reason: str = "done") -> dict[str, Any]:
@@ -154,3 +156,7 @@ def test_load_trace_refuses_a_damaged_line_in_the_middle(tmp_path: Path) -> None
 def test_load_trace_says_which_file_is_missing(tmp_path: Path) -> None:
     with pytest.raises(ResultsError, match="cannot read event trace .*nowhere.jsonl"):
         load_trace(tmp_path / "nowhere.jsonl")
+
+
+def test_a_tampered_grading_is_labelled() -> None:
+    assert failure_labels([stop()], Outcome(stop_reason="done", grading_tampered=True)) == ["grading_tampered"]

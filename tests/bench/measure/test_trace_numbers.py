@@ -1,4 +1,10 @@
-from bench.measure.trace_numbers import reprocessed_mismatch, trace_metrics
+"""The row's figures from a trace: sums of what the servers reported, empty when any part is missing."""
+
+import math
+
+import pytest
+
+from bench.measure.trace_numbers import check_reprocessed, trace_numbers
 
 
 def response(step: int, prompt: int, cached: int, completion: int, prompt_ms: float, predicted_ms: float) -> dict:
@@ -19,9 +25,16 @@ def response(step: int, prompt: int, cached: int, completion: int, prompt_ms: fl
 
 
 TRACE = [
-    {"t": 0, "event": "start", "n_ctx": 4096},
+    {"t": 0, "event": "start", "n_ctx": 4096, "jeff": "http://jeff:8081"},
     response(1, 1000, 0, 100, 500.0, 1000.0),
-    {"t": 2, "event": "jeff", "step": 1, "timings": {"prompt_ms": 50.0, "predicted_ms": 150.0}},
+    {
+        "t": 2,
+        "event": "jeff",
+        "step": 1,
+        "opinion": "yes, harmless",
+        "usage": {"prompt_tokens": 40, "completion_tokens": 6},
+        "timings": {"prompt_ms": 50.0, "predicted_ms": 150.0},
+    },
     {"t": 3, "event": "clear", "step": 1, "reason": "threshold", "changed": 3},
     {"t": 3, "event": "clear", "step": 1, "reason": "threshold", "changed": 0},
     {
@@ -40,28 +53,84 @@ TRACE = [
 
 
 def test_sums_come_from_the_servers_numbers() -> None:
-    m = trace_metrics(TRACE, wall_s=10.0)
-    assert m["prompt_tokens"] == "2800"
-    assert m["prompt_tokens_reprocessed"] == "2200"  # 1000 + 1200
-    assert m["cache_tokens"] == "600"
-    assert m["completion_tokens"] == "150"
-    assert m["max_request_tokens"] == "5000"  # the refused request was the largest
-    assert m["model_s"] == "2.70"  # Flint 2.5 s + Jeff 0.2 s
-    assert m["harness_s"] == "7.30"
-    assert m["clearings"] == "1"  # a clearing that changed nothing is not counted
-    assert m["cut_answers"] == "1" and m["context_400s"] == "1" and m["jeff_requests"] == "1"
-    assert (m["stop_reason"], m["steps"], m["claimed_done"]) == ("done", "3", "true")
+    n = trace_numbers(TRACE)
+    assert n.prompt_tokens == 2800
+    assert n.prompt_tokens_reprocessed == 2200  # 1000 + 1200
+    assert n.cache_tokens == 600 and n.completion_tokens == 150
+    assert n.max_request_tokens == 5000  # the refused request was the largest
+    assert n.model_s == 2.7  # Flint 2.5 s + Jeff 0.2 s
+    assert (n.jeff_model_s, n.jeff_prompt_tokens, n.jeff_completion_tokens, n.jeff_requests) == (0.2, 40, 6, 1)
+    assert n.clearings == 1  # a clearing that changed nothing is not counted
+    assert n.cut_answers == 1 and n.context_400s == 1
+    assert (n.stop_reason, n.steps, n.claimed_done, n.start_n_ctx) == ("done", 2, True, 4096)
+
+
+def test_steps_count_answered_requests_only() -> None:
+    never_answered = [
+        {"t": 0, "event": "start", "jeff": None},
+        {"t": 1, "event": "stop", "reason": "server_error", "steps": 1},
+    ]
+    assert trace_numbers(never_answered).steps == 0
 
 
 def test_a_trace_without_responses_leaves_token_columns_unmeasured() -> None:
-    m = trace_metrics([{"t": 0, "event": "start"}], wall_s=1.0)
-    assert m["prompt_tokens_reprocessed"] == "" and m["cache_tokens"] == "" and m["max_request_tokens"] == ""
-    assert m["stop_reason"] == "" and m["claimed_done"] == ""
+    n = trace_numbers([{"t": 0, "event": "start", "jeff": None}])
+    assert n.prompt_tokens is None and n.prompt_tokens_reprocessed is None and n.max_request_tokens is None
+    assert n.model_s is None and n.stop_reason is None and n.claimed_done is None
 
 
-def test_cross_check_against_metrics_counter() -> None:
-    assert reprocessed_mismatch(TRACE, "2200", 2200.0) is None
-    assert "trace sum 2200 != /metrics delta 2300" in (reprocessed_mismatch(TRACE, "2200", 2300.0) or "")
-    unparsed = TRACE + [{"t": 7, "event": "cut", "kind": "unparsed"}]
-    assert "HTTP 500" in (reprocessed_mismatch(unparsed, "2200", 2900.0) or "")
-    assert "not read" in (reprocessed_mismatch(TRACE, "2200", None) or "")
+@pytest.mark.parametrize(
+    ("where", "field", "column"),
+    [
+        ("timings", "prompt_ms", "model_s"),
+        ("timings", "predicted_ms", "model_s"),
+        ("timings", "prompt_n", "prompt_tokens_reprocessed"),
+        ("timings", "cache_n", "cache_tokens"),
+        ("usage", "prompt_tokens", "prompt_tokens"),
+        ("usage", "prompt_tokens", "max_request_tokens"),
+        ("usage", "completion_tokens", "completion_tokens"),
+    ],
+)
+def test_one_response_without_a_field_makes_the_sum_unmeasured_not_smaller(where: str, field: str, column: str) -> None:
+    damaged = [dict(e) for e in TRACE]
+    damaged[1] = {**damaged[1], where: {k: v for k, v in damaged[1][where].items() if k != field}}
+    assert getattr(trace_numbers(damaged), column) is None
+    assert getattr(trace_numbers(TRACE), column) is not None
+
+
+def test_jeff_off_leaves_his_columns_unmeasured_and_jeff_unasked_is_zero() -> None:
+    flint_only = [e for e in TRACE if e["event"] != "jeff"]
+    off = trace_numbers([{**flint_only[0], "jeff": None}, *flint_only[1:]])
+    assert (off.jeff_model_s, off.jeff_prompt_tokens, off.jeff_requests) == (None, None, 0)
+    assert off.model_s == 2.5
+    unasked = trace_numbers(flint_only)
+    assert (unasked.jeff_model_s, unasked.jeff_prompt_tokens, unasked.jeff_completion_tokens) == (0.0, 0, 0)
+
+
+def test_jeff_without_timings_makes_model_time_unmeasured() -> None:
+    damaged = [dict(e) for e in TRACE]
+    damaged[2] = {**damaged[2], "timings": None}
+    n = trace_numbers(damaged)
+    assert n.model_s is None and n.jeff_model_s is None
+
+
+def test_cross_check_against_the_metrics_counter() -> None:
+    n = trace_numbers(TRACE)
+    ok = check_reprocessed(n, 100.0, 2300.0)
+    assert (ok.status, ok.metrics_delta, ok.note) == ("ok", 2200, None)
+    off = check_reprocessed(n, 0.0, 2300.0)
+    assert off.status == "mismatch" and "trace sum 2200 != /metrics delta 2300" in (off.note or "")
+    unparsed = trace_numbers(TRACE + [{"t": 7, "event": "cut", "kind": "unparsed"}])
+    assert "HTTP 500" in (check_reprocessed(unparsed, 0.0, 2900.0).note or "")
+    assert check_reprocessed(n, None, 2200.0).status == "unchecked"
+
+
+@pytest.mark.parametrize(("before", "after"), [(math.nan, 10.0), (0.0, math.inf), (math.nan, math.nan)])
+def test_a_counter_that_is_not_a_number_is_unchecked_not_a_crash(before: float, after: float) -> None:
+    check = check_reprocessed(trace_numbers(TRACE), before, after)
+    assert check.status == "unchecked" and check.metrics_delta is None
+
+
+def test_a_counter_that_went_down_means_the_server_restarted() -> None:
+    check = check_reprocessed(trace_numbers(TRACE), 5000.0, 120.0)
+    assert check.status == "counter_reset" and check.metrics_delta is None and "restarted" in (check.note or "")

@@ -92,7 +92,7 @@ def test_a_server_that_dies_mid_run_is_an_infrastructure_failure_and_the_bench_g
     assert len(rows) == 2
     first, second = rows
     assert first["stop_reason"] == "infra_error" and "died during the run" in first["error"]
-    assert first["steps"] == "2"  # what was measured before the server died is kept
+    assert first["steps"] == "1"  # what was measured before the server died is kept: one answered request
     assert "infrastructure" in first["failure_labels"]
     assert second["stop_reason"] == "infra_error" and "no healthy llama-server" in second["error"]
     assert len(read_rows(tmp_path / "results.csv")) == 2

@@ -1,0 +1,100 @@
+"""One agent run observed: a fresh work copy, the servers' caches emptied, the agent in its sandbox while NVML
+samples, Flint's /metrics counter before and after; the trace, output and diff kept in the run's folder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.errors import FixtureError
+from bench.measure.sampler import GpuReading, GpuSampler
+from bench.measure.trace import TRACE_FILE, Event, load_trace
+from bench.run.plan import RunInputs
+from bench.run.progress import TraceFollower
+from bench.sandbox.base import AgentRun, Sandbox
+from bench.score.workcopy import capture_diff, make_work_copy
+from bench.servers.api import erase_slot, prompt_counter
+from bench.servers.base import Endpoints, Servers
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What one agent run left behind, before scoring."""
+
+    agent: AgentRun
+    events: list[Event]
+    gpu: GpuReading
+    counter_before: float | None  # Flint's llamacpp:prompt_tokens_total, None when it could not be read
+    counter_after: float | None
+    problems: list[str]  # what went wrong around the agent (cache not emptied, diff unreadable, trace damaged)
+    graded: bool  # False when the agent's changes could not be read, so there is nothing to grade
+
+
+def observe(
+    inputs: RunInputs,
+    sandbox: Sandbox,
+    servers: Servers,
+    endpoints: Endpoints,
+    run_dir: Path,
+    on_event: Callable[[dict[str, Any]], None],
+    sample_interval_s: float,
+    gpu_uuids: list[str] | None,
+) -> Observed:
+    """Run the agent in a fresh copy while sampling GPU memory; keep its trace, output and diff in run_dir."""
+    fixture = inputs.planned.fixture
+    with tempfile.TemporaryDirectory(prefix="agentbench-run-") as tmp:
+        workdir, out_dir = Path(tmp) / "repo", Path(tmp) / "out"
+        out_dir.mkdir()
+        base = make_work_copy(fixture, workdir)
+        problems = [note for url in (endpoints.flint_url, endpoints.jeff_url) if url and (note := erase_slot(url))]
+        before = prompt_counter(endpoints.flint_url)
+        sampler = GpuSampler(endpoints.process_matcher(), device_uuids=gpu_uuids, interval_s=sample_interval_s)
+        sampler.baseline()
+        follower = TraceFollower(out_dir / TRACE_FILE, on_event)
+        follower.start()
+        sampler.start()
+        try:
+            agent = sandbox.run_agent(
+                workdir, out_dir, str(fixture.task_file), fixture.visible_tests, inputs.agent_args()
+            )
+        finally:
+            gpu = sampler.stop()
+            follower.stop()
+        after = prompt_counter(endpoints.flint_url)
+        events = _keep_trace(out_dir, run_dir, problems)
+        (run_dir / "agent.log").write_text(agent.output)
+        (run_dir / "server.log").write_text(servers.log_tail(50))
+        diff, graded = _diff(workdir, base, problems)
+    # surrogateescape: a binary file the agent wrote comes back from git as undecodable bytes
+    (run_dir / "diff.patch").write_text(diff, errors="surrogateescape")
+    return Observed(agent, events, gpu, before, after, problems, graded)
+
+
+def _keep_trace(out_dir: Path, run_dir: Path, problems: list[str]) -> list[Event]:
+    source = out_dir / TRACE_FILE
+    if not source.exists():
+        return []
+    shutil.copyfile(source, run_dir / TRACE_FILE)
+    try:
+        return load_trace(run_dir / TRACE_FILE)
+    except Exception as e:  # a damaged trace costs this run its figures, never the bench
+        problems.append(f"the event trace is damaged: {e}")
+        return []
+
+
+def _diff(workdir: Path, base: str, problems: list[str]) -> tuple[str, bool]:
+    try:
+        return capture_diff(workdir, base), True
+    except FixtureError as e:  # e.g. the agent deleted .git: its changes cannot be told apart, so none are graded
+        problems.append(f"the agent's changes could not be read ({e}); the run is not graded")
+        return "", False
+
+
+def write_run_json(run_dir: Path, inputs: RunInputs, row: dict[str, Any]) -> None:
+    """run.json names the fixture (what `bench score` needs to grade the folder again) beside the row's inputs."""
+    (run_dir / "run.json").write_text(json.dumps({"fixture": inputs.planned.fixture.name, **row}, indent=1))

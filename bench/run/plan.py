@@ -1,0 +1,134 @@
+"""The plan of a bench: which runs, in which order, and the inputs that define each run.
+
+`ctx` takes five steps from the command line to the CSV: argparse (int) -> BenchConfig.ctx -> PlannedRun.ctx ->
+RunInputs.ctx -> the row, where it becomes text once (bench.results.schema.cell).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from bench.config import BenchConfig
+from bench.results.schema import Cell, cell, run_key
+from bench.run.provenance import file_sha256
+from bench.score.fixtures import Fixture, fixture_hash, load_fixture
+from bench.servers.base import Endpoints
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One cell of the matrix: a fixture, a preset and a window, repeated `rep` times."""
+
+    fixture: Fixture
+    fixture_sha: str
+    preset: str
+    ctx: int
+    rep: int
+
+
+def plan_runs(config: BenchConfig) -> list[PlannedRun]:
+    """Every run of the matrix, grouped by ctx (stable), so the servers start once per context size."""
+    names = dict.fromkeys(name for name, _, _ in config.matrix())
+    fixtures = {name: load_fixture(name) for name in names}
+    shas = {name: fixture_hash(fixture) for name, fixture in fixtures.items()}
+    runs = [
+        PlannedRun(fixtures[name], shas[name], preset, ctx, rep)
+        for name, preset, ctx in config.matrix()
+        for rep in range(1, config.reps + 1)
+    ]
+    return sorted(runs, key=lambda run: run.ctx)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What does not change during a bench: the agent's and this repository's versions, read once."""
+
+    agent_version: str
+    git_sha: str
+    git_dirty: bool
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """Everything that defines a run: the planned run, the agent's settings, the servers, and where it came from."""
+
+    planned: PlannedRun
+    max_steps: int
+    keep: int
+    clear_at: float
+    sampling: str  # JSON with sorted keys, exactly as the agent receives it and the row records it
+    agent_retries: int
+    agent_retry_delay_s: float
+    flint_model: str
+    jeff_model: str
+    flint_model_sha256: str | None  # None: the file is not on this machine (external servers)
+    jeff_model_sha256: str | None
+    server_build: str
+    sandbox: str
+    servers: str
+    provenance: Provenance
+
+    @classmethod
+    def of(
+        cls,
+        planned: PlannedRun,
+        config: BenchConfig,
+        endpoints: Endpoints,
+        choice: tuple[str, str],
+        provenance: Provenance,
+    ) -> RunInputs:
+        sandbox, servers = choice
+        return cls(
+            planned=planned,
+            max_steps=config.max_steps or planned.fixture.max_steps,
+            keep=config.keep,
+            clear_at=config.clear_at,
+            sampling=json.dumps(config.sampling, sort_keys=True),
+            agent_retries=config.agent_retries,
+            agent_retry_delay_s=config.agent_retry_delay_s,
+            flint_model=endpoints.flint_model,
+            jeff_model=endpoints.jeff_model,
+            flint_model_sha256=file_sha256(endpoints.flint_model_path) if endpoints.flint_model_path else None,
+            jeff_model_sha256=file_sha256(endpoints.jeff_model_path) if endpoints.jeff_model_path else None,
+            server_build=endpoints.server_build,
+            sandbox=sandbox,
+            servers=servers,
+            provenance=provenance,
+        )
+
+    def as_row(self) -> dict[str, Cell]:
+        planned, origin = self.planned, self.provenance
+        return {
+            "fixture": planned.fixture.name,
+            "fixture_sha": planned.fixture_sha,
+            "preset": planned.preset,
+            "ctx": planned.ctx,
+            "rep": planned.rep,
+            "flint_model": self.flint_model,
+            "jeff_model": self.jeff_model,
+            "flint_model_sha256": self.flint_model_sha256,
+            "jeff_model_sha256": self.jeff_model_sha256,
+            "agent_version": origin.agent_version,
+            "sampling": self.sampling,
+            "max_steps": self.max_steps,
+            "keep": self.keep,
+            "clear_at": self.clear_at,
+            "server_build": self.server_build,
+            "sandbox": self.sandbox,
+            "servers": self.servers,
+            "git_sha": origin.git_sha,
+            "git_dirty": origin.git_dirty,
+        }
+
+    def key(self) -> tuple[str, ...]:
+        """The --resume key, in the form a CSV row gives it back."""
+        return run_key({column: cell(value) for column, value in self.as_row().items()})
+
+    def agent_args(self) -> list[str]:
+        """The agent's command-line flags for this run (besides repo, task, servers and trace)."""
+        return [
+            "--preset", self.planned.preset, "--max-steps", str(self.max_steps), "--keep", str(self.keep),
+            "--clear-at", str(self.clear_at), "--approve", "yes", "--sampling", self.sampling,
+            "--retries", str(self.agent_retries), "--retry-delay", str(self.agent_retry_delay_s),
+        ]  # fmt: skip

@@ -1,0 +1,105 @@
+"""A run's results row, put together from its typed parts: inputs, trace numbers, the /metrics cross-check, GPU
+memory, the grade and the failure labels. Values stay typed here; they become text once, when the row is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bench.measure.labels import Outcome, failure_labels
+from bench.measure.sampler import GpuReading
+from bench.measure.trace import Event
+from bench.measure.trace_numbers import ReprocessedCheck, TraceNumbers
+from bench.results.schema import INFRA_STOP_REASON, Cell
+from bench.run.plan import RunInputs
+from bench.score.grading import Score
+
+
+@dataclass
+class RunRecord:
+    """One run as it is measured; `row()` lays it out in the results columns."""
+
+    inputs: RunInputs
+    run_id: str
+    started_at: str
+    events: list[Event] = field(default_factory=list)
+    wall_s: float | None = None
+    numbers: TraceNumbers | None = None
+    check: ReprocessedCheck | None = None
+    gpu: GpuReading | None = None
+    score: Score | None = None
+    infra_error: bool = False  # the run failed for a reason outside the agent
+    errors: list[str] = field(default_factory=list)
+
+    def note(self, problem: str | None) -> None:
+        if problem and problem not in self.errors:
+            self.errors.append(problem)
+
+    @property
+    def stop_reason(self) -> str | None:
+        if self.infra_error:
+            return INFRA_STOP_REASON
+        return self.numbers.stop_reason if self.numbers else None
+
+    def labels(self) -> list[str]:
+        score = self.score
+        outcome = Outcome(
+            stop_reason=self.stop_reason,
+            files_changed=score.files_changed if score else None,
+            hidden_passed=score.hidden_passed if score else None,
+            hidden_total=score.hidden_total if score else None,
+            grading_tampered=bool(score and getattr(score, "grading_tampered", False)),
+        )
+        return failure_labels(self.events, outcome)
+
+    def harness_s(self) -> float | None:
+        """wall_s - model_s, unclamped: a negative value is a finding (server time beyond the wall), noted."""
+        model_s = self.numbers.model_s if self.numbers else None
+        if self.wall_s is None or model_s is None:
+            return None
+        harness = round(self.wall_s - model_s, 3)
+        if harness < 0:
+            self.note(
+                f"server timings ({model_s} s) exceed the run's wall time ({self.wall_s} s): the servers counted "
+                "work outside the run (a request still running when the agent gave up on it, or a clock step)"
+            )
+        return harness
+
+    def row(self) -> dict[str, Cell]:
+        row: dict[str, Cell] = {**self.inputs.as_row(), "run_id": self.run_id, "started_at": self.started_at}
+        row["wall_s"] = None if self.wall_s is None else round(self.wall_s, 2)
+        row["harness_s"] = self.harness_s()
+        if self.numbers is not None:
+            row.update(_numbers_row(self.numbers))
+        if self.check is not None:
+            row.update(reprocessed_check=self.check.status, prompt_tokens_metrics=self.check.metrics_delta)
+            self.note(self.check.note)
+        if self.gpu is not None:
+            row.update(self.gpu.as_row())
+        if self.score is not None:
+            row.update(self.score.as_row())
+            self.note(self.score.error)
+        row["stop_reason"] = self.stop_reason
+        row["failure_labels"] = ";".join(self.labels())
+        row["error"] = " | ".join(self.errors)
+        return row
+
+
+def _numbers_row(n: TraceNumbers) -> dict[str, Cell]:
+    return {
+        "claimed_done": n.claimed_done,
+        "steps": n.steps,
+        "model_s": n.model_s,
+        "prompt_tokens": n.prompt_tokens,
+        "prompt_tokens_reprocessed": n.prompt_tokens_reprocessed,
+        "cache_tokens": n.cache_tokens,
+        "completion_tokens": n.completion_tokens,
+        "max_request_tokens": n.max_request_tokens,
+        "clearings": n.clearings,
+        "cut_answers": n.cut_answers,
+        "context_400s": n.context_400s,
+        "jeff_requests": n.jeff_requests,
+        "jeff_prompt_tokens": n.jeff_prompt_tokens,
+        "jeff_completion_tokens": n.jeff_completion_tokens,
+        "jeff_model_s": n.jeff_model_s,
+    }
