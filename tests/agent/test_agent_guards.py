@@ -192,3 +192,10 @@ def test_planted_lists_new_tests_conftests_and_packages_only(repo: Path) -> None
         (repo / path).parent.mkdir(exist_ok=True)
         (repo / path).write_text("")
     assert planted(repo, start) == ["test_new.py", "pkg/__init__.py", "pkg/conftest.py", "pkg/x_test.py"]
+
+
+def test_a_test_that_is_a_link_at_start_is_left_as_it_is(repo: Path) -> None:
+    (repo / "shared_test.py").write_text("def test_shared():\n    pass\n")
+    (repo / "test_link.py").symlink_to(repo / "shared_test.py")
+    guard = ProtectedTests(repo, ["test_calc.py", "test_link.py"])
+    assert guard.restore_changes() == [] and (repo / "test_link.py").is_symlink()
