@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from agent import console
+from agent.actions import Actions
 from agent.approval import APPROVE_MODES, Approver
 from agent.done import pytest_missing, take_snapshot
+from agent.guards import ProtectedTests
 from agent.jeff import Jeff
 from agent.loop import Agent, RunConfig, Stop
 from agent.presets import PRESETS
@@ -89,13 +91,18 @@ def build_agent(args: argparse.Namespace, task: str, props: Props, trace: Trace)
         sampling=args.sampling,
         command_timeout=args.command_timeout,
     )
+    actions = Actions(
+        workspace,
+        guard=ProtectedTests(workspace.root, workspace.protected),
+        approver=Approver(args.approve, workspace.root),
+        jeff=Jeff(args.jeff, timeout=args.jeff_timeout) if args.jeff else None,
+        trace=trace,
+    )
     return Agent(
         config,
         flint=ChatClient(args.flint, timeout=args.request_timeout, retries=args.retries, retry_delay=args.retry_delay),
-        workspace=workspace,
+        actions=actions,
         snapshot=take_snapshot(workspace.root),
-        approver=Approver(args.approve),
-        jeff=Jeff(args.jeff) if args.jeff else None,
         trace=trace,
     )
 
@@ -106,6 +113,8 @@ def start_fields(args: argparse.Namespace, props: Props) -> dict[str, Any]:
         "n_ctx": props.n_ctx,
         "flint": args.flint,
         "jeff": args.jeff,
+        "jeff_timeout": args.jeff_timeout,
+        "request_timeout": args.request_timeout,
         "flint_model": props.model,
         "flint_build": props.build,
         "supports_tool_calls": props.supports_tool_calls,
@@ -167,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--retry-delay", type=_seconds, default=1.0, help="first pause between retries (doubles)")
     parser.add_argument("--command-timeout", type=_limit, default=120.0, help="limit for each command and pytest")
     parser.add_argument("--request-timeout", type=_limit, default=900.0, help="limit for each request to Flint")
+    parser.add_argument(
+        "--jeff-timeout", type=_limit, default=10.0, help="limit for each of Jeff's opinions (default 10 s)"
+    )
     return parser
 
 

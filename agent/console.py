@@ -68,7 +68,13 @@ def _approval(r: Event) -> str | None:
 def _done_check(r: Event) -> str:
     verdict = "passed" if r["passed"] else "not passed"
     missing = f"; missing: {', '.join(r['missing'])}" if r["missing"] else ""
-    return f"step {r['step']}: done check {verdict} ({r['summary']}){missing}"
+    planted = f"; planted by the agent: {', '.join(r['planted'])}" if r.get("planted") else ""
+    return f"step {r['step']}: done check {verdict} ({r['summary']}){missing}{planted}"
+
+
+def _restored(r: Event) -> str:
+    files = ", ".join(f"{f['path']} ({f['was']})" for f in r["files"])
+    return f"  protected tests changed by {r['after']}, restored: {files}"
 
 
 def _stop(r: Event) -> str:
@@ -86,5 +92,6 @@ _DESCRIBERS = {
     "jeff": _jeff,
     "approval": _approval,
     "done_check": _done_check,
+    "restored": _restored,
     "stop": _stop,
 }

@@ -15,7 +15,7 @@ from agent import prompts
 from agent.server import ChatClient, ServerError
 
 MAX_TOKENS = 48  # one line
-TIMEOUT_S = 120.0
+TIMEOUT_S = 10.0  # a silent Jeff costs this much per command, never more (--jeff-timeout)
 OPINION_CHARS = 300
 
 

@@ -1,9 +1,15 @@
-"""The published versions of the agent, as data (DESIGN.md §3.2).
+"""The published versions of the agent, and the improved ones, as data (DESIGN.md §3.2).
 
 part2     no clearing; a cut answer is taken as the answer; done = pytest passes
 clearing  part2 plus clearing past --clear-at of the window
 part3     clearing; a cut answer is dropped and the model is told so
-strict    part3, and done also needs a changed non-test file and a new test
+part3+    part3 with what the article left open: clearing before a request that would pass --clear-at (not after
+          an answer that is then dropped), older done-check output cleared too, and conftest.py files the agent
+          created not trusted by the done check
+strict    part3+, and done also needs a changed non-test file and a new test
+
+The first three send the article's words and behave as its code did; improvements go into part3+ and strict only.
+The guards against the shell (approval rules, restored tests, refused hard links) hold in every preset.
 """
 
 from __future__ import annotations
@@ -17,11 +23,20 @@ class Preset:
     clears: bool  # clear old material past --clear-at of the window, and on a 400 context error
     drops_cut: bool  # a cut answer is dropped (part3) rather than taken as the answer (part2)
     strict_done: bool  # done also needs a changed non-test file and a new test function
+    # part3+: clear before sending a request estimated past --clear-at (instead of after the answer that came back),
+    # and clear the output of older failed done checks along with old tool results
+    clears_before_send: bool = False
+    trusts_planted: bool = True  # the done check loads conftest.py files the agent created
 
 
 PRESETS: dict[str, Preset] = {
     "part2": Preset("part2", clears=False, drops_cut=False, strict_done=False),
     "clearing": Preset("clearing", clears=True, drops_cut=False, strict_done=False),
     "part3": Preset("part3", clears=True, drops_cut=True, strict_done=False),
-    "strict": Preset("strict", clears=True, drops_cut=True, strict_done=True),
+    "part3+": Preset(
+        "part3+", clears=True, drops_cut=True, strict_done=False, clears_before_send=True, trusts_planted=False
+    ),
+    "strict": Preset(
+        "strict", clears=True, drops_cut=True, strict_done=True, clears_before_send=True, trusts_planted=False
+    ),
 }

@@ -6,6 +6,7 @@ prompt (system, task, tool list) must fit a 512-token window with room to answer
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 SYSTEM_PROMPT = (
@@ -15,8 +16,12 @@ SYSTEM_PROMPT = (
 )
 
 
-def _function(name: str, description: str, args: dict[str, str]) -> dict[str, Any]:
-    properties = {arg: {"type": "string", "description": text} for arg, text in args.items()}
+def _function(
+    name: str, description: str, args: dict[str, str], optional: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """A tool in the OpenAI format: `args` are required strings, `optional` are whole numbers the model may give."""
+    properties: dict[str, Any] = {arg: {"type": "string", "description": text} for arg, text in args.items()}
+    properties.update({arg: {"type": "integer", "description": text} for arg, text in (optional or {}).items()})
     return {
         "type": "function",
         "function": {
@@ -28,7 +33,17 @@ def _function(name: str, description: str, args: dict[str, str]) -> dict[str, An
 
 
 TOOL_SPECS: list[dict[str, Any]] = [
-    _function("read_file", "Read a text file.", {"path": "file path"}),
+    _function(
+        "read_file",
+        "Read a text file.",
+        {"path": "file path"},
+        optional={
+            "offset": "first line to show (1-based)",
+            "limit": "how many lines",
+            "char_offset": "first character to show (0-based), for long lines",
+            "char_limit": "how many characters",
+        },
+    ),
     _function("write_file", "Create or overwrite a file.", {"path": "file path", "content": "the whole new text"}),
     _function(
         "edit_file",
@@ -38,18 +53,45 @@ TOOL_SPECS: list[dict[str, Any]] = [
     _function("run", "Run a shell command in the repository and get its output.", {"command": "bash command"}),
 ]
 
+# The article's own words (Part 3), character for character: presets part2, clearing and part3 must send exactly
+# these. tests/agent/test_agent_article_texts.py pins them and compares them with the article.
+CUT_NOTE = (
+    "Your last answer was cut off or could not be read; it may have reached the end of the {size}-token context "
+    "before you finished. Think briefly, and change files in small steps with edit_file instead of rewriting them "
+    "whole."
+)
+CLEARED_TOOL_RESULT = "[cleared to save context: {chars} characters. Call the tool again if you need it.]"
+CLEARED_ARGUMENT = "[cleared: {chars} characters]"
+CLEARED_MARK = "[cleared"  # what the article's clear_old looks for to leave a placeholder alone
+
 
 def cut_off_note(n_ctx: int) -> str:
-    return (
-        f"The answer you just gave was dropped because it was incomplete: it reached the end of the {n_ctx}-token "
-        "context window (or the server could not read it). Keep your thinking short, and change files in small "
-        "edit_file steps rather than writing whole files."
-    )
+    return CUT_NOTE.format(size=n_ctx)
+
+
+def cleared_tool_result(chars: int) -> str:
+    return CLEARED_TOOL_RESULT.format(chars=chars)
+
+
+def cleared_argument(chars: int) -> str:
+    return CLEARED_ARGUMENT.format(chars=chars)
+
+
+def cleared_test_output(chars: int) -> str:
+    """part3+ and strict: the output of an older failed done check (the newest one is kept)."""
+    return f"[cleared to save context: {chars} characters of test output from an earlier done check.]"
 
 
 def tests_failed(output: str) -> str:
     return (
         f"You replied without a tool call, but the tests do not pass, so the task is not done. pytest says:\n{output}"
+    )
+
+
+def own_tests_fail(output: str) -> str:
+    return (
+        "You replied without a tool call, but the repository's own tests fail when they run without the test files "
+        f"you added, so the task is not done. pytest says:\n{output}"
     )
 
 
@@ -85,11 +127,18 @@ def protected_test(path: str) -> str:
     return f"Error: {path} is one of the repository's existing tests and is read-only; put new tests in a new file."
 
 
-def file_truncated(path: str, shown_chars: int, total_chars: int, next_line: int) -> str:
-    return (
-        f"\n[truncated: the first {shown_chars} of {total_chars} characters are shown. To read on, call run with: "
-        f"tail -n +{next_line} {path} | head -n 200]"
-    )
+def read_on(path: str, shown: str, total_chars: int, position: dict[str, int]) -> str:
+    """The note under a part of a file: what was shown, and the call that shows what comes next."""
+    call = json.dumps({"path": path, **position})
+    return f"\n[Shown: {shown} of {total_chars} characters. To read on, call read_file with {call}]"
+
+
+def read_to_end(shown: str, total_chars: int) -> str:
+    return f"\n[Shown: {shown}; that is the end of the file ({total_chars} characters).]"
+
+
+def hard_linked(path: str) -> str:
+    return f"Error: {path} has other hard links (it shares its content with another file); tools do not change it."
 
 
 def output_cut(removed_chars: int) -> str:
@@ -100,15 +149,15 @@ def command_timed_out(seconds: float) -> str:
     return f"[timed out after {seconds:g} seconds; the command was killed]"
 
 
-CLEARED_MARK = "[context cleared: "
+def protected_restored(changes: list[str]) -> str:
+    return (
+        f"\n[The repository's existing tests are read-only, and this changed them: {', '.join(changes)}. "
+        "They were restored to their original content. Put new tests in new files.]"
+    )
 
 
-def cleared_tool_result(tool: str, chars: int) -> str:
-    return f"{CLEARED_MARK}this {tool} result was {chars} characters long; to see it again, call {tool}]"
-
-
-def cleared_argument(chars: int) -> str:
-    return f"{CLEARED_MARK}{chars} characters]"
+def planted_distrusted(paths: list[str]) -> str:
+    return f"\n(The done check does not load conftest.py files you created: {', '.join(paths)}.)"
 
 
 JEFF_SYSTEM = (

@@ -5,6 +5,7 @@ Failures are sorted by what the loop should do about them (shapes: notes/llama-s
     ServerError            base: `status` (None when no HTTP answer came), `type`, `message`
       ContextOverflow      400 exceed_context_size_error: the prompt does not fit; clear and retry, or stop
       UnparsedOutput       500 whose message says the model's output could not be parsed: a cut answer
+                           (every wording found in llama.cpp's sources: agent/parse_failures.py)
       RequestRejected      any other 4xx: sending the same request again cannot help
       TransportError       no usable answer (refused, reset, timeout, 5xx, non-JSON or truncated body): retry
 """
@@ -20,8 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-# Both generations of llama-server's parse-failure message (older: "Failed to parse input at pos N: ...").
-UNPARSED_MARKERS = ("Failed to parse input at pos", "does not match the expected")
+from agent.parse_failures import is_parse_failure
 
 
 class ServerError(Exception):
@@ -158,7 +158,7 @@ def _classify_http_error(status: int, error: dict[str, Any]) -> ServerError:
     extra: dict[str, Any] = {k: error[k] for k in ("n_prompt_tokens", "n_ctx") if k in error}
     if type_ == "exceed_context_size_error":
         return ContextOverflow(status, type_, message, extra)
-    if status == 500 and any(marker in message for marker in UNPARSED_MARKERS):
+    if is_parse_failure(status, message):
         return UnparsedOutput(status, type_, message)
     if 400 <= status < 500:
         return RequestRejected(status, type_, message)

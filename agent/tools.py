@@ -2,27 +2,27 @@
 
 - Paths are relative to the repository or absolute inside it. Anything that resolves outside it (`..`, an absolute
   path elsewhere, a symlink pointing out) is refused, and so is writing inside `.git`.
-- Test files that exist at start (test_*.py, *_test.py, conftest.py) are read-only to write_file and edit_file.
-- read_file shows at most FILE_LIMIT characters and says how to read on; run shows at most OUTPUT_LIMIT characters
-  of output (head and tail) and is killed, with its whole process group, after the command timeout.
-Whether a command may run at all is decided before run() is called (agent/approval.py).
+- Test files that exist at start (test_*.py, *_test.py, conftest.py) are read-only to write_file and edit_file, and
+  so is any file with more than one hard link (writing it would write the other names too).
+- read_file shows at most FILE_LIMIT characters, from a line (`offset`, `limit` in lines) or a character
+  (`char_offset`, `char_limit`), and names the call that shows the next part; run keeps at most OUTPUT_LIMIT
+  characters of output (head and tail, agent/shell.py) and is killed, with its process group, at the timeout.
+Whether a command may run at all is decided before run() is called (agent/approval.py); whether the tests are
+still as they were is checked after every call (agent/guards.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import json
 import os
-import shutil
-import signal
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agent import prompts
+from agent.shell import run_command
 
 FILE_LIMIT = 12_000  # characters of a file that read_file returns
 OUTPUT_LIMIT = 8_000  # characters of command output that run returns (half from the start, half from the end)
@@ -32,6 +32,14 @@ SKIPPED_DIRS = frozenset(
 )
 TOOL_ARGS: dict[str, list[str]] = {
     spec["function"]["name"]: spec["function"]["parameters"]["required"] for spec in prompts.TOOL_SPECS
+}
+OPTIONAL_ARGS: dict[str, list[str]] = {
+    spec["function"]["name"]: [
+        arg
+        for arg in spec["function"]["parameters"]["properties"]
+        if arg not in spec["function"]["parameters"]["required"]
+    ]
+    for spec in prompts.TOOL_SPECS
 }
 
 
@@ -54,8 +62,8 @@ def signature(name: str) -> str:
     return f"{name}{{{', '.join(TOOL_ARGS[name])}}}"
 
 
-def parse_arguments(name: str, raw: object) -> dict[str, str]:
-    """The arguments of a call to a known tool, checked against its argument list."""
+def parse_arguments(name: str, raw: object) -> dict[str, Any]:
+    """The arguments of a call to a known tool, checked against its argument list (optional ones are numbers)."""
     try:
         args = json.loads(raw) if isinstance(raw, str) else raw
     except ValueError:
@@ -65,7 +73,20 @@ def parse_arguments(name: str, raw: object) -> dict[str, str]:
     for key in TOOL_ARGS[name]:
         if not isinstance(args.get(key), str):
             raise ToolCallError(prompts.bad_arguments(name, f"{key!r} is missing or not a string", signature(name)))
-    return {key: args[key] for key in TOOL_ARGS[name]}
+    checked: dict[str, Any] = {key: args[key] for key in TOOL_ARGS[name]}
+    for key in OPTIONAL_ARGS[name]:
+        if args.get(key) is not None:
+            checked[key] = _whole_number(name, key, args[key])
+    return checked
+
+
+def _whole_number(tool: str, key: str, value: object) -> int:
+    """A count or position; small models often send numbers as strings."""
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == int(value) and value >= 0:
+        return int(value)
+    raise ToolCallError(prompts.bad_arguments(tool, f"{key!r} is not a whole number", signature(tool)))
 
 
 def is_test_file(name: str) -> bool:
@@ -106,20 +127,15 @@ class Workspace:
             raise ToolCallError(prompts.inside_git_dir(path))
         if relative in self.protected:
             raise ToolCallError(prompts.protected_test(relative))
+        if real.is_file() and real.stat().st_nlink > 1:  # e.g. `ln test_calc.py h.py`: writing h.py writes the test
+            raise ToolCallError(prompts.hard_linked(path))
         return real
 
-    def read_file(self, path: str) -> ToolResult:
+    def read_file(self, path: str, **where: int) -> ToolResult:
         real = self.resolve(path)
         if not real.is_file():
             return _failed(f"Error: {path} is not a file (to list a folder, call run with: ls {path})")
-        text = real.read_text(encoding="utf-8", errors="replace")
-        if len(text) <= FILE_LIMIT:
-            return ToolResult(text)
-        shown = text[:FILE_LIMIT]
-        if "\n" in shown:  # end on a whole line, so the note's line number is where reading goes on
-            shown = shown[: shown.rindex("\n") + 1]
-        note = prompts.file_truncated(path, len(shown), len(text), shown.count("\n") + 1)
-        return ToolResult(shown + note, truncated=True)
+        return show_part(path, real.read_text(encoding="utf-8", errors="replace"), **where)
 
     def write_file(self, path: str, content: str) -> ToolResult:
         real = self.writable(path)
@@ -144,20 +160,20 @@ class Workspace:
         return ToolResult(f"Edited {path}: replaced {len(old)} characters with {len(new)}.")
 
     def run(self, command: str) -> ToolResult:
-        output, exit_code = run_command(command, self.root, self.command_timeout)
-        shown, truncated = truncate_middle(output, OUTPUT_LIMIT)
-        if shown and not shown.endswith("\n"):
-            shown += "\n"
-        if exit_code is None:
+        output = run_command(command, self.root, self.command_timeout, OUTPUT_LIMIT)
+        shown = output.text if not output.text or output.text.endswith("\n") else output.text + "\n"
+        if output.exit_code is None:
             note = prompts.command_timed_out(self.command_timeout)
-            return ToolResult(shown + note, ok=False, truncated=truncated, error="timeout")
-        return ToolResult(f"{shown}[exit code {exit_code}]", ok=exit_code == 0, truncated=truncated)
+            return ToolResult(shown + note, ok=False, truncated=output.truncated, error="timeout")
+        return ToolResult(
+            f"{shown}[exit code {output.exit_code}]", ok=output.exit_code == 0, truncated=output.truncated
+        )
 
-    def call(self, name: str, args: dict[str, str]) -> ToolResult:
+    def call(self, name: str, args: dict[str, Any]) -> ToolResult:
         """Carry out a checked call; a path the rules refuse becomes a refused result, not an exception."""
         try:
             if name == "read_file":
-                return self.read_file(args["path"])
+                return self.read_file(args["path"], **{k: v for k, v in args.items() if k != "path"})
             if name == "write_file":
                 return self.write_file(args["path"], args["content"])
             if name == "edit_file":
@@ -173,49 +189,45 @@ def _failed(text: str) -> ToolResult:
     return ToolResult(text, ok=False, error=text)
 
 
-def truncate_middle(text: str, limit: int) -> tuple[str, bool]:
-    """Keep the start and the end of `text` (where errors and summaries are), with a note in between."""
-    if len(text) <= limit:
-        return text, False
-    half = limit // 2
-    return text[:half] + prompts.output_cut(len(text) - 2 * half) + text[-half:], True
+def show_part(
+    path: str,
+    text: str,
+    offset: int | None = None,
+    limit: int | None = None,
+    char_offset: int | None = None,
+    char_limit: int | None = None,
+) -> ToolResult:
+    """A part of a file's text: from line `offset` or character `char_offset`, at most `limit` lines and
+    FILE_LIMIT (or `char_limit`) characters, ending on a whole line where one fits; a note names the next call."""
+    start = min(char_offset, len(text)) if char_offset is not None else _line_start(text, offset or 1)
+    end = _line_start(text, _line_of(text, start) + limit) if limit else len(text)
+    end = min(end, start + min(char_limit or FILE_LIMIT, FILE_LIMIT))
+    if end < len(text) and "\n" in text[start:end]:
+        end = text.rindex("\n", start, end) + 1  # end on a whole line, so reading on starts on the next one
+    if start == 0 and end == len(text):
+        return ToolResult(text)
+    shown = f"lines {_line_of(text, start)}-{_line_of(text, max(start, end - 1))} (characters {start}-{end - 1})"
+    if end >= len(text):
+        return ToolResult(text[start:end] + prompts.read_to_end(shown, len(text)))
+    at_line_start = text[end - 1] == "\n"
+    position = {"offset": _line_of(text, end)} if at_line_start else {"char_offset": end}
+    return ToolResult(text[start:end] + prompts.read_on(path, shown, len(text), position), truncated=True)
 
 
-def run_command(command: str, cwd: Path, timeout: float) -> tuple[str, int | None]:
-    """Output (stdout and stderr together) and exit code of `bash -c command`; exit code None on timeout."""
-    shell = shutil.which("bash") or "/bin/sh"
-    # A new session, so that a timeout (or Ctrl-C here) can kill the command and everything it started.
-    proc = subprocess.Popen(
-        [shell, "-c", command],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        return out.decode("utf-8", errors="replace"), proc.returncode
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        return _leftover_output(proc), None
-    except BaseException:
-        _kill_group(proc)
-        raise
+def _line_of(text: str, position: int) -> int:
+    """The 1-based number of the line that holds character `position`."""
+    return text.count("\n", 0, position) + 1
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
-def _leftover_output(proc: subprocess.Popen[bytes]) -> str:
-    try:
-        out, _ = proc.communicate(timeout=5)
-    except subprocess.TimeoutExpired:  # something outside the group still holds the pipe open
-        proc.kill()
-        return ""
-    return out.decode("utf-8", errors="replace")
+def _line_start(text: str, line: int) -> int:
+    """Where 1-based line `line` starts (the end of the text when it has fewer lines)."""
+    position = 0
+    for _ in range(line - 1):
+        found = text.find("\n", position)
+        if found < 0:
+            return len(text)
+        position = found + 1
+    return position
 
 
 def summarize_args(args: dict[str, Any]) -> dict[str, Any]:

@@ -87,13 +87,20 @@ def context_error() -> Reply:
     return {"kind": "context_error"}
 
 
-def parse_failure(*, old: bool = False) -> Reply:
-    """HTTP 500: the answer was generated but the server could not parse it (older or newer message)."""
-    return http_error(500, "server_error", OLD_PARSE_MESSAGE if old else NEW_PARSE_MESSAGE)
+def parse_failure(*, old: bool = False, message: str | None = None) -> Reply:
+    """HTTP 500: the answer was generated but the server could not parse it (older or newer message, or `message`).
+    The prompt was processed first, so the cache and the counters move as for an answer."""
+    text = message or (OLD_PARSE_MESSAGE if old else NEW_PARSE_MESSAGE)
+    return {**http_error(500, "server_error", text), "processed": True}
 
 
 def http_error(status: int, type_: str, message: str) -> Reply:
     return {"kind": "error", "status": status, "type": type_, "message": message}
+
+
+def raw(body: dict[str, Any], status: int = 200) -> Reply:
+    """A body exactly as given (one captured from the real server); its timings go into /metrics."""
+    return {"kind": "raw", "status": status, "body": body}
 
 
 def loading() -> Reply:
@@ -413,9 +420,16 @@ class _Handler(BaseHTTPRequestHandler):
             extra = {"n_prompt_tokens": prompt_tokens, "n_ctx": self.fake.n_ctx}
             self.send_error_json(400, "exceed_context_size_error", message, extra)
         elif kind == "error":
-            if reply["status"] == 500 and reply["message"] in (OLD_PARSE_MESSAGE, NEW_PARSE_MESSAGE):
+            if reply.get("processed"):
                 self.fake.processed_unparsed(body, prompt_tokens)
             self.send_error_json(reply["status"], reply["type"], reply["message"])
+        elif kind == "raw":
+            if reply["status"] == 200:
+                with self.fake.lock:
+                    self.fake.responses.append(reply["body"])
+                    if reply["body"].get("timings"):
+                        self.fake.count(reply["body"]["timings"])
+            self.send_json(reply["status"], reply["body"])
         elif kind == "non_json":
             self.send_body(200, b"<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html")
         elif kind == "truncated":

@@ -50,9 +50,11 @@ def test_the_newest_two_tool_results_stay_whole_and_older_ones_become_placeholde
     assert messages[8]["content"] == "Edited calc.py."
     assert messages[10]["content"] == "1 passed\n[exit code 0]"
     assert is_placeholder(messages[3]["content"]) and is_placeholder(messages[5]["content"])
-    assert f"was {len(FILE_TEXT)} characters long" in messages[3]["content"]
-    assert "call read_file]" in messages[3]["content"]
-    assert "call write_file]" in messages[5]["content"]
+    # the article's words for every tool: nothing tells the model to call write_file again
+    assert messages[3]["content"] == (
+        f"[cleared to save context: {len(FILE_TEXT)} characters. Call the tool again if you need it.]"
+    )
+    assert messages[5]["content"] == "[cleared to save context: 32 characters. Call the tool again if you need it.]"
 
 
 def test_reasoning_before_the_kept_results_is_dropped_and_after_it_kept() -> None:
@@ -66,8 +68,8 @@ def test_old_write_and_edit_arguments_become_their_length_and_read_arguments_sta
     clear_old(messages, keep=1)  # the edit at index 7 is now old too
     write = arguments(messages[4])
     edit = arguments(messages[7])
-    assert write["path"] == "calc.py" and write["content"] == f"[context cleared: {len(FILE_TEXT)} characters]"
-    assert edit["old"] == "[context cleared: 5 characters]" and edit["new"].endswith(" 5 characters]")
+    assert write["path"] == "calc.py" and write["content"] == f"[cleared: {len(FILE_TEXT)} characters]"
+    assert edit == {"path": "calc.py", "old": "[cleared: 5 characters]", "new": "[cleared: 5 characters]"}
     assert arguments(messages[2]) == {"path": "calc.py"}
 
 
@@ -105,9 +107,41 @@ def test_keep_zero_clears_every_tool_result() -> None:
     assert not any("reasoning_content" in m for m in messages)
 
 
+def test_text_that_already_starts_like_a_placeholder_is_left_as_the_article_left_it() -> None:
+    messages = conversation()
+    messages[3]["content"] = "[cleared by hand] but long " * 20
+    clear_old(messages, keep=2)
+    assert messages[3]["content"] == "[cleared by hand] but long " * 20
+
+
+def test_done_outputs_all_but_the_newest_are_cleared_when_given() -> None:
+    messages = conversation()[:6]  # two tool results: nothing old to clear by the article's rule
+    outputs = []
+    for n in range(3):
+        messages.append({"role": "user", "content": f"pytest says: {n} failed " * 10})
+        outputs.append(len(messages) - 1)
+    newest = messages[-1]["content"]
+    assert clear_old(messages, keep=2, done_outputs=outputs) == 2
+    assert [messages[i]["content"] for i in outputs[:2]] == [
+        f"[cleared to save context: {len(f'pytest says: {n} failed ' * 10)} characters of test output from an "
+        "earlier done check.]"
+        for n in range(2)
+    ]
+    assert messages[-1]["content"] == newest and clear_old(messages, keep=2, done_outputs=outputs) == 0
+
+
 def test_unreadable_arguments_in_history_are_left_alone() -> None:
     messages = conversation()
     messages[4]["tool_calls"][0]["function"]["arguments"] = "{}"
     clear_old(messages, keep=2)
     assert messages[4]["tool_calls"][0]["function"]["arguments"] == "{}"
     assert "reasoning_content" not in messages[4]
+
+
+def test_old_arguments_are_written_back_re_serialized_as_the_article_did() -> None:
+    messages = conversation()
+    messages[2]["tool_calls"][0]["function"]["arguments"] = '{"path":"calc.py"}'  # llama-server's compact JSON
+    del messages[2]["reasoning_content"]
+    clear_old(messages, keep=2)
+    assert messages[2]["tool_calls"][0]["function"]["arguments"] == '{"path": "calc.py"}'
+    assert clear_old(messages, keep=2) == 0

@@ -9,26 +9,26 @@ from agent.done import check_done, take_snapshot, unmet_conditions
 
 
 def test_an_untouched_passing_repository_passes_the_plain_check(repo: Path) -> None:
-    result = check_done(repo, take_snapshot(repo), strict=False, timeout=60)
+    result = check_done(repo, take_snapshot(repo), strict=False, trust_planted=True, timeout=60)
     assert result.passed and result.pytest_exit == 0 and result.summary.startswith("1 passed")
     assert result.feedback is None
 
 
 def test_the_plain_check_leaves_no_caches_behind(repo: Path) -> None:
-    check_done(repo, take_snapshot(repo), strict=False, timeout=60)
+    check_done(repo, take_snapshot(repo), strict=False, trust_planted=True, timeout=60)
     assert sorted(p.name for p in repo.iterdir()) == ["TASK.md", "calc.py", "test_calc.py"]
 
 
 def test_failing_tests_are_not_done_and_the_output_goes_to_the_model(repo: Path) -> None:
     (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    result = check_done(repo, take_snapshot(repo), strict=False, timeout=60)
+    result = check_done(repo, take_snapshot(repo), strict=False, trust_planted=True, timeout=60)
     assert not result.passed and result.pytest_exit == 1
     assert "1 failed" in result.summary
     assert result.feedback is not None and "assert -1 == 3" in result.feedback
 
 
 def test_strict_names_both_missing_conditions_on_an_untouched_repository(repo: Path) -> None:
-    result = check_done(repo, take_snapshot(repo), strict=True, timeout=60)
+    result = check_done(repo, take_snapshot(repo), strict=True, trust_planted=True, timeout=60)
     assert not result.passed and result.pytest_exit == 0
     assert result.missing == [prompts.MISSING_CHANGE, prompts.MISSING_TEST]
     assert result.feedback is not None and prompts.MISSING_CHANGE in result.feedback
@@ -37,9 +37,9 @@ def test_strict_names_both_missing_conditions_on_an_untouched_repository(repo: P
 def test_strict_passes_once_code_changed_and_a_new_test_exists(repo: Path) -> None:
     start = take_snapshot(repo)
     (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n")
-    assert check_done(repo, start, strict=True, timeout=60).missing == [prompts.MISSING_TEST]
+    assert check_done(repo, start, strict=True, trust_planted=True, timeout=60).missing == [prompts.MISSING_TEST]
     (repo / "test_sub.py").write_text("from calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n")
-    result = check_done(repo, start, strict=True, timeout=60)
+    result = check_done(repo, start, strict=True, trust_planted=True, timeout=60)
     assert result.passed and result.missing == [] and result.summary.startswith("2 passed")
 
 
@@ -69,6 +69,6 @@ def test_snapshot_finds_test_functions_in_test_files_only(repo: Path) -> None:
 
 def test_a_hanging_test_run_is_not_done(tmp_path: Path) -> None:
     (tmp_path / "test_slow.py").write_text("import time\n\n\ndef test_slow():\n    time.sleep(60)\n")
-    result = check_done(tmp_path, take_snapshot(tmp_path), strict=False, timeout=1)
+    result = check_done(tmp_path, take_snapshot(tmp_path), strict=False, trust_planted=True, timeout=1)
     assert not result.passed and result.pytest_exit is None
     assert "timed out" in result.summary

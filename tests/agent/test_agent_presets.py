@@ -110,7 +110,7 @@ def test_clearing_past_half_the_window_keeps_the_newest_two_results(repo: Path) 
     old = len(at_clear) - 2
     assert old > 0 and [is_placeholder(r) for r in results] == [True] * old + [False] * (len(results) - old)
     assert results[old : old + 2] == [m["content"] for m in at_clear[-2:]]
-    assert f"was {len((repo / 'big.py').read_text())} characters long" in json.dumps(results)
+    assert prompts.cleared_tool_result(len((repo / "big.py").read_text())) in results
     write_call = after[2]["tool_calls"][0]["function"]
     assert json.loads(write_call["arguments"]) == {"path": "notes.txt", "content": prompts.cleared_argument(900)}
     assert "reasoning_content" not in after[2] and after[-2].get("reasoning_content") is not None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import socket
+import time
 from pathlib import Path
 
 import fake_llama as fl
@@ -11,6 +13,8 @@ import pytest
 from agent_helpers import run_agent
 from fake_llama import FakeLlama
 
+from agent.cli import build_parser
+from agent.jeff import Jeff
 from bench.servers.process import free_port
 
 
@@ -137,3 +141,26 @@ def test_a_jeff_server_error_is_recorded_not_raised(repo: Path) -> None:
     [opinion] = run.of("jeff")
     assert opinion["opinion"] is None and "Loading model" in opinion["error"]
     assert run.stop["reason"] == "done"
+
+
+def test_a_silent_jeff_costs_the_jeff_timeout_per_command_not_more(repo: Path) -> None:
+    silent = socket.socket()  # accepts connections (the kernel does) and never answers
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    try:
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        with FakeLlama(commands("ls", "wc -l calc.py")) as flint:
+            started = time.monotonic()
+            run = run_agent(repo, flint.url, "--jeff", url, "--jeff-timeout", "0.5")
+            elapsed = time.monotonic() - started
+    finally:
+        silent.close()
+    jeffs = run.of("jeff")
+    assert [j["opinion"] for j in jeffs] == [None, None] and all("timeout" in j["error"] for j in jeffs)
+    assert all(0.4 <= j["seconds"] < 3 for j in jeffs) and elapsed < 15
+    assert run.of("start")[0]["jeff_timeout"] == 0.5 and run.stop["reason"] == "done"
+
+
+def test_jeff_waits_ten_seconds_at_most_by_default() -> None:
+    args = build_parser().parse_args(["--repo", ".", "--task", "x"])
+    assert args.jeff_timeout == 10.0 and Jeff("http://127.0.0.1:9").client.timeout == 10.0

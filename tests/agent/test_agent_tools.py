@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
 
 import pytest
 
-from agent import tools
+from agent import prompts, tools
 from agent.tools import ToolCallError, Workspace, parse_arguments
 
 
@@ -82,16 +83,86 @@ def test_edit_file_replaces_the_unique_text(ws: Workspace) -> None:
     assert (ws.root / "calc.py").read_text() == "def add(a, b):\n    return a + b + 0\n"
 
 
-def test_a_long_file_is_cut_with_a_note_that_leads_to_the_rest(ws: Workspace) -> None:
+def read_by_following_the_hints(ws: Workspace, path: str) -> tuple[str, int]:
+    """Read a file as a model would: call read_file, then the call each note names, until the end.
+    Returns the text put back together and the number of calls."""
+    args: dict = {"path": path}
+    parts = []
+    for calls in range(1, 100):
+        result = ws.call("read_file", parse_arguments("read_file", json.dumps(args)))
+        assert result.ok and len(result.text) <= tools.FILE_LIMIT + 300
+        text, _, note = result.text.partition("\n[Shown: ")
+        parts.append(text)
+        if "To read on, call read_file with " not in note:
+            assert "that is the end of the file" in note or not note
+            return "".join(parts), calls
+        args = json.loads(note.split("call read_file with ", 1)[1].removesuffix("]"))
+    raise AssertionError("the hints never reached the end of the file")
+
+
+def test_a_file_whose_first_line_is_50000_characters_can_be_read_to_the_end(ws: Workspace) -> None:
+    text = "".join(chr(ord("a") + i % 26) for i in range(50_000)) + "\nsecond line\n"
+    (ws.root / "long.txt").write_text(text)
+    first = ws.call("read_file", {"path": "long.txt"})
+    assert first.truncated and '"char_offset": 12000' in first.text  # not a call that shows the same line again
+    assembled, calls = read_by_following_the_hints(ws, "long.txt")
+    assert assembled == text and calls == 5
+
+
+def test_a_long_file_of_short_lines_is_read_on_by_line(ws: Workspace) -> None:
     lines = [f"line {i:05d} " + "x" * 40 for i in range(1, 601)]
-    (ws.root / "big.txt").write_text("\n".join(lines) + "\n")
+    text = "\n".join(lines) + "\n"
+    (ws.root / "big.txt").write_text(text)
     result = ws.call("read_file", {"path": "big.txt"})
-    shown, note = result.text.split("\n[truncated:", 1)
-    assert result.truncated and len(shown) <= tools.FILE_LIMIT
-    assert f"of {len(chr(10).join(lines)) + 1} characters" in note
-    command = note.split("call run with: ", 1)[1].rstrip("]")
-    next_output = ws.call("run", {"command": command}).text
-    assert next_output.splitlines()[0] == lines[len(shown.splitlines())]  # reading on starts where the cut was
+    shown = result.text.split("\n[Shown:", 1)[0]
+    assert result.truncated and shown.endswith("\n") and len(shown) <= tools.FILE_LIMIT
+    next_line = len(shown.splitlines()) + 1
+    assert f'{{"path": "big.txt", "offset": {next_line}}}' in result.text
+    assert read_by_following_the_hints(ws, "big.txt")[0] == text
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        ({"offset": 3, "limit": 2}, "c\nd\n"),
+        ({"offset": 5}, "e\n"),
+        ({"char_offset": 4, "char_limit": 3}, "c\n"),  # ends on a whole line where one fits
+        ({"char_offset": 6, "char_limit": 1}, "d"),
+        ({"char_offset": 1, "limit": 1}, "\n"),
+        ({"offset": 99}, ""),
+    ],
+)
+def test_read_file_from_a_line_or_a_character(ws: Workspace, where: dict, expected: str) -> None:
+    (ws.root / "abc.txt").write_text("a\nb\nc\nd\ne\n")
+    result = ws.call("read_file", parse_arguments("read_file", json.dumps({"path": "abc.txt", **where})))
+    assert result.ok and result.text.split("\n[Shown:")[0] == expected
+
+
+def test_optional_read_arguments_must_be_whole_numbers() -> None:
+    assert parse_arguments("read_file", '{"path": "a", "offset": "7", "limit": 3.0}') == {
+        "path": "a",
+        "offset": 7,
+        "limit": 3,
+    }
+    with pytest.raises(ToolCallError, match="'offset' is not a whole number"):
+        parse_arguments("read_file", '{"path": "a", "offset": -2}')
+
+
+def test_the_tool_list_keeps_path_as_the_only_required_argument_of_read_file() -> None:
+    [spec] = [s["function"] for s in prompts.TOOL_SPECS if s["function"]["name"] == "read_file"]
+    assert spec["parameters"]["required"] == ["path"]
+    assert set(spec["parameters"]["properties"]) == {"path", "offset", "limit", "char_offset", "char_limit"}
+
+
+def test_write_and_edit_refuse_a_hard_link_to_a_protected_test_or_any_hard_linked_file(ws: Workspace) -> None:
+    os.link(ws.root / "test_calc.py", ws.root / "h.py")
+    os.link(ws.root / "calc.py", ws.root / "other.py")
+    for path in ("h.py", "other.py", "calc.py"):
+        assert ws.call("write_file", {"path": path, "content": "x"}).refused
+        assert ws.call("edit_file", {"path": path, "old": "def", "new": "xx"}).refused
+    assert "hard links" in ws.call("write_file", {"path": "h.py", "content": "x"}).text
+    assert (ws.root / "test_calc.py").read_text().startswith("from calc import add")
+    assert (ws.root / "calc.py").read_text().startswith("def add")
 
 
 def test_long_command_output_keeps_head_and_tail_with_a_note(ws: Workspace) -> None:

@@ -12,8 +12,8 @@ from fake_llama import FakeLlama
 from agent.trace import Trace, agent_version
 
 FIELDS = {
-    "start": {"preset", "n_ctx", "flint", "jeff", "flint_model", "flint_build", "supports_tool_calls", "keep",
-              "clear_at", "max_steps", "approve", "sampling", "agent_version"},
+    "start": {"preset", "n_ctx", "flint", "jeff", "jeff_timeout", "request_timeout", "flint_model", "flint_build",
+              "supports_tool_calls", "keep", "clear_at", "max_steps", "approve", "sampling", "agent_version"},
     "response": {"step", "usage", "timings", "finish_reason", "tool_calls", "content_chars", "reasoning_chars",
                  "messages"},
     "cut": {"step", "kind", "dropped", "message"},
@@ -22,7 +22,8 @@ FIELDS = {
     "tool": {"step", "name", "args", "ok", "result_chars", "truncated", "refused", "error", "seconds"},
     "jeff": {"step", "command", "opinion", "seconds", "usage", "timings", "error"},
     "approval": {"step", "command", "decision", "by"},
-    "done_check": {"step", "passed", "pytest_exit", "summary", "missing"},
+    "done_check": {"step", "passed", "pytest_exit", "summary", "missing", "planted"},
+    "restored": {"step", "after", "files"},
     "stop": {"reason", "steps", "message"},
 }  # fmt: skip
 HTTP_ERROR_EXTRAS = {"n_prompt_tokens", "n_ctx", "attempt"}
@@ -34,6 +35,7 @@ def eventful_run(repo: Path) -> tuple[list[dict], list[dict]]:
         fl.tool_call("read_file", {"path": "calc.py"}, reasoning="Look first."),
         fl.tool_call("run", {"command": "ls"}),
         fl.tool_call("run", {"command": "wc -l calc.py"}),
+        fl.tool_call("run", {"command": "echo overwritten > test_calc.py"}),
         fl.drop_connection(),
         fl.context_error(),
         fl.length_cut("Thinking about it"),
@@ -42,8 +44,8 @@ def eventful_run(repo: Path) -> tuple[list[dict], list[dict]]:
         fl.tool_call("edit_file", {"path": "calc.py", "old": "a + b", "new": "b + a"}),
         fl.prose("Done."),
     ]
-    with FakeLlama(script, n_ctx=8192) as flint, FakeLlama([fl.prose("yes")] * 2) as jeff:
-        run = run_agent(repo, flint.url, "--preset", "strict", "--jeff", jeff.url, "--keep", "1")
+    with FakeLlama(script, n_ctx=8192) as flint, FakeLlama([fl.prose("yes")] * 3) as jeff:
+        run = run_agent(repo, flint.url, "--preset", "strict", "--jeff", jeff.url, "--keep", "1", "--approve", "yes")
         return run.events, flint.responses
 
 
@@ -56,13 +58,13 @@ def test_every_event_has_exactly_the_documented_fields(repo: Path) -> None:
             assert FIELDS["http_error"] <= fields <= FIELDS["http_error"] | HTTP_ERROR_EXTRAS
         else:
             assert fields == FIELDS[event["event"]], event["event"]
-    assert events[0]["event"] == "start" and events[-1] == {**events[-1], "reason": "done", "steps": 8}
+    assert events[0]["event"] == "start" and events[-1] == {**events[-1], "reason": "done", "steps": 9}
 
 
 def test_usage_timings_and_finish_reason_are_the_servers_own(repo: Path) -> None:
     events, served = eventful_run(repo)
     responses = [e for e in events if e["event"] == "response"]
-    assert len(responses) == len(served) == 8  # the dropped connection and the 400 served no answer
+    assert len(responses) == len(served) == 9  # the dropped connection and the 400 served no answer
     for event, body in zip(responses, served, strict=True):
         assert event["usage"] == body["usage"] and event["timings"] == body["timings"]
         assert event["finish_reason"] == body["choices"][0]["finish_reason"]
@@ -71,11 +73,11 @@ def test_usage_timings_and_finish_reason_are_the_servers_own(repo: Path) -> None
 def test_steps_count_requests_that_got_an_answer_or_a_cut(repo: Path) -> None:
     events, _ = eventful_run(repo)
     steps = [e["step"] for e in events if e["event"] == "response"]
-    assert steps == list(range(1, 9))  # a dropped connection, a 400 and the cut answer all belong to step 4
+    assert steps == list(range(1, 10))  # a dropped connection, a 400 and the cut answer all belong to step 5
     assert [(e["event"], e["step"]) for e in events if e["event"] in ("http_error", "cut")] == [
-        ("http_error", 4),
-        ("http_error", 4),
-        ("cut", 4),
+        ("http_error", 5),
+        ("http_error", 5),
+        ("cut", 5),
     ]
 
 

@@ -113,20 +113,22 @@ def test_wrong_context_size_is_refused(tmp_path: Path) -> None:
         Bench(config(tmp_path, flint)).run()
 
 
-def test_visible_test_edited_through_the_shell_is_reported(tmp_path: Path) -> None:
+def test_visible_test_edited_through_the_shell_is_put_back_by_the_agent(tmp_path: Path) -> None:
+    """The agent restores its existing tests after every command (agent/guards.py); the bench's own check of the
+    visible tests (tests/bench/test_score.py) then has nothing to report."""
     replies = [
         fake_llama.tool_call("run", {"command": "chmod u+w test_todo.py && echo 'def test_x(): pass' > test_todo.py"}),
         fake_llama.prose("Done."),
     ]
     with fake_llama.FakeLlama(replies) as flint:
         (row,) = Bench(config(tmp_path, flint)).run()
-    assert row["visible_tests_modified"] == "test_todo.py"
-    assert "test_todo.py" in row["error"]
-    assert (row["visible_passed"], row["hidden_passed"]) == ("3", "2")  # graded with the original visible tests
+    assert row["visible_tests_modified"] == ""
+    assert (row["visible_passed"], row["hidden_passed"]) == ("3", "2")
     events = [
         json.loads(line) for line in (tmp_path / "runs" / row["run_id"] / "events.jsonl").read_text().splitlines()
     ]
     assert any(e["event"] == "approval" and e["decision"] == "run" for e in events)
+    assert [f["path"] for e in events if e["event"] == "restored" for f in e["files"]] == ["test_todo.py"]
 
 
 def test_each_run_starts_with_an_empty_prompt_cache(tmp_path: Path) -> None:

@@ -1,0 +1,123 @@
+"""Running a shell command with bounded memory: its output is streamed, and only its start and end are kept.
+
+A command can print without end (`cat /dev/zero`, a runaway test). The agent reads the output as it comes, keeps
+the first and the last `limit // 2` characters and counts the rest, so its memory does not grow with the output.
+A command that runs past its timeout is killed with everything it started (its own session).
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent import prompts
+
+CHUNK_BYTES = 65_536
+DRAIN_SECONDS = 5.0  # after a kill, how long to wait for what is left in the pipe
+
+
+@dataclass(frozen=True)
+class CommandOutput:
+    text: str  # stdout and stderr together; when longer than the limit, the start and end with a note between
+    exit_code: int | None  # None: killed at the timeout
+    truncated: bool
+
+
+class HeadAndTail:
+    """Keeps the first and last `half` characters of a stream of text, and counts what falls between."""
+
+    def __init__(self, half: int) -> None:
+        self.half = half
+        self.head = ""
+        self.tail = ""
+        self.dropped = 0
+
+    def add(self, text: str) -> None:
+        if len(self.head) < self.half:
+            room = self.half - len(self.head)
+            self.head += text[:room]
+            text = text[room:]
+        self.tail += text
+        if len(self.tail) > self.half:
+            self.dropped += len(self.tail) - self.half
+            self.tail = self.tail[-self.half :] if self.half else ""
+
+    def text(self) -> str:
+        if self.dropped == 0:
+            return self.head + self.tail
+        return self.head + prompts.output_cut(self.dropped) + self.tail
+
+
+def truncate_middle(text: str, limit: int) -> tuple[str, bool]:
+    """Keep the start and the end of `text` (where errors and summaries are), with a note in between."""
+    kept = HeadAndTail(limit // 2)
+    kept.add(text)
+    return kept.text(), kept.dropped > 0
+
+
+def run_command(command: str, cwd: Path, timeout: float, limit: int) -> CommandOutput:
+    """`bash -c command` in `cwd`, stdout and stderr together, at most about `limit` characters kept."""
+    shell = shutil.which("bash") or "/bin/sh"
+    proc = subprocess.Popen(
+        [shell, "-c", command],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # so a timeout (or Ctrl-C here) can kill the command and everything it started
+    )
+    assert proc.stdout is not None
+    kept = HeadAndTail(limit // 2)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    deadline = time.monotonic() + timeout
+    try:
+        exit_code = None
+        if _read_until(proc, kept, decoder, deadline):
+            with contextlib.suppress(subprocess.TimeoutExpired):  # the output ended but the shell goes on
+                exit_code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        if exit_code is None:
+            _kill_group(proc)
+            _read_until(proc, kept, decoder, time.monotonic() + DRAIN_SECONDS)
+        kept.add(decoder.decode(b"", final=True))
+    except BaseException:
+        _kill_group(proc)
+        raise
+    finally:
+        proc.stdout.close()
+        if proc.poll() is None:  # the shell outlived its pipe (something else held it open)
+            _kill_group(proc)
+            proc.wait()
+    return CommandOutput(kept.text(), exit_code, kept.dropped > 0)
+
+
+def _read_until(
+    proc: subprocess.Popen[bytes], kept: HeadAndTail, decoder: codecs.IncrementalDecoder, deadline: float
+) -> bool:
+    """Read the output into `kept` until it ends (True) or the deadline passes (False)."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            if not selector.select(remaining):
+                continue
+            chunk = os.read(fd, CHUNK_BYTES)
+            if not chunk:
+                return True
+            kept.add(decoder.decode(chunk))
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # it ended on its own meanwhile
+        os.killpg(proc.pid, signal.SIGKILL)
