@@ -113,6 +113,10 @@ class BenchConfig(BaseModel):
     """Agent --retries: how often a failed request to a server is retried before the run stops server_error."""
     agent_retry_delay_s: Annotated[float, Field(ge=0, le=600)] = 1.0
     """Agent --retry-delay: the first backoff in seconds, doubling with each retry."""
+    request_timeout_s: Seconds = 900.0
+    """Agent --request-timeout: the longest a request to Flint may take (a long answer on a slow GPU)."""
+    jeff_timeout_s: Seconds = 10.0
+    """Agent --jeff-timeout: the longest Jeff may take for an opinion; a silent Jeff costs this per command."""
     run_timeout_s: Seconds = 1800.0
     """A run still going after this long is killed and recorded as an infrastructure failure."""
     server_start_timeout_s: Seconds = 600.0

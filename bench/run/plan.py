@@ -60,6 +60,8 @@ class RunInputs:
     sampling: str  # JSON with sorted keys, exactly as the agent receives it and the row records it
     agent_retries: int
     agent_retry_delay_s: float
+    request_timeout_s: float
+    jeff_timeout_s: float
     flint_model: str
     jeff_model: str
     flint_model_sha256: str | None  # None: the file is not on this machine (external servers)
@@ -87,6 +89,8 @@ class RunInputs:
             sampling=json.dumps(config.sampling, sort_keys=True),
             agent_retries=config.agent_retries,
             agent_retry_delay_s=config.agent_retry_delay_s,
+            request_timeout_s=config.request_timeout_s,
+            jeff_timeout_s=config.jeff_timeout_s,
             flint_model=endpoints.flint_model,
             jeff_model=endpoints.jeff_model,
             flint_model_sha256=file_sha256(endpoints.flint_model_path) if endpoints.flint_model_path else None,
@@ -131,4 +135,5 @@ class RunInputs:
             "--preset", self.planned.preset, "--max-steps", str(self.max_steps), "--keep", str(self.keep),
             "--clear-at", str(self.clear_at), "--approve", "yes", "--sampling", self.sampling,
             "--retries", str(self.agent_retries), "--retry-delay", str(self.agent_retry_delay_s),
+            "--request-timeout", str(self.request_timeout_s), "--jeff-timeout", str(self.jeff_timeout_s),
         ]  # fmt: skip

@@ -61,6 +61,8 @@ WRONG = {
     "agent_retries": (1.5, 99),
     "agent_retry_delay_s": ('"1s"', -1),
     "run_timeout_s": ('"soon"', -5),
+    "request_timeout_s": ("[1]", 0),
+    "jeff_timeout_s": ('"10s"', -1),
     "server_start_timeout_s": ("[600]", 0),
     "jeff_ctx": ("4k", 100),
     "models_dir": (3, '""'),
