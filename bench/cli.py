@@ -69,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.set_defaults(module="bench.analyze.report")
 
+    migrate = sub.add_parser("migrate", help="rewrite a results CSV of an older bench under the current columns")
+    migrate.add_argument("file", metavar="OLD.csv")
+    migrate.set_defaults(module="bench.results.migrate")
+
     fixtures = sub.add_parser("fixtures", help="fixture tools")
     fixtures_sub = fixtures.add_subparsers(dest="fixtures_command", required=True)
     check = fixtures_sub.add_parser("check", help="verify every fixture against its hidden tests and solution")

@@ -1,30 +1,72 @@
-"""Appending rows to the results CSV a bench writes, and the checks before a bench continues a file.
+"""Appending rows to the results CSV a bench writes, and reading back the file a bench continues.
 
-Rows are appended (and flushed to disk) the moment a run ends, so an interrupted bench loses nothing it measured.
+Rows are appended (and forced to disk) the moment a run ends, so an interrupted bench loses nothing it measured.
+A row is written whole or not at all: it is encoded first and written in one `os.write`; when the disk fills up
+midway, the file is cut back to the rows it held and the error names the file. A row is only ever added under the
+exact header it was made for (same columns, same order): a file of another column layout is refused with the way
+on (`--out`, or `python -m bench migrate`). A last row cut short by a crash is moved to `<csv>.partial`, never glued
+onto and never dropped; its run is then not in the file, so `--resume` runs it again.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import os
+import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from bench.errors import ResultsError
-from bench.results.read import read_csv
-from bench.results.schema import COLUMNS, CONTRACT_COLUMNS, SHARED_INPUT_COLUMNS
+from bench.results.read import REQUIRED_COLUMNS, CsvContent, Row, load_csv
+from bench.results.schema import COLUMNS, INFRA_STOP_REASON, SHARED_INPUT_COLUMNS, run_key
 
 
-def read_rows(path: Path) -> list[dict[str, str]]:
-    """Rows of the file a bench appends to (an absent file has none); ResultsError for a file that is not ours."""
-    if not path.exists():
+def read_rows(path: Path, columns: Sequence[str] = COLUMNS) -> list[Row]:
+    """The complete rows of the file a bench appends to (an absent or empty file has none).
+
+    Refuses (ResultsError) a file that is not a results file, or whose header is not exactly `columns`. Reading
+    changes nothing: a last row cut short is left out here and set aside by the writer (set_aside_partial_row).
+    """
+    content = _load(path)
+    if content is None or not content.header:
         return []
-    rows, missing = read_csv(path, CONTRACT_COLUMNS)
-    if missing:
-        raise ResultsError(f"{path} is not a results file of this bench (no column {missing[0]!r}); use another --out")
-    return rows
+    check_header(path, content.header, columns)
+    return content.rows
 
 
-def check_same_inputs(path: Path, rows: list[dict[str, str]], planned: dict[str, str]) -> None:
+def completed_keys(rows: Iterable[Row]) -> set[tuple[str, ...]]:
+    """The run keys (schema.run_key) --resume skips: every row but infra_error ones, which measured nothing about
+    the agent and so run again. Their rows stay in the file, their artifacts in results/runs/<run_id>/."""
+    return {run_key(row) for row in rows if row.get("stop_reason") != INFRA_STOP_REASON}
+
+
+def check_header(path: Path, header: Sequence[str], columns: Sequence[str] = COLUMNS) -> None:
+    """Rows are only added under the exact header they were made for: any other layout is refused."""
+    if list(header) == list(columns):
+        return
+    lacking = [column for column in REQUIRED_COLUMNS if column not in header]
+    if lacking:
+        raise ResultsError(f"{path} is not a results file of this bench (no column {lacking[0]!r}); use another --out")
+    raise ResultsError(
+        f"{path} was written with other columns ({describe_difference(header, columns)}); write to a new file "
+        f"with --out, or rewrite it under the current columns with: python -m bench migrate {path}"
+    )
+
+
+def describe_difference(header: Sequence[str], columns: Sequence[str]) -> str:
+    """`lacks reprocessed_check, jeff_model_s; has old_column`, or where the order first differs."""
+    lacking = [column for column in columns if column not in header]
+    extra = [column for column in header if column not in columns]
+    parts = [f"lacks {', '.join(lacking)}"] if lacking else []
+    parts += [f"has {', '.join(extra)}"] if extra else []
+    if not parts:
+        index = next(i for i, (a, b) in enumerate(zip(header, columns, strict=False)) if a != b)
+        parts = [f"same names in another order: column {index + 1} is {header[index]!r}, now {columns[index]!r}"]
+    return "; ".join(parts)
+
+
+def check_same_inputs(path: Path, rows: list[Row], planned: dict[str, str]) -> None:
     """Refuse to add rows made with other inputs (agent version, models, sampling) to an existing file."""
     for row in rows:
         for column in SHARED_INPUT_COLUMNS:
@@ -35,17 +77,79 @@ def check_same_inputs(path: Path, rows: list[dict[str, str]], planned: dict[str,
                 )
 
 
-def append_row(path: Path, row: dict[str, str]) -> None:
-    """Append one row and force it to disk: a crash after this line loses nothing measured."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    new_file = not path.exists() or path.stat().st_size == 0
-    unknown = set(row) - set(COLUMNS)
+def set_aside_partial_row(path: Path) -> str | None:
+    """Move a last row cut short by a crash to `<csv>.partial` (appended there, so nothing is ever lost) and cut
+    the file back to its complete rows. Returns the one line to show the user, or None when the file was whole."""
+    content = _load(path)
+    return _set_aside(path, content) if content is not None and content.partial else None
+
+
+def append_row(path: Path, row: dict[str, str], columns: Sequence[str] = COLUMNS) -> None:
+    """Append one row and force it to disk: a crash after this line loses nothing measured.
+
+    The header comes first in a new or empty file; an existing file must have exactly `columns` as its header.
+    The whole file is read first (a few hundred KiB for a large bench: nothing next to a run of minutes), so a
+    row cut short is found wherever the cut fell, even inside a quoted value.
+    """
+    unknown = set(row) - set(columns)
     if unknown:
         raise ValueError(f"row has columns outside the schema: {sorted(unknown)}")
-    with open(path, "a", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="raise")
-        if new_file:
-            writer.writeheader()
-        writer.writerow({c: row.get(c, "") for c in COLUMNS})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    content = _load(path)
+    if content is not None and content.header:
+        check_header(path, content.header, columns)
+    if content is not None and content.partial:  # never glue a row onto half of another
+        print(f"bench: {_set_aside(path, content)}", file=sys.stderr)
+    line = encode_line([row.get(column, "") for column in columns])
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        write_whole(fd, line if size else encode_line(columns) + line, path, size)
+    finally:
+        os.close(fd)
+
+
+def encode_line(values: Sequence[str]) -> bytes:
+    """One CSV record as bytes, quoted as csv.writer does, ending with \\r\\n (the files' line break)."""
+    buffer = io.StringIO()
+    csv.writer(buffer).writerow(values)
+    return buffer.getvalue().encode("utf-8")
+
+
+def write_whole(fd: int, data: bytes, path: Path, size_before: int) -> None:
+    """Write `data` at the end of the file and fsync it; on any failure cut the file back to `size_before`, so
+    every row written before stays intact and no half row is left, and raise a one-line ResultsError."""
+    try:
+        written = 0
+        while written < len(data):  # a full disk can take part of a write before it refuses the rest
+            count = os.write(fd, data[written:])
+            if count == 0:
+                raise OSError(28, os.strerror(28))
+            written += count
+        os.fsync(fd)
+    except OSError as e:
+        os.ftruncate(fd, size_before)
+        raise ResultsError(
+            f"cannot write a row to {path}: {e.strerror or e}; the rows already in it are intact. Free some space, "
+            "then continue with --resume (this run runs again)"
+        ) from None
+
+
+def _load(path: Path) -> CsvContent | None:
+    try:
+        return load_csv(path)
+    except FileNotFoundError:
+        return None
+
+
+def _set_aside(path: Path, content: CsvContent) -> str:
+    side = path.with_name(path.name + ".partial")
+    with open(side, "ab") as f:
+        f.write(content.partial + (b"" if content.partial.endswith(b"\n") else b"\n"))
         f.flush()
         os.fsync(f.fileno())
+    os.truncate(path, content.complete_size)
+    return (
+        f"{path}: its last row was cut short (a crash while writing it); moved to {side.name} beside it, "
+        "and that run will run again"
+    )

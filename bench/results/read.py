@@ -6,27 +6,83 @@ Every value in a results CSV is a string and the empty string means "not measure
 from __future__ import annotations
 
 import csv
+import io
 import math
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench.errors import ResultsError
 from bench.results.schema import COLUMNS, GROUP_COLUMNS
 
-
-def read_csv(path: Path, required: Sequence[str]) -> tuple[list[dict[str, str]], list[str]]:
-    """The rows of a results CSV and the `required` columns its header lacks; OSError when it cannot be read.
-
-    The one reader of results files: each caller words its own error, because what the user should do differs.
-    """
-    with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        header = reader.fieldnames or []
-        rows = [dict(row) for row in reader]
-    return rows, [column for column in required if column not in header]
-
-
 Row = dict[str, str]
+
+
+@dataclass(frozen=True)
+class CsvContent:
+    """A results file as read: its header, its complete rows, and a last row cut short by a crash, if any."""
+
+    header: list[str]  # empty when not even the header was written whole
+    rows: list[Row]
+    complete_size: int  # bytes up to the end of the last complete row (or of the header)
+    partial: bytes  # the bytes of the last row cut short; b"" when there is none
+
+
+def load_csv(path: Path) -> CsvContent:
+    """Read a results file; OSError when it cannot be read, ResultsError when a row before the last is damaged."""
+    return parse_csv(path.read_bytes(), str(path))
+
+
+def parse_csv(data: bytes, name: str = "results file") -> CsvContent:
+    """Split a results file into its header, its complete rows, and a last row cut short.
+
+    A row is complete when it ends with a line break, closes its quotes and has as many fields as the header.
+    Rows are written whole (bench.results.append), so only the last one can be cut short, by a crash mid-write;
+    a damaged row before the last is an error that names its line.
+    """
+    # surrogateescape: a cut can split a multi-byte character; its bytes must survive unchanged into .partial.
+    text = data.decode("utf-8", errors="surrogateescape")
+    consumed = 0
+
+    def lines() -> Iterator[str]:
+        nonlocal consumed
+        for line in io.StringIO(text, newline=""):
+            consumed += len(line)
+            yield line
+
+    # csv.reader pulls exactly the lines of one record at a time, so `consumed` is where each record ends.
+    reader = csv.reader(lines(), strict=True)
+    records: list[tuple[list[str], int]] = []
+    try:
+        records.extend((fields, consumed) for fields in reader if fields)
+    except csv.Error as e:  # strict: an open quote at the very end is an error, not a value
+        if consumed < len(text):
+            raise ResultsError(f"{name}: line {reader.line_num} is damaged ({e}); fix or remove it") from None
+    else:
+        if records and _cut_short(records, text):
+            records.pop()
+    good_end = records[-1][1] if records else 0
+    complete_size = len(text[:good_end].encode("utf-8", errors="surrogateescape"))
+    partial = data[complete_size:]
+    if not partial.strip():  # trailing blank lines are no row
+        complete_size, partial = len(data), b""
+    if not records:
+        return CsvContent([], [], complete_size, partial)
+    header = records[0][0]
+    for number, (fields, _) in enumerate(records[1:], start=2):
+        if len(fields) != len(header):
+            raise ResultsError(
+                f"{name}: row {number} has {len(fields)} fields, the header {len(header)}; fix or remove that row"
+            )
+    rows = [dict(zip(header, fields, strict=True)) for fields, _ in records[1:]]
+    return CsvContent(header, rows, complete_size, partial)
+
+
+def _cut_short(records: list[tuple[list[str], int]], text: str) -> bool:
+    """Whether the last record lacks its line break, or (after the header) some of its fields."""
+    fields, end = records[-1]
+    return text[end - 1] not in "\r\n" or (len(records) > 1 and len(fields) < len(records[0][0]))
 
 
 # Without these a file is not a results CSV at all; other missing columns just read as "not measured".
@@ -34,21 +90,26 @@ REQUIRED_COLUMNS = ["run_id", *GROUP_COLUMNS, "stop_reason"]
 
 
 def read_runs(path: str | Path) -> list[Row]:
-    """The runs of a results CSV, every known column present (missing ones as "").
+    """The runs of a results CSV, every known column present (missing ones as ""), values read by column name.
 
     For the read-only commands: they have nothing to say about a file without runs, so that is an error here.
+    A last row cut short by a crash is left out, with a note on stderr.
     """
     path = Path(path)
     try:
-        rows, missing = read_csv(path, REQUIRED_COLUMNS)
+        content = load_csv(path)
     except OSError as e:
         raise ResultsError(f"cannot read results file {path}: {e.strerror}; check the path") from e
+    missing = [column for column in REQUIRED_COLUMNS if column not in content.header]
     if missing:
         raise ResultsError(
             f"{path} is not a bench results CSV (no column {', '.join(missing)}); pass a file bench run wrote"
         )
-    if not rows:
+    if content.partial:
+        print(f"note: {path}: its last row was cut short (a crash while writing it?); left out", file=sys.stderr)
+    if not content.rows:
         raise ResultsError(f"{path} has no runs yet; run the bench first")
+    rows = [dict(row) for row in content.rows]
     for row in rows:
         for column in COLUMNS:
             row[column] = (row.get(column) or "").strip()
