@@ -51,14 +51,22 @@ def build_parser() -> argparse.ArgumentParser:
     down.add_argument("--config", default="bench.yaml")
     down.set_defaults(module="bench.servers.updown")
 
-    compare = sub.add_parser("compare", help="compare results CSVs group by group")
+    compare = sub.add_parser("compare", help="compare results CSVs group by group, with exact tests")
     compare.add_argument("files", nargs="+", metavar="RESULTS.csv", help="the older file first")
     compare.add_argument(
         "--fail-on",
         action="append",
         default=[],
         metavar="METRIC[:PCT]",
-        help="exit 1 when METRIC regresses beyond PCT percent (repeatable)",
+        help="exit 1 when METRIC got worse by more than PCT and significantly (repeatable); `infra` for infra_error",
+    )
+    compare.add_argument("--alpha", type=float, default=0.05, help="significance level of tests and gates (0.05)")
+    compare.add_argument(
+        "--pool-last",
+        type=int,
+        default=0,
+        metavar="K",
+        help="compare the last file with the runs of the K most recent earlier files of each configuration",
     )
     compare.set_defaults(module="bench.analyze.compare")
 

@@ -17,9 +17,11 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
+from bench.analyze.changes import CONFIRMED, fmt_metric
 from bench.analyze.plots import GPU_COLUMNS, Groups, measured_servers, plot_gpu, plot_group, plot_outcomes
 from bench.analyze.runs import Run, load_run
 from bench.analyze.table import (
+    agent_runs,
     constant_columns,
     fmt_cell,
     fmt_completed,
@@ -28,6 +30,7 @@ from bench.analyze.table import (
     fmt_values,
     group_rows,
     group_title,
+    infra_errors,
     markdown_table,
     stop_reasons,
     varying_columns,
@@ -64,27 +67,40 @@ def run_table(runs: list[Run]) -> str:
     for run in runs:
         row = run.row
         hidden = f"{fmt_cell(row, 'hidden_passed')} of {fmt_cell(row, 'hidden_total')}"
-        counts = [fmt_cell(row, c) for c in ("clearings", "cut_answers", "context_400s", "prompt_tokens_reprocessed")]
+        counts = [fmt_cell(row, c) for c in ("clearings", "cut_answers", "context_400s")]
+        counts.append(reprocessed_cell(row))
         tail = [fmt_cell(row, "max_request_tokens"), fmt_cell(row, "wall_s"), row["stop_reason"] or "n/a"]
         lines.append([run.name, row["run_id"], hidden, *counts, *tail, ", ".join(labels_of(row)) or "—"])
     return markdown_table(headers, lines)
 
 
+def reprocessed_cell(row: Row) -> str:
+    """`4,300`, or `4,300 (mismatch)` when the server's own counter did not confirm the figure."""
+    check = row.get("reprocessed_check", "")
+    value = fmt_cell(row, "prompt_tokens_reprocessed")
+    return f"{value} ({check})" if check not in CONFIRMED else value
+
+
 def overview_table(groups: Groups) -> str:
-    headers = ["group", "runs", "completed", "hidden passed", "stop reasons", "wall_s", "reprocessed tokens"]
+    """Per group: the agent's runs and their figures; infra_error runs only counted, in a column of their own."""
+    infra = any(infra_errors(run.row for run in runs) for _, runs in groups)
+    headers = ["group", "runs", *(["infra_error runs"] if infra else []), "completed", "hidden passed"]
+    headers += ["stop reasons", "wall_s", "reprocessed tokens"]
     lines = []
     for title, runs in groups:
-        rows = [run.row for run in runs]
-        spreads = [fmt_measured(rows, c) for c in ("wall_s", "prompt_tokens_reprocessed")]
+        rows = agent_runs(run.row for run in runs)
+        spreads = [fmt_measured(rows, "wall_s"), fmt_metric(rows, "prompt_tokens_reprocessed")]
         hidden = fmt_values(rows, "hidden_passed")
-        lines.append([title, str(len(rows)), fmt_completed(rows), hidden, stop_reasons(rows), *spreads])
+        failed = [str(infra_errors(run.row for run in runs))] if infra else []
+        lines.append([title, str(len(rows)), *failed, fmt_completed(rows), hidden, stop_reasons(rows), *spreads])
     return markdown_table(headers, lines)
 
 
 def gpu_table(groups: Groups) -> str:
     servers = measured_servers(groups)
     lines = [
-        [title, *(fmt_measured([r.row for r in runs], GPU_COLUMNS[name]) for name in servers)] for title, runs in groups
+        [title, *(fmt_measured(agent_runs(r.row for r in runs), GPU_COLUMNS[name]) for name in servers)]
+        for title, runs in groups
     ]
     return markdown_table(["group", *(f"peak MiB, {name}" for name in servers)], lines)
 
@@ -94,7 +110,10 @@ def group_section(title: str, runs: list[Run], figure: str) -> list[str]:
     label_counts = Counter(label for row in rows for label in labels_of(row))
     labels = ", ".join(f"{label} {count}" for label, count in sorted(label_counts.items())) or "none"
     completed = f"Completed {fmt_completed(rows)}"
-    out = [f"## {title}", "", f"{completed}; hidden tests passed per run: {fmt_values(rows, 'hidden_passed')}.", ""]
+    hidden = fmt_values(agent_runs(rows), "hidden_passed")
+    failed = infra_errors(rows)
+    infra = f" {failed} infra_error run(s) measured nothing about the agent and are left out." if failed else ""
+    out = [f"## {title}", "", f"{completed}; hidden tests passed per run: {hidden}.{infra}", ""]
     out += [run_table(runs), "", f"Failure labels: {labels}.", "", cache_summary(runs), ""]
     out += [f"![window fill and prompt processed anew, {title}]({figure})", ""]
     out += [f"- {run.name} ({run.row['run_id']}): {run.note}; its plots are empty." for run in runs if run.note]
@@ -116,7 +135,9 @@ def write_report(csv_path: Path, out_dir: Path) -> Path:
     constant = constant_columns(list(keyed))
     out = [f"# Bench report: {csv_path.name}", "", f"{len(rows)} runs in {len(groups)} groups."]
     out += [f"Same in every group: {', '.join(constant)}."] if constant else []
-    out += ["Completed = stopped with done and every hidden test passed. Values: median [min–max].", ""]
+    out += ["Completed = stopped with done and every hidden test passed. Values: median [min–max] over the agent's"]
+    out += ["runs (infra_error runs are counted apart). A reprocessed token count the server's /metrics counter did"]
+    out += ["not confirm (reprocessed_check mismatch, counter_reset, unchecked) is marked and left out of medians.", ""]
     out += ["## Overview", "", overview_table(groups), ""]
     plot_outcomes(groups, out_dir / "outcomes.png")
     out += ["![completion and stop reasons per group](outcomes.png)", ""]

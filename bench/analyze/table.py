@@ -10,13 +10,30 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bench.results.read import Row, is_completed, measured, number_in
-from bench.results.schema import GROUP_COLUMNS
+from bench.results.schema import GROUP_COLUMNS, INFRA_STOP_REASON
+
+# What a run ran on, beyond the configuration's names: runs that differ in any of these are never pooled.
+SETUP_COLUMNS = ["flint_model_sha256", "jeff_model_sha256", "server_build", "gpu_name", "gpu_mem_method", "sandbox"]
+KEY_COLUMNS = [*GROUP_COLUMNS, *SETUP_COLUMNS]
+SHA_SHOWN = 12  # characters of a sha256 in a heading
 
 GroupKey = tuple[str, ...]
 
 
+def memory_method(value: str) -> str:
+    """The method part of gpu_mem_method: before any `;` notes; every `unavailable: <reason>` is one method."""
+    method = value.split(";", 1)[0].strip()
+    return "unavailable" if method.startswith("unavailable") else method
+
+
 def group_key(row: Row) -> GroupKey:
-    return tuple(row.get(column, "") for column in GROUP_COLUMNS)
+    """The configuration a run belongs to: its names (GROUP_COLUMNS) and what it ran on (SETUP_COLUMNS)."""
+    return tuple(memory_method(row.get(c, "")) if c == "gpu_mem_method" else row.get(c, "") for c in KEY_COLUMNS)
+
+
+def names_of(key: GroupKey) -> GroupKey:
+    """The GROUP_COLUMNS part of a key: fixture, preset, ctx, model names."""
+    return key[: len(GROUP_COLUMNS)]
 
 
 def group_rows(rows: Iterable[Row]) -> dict[GroupKey, list[Row]]:
@@ -27,22 +44,47 @@ def group_rows(rows: Iterable[Row]) -> dict[GroupKey, list[Row]]:
     return groups
 
 
+def agent_runs(rows: Iterable[Row]) -> list[Row]:
+    """The runs that measured the agent: all but infra_error ones (a dead server says nothing about the agent)."""
+    return [row for row in rows if row.get("stop_reason") != INFRA_STOP_REASON]
+
+
+def infra_errors(rows: Iterable[Row]) -> int:
+    return sum(row.get("stop_reason") == INFRA_STOP_REASON for row in rows)
+
+
 def varying_columns(keys: Sequence[GroupKey]) -> list[int]:
-    """Indexes of the group columns whose value differs between groups; equal-everywhere ones say nothing."""
-    return [i for i in range(len(GROUP_COLUMNS)) if len({key[i] for key in keys}) > 1]
+    """Indexes of the key columns whose value differs between groups; equal-everywhere ones say nothing."""
+    return [i for i in range(len(KEY_COLUMNS)) if len({key[i] for key in keys}) > 1]
+
+
+def key_part(key: GroupKey, index: int) -> str:
+    """One column of a key as a heading shows it: `part3`, `ctx 8192`, `server_build b4100`, `no jeff_model`."""
+    column, value = KEY_COLUMNS[index], key[index]
+    if not value:
+        return f"no {column}"
+    if column == "ctx":
+        return f"ctx {value}"
+    if column in SETUP_COLUMNS:
+        return f"{column} {value[:SHA_SHOWN] if column.endswith('sha256') else value}"
+    return value
 
 
 def group_title(key: GroupKey, shown: Sequence[int]) -> str:
-    """`part3 · ctx 8192`: the group columns that vary, or all of them when none does."""
+    """`part3 · ctx 8192`: the key columns that vary, or the configuration's names when none does."""
     indexes = shown or range(len(GROUP_COLUMNS))
-    parts = [f"ctx {key[i]}" if GROUP_COLUMNS[i] == "ctx" else key[i] or f"no {GROUP_COLUMNS[i]}" for i in indexes]
-    return " · ".join(parts)
+    return " · ".join(key_part(key, i) for i in indexes)
 
 
 def constant_columns(keys: Sequence[GroupKey]) -> list[str]:
-    """`fixture todo_repo` for each group column that is the same in every group."""
+    """`fixture todo_repo` for each key column that is the same in every group."""
     varying = set(varying_columns(keys))
-    return [f"{column} {keys[0][i] or 'n/a'}" for i, column in enumerate(GROUP_COLUMNS) if keys and i not in varying]
+    out = []
+    for i, column in enumerate(KEY_COLUMNS):
+        if keys and i not in varying:
+            value = keys[0][i][:SHA_SHOWN] if column.endswith("sha256") else keys[0][i]
+            out.append(f"{column} {value or 'n/a'}")
+    return out
 
 
 @dataclass(frozen=True)
@@ -98,8 +140,9 @@ def fmt_values(rows: Iterable[Row], column: str) -> str:
 
 
 def fmt_completed(rows: Sequence[Row]) -> str:
-    """`2 of 3`: how many of the runs completed."""
-    return f"{sum(is_completed(row) for row in rows)} of {len(rows)}"
+    """`2 of 3`: how many of the agent's runs completed (infra_error runs are not among them)."""
+    runs = agent_runs(rows)
+    return f"{sum(is_completed(row) for row in runs)} of {len(runs)}"
 
 
 def fmt_percent(share: float | None) -> str:

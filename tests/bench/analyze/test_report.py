@@ -104,13 +104,34 @@ def results(tmp_path: Path) -> Path:
 def test_report_tables_carry_each_runs_numbers(results: Path) -> None:
     text = write_report(results, results.parent).read_text(encoding="utf-8")
     assert "4 runs in 2 groups." in text
-    assert "Same in every group: fixture todo_repo, ctx 8192, flint_model f.gguf, jeff_model j.gguf." in text
+    assert "Same in every group: fixture todo_repo, ctx 8192, flint_model f.gguf, jeff_model j.gguf, " in text
+    assert "server_build n/a, gpu_name n/a, gpu_mem_method n/a, sandbox n/a." in text
     assert "| part3 | 3 | 2 of 3 | 6, 6, 2 | done 2, step_limit 1 | 110 [96.2–124] | 2,855 [1,410–4,300] |" in text
     assert "| part2 | 1 | 0 of 1 | 3 | server_error 1 | 30 | n/a |" in text
     assert "| rep 1 | r1 | 6 of 6 | 2 | 1 | 1 | 4,300 | 8,300 | 124 | done | cut_answers |" in text
     assert "| rep 2 | r2 | 6 of 6 | 1 | 0 | 0 | 1,410 | 1,100 | 96.2 | done | — |" in text
     assert "| rep 3 | r3 | 2 of 6 | n/a | n/a | n/a | n/a | n/a | n/a | step_limit | idle_execution |" in text
     assert "Completed 2 of 3; hidden tests passed per run: 6, 6, 2." in text
+
+
+def test_infra_errors_and_unconfirmed_reprocessed_counts_are_set_apart(tmp_path: Path) -> None:
+    rows = [
+        run_row("a", wall_s="100", prompt_tokens_reprocessed="1000", reprocessed_check="ok"),
+        run_row("b", wall_s="120", prompt_tokens_reprocessed="1200", reprocessed_check="ok"),
+        run_row("c", wall_s="110", prompt_tokens_reprocessed="88888", reprocessed_check="counter_reset"),
+        run_row("d", stop_reason="infra_error", wall_s="1800", hidden_passed="", hidden_total=""),
+    ]
+    header = [*COLUMNS, "reprocessed_check"]
+    path = tmp_path / "results.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=header)
+        writer.writeheader()
+        writer.writerows({column: row.get(column, "") for column in header} for row in rows)
+    text = write_report(path, tmp_path / "report").read_text(encoding="utf-8")
+    overview = "| todo_repo · part3 · ctx 8192 · f.gguf · j.gguf | 3 | 1 | 3 of 3 | 6, 6, 6 | done 3 | 110 [100–120] |"
+    assert overview + " 1,100 [1,000–1,200]; 1 counter_reset left out |" in text
+    assert "| 88,888 (counter_reset) |" in text
+    assert "1 infra_error run(s) measured nothing about the agent and are left out." in text
 
 
 def test_report_counts_failure_labels_per_group(results: Path) -> None:

@@ -1,0 +1,128 @@
+"""How one metric moved between two sets of runs of one configuration: the change, its 95% interval, the exact
+test's p-value and the verdict (bench.analyze.stats). infra_error runs never enter: the callers pass agent runs.
+
+A prompt_tokens_reprocessed figure whose reprocessed_check is `mismatch`, `counter_reset` or `unchecked` was not
+confirmed by the server's own counter: it is left out of medians and tests, and the cells say how many were.
+Files that predate the check (the column empty) are used as they are.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bench.analyze import stats
+from bench.analyze.table import fmt_number, fmt_spread, spread
+from bench.results.read import Row, is_completed, number_in
+
+LOWER_IS_BETTER = [
+    "wall_s",
+    "model_s",
+    "harness_s",
+    "steps",
+    "prompt_tokens",
+    "prompt_tokens_reprocessed",
+    "completion_tokens",
+    "max_request_tokens",
+    "clearings",
+    "cut_answers",
+    "context_400s",
+    "peak_gpu_mib_flint",
+    "peak_gpu_mib_jeff",
+    "peak_gpu_mib_device",
+    "jeff_prompt_tokens",
+    "jeff_completion_tokens",
+    "jeff_model_s",
+]
+HIGHER_IS_BETTER = ["hidden_passed"]
+CHECKED_BY = {"prompt_tokens_reprocessed": "reprocessed_check"}  # metric -> the column that says it was confirmed
+CONFIRMED = ("ok", "")  # "": a file from before the check existed
+
+
+@dataclass(frozen=True)
+class Change:
+    """One metric from the old runs to the new ones."""
+
+    text: str  # "+1.4 (+6.5%)", "-33 pp", "n/a"
+    interval: str  # "-40% to +150%", "n/a"
+    test: stats.Test | None  # None: not measured on both sides
+    worse_by: float | None  # percent (percentage points for completed); negative when better; None: cannot tell
+
+    def verdict(self, alpha: float) -> str:
+        return "not measured on both sides" if self.test is None else stats.verdict(self.test, alpha)
+
+    def p_text(self) -> str:
+        return "n/a" if self.test is None else stats.fmt_p(self.test.p)
+
+
+NOT_MEASURED = Change("n/a", "n/a", None, None)
+
+
+def values_of(rows: Sequence[Row], metric: str) -> tuple[list[float], Counter[str]]:
+    """The measured values of a metric that may be compared, and how many were left out for which check value."""
+    check = CHECKED_BY.get(metric)
+    left_out: Counter[str] = Counter()
+    values = []
+    for row in rows:
+        value = number_in(row, metric)
+        if value is None:
+            continue
+        if check and row.get(check, "") not in CONFIRMED:
+            left_out[row[check]] += 1
+        else:
+            values.append(value)
+    return values, left_out
+
+
+def fmt_metric(rows: Sequence[Row], metric: str) -> str:
+    """`667 [603–667]`, with `; 1 mismatch left out` when some figures were not confirmed."""
+    values, left_out = values_of(rows, metric)
+    text = fmt_spread(spread(values))
+    if left_out:
+        text += "; " + ", ".join(f"{count} {check}" for check, count in sorted(left_out.items())) + " left out"
+    return text
+
+
+def metric_change(metric: str, old: Sequence[Row], new: Sequence[Row]) -> Change:
+    if metric == "completed":
+        return completion_change(old, new)
+    before, _ = values_of(old, metric)
+    after, _ = values_of(new, metric)
+    if not before or not after:
+        return NOT_MEASURED
+    old_median, new_median = spread(before).median, spread(after).median  # type: ignore[union-attr]
+    delta = new_median - old_median
+    if old_median != 0:
+        percent = delta / abs(old_median) * 100
+        text = f"{signed(delta)} ({signed(percent, '{:.1f}')}%)"
+    else:
+        percent = 0.0 if delta == 0 else math.copysign(math.inf, delta)
+        text = f"{signed(delta)} (from 0)"
+    interval = stats.median_change_interval(before, after)
+    interval_text = (
+        "n/a" if interval is None else f"{signed(interval[0], '{:.0f}')}% to {signed(interval[1], '{:.0f}')}%"
+    )
+    worse_by = -percent if metric in HIGHER_IS_BETTER else percent
+    return Change(text, interval_text, stats.rank_test(before, after), worse_by)
+
+
+def completion_change(old: Sequence[Row], new: Sequence[Row]) -> Change:
+    if not old or not new:
+        return NOT_MEASURED
+    done_old, done_new = sum(map(is_completed, old)), sum(map(is_completed, new))
+    points = (done_new / len(new) - done_old / len(old)) * 100
+    low, high = stats.share_change_interval(done_old, len(old), done_new, len(new))
+    test = stats.share_test(done_old, len(old), done_new, len(new))
+    return Change(
+        f"{signed(points, '{:.0f}')} pp", f"{signed(low, '{:.0f}')} to {signed(high, '{:.0f}')} pp", test, -points
+    )
+
+
+def signed(value: float, style: str = "") -> str:
+    """+65, -3.5, ±0: the sign always shown; `style` formats the size (thousands separators by default)."""
+    size = style.format(abs(value)) if style else fmt_number(abs(value))
+    if size.strip("0.") == "":
+        return "±" + size
+    return ("+" if value > 0 else "-") + size
