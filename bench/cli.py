@@ -70,6 +70,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.set_defaults(module="bench.analyze.compare")
 
+    history = sub.add_parser("history", help="results files lined up by date: series, change points, plots")
+    history.add_argument("files", nargs="+", metavar="RESULTS.csv", help="e.g. results/nightly-*.csv")
+    history.add_argument(
+        "--metric", action="append", help="completed, wall_s, ... (repeatable; default: the main ones)"
+    )
+    history.add_argument("--alpha", type=float, default=0.01, help="significance level of each change point (0.01)")
+    history.add_argument("--out-dir", help="where to write history.md and its plots (default: history-report/ beside)")
+    history.set_defaults(module="bench.analyze.history")
+
     report = sub.add_parser("report", help="markdown report with PNG plots beside a results CSV")
     report.add_argument("file", metavar="RESULTS.csv")
     report.add_argument(

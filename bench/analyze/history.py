@@ -1,0 +1,100 @@
+"""`python -m bench history results/nightly-*.csv`: many results files lined up by date and version, per
+configuration and metric, with the change points E-Divisive finds (bench.analyze.changepoints), and a figure
+per configuration (bench.analyze.history_plots).
+
+Each file is one point of a series (a night): its date is the earliest started_at of its runs, its version the
+git_sha the runs were made with. A configuration is the same as in compare (names and setup: never mixed), so
+a night on another GPU or server build starts a series of its own. A night's value is the median of the agent's
+runs (infra_error runs are counted apart), and completed is the share of runs completed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench.analyze.changepoints import MIN_POINTS
+from bench.analyze.changes import HIGHER_IS_BETTER, LOWER_IS_BETTER, signed
+from bench.analyze.history_plots import plot_series
+from bench.analyze.matching import Group, set_titles
+from bench.analyze.nights import Night, Series, line_up, series_of
+from bench.analyze.report import slug
+from bench.analyze.table import constant_columns, fmt_number, markdown_table
+from bench.errors import ConfigError
+
+DEFAULT_METRICS = ["completed", "wall_s", "prompt_tokens_reprocessed", "peak_gpu_mib_flint"]
+
+
+def describe_shift(series: Series, index: int, nights: Sequence[Night]) -> str:
+    """`wall_s from 2026-11-13 (ab12cd3): 241 → 312 (+29.5%), medians of the nights before and after`."""
+    start = series.points[series.shifts[index]][0]
+    bounds = [0, *series.shifts, len(series.points)]
+    before = [v for _, v in series.points[bounds[index] : bounds[index + 1]]]
+    after = [v for _, v in series.points[bounds[index + 1] : bounds[index + 2]]]
+    old, new = statistics.median(before), statistics.median(after)
+    if series.metric == "completed":
+        change = f"{old * 100:.0f}% → {new * 100:.0f}% completed"
+    else:
+        percent = f" ({signed((new - old) / old * 100, '{:.1f}')}%)" if old else ""
+        change = f"{fmt_number(old)} → {fmt_number(new)}{percent}"
+    night = nights[start]
+    return f"{series.metric} from {night.date} ({night.version}, {night.label}): {change}"
+
+
+def config_section(group: Group, nights: list[Night], metrics: list[str], alpha: float, figure: str) -> list[str]:
+    series = [series_of(nights, metric, alpha) for metric in metrics]
+    series = [s for s in series if s.points]
+    starts = {(s.metric, s.points[i][0]) for s in series for i in s.shifts}
+    out = [f"## {group.title}", "", f"{len(nights)} nights, {nights[0].date} to {nights[-1].date}.", ""]
+    shifts = [describe_shift(s, i, nights) for s in series for i in range(len(s.shifts))]
+    if len(nights) < MIN_POINTS:
+        out += [f"Change points: too few nights to tell (E-Divisive needs {MIN_POINTS}).", ""]
+    else:
+        out += ["Change points (E-Divisive, p ≤ " + f"{alpha:g}): " + ("none." if not shifts else ""), ""]
+        out += [f"- {line}" for line in shifts] + ([""] if shifts else [])
+    plot_series(series, nights, group.title, figure)
+    out += [f"![{', '.join(s.metric for s in series)} per night, {group.title}]({Path(figure).name})", ""]
+    headers = ["night", "version", "file", "runs", "infra_error", *(s.metric for s in series)]
+    lines = []
+    for i, night in enumerate(nights):
+        cells = []
+        for s in series:
+            value = dict(s.points).get(i)
+            text = "n/a" if value is None else f"{value * 100:.0f}%" if s.metric == "completed" else fmt_number(value)
+            cells.append(f"**{text}** ◆" if (s.metric, i) in starts else text)
+        lines.append([night.date, night.version, night.label, str(len(night.agent_rows)), str(night.infra), *cells])
+    return [*out, markdown_table(headers, lines), "", "◆ the first night of a new regime.", ""]
+
+
+def write_history(files: Sequence[str], out_dir: Path, metrics: list[str], alpha: float) -> Path:
+    configs = line_up(files)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    groups = [Group(key, [], split=True) for key in configs]  # a setup of its own is a series of its own
+    set_titles(groups)
+    constant = constant_columns(list(configs))
+    out = [f"# History: {len(files)} files", ""]
+    out += [f"Same in every configuration: {', '.join(constant)}.", ""] if constant else []
+    out += ["Per night: the median of the agent's runs (completed: the share of runs completed); infra_error runs are"]
+    out += ["counted apart. A change point marks the first night of a new regime of the series.", ""]
+    for index, group in enumerate(groups, start=1):
+        figure = out_dir / f"history-{index}-{slug(group.title)}.png"
+        out += config_section(group, configs[group.key], metrics, alpha, str(figure))
+    path = out_dir / "history.md"
+    path.write_text("\n".join(out).rstrip() + "\n", encoding="utf-8")
+    return path
+
+
+def command(args: argparse.Namespace) -> int:
+    if not 0 < args.alpha < 1:
+        raise ConfigError(f"--alpha {args.alpha}: give a level between 0 and 1, e.g. 0.05")
+    known = ["completed", *HIGHER_IS_BETTER, *LOWER_IS_BETTER]
+    unknown = [metric for metric in args.metric or [] if metric not in known]
+    if unknown:
+        raise ConfigError(f"--metric {unknown[0]}: unknown metric; choose from {', '.join(known)}")
+    out_dir = Path(args.out_dir) if args.out_dir else Path(args.files[0]).parent / "history-report"
+    path = write_history(args.files, out_dir, args.metric or DEFAULT_METRICS, args.alpha)
+    print(path.read_text(encoding="utf-8"))
+    print(f"wrote {path} and its plots")
+    return 0
