@@ -1,0 +1,187 @@
+""".github/workflows/nightly.yml run as GitHub runs it: the workflow's own run: blocks, each written to a file and
+run with the shell GitHub would use for it (`shell: bash` is `bash --noprofile --norc -eo pipefail {0}`; no shell
+at all is `bash -e {0}`), in order, with `if: always()` honoured, $GITHUB_ENV carried from step to step, in a temp
+checkout. The artifact actions are played by their documented rules: upload-artifact roots an artifact at the least
+common ancestor of its search paths (a single path: that path), and dawidd6/action-download-artifact with a `name`
+unpacks it into `path`. Only the GPU is stubbed: a `make` on PATH that copies a prepared results CSV to OUT=.
+
+Nights come from experiments/synthetic_nights.py: part3 gets 30% slower on night 12, nothing changes before.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOW = ROOT / ".github" / "workflows" / "nightly.yml"
+SHELLS = {"bash": "bash --noprofile --norc -eo pipefail {0}", "sh": "sh -e {0}", None: "bash -e {0}"}
+# `make bench ... OUT=FILE` without a GPU: the night's CSV is copied to FILE.
+MAKE_STUB = """#!/bin/sh
+[ "$1" = bench ] || exit 2
+for arg; do case "$arg" in OUT=*) mkdir -p "$(dirname "${arg#OUT=}")"; cp "$NIGHT_SOURCE" "${arg#OUT=}";; esac; done
+"""
+Artifact = dict[str, bytes]  # path inside the artifact -> content
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass
+class Job:
+    ok: bool
+    logs: dict[str, str] = field(default_factory=dict)  # step name -> what its script printed
+    artifacts: dict[str, Artifact] = field(default_factory=dict)
+
+
+def upload(workspace: Path, paths: str) -> Artifact:
+    """upload-artifact v4: the files its `path:` lines match, named relative to the artifact's root."""
+    patterns = [line.strip() for line in paths.splitlines() if line.strip() and not line.strip().startswith("!")]
+    searches, files = [], []
+    for pattern in patterns:
+        literal = []
+        for part in Path(pattern).parts:
+            if any(ch in part for ch in "*?["):
+                break
+            literal.append(part)
+        searches.append(workspace.joinpath(*literal))
+        for match in sorted(workspace.glob(pattern.rstrip("/"))):
+            files += sorted(p for p in match.rglob("*") if p.is_file()) if match.is_dir() else [match]
+    searches = list(dict.fromkeys(searches))
+    if len(searches) > 1:
+        root = Path(os.path.commonpath(searches))
+    elif len(files) == 1 and files[0] == searches[0]:
+        root = files[0].parent  # a single file named without a wildcard: stored without its folders
+    else:
+        root = searches[0]
+    return {str(path.relative_to(root)): path.read_bytes() for path in files}
+
+
+def download(workspace: Path, artifact: Artifact, path: str) -> None:
+    """dawidd6/action-download-artifact with `name:` (not a regex): the artifact's files unpacked into `path`."""
+    for name, content in artifact.items():
+        target = workspace / path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+
+
+def checkout(tmp: Path) -> Path:
+    workspace = tmp / "workspace"
+    shutil.copytree(ROOT / "bench", workspace / "bench", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(WORKFLOW, workspace / "nightly.yml")
+    python = workspace / ".venv" / "bin" / "python"  # what `make bench` leaves behind: a venv with the bench
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(python.stat().st_mode | stat.S_IEXEC)
+    return workspace
+
+
+def run_job(tmp: Path, night: Path, previous: Artifact | None, run_id: int = 1) -> Job:
+    """One night of the workflow: `night` is what the bench measures, `previous` the bench-history artifact."""
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    job_spec = workflow["jobs"]["bench"]
+    workspace, bin_dir, temp = checkout(tmp), tmp / "bin", tmp / "runner-temp"
+    bin_dir.mkdir()
+    temp.mkdir()
+    (bin_dir / "make").write_text(MAKE_STUB)
+    (bin_dir / "make").chmod(0o755)
+    github_env = temp / "github_env"
+    github_env.touch()
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(tmp), "CI": "true", "NIGHT_SOURCE": str(night)}
+    env |= {
+        "GITHUB_SHA": "0123456789abcdef",
+        "GITHUB_RUN_ID": str(run_id),
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_ENV": str(github_env),
+    }
+    env |= {k: str(v) for k, v in job_spec.get("env", {}).items()}
+    default_shell = job_spec.get("defaults", {}).get("run", {}).get("shell")
+    job = Job(ok=True)
+    for index, step in enumerate(job_spec["steps"]):
+        if not job.ok and "always()" not in str(step.get("if", "")):
+            continue
+        uses: str = step.get("uses", "")
+        inputs: dict[str, Any] = step.get("with", {})
+        if uses.startswith("dawidd6/action-download-artifact"):
+            if previous is not None:
+                download(workspace, previous, inputs["path"])
+        elif uses.startswith("actions/upload-artifact"):
+            job.artifacts[inputs["name"]] = upload(workspace, inputs["path"])
+        elif "run" in step:
+            script = temp / f"step-{index}.sh"
+            script.write_text(step["run"])
+            command = SHELLS[step.get("shell", default_shell)].format(script).split()
+            step_env = env | dict(line.split("=", 1) for line in github_env.read_text().splitlines() if "=" in line)
+            result = subprocess.run(command, cwd=workspace, env=step_env, capture_output=True, text=True, timeout=300)
+            job.logs[step["name"]] = result.stdout + result.stderr
+            job.ok = job.ok and result.returncode == 0
+    return job
+
+
+def synthetic_nights(tmp: Path, count: int) -> list[Path]:
+    path = ROOT / "experiments" / "synthetic_nights.py"
+    spec = importlib.util.spec_from_file_location("synthetic_nights", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    paths: list[Path] = module.write_nights(tmp / "nights", count, seed=7)
+    return paths
+
+
+def history_artifact(tmp: Path, nights: list[Path]) -> Artifact:
+    """A bench-history artifact as an earlier night uploaded it: history/nightly-*.csv through the upload rules."""
+    folder = tmp / "earlier" / "history"
+    folder.mkdir(parents=True)
+    for night in nights:
+        shutil.copy(night, folder)
+    return upload(tmp / "earlier", "history/nightly-*.csv")
+
+
+def test_a_first_night_passes_and_the_next_night_finds_its_csv_where_it_looks(tmp_path: Path) -> None:
+    first, second = synthetic_nights(tmp_path, 2)
+    night_1 = run_job(tmp_path / "night-1", first, previous=None)
+    assert night_1.ok, night_1.logs
+    assert "First night: no earlier nightly-*.csv in previous/" in night_1.logs["Compare with earlier nights"]
+    history = night_1.artifacts["bench-history"]
+    assert [name.startswith("nightly-") and "/" not in name for name in history] == [True]  # at the artifact's root
+    kept = night_1.artifacts["bench-night"]
+    assert "compare.md" in kept and any(name.startswith("history-report/") for name in kept)
+
+    night_2 = run_job(tmp_path / "night-2", second, previous=history, run_id=2)  # the same commit, the same day
+    assert night_2.ok, night_2.logs
+    assert "Baseline: 3 runs from 1 files" in night_2.logs["Compare with earlier nights"]
+    assert len(night_2.artifacts["bench-history"]) == 2
+
+
+def test_a_night_without_change_passes(tmp_path: Path) -> None:
+    nights = synthetic_nights(tmp_path, 12)
+    job = run_job(tmp_path / "run", nights[11], previous=history_artifact(tmp_path, nights[4:11]))
+    log = job.logs["Compare with earlier nights"]
+    assert job.ok, log
+    assert "Baseline: 21 runs from 7 files" in log and "FAIL" not in log
+
+
+def test_a_regression_fails_the_job(tmp_path: Path) -> None:
+    nights = synthetic_nights(tmp_path, 13)  # night 12: part3 30% slower
+    job = run_job(tmp_path / "run", nights[12], previous=history_artifact(tmp_path, nights[5:12]))
+    log = job.logs["Compare with earlier nights"]
+    assert not job.ok, log
+    assert "FAIL  wall_s worse by more than 25% at p ≤ 0.05 in part3" in log
+    assert len(job.artifacts["bench-history"]) == 8  # kept all the same, for people; the next night skips this run
+
+
+def test_the_old_layout_stored_the_csv_where_the_next_night_never_looked(tmp_path: Path) -> None:
+    """The simulated upload reproduces the bug of issue 10: compare.md beside results/ moved the root up."""
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "nightly-1.csv").write_text("x")
+    (tmp_path / "compare.md").write_text("x")
+    assert sorted(upload(tmp_path, "results/nightly-*.csv\ncompare.md")) == ["compare.md", "results/nightly-1.csv"]
