@@ -168,7 +168,7 @@ def test_appending_across_schema_changes_crashes_and_a_full_disk_keeps_every_val
     run_state_machine_as_test(
         BenchLife,
         settings=settings(
-            max_examples=60,
+            max_examples=75,
             stateful_step_count=40,
             deadline=None,
             database=None,
