@@ -70,6 +70,7 @@ def run_row(rng: random.Random, night: int, preset: str, rep: int, sha: str) -> 
         "wall_s": f"{wall_s:.2f}",
         "model_s": f"{wall_s * 0.8:.2f}",
         "prompt_tokens_reprocessed": str(round(lognormal(rng, tokens, 0.08))),
+        "reprocessed_check": "ok",
         "peak_gpu_mib_flint": str(mib + rng.randint(-4, 4)),
     }
 

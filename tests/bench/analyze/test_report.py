@@ -121,7 +121,7 @@ def test_infra_errors_and_unconfirmed_reprocessed_counts_are_set_apart(tmp_path:
         run_row("c", wall_s="110", prompt_tokens_reprocessed="88888", reprocessed_check="counter_reset"),
         run_row("d", stop_reason="infra_error", wall_s="1800", hidden_passed="", hidden_total=""),
     ]
-    header = [*COLUMNS, "reprocessed_check"]
+    header = COLUMNS
     path = tmp_path / "results.csv"
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=header)

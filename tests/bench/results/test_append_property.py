@@ -33,7 +33,7 @@ LAYOUTS = [
     [c for c in COLUMNS if c != "gpu_uuid"],
     [*COLUMNS[:4], COLUMNS[5], COLUMNS[4], *COLUMNS[6:]],  # preset and ctx swapped
     [c for c in COLUMNS if c != "sampling"],
-    [*COLUMNS, "reprocessed_check", "jeff_model_s"],
+    [*COLUMNS, "future_metric", "future_note"],
 ]
 VALUES = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)  # commas, quotes, line breaks, NUL, ...
 ROWS_APPENDED = [0]
