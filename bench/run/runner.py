@@ -18,8 +18,8 @@ from bench import ROOT
 from bench.config import BenchConfig, load_config
 from bench.errors import BenchError, ConfigError, ResultsError, ServerStartError
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
-from bench.results.append import append_row, check_same_inputs, read_rows
-from bench.results.schema import INFRA_STOP_REASON, cell, run_key
+from bench.results.append import append_row, check_same_inputs, completed_keys, read_rows, set_aside_partial_row
+from bench.results.schema import INFRA_STOP_REASON, cell
 from bench.run.choices import Factory
 from bench.run.observe import observe, write_run_json
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
@@ -44,6 +44,10 @@ class Bench:
 
     def run(self) -> list[Row]:
         plan = plan_runs(self.config)
+        if self.config.resume:
+            cut = set_aside_partial_row(self.out)  # a row a crash left half-written: its run runs again
+            if cut:
+                print(f"bench: {cut}")
         existing = read_rows(self.out)
         if existing and not self.config.resume:
             raise ResultsError(f"{self.out} already holds {len(existing)} rows: pass --resume to continue it, or --out")
@@ -61,7 +65,7 @@ class Bench:
         return self.rows
 
     def _run_plan(self, plan: list[PlannedRun], servers: Servers, existing: list[Row], progress: Progress) -> None:
-        done = {run_key(row) for row in existing if row.get("stop_reason") != INFRA_STOP_REASON}
+        done = completed_keys(existing)
         endpoints: Endpoints | None = None
         for index, planned in enumerate(plan, start=1):
             # (Re)start at each new ctx, and after a server died in the previous run.

@@ -145,3 +145,30 @@ def test_a_server_that_cannot_empty_its_cache_is_noted(tmp_path: Path) -> None:
         (row,) = Bench(config(tmp_path, flint)).run()
     assert "could not empty the prompt cache" in row["error"] and "--slot-save-path" in row["error"]
     assert row["stop_reason"] == "done"  # a note, not an infrastructure failure
+
+
+def test_resume_sets_a_half_written_row_aside_and_runs_it_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "results.csv"
+    with fake_llama.FakeLlama() as flint:
+        Bench(config(tmp_path, flint, reps=2)).run()
+        lines = out.read_text().splitlines(keepends=True)
+        out.write_text("".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # a crash in the middle of rep 2
+        again = Bench(config(tmp_path, flint, reps=2, resume=True)).run()
+    assert [r["rep"] for r in again] == ["2"]
+    assert "partial" in capsys.readouterr().out
+    assert [r["rep"] for r in read_rows(out)] == ["1", "2"]
+    assert (tmp_path / "results.csv.partial").read_text().strip()
+
+
+def test_resume_runs_an_infra_error_run_again(tmp_path: Path) -> None:
+    out = tmp_path / "results.csv"
+    with fake_llama.FakeLlama([fake_llama.tool_call("read_file", {"path": "todo.py"}), fake_llama.die()]) as flint:
+        (failed,) = Bench(config(tmp_path, flint)).run()
+    assert failed["stop_reason"] == "infra_error"
+    with fake_llama.FakeLlama(n_ctx=4096) as flint:
+        (again,) = Bench(config(tmp_path, flint, resume=True, flint_url=flint.url)).run()
+    assert again["stop_reason"] != "infra_error" and again["rep"] == "1"
+    assert [r["stop_reason"] for r in read_rows(out)] == ["infra_error", again["stop_reason"]]
+    assert (out.parent / "runs" / failed["run_id"]).is_dir()  # the failed attempt's artifacts are kept
