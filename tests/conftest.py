@@ -1,8 +1,8 @@
 """Test-suite wiring: markers for the real parts, and what happens when a real part is missing.
 
-A test marked `llama`, `docker` or `compose` needs the real thing. When it is missing, the test is skipped with the
-reason locally, but under CI (CI=true) it FAILS with the reason: a broken install step must not hide behind a
-green run. `gpu` tests run only where NVML finds a device (or with --run-gpu); elsewhere they are deselected.
+A test marked `llama`, `docker`, `compose` or `binutils` needs the real thing. When it is missing, the test is skipped
+with the reason locally, but under CI (CI=true) it FAILS with the reason: a broken install step must not hide behind
+a green run. `gpu` tests run only where NVML finds a device (or with --run-gpu); elsewhere they are deselected.
 """
 
 from __future__ import annotations
@@ -72,6 +72,12 @@ def compose_missing() -> str | None:
 
 
 @functools.cache
+def binutils_missing() -> str | None:
+    missing = [tool for tool in ("as", "objdump") if shutil.which(tool) is None]
+    return f"{' and '.join(missing)} not found: apt-get install binutils" if missing else None
+
+
+@functools.cache
 def gpu_present() -> bool:
     try:
         import pynvml
@@ -84,7 +90,12 @@ def gpu_present() -> bool:
         return False
 
 
-REQUIREMENTS = {"llama": llama_missing, "docker": docker_missing, "compose": compose_missing}
+REQUIREMENTS = {
+    "llama": llama_missing,
+    "docker": docker_missing,
+    "compose": compose_missing,
+    "binutils": binutils_missing,
+}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
