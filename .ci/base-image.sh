@@ -1,11 +1,61 @@
 #!/usr/bin/env bash
 # Make a local Debian base image for the Dockerfiles where no container registry is reachable:
 # debootstrap a minimal bookworm with python3 and pytest, keep it as a tarball in the cache, `docker import` it.
-# Usage: .ci/base-image.sh IMAGE_NAME
+# The Debian mirror is the one this machine's own apt sources name ($DEBIAN_MIRROR overrides); none is written here.
+# Usage: .ci/base-image.sh IMAGE_NAME      .ci/base-image.sh --mirror   (print the mirror it would use)
 set -euo pipefail
+suite=bookworm
+apt_etc=${APT_ETC:-/etc/apt}
+
+# The first deb source for $suite: one-line entries (sources.list, *.list) first, then deb822 stanzas (*.sources).
+# Failing that, any deb source whose URI ends in /debian (a Debian archive serves every suite).
+debian_mirror() {
+  local lists=() stanzas=() f
+  for f in "$apt_etc/sources.list" "$apt_etc"/sources.list.d/*.list; do [ -r "$f" ] && lists+=("$f"); done
+  for f in "$apt_etc"/sources.list.d/*.sources; do [ -r "$f" ] && stanzas+=("$f"); done
+  {
+    [ ${#lists[@]} -eq 0 ] || awk '
+      $1 == "deb" {
+        i = 2
+        if ($i ~ /^\[/) { while ($i !~ /\]$/ && i < NF) i++; i++ }  # [options] may hold spaces
+        print $(i + 1), $i
+      }' "${lists[@]}"
+    [ ${#stanzas[@]} -eq 0 ] || awk '
+      BEGIN { RS = ""; FS = "\n" }
+      {
+        types = uris = suites = ""; enabled = "yes"
+        for (i = 1; i <= NF; i++) {
+          if ($i ~ /^[ \t]*#/ || index($i, ":") == 0) continue
+          key = tolower(substr($i, 1, index($i, ":") - 1)); value = substr($i, index($i, ":") + 1)
+          sub(/^[ \t]+/, "", value)
+          if (key == "types") types = value
+          else if (key == "uris") uris = value
+          else if (key == "suites") suites = value
+          else if (key == "enabled") enabled = value
+        }
+        if (enabled ~ /no/ || (" " types " ") !~ /[ \t]deb[ \t]/) next
+        n = split(suites, s, /[ \t]+/); split(uris, u, /[ \t]+/)
+        for (j = 1; j <= n; j++) print s[j], u[1]
+      }' "${stanzas[@]}"
+  } | awk -v suite="$suite" '
+      $1 == suite && !found { found = $2 }
+      $2 ~ /\/debian\/?$/ && !fallback { fallback = $2 }
+      END { if (found) print found; else if (fallback) print fallback }'
+}
+
+mirror=${DEBIAN_MIRROR:-$(debian_mirror)}
+if [ -z "$mirror" ]; then
+  echo "base image: no Debian mirror in $apt_etc/sources.list(.d): add one there or set DEBIAN_MIRROR=URL" >&2
+  exit 1
+fi
+if [ "${1:-}" = "--mirror" ]; then
+  echo "$mirror"
+  exit 0
+fi
+
 image=${1:?usage: .ci/base-image.sh IMAGE_NAME}
 cache=${AGENTBENCH_CACHE:-$HOME/.cache/agent-bench}
-tarball=$cache/base-bookworm.tar.gz
+tarball=$cache/base-$suite.tar.gz
 mkdir -p "$cache"
 
 if docker image inspect "$image" >/dev/null 2>&1; then
@@ -15,8 +65,8 @@ fi
 if [ ! -s "$tarball" ]; then
   rootfs=$(mktemp -d /tmp/agentbench-rootfs.XXXXXX)
   trap 'rm -rf "$rootfs"' EXIT
-  echo "base image $image: debootstrap (several minutes, once per machine)"
-  debootstrap --variant=minbase --include=python3,python3-pytest bookworm "$rootfs" http://deb.debian.org/debian \
+  echo "base image $image: debootstrap $suite from $mirror (several minutes, once per machine)"
+  debootstrap --variant=minbase --include=python3,python3-pytest "$suite" "$rootfs" "$mirror" \
     >"$cache/debootstrap.log" 2>&1 || { tail -20 "$cache/debootstrap.log"; exit 1; }
   tar -C "$rootfs" -c . | gzip -1 >"$tarball.tmp"
   mv "$tarball.tmp" "$tarball"
