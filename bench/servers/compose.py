@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from bench.measure.nvml import nvidia_gpu_present
 from bench.servers.api import is_healthy, wait_healthy
 from bench.servers.base import Endpoints, check_windows
 from bench.servers.binaries import find_small_model
+from bench.servers.compose_cli import ComposeCli, find_compose
 from bench.servers.cpu_image import ensure_llama_cpu_image
 from bench.servers.process import free_port
 
@@ -25,32 +25,33 @@ COMPOSE_FILE = ROOT / "compose.yaml"
 COMPOSE_PROJECT = "agentbench"
 
 
-def compose_command() -> list[str]:
-    """`docker compose` (v2 plugin) when present, else Debian's `docker-compose` (v1)."""
-    if shutil.which("docker"):
-        probe = subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=30)
-        if probe.returncode == 0:
-            return ["docker", "compose"]
-    if shutil.which("docker-compose"):
-        return ["docker-compose"]
-    raise PrerequisiteError("neither `docker compose` nor `docker-compose` is installed: install one (README)")
-
-
 class ComposeServers:
     """compose.yaml's services: flint/jeff on the GPU, or flint-cpu/jeff-cpu (profile cpu) without one."""
 
-    def __init__(self, config: BenchConfig, *, gpu: bool, cpu_image: str = "") -> None:
+    def __init__(self, config: BenchConfig, *, gpu: bool, cpu_image: str = "", log_dir: Path | None = None) -> None:
         self.config = config
         self.gpu = gpu
         self.cpu_image = cpu_image
         roles = ["flint", "jeff"] if config.use_jeff else ["flint"]  # Jeff off: not started, not in the GPU peak
         self.services = roles if gpu else [f"{role}-cpu" for role in roles]
         self.env: dict[str, str] = {}
+        self.log_dir = log_dir  # compose.log there: which Compose ran each command
+        self._cli: ComposeCli | None = None
+
+    @property
+    def cli(self) -> ComposeCli:
+        if self._cli is None:
+            self._cli = find_compose()
+        return self._cli
 
     def _compose(self, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[str]:
         profile = [] if self.gpu else ["--profile", "cpu"]
-        cmd = [*compose_command(), "-p", COMPOSE_PROJECT, "-f", str(COMPOSE_FILE), *profile, *args]
+        cmd = [*self.cli.argv, "-p", COMPOSE_PROJECT, "-f", str(COMPOSE_FILE), *profile, *args]
         result = subprocess.run(cmd, env=self.env or None, capture_output=True, text=True, timeout=timeout)
+        if self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            with open(self.log_dir / "compose.log", "a") as log:
+                log.write(f"{self.cli.label}: {' '.join(args)} -> exit {result.returncode}\n")
         if check and result.returncode != 0:
             raise ServerStartError(f"`{' '.join(cmd[-3:])}` failed: {(result.stderr or result.stdout).strip()[-500:]}")
         return result
@@ -86,6 +87,7 @@ class ComposeServers:
             "LLAMA_CPU_IMAGE": self.cpu_image,
             "GPU_DEVICE": self.config.gpu_device,
         }
+        print(f"bench: compose servers via {self.cli.label}", flush=True)
         self._compose("up", "-d", "--force-recreate", *self.services)
         warn_once(isolate_from_host(SANDBOX_INTERFACES[1]))
         flint_url = f"http://127.0.0.1:{flint_port}"
@@ -141,8 +143,10 @@ def choose_servers(requested: str, engine: bool) -> Choice:
     return Choice("embedded", "no NVIDIA GPU" if not gpu else "a GPU but no Docker engine")
 
 
-def make_compose_servers(config: BenchConfig, client: Any, *, build_image: bool = True) -> ComposeServers:
+def make_compose_servers(
+    config: BenchConfig, client: Any, *, build_image: bool = True, log_dir: Path | None = None
+) -> ComposeServers:
     """compose.yaml's GPU services where NVML finds a GPU, else its cpu profile (whose image is built here)."""
     gpu = nvidia_gpu_present()
     cpu_image = ensure_llama_cpu_image(client) if not gpu and build_image else ""
-    return ComposeServers(config, gpu=gpu, cpu_image=cpu_image)
+    return ComposeServers(config, gpu=gpu, cpu_image=cpu_image, log_dir=log_dir)

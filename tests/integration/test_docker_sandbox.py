@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import fake_llama
+import host_targets
 import pytest
 
 from agent.server import Props
@@ -25,23 +26,19 @@ from bench.servers.base import Endpoints
 
 pytestmark = pytest.mark.docker
 
-PROBE = """
-import json, socket, urllib.request
+PROBE = (
+    host_targets.PROBE_FUNCTIONS
+    + """
+import json, urllib.request
 def reach(url):
     try:
         return urllib.request.urlopen(url, timeout=5).status
     except Exception as e:
         return type(e).__name__
-def connect(host, port):
-    try:
-        socket.create_connection((host, port), timeout=4).close()
-        return "connected"
-    except Exception as e:
-        return type(e).__name__
 print(json.dumps({"flint": reach("http://flint:8080/health"), "jeff": reach("http://jeff:8081/health"),
-                  "internet": connect("1.1.1.1", 80), "mirror": connect("deb.debian.org", 80),
-                  "host": connect(GATEWAY, FLINT_PORT)}))
+                  "default_route": default_route(), "targets": connect_all(TARGETS)}))
 """
+)
 
 
 @pytest.fixture(scope="module")
@@ -71,16 +68,26 @@ def forwarded(client: Any, image: str) -> Any:
 
 
 def test_sandbox_reaches_flint_and_jeff_and_nothing_else(client: Any, image: str, forwarded: Any) -> None:
+    """Nothing else = no default route out, and none of this host's own addresses: a listener on each (its primary
+    interface, the docker bridge gateways) and Flint's own port on the bridge gateway, passed by the forwarder."""
     gateway, flint, _, _, _ = forwarded
-    script = PROBE.replace("GATEWAY", repr(gateway)).replace("FLINT_PORT", str(flint.server.server_address[1]))
-    output = client.containers.run(
-        image, ["python3", "-c", script], network=sandbox_network(client), remove=True, labels={LABEL: "sandbox"}
-    )
+    listeners = host_targets.listeners_on_every_host_address()
+    try:
+        targets = {f"listener {host}:{port}": (host, port) for host, port in (lst.address for lst in listeners)}
+        targets["flint directly, not through the forwarder"] = (gateway, flint.server.server_address[1])
+        assert {host_targets.primary_address(), gateway} <= {host for host, _ in targets.values()}
+        script = PROBE.replace("TARGETS", repr(targets))
+        output = client.containers.run(
+            image, ["python3", "-c", script], network=sandbox_network(client), remove=True, labels={LABEL: "sandbox"}
+        )
+    finally:
+        for listener in listeners:
+            listener.close()
     result = json.loads(output.decode().strip().splitlines()[-1])
     assert result["flint"] == 200 and result["jeff"] == 200
-    assert result["internet"] != "connected"
-    assert result["mirror"] != "connected"
-    assert result["host"] != "connected"  # not even the host's own servers, except through the forwarder
+    assert result["default_route"] is False
+    assert [name for name, outcome in result["targets"].items() if outcome == "connected"] == []
+    assert [lst.address for lst in listeners if lst.accepted] == []
 
 
 def test_agent_in_container_cannot_touch_visible_tests_or_see_hidden_ones(
@@ -126,11 +133,19 @@ def test_leftover_containers_are_found_by_label_and_removed(client: Any, image: 
 
 
 def test_grading_container_has_no_network(client: Any, image: str, tmp_path: Path) -> None:
-    (tmp_path / "test_probe.py").write_text(
-        "import socket\n\n"
-        "def test_offline():\n    socket.create_connection(('1.1.1.1', 80), timeout=3)\n\n"
-        "def test_plain():\n    assert sum([1, 1]) == 2\n"
-    )
-    run = DockerGrader(client, image).run_pytest(tmp_path, ["-q", "-p", "no:cacheprovider"], timeout_s=120)
+    """A listener on this host's own interface and on the docker bridge gateway: the grading container reaches
+    neither, has no route at all and no interface but loopback."""
+    with (
+        host_targets.Listener(host_targets.primary_address()) as own,
+        host_targets.Listener(bridge_gateway(client)) as bridge,
+    ):
+        (tmp_path / "test_probe.py").write_text(
+            host_targets.PROBE_FUNCTIONS + "import os\n\n"
+            f"def test_reach_this_host():\n    socket.create_connection({own.address!r}, timeout=3)\n\n"
+            f"def test_reach_the_bridge_gateway():\n    socket.create_connection({bridge.address!r}, timeout=3)\n\n"
+            "def test_no_route():\n    assert not default_route()\n    assert os.listdir('/sys/class/net') == ['lo']\n"
+        )
+        run = DockerGrader(client, image).run_pytest(tmp_path, ["-q", "-p", "no:cacheprovider"], timeout_s=120)
     assert run.exit_code == 1 and not run.timed_out
-    assert "1 failed, 1 passed" in run.output
+    assert "2 failed, 1 passed" in run.output, run.output
+    assert own.accepted == [] and bridge.accepted == []

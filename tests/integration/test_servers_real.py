@@ -1,4 +1,5 @@
-"""Server kinds against the real llama-server: embedded host processes, and compose's CPU profile (docker-compose)."""
+"""Server kinds against the real llama-server: embedded host processes, and compose's CPU profile (python -m bench and
+make up/down) under each Compose line: the docker compose plugin, the current standalone binary, Debian's v1."""
 
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ import pytest
 from bench.config import BenchConfig
 from bench.containers.engine import LABEL, docker_client
 from bench.containers.images import ensure_sandbox_image
-from bench.servers.api import read_metrics, read_props
+from bench.servers.api import is_healthy, read_metrics, read_props
 from bench.servers.compose import COMPOSE_PROJECT, ComposeServers
 from bench.servers.cpu_image import ensure_llama_cpu_image
 from bench.servers.embedded import EmbeddedServers
+from bench.servers.process import free_port
 
 pytestmark = pytest.mark.llama
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_embedded_servers_serve_the_requested_window_and_notice_a_death(tmp_path: Path) -> None:
@@ -43,11 +46,18 @@ def test_embedded_servers_serve_the_requested_window_and_notice_a_death(tmp_path
 
 @pytest.mark.docker
 @pytest.mark.compose
-def test_compose_cpu_profile_up_reachable_from_sandbox_network_and_down(tmp_path: Path) -> None:
+def test_compose_cpu_profile_up_reachable_from_sandbox_network_and_down(compose_line: Any, tmp_path: Path) -> None:
     client: Any = docker_client()
-    servers = ComposeServers(BenchConfig(jeff_ctx=512), gpu=False, cpu_image=ensure_llama_cpu_image(client))
+    image = ensure_llama_cpu_image(client)
+    servers = ComposeServers(BenchConfig(jeff_ctx=512), gpu=False, cpu_image=image, log_dir=tmp_path)
     try:
         endpoints = servers.start(1024)
+        assert servers.cli == compose_line  # and compose.log says so, for every command it ran
+        assert (
+            f"{compose_line.label}: up -d --force-recreate flint-cpu jeff-cpu -> exit 0"
+            in (tmp_path / "compose.log").read_text()
+        )
+        assert servers.healthy()
         assert read_props(endpoints.flint_url).n_ctx == 1024
         assert endpoints.server_containers and all(endpoints.server_containers.values())
         probe = (
@@ -63,8 +73,31 @@ def test_compose_cpu_profile_up_reachable_from_sandbox_network_and_down(tmp_path
         assert json.loads(output.decode().strip().splitlines()[-1]) == {"n_ctx": 1024, "jeff": 200}
     finally:
         servers.stop()
+    assert project_containers() == ""
+
+
+def project_containers() -> str:
     left = subprocess.run(
         ["docker", "ps", "-aq", "--filter", f"label=com.docker.compose.project={COMPOSE_PROJECT}"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    assert left.stdout.strip() == ""
+    return left.stdout.strip()
+
+
+@pytest.mark.docker
+@pytest.mark.compose
+@pytest.mark.slow
+def test_make_up_serves_flint_and_jeff_and_make_down_removes_them(compose_line: Any) -> None:
+    flint_port, jeff_port = free_port(), free_port()
+    env = dict(os.environ) | {"FLINT_PORT": str(flint_port), "JEFF_PORT": str(jeff_port)}
+    try:
+        up = subprocess.run(["make", "up", "CTX=1024"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+        assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
+        assert f"compose servers via {compose_line.label}" in up.stdout
+        assert read_props(f"http://127.0.0.1:{flint_port}").n_ctx == 1024
+        assert is_healthy(f"http://127.0.0.1:{jeff_port}")
+    finally:
+        down = subprocess.run(["make", "down"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert down.returncode == 0, down.stdout[-2000:] + down.stderr[-2000:]
+    assert not is_healthy(f"http://127.0.0.1:{flint_port}")
+    assert project_containers() == ""

@@ -1,0 +1,95 @@
+"""Targets on THIS machine for isolation tests: listeners bound to each of this host's own addresses (its primary
+interface, the docker bridges' gateways), found at run time. A sandbox must reach none of them; nothing here aims
+at a machine outside this one."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import threading
+from types import TracebackType
+
+# Probe code for inside a container: which (host, port) targets accept a connection, and whether a default route
+# exists. Connections are tried side by side, so firewalled (silently dropped) targets cost one timeout, not many.
+PROBE_FUNCTIONS = """
+import concurrent.futures, socket
+def connect(target):
+    try:
+        socket.create_connection(tuple(target), timeout=4).close()
+        return "connected"
+    except Exception as e:
+        return type(e).__name__
+def connect_all(targets):
+    with concurrent.futures.ThreadPoolExecutor(len(targets)) as pool:
+        return dict(zip(targets, pool.map(connect, targets.values())))
+def default_route():
+    with open("/proc/net/route") as f:
+        return any(line.split()[1] == "00000000" for line in f.readlines()[1:])
+"""
+
+
+def _ip_json(*args: str) -> list[dict[str, object]]:
+    done = subprocess.run(["ip", "-j", *args], capture_output=True, text=True, timeout=10)
+    if done.returncode != 0:
+        raise RuntimeError(f"`ip -j {' '.join(args)}` failed ({done.stderr.strip()}): install iproute2")
+    found: list[dict[str, object]] = json.loads(done.stdout or "[]")
+    return found
+
+
+def host_addresses() -> dict[str, str]:
+    """Every IPv4 address of this host but loopback, by interface name (eth0, docker0, the bench's bridges)."""
+    found = {}
+    for interface in _ip_json("-4", "addr", "show"):
+        for info in interface.get("addr_info", []):  # type: ignore[union-attr]
+            if info.get("scope") != "host":
+                found[f"{interface['ifname']}:{info['local']}"] = str(info["local"])
+    return found
+
+
+def primary_address() -> str:
+    """This host's own address on the interface of its default route (the one other machines see)."""
+    devices = {str(route.get("dev")) for route in _ip_json("route", "show", "default")}
+    for name, address in host_addresses().items():
+        if name.split(":")[0] in devices:
+            return address
+    raise RuntimeError("no IPv4 address on the default route's interface: `ip route` shows no default route")
+
+
+class Listener:
+    """A TCP listener on host:(free port) that records every connection it accepts."""
+
+    def __init__(self, host: str) -> None:
+        self.sock = socket.create_server((host, 0))
+        self.sock.settimeout(0.2)
+        self.address = (host, int(self.sock.getsockname()[1]))
+        self.accepted: list[tuple[str, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, peer = self.sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.accepted.append(peer)
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.sock.close()
+
+    def __enter__(self) -> Listener:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+
+def listeners_on_every_host_address() -> list[Listener]:
+    return [Listener(address) for address in sorted(set(host_addresses().values()))]
