@@ -10,10 +10,11 @@ import subprocess
 import threading
 from types import TracebackType
 
-# Probe code for inside a container: which (host, port) targets accept a connection, and whether a default route
-# exists. Connections are tried side by side, so firewalled (silently dropped) targets cost one timeout, not many.
+# Probe code for inside a container: which (host, port) targets accept a connection, and the default route's
+# gateway (None: no default route). Connections are tried side by side, so firewalled (silently dropped) targets
+# cost one timeout, not many.
 PROBE_FUNCTIONS = """
-import concurrent.futures, socket
+import concurrent.futures, socket, struct
 def connect(target):
     try:
         socket.create_connection(tuple(target), timeout=4).close()
@@ -25,7 +26,22 @@ def connect_all(targets):
         return dict(zip(targets, pool.map(connect, targets.values())))
 def default_route():
     with open("/proc/net/route") as f:
-        return any(line.split()[1] == "00000000" for line in f.readlines()[1:])
+        for line in f.readlines()[1:]:
+            fields = line.split()
+            if fields[1] == "00000000":
+                return socket.inet_ntoa(struct.pack("<L", int(fields[2], 16)))
+    return None
+"""
+
+# A TCP listener for inside a container on PORT: says when it listens, then names each peer it accepts.
+LISTENER = """
+import socket
+server = socket.create_server(("0.0.0.0", PORT))
+print("listening", flush=True)
+while True:
+    conn, peer = server.accept()
+    print("accepted", peer[0], flush=True)
+    conn.close()
 """
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +15,10 @@ import pytest
 
 from agent.server import Props
 from bench.config import BenchConfig
-from bench.containers.engine import LABEL, docker_client, remove_leftovers
+from bench.containers.engine import LABEL, docker_client, remove_container, remove_leftovers
 from bench.containers.forwarder import Forwarder
 from bench.containers.images import ensure_sandbox_image
-from bench.containers.network import SANDBOX_NETWORK, bridge_gateway, sandbox_network
+from bench.containers.network import BRIDGE_NETWORK, SANDBOX_NETWORK, bridge_gateway, sandbox_network
 from bench.sandbox.docker import DockerSandbox
 from bench.score.fixtures import load_fixture
 from bench.score.graders import DockerGrader
@@ -39,6 +40,7 @@ print(json.dumps({"flint": reach("http://flint:8080/health"), "jeff": reach("htt
                   "default_route": default_route(), "targets": connect_all(TARGETS)}))
 """
 )
+CONTROL = host_targets.PROBE_FUNCTIONS + "import json\nprint(json.dumps(connect_all(TARGETS)))\n"
 
 
 @pytest.fixture(scope="module")
@@ -67,27 +69,67 @@ def forwarded(client: Any, image: str) -> Any:
     jeff.stop()
 
 
-def test_sandbox_reaches_flint_and_jeff_and_nothing_else(client: Any, image: str, forwarded: Any) -> None:
-    """Nothing else = no default route out, and none of this host's own addresses: a listener on each (its primary
-    interface, the docker bridge gateways) and Flint's own port on the bridge gateway, passed by the forwarder."""
+@pytest.fixture
+def bridge_listener(client: Any, image: str) -> Any:
+    """A container listening on the forwarder's bridge network: a target the sandbox could reach only if this host
+    forwarded its packets onto another network, the path any traffic to the outside would take."""
+    port = 9999
+    container = client.containers.run(
+        image, ["python3", "-c", host_targets.LISTENER.replace("PORT", str(port))], detach=True,
+        network=BRIDGE_NETWORK, labels={LABEL: "probe"}, user="10001",
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while b"listening" not in container.logs() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        container.reload()
+        yield container, (container.attrs["NetworkSettings"]["Networks"][BRIDGE_NETWORK]["IPAddress"], port)
+    finally:
+        remove_container(client, container.id)
+
+
+def run_probe(client: Any, image: str, network: str, script: str) -> dict[str, Any]:
+    output = client.containers.run(
+        image, ["python3", "-c", script], network=network, remove=True, labels={LABEL: "sandbox"}
+    )
+    result: dict[str, Any] = json.loads(output.decode().strip().splitlines()[-1])
+    return result
+
+
+def test_sandbox_reaches_flint_and_jeff_and_nothing_else(
+    client: Any, image: str, forwarded: Any, bridge_listener: Any
+) -> None:
+    """Nothing else, with targets on this machine only: a listener on each of this host's own addresses (its primary
+    interface, the docker bridge gateways), Flint's port on the bridge gateway (only the forwarder may pass it on),
+    and a container on the forwarder's bridge network. A control probe on that network reaches the last two, so
+    the listeners work and the sandbox's failures are its isolation."""
     gateway, flint, _, _, _ = forwarded
+    container, container_target = bridge_listener
     listeners = host_targets.listeners_on_every_host_address()
     try:
-        targets = {f"listener {host}:{port}": (host, port) for host, port in (lst.address for lst in listeners)}
+        targets = {f"host listener {host}:{port}": (host, port) for host, port in (lst.address for lst in listeners)}
         targets["flint directly, not through the forwarder"] = (gateway, flint.server.server_address[1])
+        targets["a container on the bridge network"] = container_target
         assert {host_targets.primary_address(), gateway} <= {host for host, _ in targets.values()}
-        script = PROBE.replace("TARGETS", repr(targets))
-        output = client.containers.run(
-            image, ["python3", "-c", script], network=sandbox_network(client), remove=True, labels={LABEL: "sandbox"}
-        )
+        sandbox = run_probe(client, image, sandbox_network(client), PROBE.replace("TARGETS", repr(targets)))
+        control_targets = {
+            "container": container_target,
+            "gateway": next(t for t in targets.values() if t[0] == gateway),
+        }
+        control = run_probe(client, image, BRIDGE_NETWORK, CONTROL.replace("TARGETS", repr(control_targets)))
     finally:
         for listener in listeners:
             listener.close()
-    result = json.loads(output.decode().strip().splitlines()[-1])
-    assert result["flint"] == 200 and result["jeff"] == 200
-    assert result["default_route"] is False
-    assert [name for name, outcome in result["targets"].items() if outcome == "connected"] == []
-    assert [lst.address for lst in listeners if lst.accepted] == []
+    assert sandbox["flint"] == 200 and sandbox["jeff"] == 200
+    assert [name for name, outcome in sandbox["targets"].items() if outcome == "connected"] == []
+    heard = {lst.address[0]: len(lst.accepted) for lst in listeners}
+    assert heard == {host: int(host == gateway) for host in heard}  # the control probe's one connection
+    assert control == {"container": "connected", "gateway": "connected"}
+    assert container.logs().decode().count("accepted") == 1  # the control probe's, not the sandbox's
+    # A default route, where the engine sets one (Docker 20.10 does on internal networks), leads only to this
+    # host's own address on the sandbox network: one of the listeners above, which heard nothing from it.
+    route = sandbox["default_route"]
+    assert route is None or any(host == route for host, _ in targets.values())
 
 
 def test_agent_in_container_cannot_touch_visible_tests_or_see_hidden_ones(
