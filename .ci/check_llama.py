@@ -20,7 +20,7 @@ import urllib.request
 from pathlib import Path
 
 from bench.errors import PrerequisiteError
-from bench.llama import find_llama_server, find_small_model, llama_env
+from bench.servers.binaries import find_llama_server, find_small_model, llama_env
 
 START_TIMEOUT_S = 120.0
 
