@@ -70,8 +70,9 @@ lint: setup
 	shellcheck $(CI_SHELL_SCRIPTS)
 	$(BIN)/actionlint -shellcheck "$$(command -v shellcheck)"
 
+# pytest-xdist: one worker per core; tests that share Docker names stay together (tests/conftest.py).
 test: lint
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto --dist loadgroup $(PYTEST_ARGS)
 
 perf: setup
 	$(BIN)/python perf/gpu_sampler.py

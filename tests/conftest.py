@@ -147,7 +147,15 @@ REQUIREMENTS = {
 }
 
 
+# Tests that create Docker resources under fixed names (the forwarder, the sandbox networks, the compose project)
+# run one after another on one pytest-xdist worker (`--dist loadgroup`); everything else spreads over the workers.
+SHARED_DOCKER_NAMES = "docker-names"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("docker") or item.get_closest_marker("compose"):
+            item.add_marker(pytest.mark.xdist_group(SHARED_DOCKER_NAMES))
     if config.getoption("--run-gpu") or gpu_present():
         return
     keep = [item for item in items if item.get_closest_marker("gpu") is None]
