@@ -140,3 +140,16 @@ class HubStandIn:
                 request.wfile.write(data[offset : offset + chunk])
                 if self.bytes_per_s:
                     time.sleep(0.1)
+
+
+# The files the default references of bench.yaml resolve to on the real hub, as llama.cpp b11434's own sources name
+# them (common/arg.cpp --gpt-oss-20b-default; tools/quantize/tests.sh, docs/backend/ET.md).
+DEFAULT_FILES = {
+    "ggml-org/gpt-oss-20b-GGUF": "gpt-oss-20b-mxfp4.gguf",
+    "ggml-org/Qwen3-0.6B-GGUF": "Qwen3-0.6B-Q8_0.gguf",
+}
+
+
+def default_models_as(model: Path) -> list[HubFile]:
+    """The default Flint and Jeff under their real repository and file names, both served as `model`."""
+    return [HubFile(repo, name, model) for repo, name in DEFAULT_FILES.items()]
