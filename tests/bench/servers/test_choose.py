@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.servers.choose import HostGpu, choose_servers, container_toolkit, llama_gpu_devices, parse_devices
+from bench.servers.choose import HostGpu, container_toolkit, llama_gpu_devices, parse_devices, where_servers_run
 
 A100 = "NVIDIA A100-SXM4-40GB"
 CUDA0 = ("CUDA0: NVIDIA A100-SXM4-40GB (40326 MiB, 39900 MiB free)",)
@@ -26,13 +26,13 @@ CUDA0 = ("CUDA0: NVIDIA A100-SXM4-40GB (40326 MiB, 39900 MiB free)",)
     ],
 )
 def test_auto_picks_where_the_servers_run_and_says_why(host: HostGpu, kind: str, said: str) -> None:
-    chosen, reason = choose_servers(host)
+    chosen, reason = where_servers_run(host)
     assert chosen == kind
     assert said in reason
 
 
 def test_the_embedded_gpu_reason_names_the_device_the_build_sees() -> None:
-    _, reason = choose_servers(HostGpu(A100, True, "", CUDA0))
+    _, reason = where_servers_run(HostGpu(A100, True, "", CUDA0))
     assert A100 in reason and "CUDA0" in reason
 
 
