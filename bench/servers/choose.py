@@ -3,7 +3,7 @@
 - compose: an NVIDIA GPU, Docker, and the NVIDIA Container Toolkit (`docker info` lists an `nvidia` runtime, or
   `nvidia-container-cli` is installed): compose.yaml's GPU services from the pinned image.
 - embedded on the GPU: an NVIDIA GPU and a llama-server that sees it (`make setup GPU=cuda`), no toolkit needed.
-- embedded on the CPU: everything else; the small model plays both roles.
+- embedded on the CPU: everything else; the small model plays both roles (unless `cpu_models: configured`).
 """
 
 from __future__ import annotations
@@ -70,10 +70,10 @@ def where_servers_run(host: HostGpu) -> tuple[str, str]:
         return "embedded", f"{host.nvidia_gpu} and a llama-server built for it ({host.llama_gpus[0]}); {why}"
     if host.nvidia_gpu:
         return "embedded", (
-            f"{host.nvidia_gpu}, but neither the NVIDIA Container Toolkit nor a GPU build of llama-server: the small "
-            "model on the CPU (install the toolkit, or run `make setup GPU=cuda`)"
+            f"{host.nvidia_gpu}, but neither the NVIDIA Container Toolkit nor a GPU build of llama-server: host "
+            "llama-server on the CPU (install the toolkit, or run `make setup GPU=cuda`)"
         )
-    return "embedded", "no NVIDIA GPU: the small model on the CPU"
+    return "embedded", "no NVIDIA GPU: host llama-server on the CPU"
 
 
 def probe_host(docker_client: Any = None) -> HostGpu:
