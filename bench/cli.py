@@ -50,6 +50,13 @@ def build_parser() -> argparse.ArgumentParser:
     down = sub.add_parser("down", help="stop what `up` started")
     down.add_argument("--config", default="bench.yaml")
     down.set_defaults(module="bench.servers.updown")
+    models = sub.add_parser("models", help="fetch the configured hub models into the shared cache ahead of time")
+    models.add_argument("--config", default="bench.yaml")
+    models.set_defaults(module="bench.servers.fetch")
+    gpu_check = sub.add_parser("gpu-check", help="once per GPU host: NVML, the sampler, compose, one real run")
+    gpu_check.add_argument("--config", default="bench.yaml")
+    gpu_check.add_argument("--ctx", type=int, default=4096, help="context size of the real run (default 4096)")
+    gpu_check.set_defaults(module="bench.gpu_check")
 
     compare = sub.add_parser("compare", help="compare results CSVs group by group, with exact tests")
     compare.add_argument("files", nargs="+", metavar="RESULTS.csv", help="the older file first")

