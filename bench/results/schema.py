@@ -73,6 +73,7 @@ EXTRA_COLUMNS = [
     "jeff_prompt_tokens",
     "jeff_completion_tokens",
     "jeff_model_s",
+    "server_build_pin",
 ]
 
 COLUMNS = CONTRACT_COLUMNS + EXTRA_COLUMNS

@@ -67,6 +67,7 @@ class RunInputs:
     flint_model_sha256: str | None  # None: the file is not on this machine (external servers)
     jeff_model_sha256: str | None
     server_build: str
+    server_build_pin: str  # the build the servers should report ("" when none is expected: external servers)
     sandbox: str
     servers: str
     provenance: Provenance
@@ -79,6 +80,7 @@ class RunInputs:
         endpoints: Endpoints,
         choice: tuple[str, str],
         provenance: Provenance,
+        build_pin: str = "",
     ) -> RunInputs:
         sandbox, servers = choice
         return cls(
@@ -96,6 +98,7 @@ class RunInputs:
             flint_model_sha256=file_sha256(endpoints.flint_model_path) if endpoints.flint_model_path else None,
             jeff_model_sha256=file_sha256(endpoints.jeff_model_path) if endpoints.jeff_model_path else None,
             server_build=endpoints.server_build,
+            server_build_pin=build_pin,
             sandbox=sandbox,
             servers=servers,
             provenance=provenance,
@@ -119,6 +122,7 @@ class RunInputs:
             "keep": self.keep,
             "clear_at": self.clear_at,
             "server_build": self.server_build,
+            "server_build_pin": self.server_build_pin or None,
             "sandbox": self.sandbox,
             "servers": self.servers,
             "git_sha": origin.git_sha,

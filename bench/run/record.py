@@ -13,6 +13,7 @@ from bench.measure.trace_numbers import ReprocessedCheck, TraceNumbers
 from bench.results.schema import INFRA_STOP_REASON, Cell
 from bench.run.plan import RunInputs
 from bench.score.grading import Score
+from bench.servers.pin import build_mismatch
 
 
 @dataclass
@@ -67,6 +68,7 @@ class RunRecord:
 
     def row(self) -> dict[str, Cell]:
         row: dict[str, Cell] = {**self.inputs.as_row(), "run_id": self.run_id, "started_at": self.started_at}
+        self.note(build_mismatch(self.inputs.server_build, self.inputs.server_build_pin))
         row["wall_s"] = None if self.wall_s is None else round(self.wall_s, 2)
         row["harness_s"] = self.harness_s()
         if self.numbers is not None:

@@ -75,9 +75,9 @@ class Bench:
                 except ServerStartError as e:
                     if endpoints is None:  # nothing measured yet: the set-up is wrong, say so and stop
                         raise
-                    self._record(self._infra(planned, endpoints, str(e)), progress)
+                    self._record(self._infra(planned, endpoints, servers.build_pin, str(e)), progress)
                     continue
-            inputs = RunInputs.of(planned, self.config, endpoints, self.choice, self.provenance)
+            inputs = RunInputs.of(planned, self.config, endpoints, self.choice, self.provenance, servers.build_pin)
             if existing:
                 check_same_inputs(self.out, existing, {k: cell(v) for k, v in inputs.as_row().items()})
             if inputs.key() in done:
@@ -92,9 +92,9 @@ class Bench:
         self.rows.append(row)
         progress.run_finished(row)
 
-    def _infra(self, planned: PlannedRun, endpoints: Endpoints, error: str) -> RunRecord:
+    def _infra(self, planned: PlannedRun, endpoints: Endpoints, build_pin: str, error: str) -> RunRecord:
         """A run that could not start because its servers could not be (re)started."""
-        inputs = RunInputs.of(planned, self.config, endpoints, self.choice, self.provenance)
+        inputs = RunInputs.of(planned, self.config, endpoints, self.choice, self.provenance, build_pin)
         record = self._new_record(inputs)
         record.infra_error = True
         record.note(error)
