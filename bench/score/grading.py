@@ -1,9 +1,12 @@
 """Grading a run: the agent's diff on a clean copy, hidden tests copied in last, pytest with nothing the agent planted.
 
 Grading never happens in the agent's copy. A fresh copy of the fixture gets the diff; visible tests the agent
-touched are put back; conftest.py, sitecustomize.py and symlinks leading outside are deleted; only then do the
-hidden tests arrive, overwriting any file of the same name. pytest runs under `python -I`, with our own ini file
-(`-c`), `--noconftest` and no plugin autoloading, and writes junit XML that we read test by test.
+touched are put back; conftest.py, sitecustomize.py, new __init__.py files where pytest would import them as the
+tests' package, and symlinks leading outside are deleted; only then do the hidden tests arrive, overwriting any file
+of the same name, together with the bench's canary tests and witness (bench.score.tamper). pytest runs under
+`python -I`, with our own ini file (`-c`), `--noconftest` and no plugin autoloading, and writes junit XML that we
+read test by test. A run whose canaries or witness say the report was tampered with scores nothing: its counts
+stay empty and `grading_tampered` is set.
 """
 
 from __future__ import annotations
@@ -13,15 +16,17 @@ import json
 import os
 import shutil
 import tempfile
+import xml.etree.ElementTree as ElementTree
 from dataclasses import asdict, dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from agent.tools import is_test_file as agent_is_test_file
 from bench.errors import FixtureError, ScoringError
 from bench.results.schema import Cell
 from bench.score.fixtures import Fixture, load_fixture
 from bench.score.graders import Grader, make_grader
 from bench.score.junit import count, parse_junit
+from bench.score.tamper import WITNESS_MODULE, new_canaries, read_witness, tampering
+from bench.score.tests_added import count_tests_added, is_test_file
 from bench.score.workcopy import make_work_copy, run_git
 
 GRADING_DIR = ".bench-grading"  # ours, recreated after the diff is applied, so the agent cannot pre-fill it
@@ -30,6 +35,7 @@ JUNIT_FILE = f"{GRADING_DIR}/junit.xml"
 # pythonpath is relative to the ini file: the repository root goes on sys.path, as with `python -m pytest`.
 INI_TEXT = "[pytest]\npythonpath = ..\n"
 PLANTED_NAMES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py"})
+PACKAGE_FILE = "__init__.py"  # a new one in a test folder is run by pytest before any test: planted too
 BASE_ARGS = ["-c", INI_FILE, "--rootdir=.", "-p", "no:cacheprovider", "--noconftest"]
 
 
@@ -46,6 +52,7 @@ class Score:
     visible_tests_modified: list[str] = field(default_factory=list)
     outcomes: dict[str, str] = field(default_factory=dict)  # test id -> passed / failed / error / skipped
     error: str | None = None
+    grading_tampered: bool = False  # the canaries or the witness caught the agent's code rewriting the results
     junit_xml: str | None = field(default=None, repr=False)
 
     def note(self, problem: str) -> None:
@@ -66,11 +73,6 @@ class Score:
         data = asdict(self)
         data.pop("junit_xml")
         return data
-
-
-def is_test_file(path: str) -> bool:
-    """Test code by pytest's default names, conftest.py included: the agent's own rule, applied to a path."""
-    return agent_is_test_file(PurePosixPath(path).name)
 
 
 def changed_paths(copy: Path, base: str) -> list[str]:
@@ -103,15 +105,40 @@ def _leads_out(path: Path, root: Path) -> bool:
         return True
 
 
+def _test_package_folders(copy: Path, fx: Fixture) -> set[Path]:
+    """The root and every folder that holds a test file or lies on the way to one: pytest imports their
+    __init__.py as the tests' package before the tests themselves."""
+    folders = {copy}
+    for folder, dirs, files in os.walk(copy):
+        dirs[:] = [d for d in dirs if not (folder == str(copy) and d == ".git")]
+        if any(is_test_file(name) for name in files):
+            folders.update(parent for parent in [Path(folder), *Path(folder).parents] if parent.is_relative_to(copy))
+    for rel in fx.visible_tests:
+        folders.update(parent for parent in (copy / rel).parents if parent.is_relative_to(copy))
+    return folders
+
+
+def _planted(path: Path, copy: Path, fx: Fixture, test_folders: set[Path]) -> bool:
+    if _leads_out(path, copy):
+        return True
+    if path.is_dir() and not path.is_symlink():
+        return False
+    if path.name in PLANTED_NAMES:
+        return True
+    new = not (fx.path / path.relative_to(copy)).is_file()
+    return path.name == PACKAGE_FILE and new and path.parent in test_folders
+
+
 def clean_grading_copy(fx: Fixture, copy: Path) -> list[str]:
     """Delete planted pytest/Python start-up files and symlinks leading out, restore the visible tests, and write
     our ini file; returns what was deleted. Run again after any step that ran the agent's code in the copy."""
     removed = []
+    test_folders = _test_package_folders(copy, fx)
     for folder, dirs, files in os.walk(copy):
         dirs[:] = [d for d in dirs if not (folder == str(copy) and d == ".git")]
         for name in dirs + files:
             path = Path(folder, name)
-            if _leads_out(path, copy) or (name in PLANTED_NAMES and not path.is_dir()):
+            if _planted(path, copy, fx, test_folders):
                 _remove(path)
                 removed.append(path.relative_to(copy).as_posix())
     for rel in fx.visible_tests:
@@ -120,37 +147,6 @@ def clean_grading_copy(fx: Fixture, copy: Path) -> list[str]:
     (copy / GRADING_DIR).mkdir()
     (copy / INI_FILE).write_text(INI_TEXT)
     return removed
-
-
-def collected_tests(grader: Grader, workdir: Path, files: list[str], timeout_s: float) -> tuple[set[str], str | None]:
-    """Test functions pytest collects from `files` (parametrized cases as one); and a problem, if any."""
-    if not files:
-        return set(), None
-    run = grader.run_pytest(workdir, [*BASE_ARGS, "--collect-only", "-q", *files], timeout_s)
-    if run.timed_out:
-        return set(), f"collecting {', '.join(files)} timed out"
-    found = {line.split("[")[0] for line in run.output.splitlines() if line.split("::")[0] in files and "::" in line}
-    problem = None if run.exit_code in (0, 5) else f"pytest could not collect all of {', '.join(files)}"
-    return found, problem
-
-
-def count_tests_added(
-    fx: Fixture, copy: Path, changed: list[str], grader: Grader, work_root: Path, timeout_s: float
-) -> tuple[int | None, str | None]:
-    """New test functions in the agent's new or changed test files, minus those the original files already had."""
-    files = [p for p in changed if is_test_file(p) and p not in fx.visible_tests and (copy / p).is_file()]
-    now, problem = collected_tests(grader, copy, files, timeout_s)
-    existing = [p for p in files if (fx.path / p).is_file()]
-    if problem and not now:
-        return None, problem
-    before: set[str] = set()
-    if existing:
-        original = work_root / "original"
-        _remove(original)
-        make_work_copy(fx, original)
-        clean_grading_copy(fx, original)
-        before, _ = collected_tests(grader, original, existing, timeout_s)
-    return len(now - before), problem
 
 
 def apply_agent_diff(fx: Fixture, diff: str, copy: Path, base: str, score: Score) -> bool:
@@ -173,19 +169,33 @@ def apply_agent_diff(fx: Fixture, diff: str, copy: Path, base: str, score: Score
 
 
 def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, score: Score) -> None:
-    """Hidden and visible tests in one pytest run; fills the counts and outcomes from its junit XML."""
+    """Hidden and visible tests in one pytest run, with the bench's canaries and witness; fills the counts and
+    outcomes from its junit XML, or voids them when the run was tampered with."""
     hidden = [p.name for p in fx.hidden_test_files]
     for test_file in fx.hidden_test_files:
         _put(test_file, copy / test_file.name)
-    args = [*BASE_ARGS, "--continue-on-collection-errors", f"--junitxml={JUNIT_FILE}", "-q", *hidden, *fx.visible_tests]
-    run = grader.run_pytest(copy, args, timeout_s)
-    junit = copy / JUNIT_FILE
-    if run.timed_out or not junit.is_file():
+    canaries = new_canaries(copy, hidden, GRADING_DIR)
+    tests = [*hidden, *fx.visible_tests, canaries.file]
+    args = [*BASE_ARGS, "-p", WITNESS_MODULE, "--continue-on-collection-errors", f"--junitxml={JUNIT_FILE}", "-q"]
+    run = grader.run_pytest(copy, [*args, *tests], timeout_s, import_dir=GRADING_DIR)
+    if run.timed_out or run.junit_xml is None:
         why = f"timed out after {timeout_s:g}s" if run.timed_out else f"wrote no junit XML: {run.output.strip()[-300:]}"
         score.note(f"grading pytest {why}")
         return
-    score.junit_xml = junit.read_text(encoding="utf-8", errors="replace")
-    score.outcomes = parse_junit(score.junit_xml, hidden + fx.visible_tests)
+    score.junit_xml = run.junit_xml
+    problem: str | None
+    try:
+        outcomes = parse_junit(score.junit_xml, tests)
+    except ElementTree.ParseError as e:
+        outcomes, problem = {}, f"its junit XML does not parse ({e})"
+    else:
+        problem = tampering(outcomes, canaries, hidden, read_witness(run.output, canaries.prefix), run.exit_code)
+    if problem:
+        score.grading_tampered = True
+        score.note(f"grading tampered: {problem}; the hidden and visible counts are void")
+        return
+    ours = set(canaries.expected(hidden))
+    score.outcomes = {test_id: outcome for test_id, outcome in outcomes.items() if test_id not in ours}
     score.hidden_passed, hidden_seen, hidden_broken = count(score.outcomes, hidden)
     score.visible_passed, score.visible_total, visible_broken = count(score.outcomes, fx.visible_tests)
     if hidden_broken or visible_broken:
@@ -195,7 +205,7 @@ def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, score: 
 
 
 def score_diff(fx: Fixture, diff: str, grader: Grader, work_root: Path, timeout_s: float = 300) -> Score:
-    """Grade `diff` (the agent's changes) against fixture `fx` in fresh copies under `work_root`."""
+    """Grade `diff` (the agent's changes) against fixture `fx` in a fresh copy under `work_root`."""
     score = Score(fixture=fx.name, hidden_total=fx.hidden_total)
     copy = work_root / "grading"
     _remove(copy)
@@ -203,13 +213,11 @@ def score_diff(fx: Fixture, diff: str, grader: Grader, work_root: Path, timeout_
     if not apply_agent_diff(fx, diff, copy, base, score):
         return score
     removed = clean_grading_copy(fx, copy)
-    score.tests_added, problem = count_tests_added(fx, copy, score.changed_paths, grader, work_root, timeout_s)
-    if problem:
-        score.note(problem)
-    # Collecting imported the agent's code, which may have planted files (or rewritten our ini): clean again.
-    removed += clean_grading_copy(fx, copy)
     if removed:
         score.note(f"ignored files the agent planted: {', '.join(sorted(set(removed)))}")
+    score.tests_added, problem = count_tests_added(fx, copy, score.changed_paths)
+    if problem:
+        score.note(problem)
     run_tests(fx, copy, grader, timeout_s, score)
     return score
 

@@ -66,16 +66,24 @@ def make_work_copy(fx: Fixture, dest: Path) -> str:
     return run_git(dest, "rev-parse", "HEAD").strip()
 
 
-def capture_diff(workdir: Path, base: str) -> str:
+def capture_diff(workdir: Path, base: str, fx: Fixture | None = None) -> str:
     """Everything changed in `workdir` since commit `base`, new and deleted files included, as a binary diff.
 
-    git runs with a throwaway repository of ours (its objects borrowed read-only from the copy): the agent's own
-    index stays as it was, and nothing the agent wrote into .git/config (filters, diff drivers, hooks) runs here.
+    git runs with a throwaway repository of ours: the agent's own index stays as it was, and nothing the agent wrote
+    into .git/config (filters, diff drivers, hooks) runs here. With `fx`, the base commit is rebuilt from the fixture
+    (make_work_copy gives the same sha every time), so nothing of the agent's .git is read: a copy whose .git was
+    deleted or rewritten is diffed from its files as they are. Without `fx`, the objects come from workdir/.git.
     """
-    objects = (workdir / ".git" / "objects").resolve()
-    if not objects.is_dir():
-        raise FixtureError(f"{workdir} has no .git/objects: the agent's copy lost its repository, no diff possible")
     with tempfile.TemporaryDirectory(prefix="bench-diff-") as tmp:
+        if fx is not None:
+            rebuilt = make_work_copy(fx, Path(tmp) / "base")
+            if rebuilt != base:
+                raise FixtureError(f"fixture {fx.name} changed during the run ({base[:12]} is now {rebuilt[:12]})")
+            objects = Path(tmp) / "base" / ".git" / "objects"
+        else:
+            objects = (workdir / ".git" / "objects").resolve()
+            if not objects.is_dir():
+                raise FixtureError(f"{workdir} has no .git/objects: the agent's copy lost its repository")
         trusted = Path(tmp) / "repo"
         run_git(Path(tmp), "init", "-q", str(trusted))
         (trusted / ".git" / "objects" / "info" / "alternates").write_text(f"{objects}\n")
@@ -91,4 +99,4 @@ def solution_diff(fx: Fixture, dest: Path) -> str:
     """The reference solution as an agent's diff: solution/ laid over a work copy in `dest`, then captured."""
     base = make_work_copy(fx, dest)
     shutil.copytree(fx.solution_dir, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*CACHE_NAMES, "*.py[co]"))
-    return capture_diff(dest, base)
+    return capture_diff(dest, base, fx)

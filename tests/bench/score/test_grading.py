@@ -135,8 +135,10 @@ def test_editing_a_visible_test_gains_nothing_and_is_reported(todo: Fixture, tmp
 
 
 def test_a_file_named_like_a_hidden_test_is_overwritten(todo: Fixture, tmp_path: Path) -> None:
-    fake = "".join(f"def test_fake_{i}():\n    pass\n\n" for i in range(6))
-    diff = agent_diff(todo, tmp_path, both(write(HIDDEN_DUE, fake), write(HIDDEN_REGRESSIONS, fake)))
+    def fake(k: int) -> str:
+        return "".join(f"def test_fake_{i}():\n    assert {10 * k + i} >= 0\n\n" for i in range(6))
+
+    diff = agent_diff(todo, tmp_path, both(write(HIDDEN_DUE, fake(1)), write(HIDDEN_REGRESSIONS, fake(2))))
 
     score = grade(todo, tmp_path, diff)
 
@@ -257,9 +259,11 @@ def test_tests_added_counts_new_functions_once_each(todo: Fixture, tmp_path: Pat
 
 def test_tests_added_subtracts_functions_an_existing_test_file_had(todo: Fixture, tmp_path: Path) -> None:
     root = copy_tree(tmp_path / "tree")
-    (root / "fixtures/todo_repo/test_extra.py").write_text("def test_present():\n    pass\n")
+    (root / "fixtures/todo_repo/test_extra.py").write_text("def test_present():\n    assert 1\n")
     fx = load_fixture("todo_repo", root)
-    added = "def test_present():\n    pass\n\ndef test_new_one():\n    pass\n\ndef test_new_two():\n    pass\n"
+    added = (
+        "def test_present():\n    assert 1\n\ndef test_new_one():\n    assert 2\n\ndef test_new_two():\n    assert 3\n"
+    )
 
     score = grade(fx, tmp_path, agent_diff(fx, tmp_path, write("test_extra.py", added)))
 
@@ -384,7 +388,7 @@ def test_score_run_dir_writes_junit_and_score_json(todo: Fixture, tmp_path: Path
     saved = json.loads((run_dir / "score.json").read_text())
     assert (saved["hidden_passed"], saved["hidden_total"], score.hidden_passed) == (6, 6, 6)
     assert "junit_xml" not in saved
-    assert (run_dir / "junit.xml").read_text().count("<testcase") == 9
+    assert (run_dir / "junit.xml").read_text().count("<testcase") == 9 + 4  # and the four canaries of the bench
 
 
 def test_score_run_dir_without_a_diff_is_a_scoring_error(todo: Fixture, tmp_path: Path) -> None:

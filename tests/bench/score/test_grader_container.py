@@ -1,0 +1,105 @@
+"""The docker grader is as locked as the agent's sandbox: a probe test run by the grader, inside the grader,
+asserts each limit as the agent's code would meet it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.score.graders import DockerGrader, GraderLimits
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+PROBE = """
+import os
+import stat
+from pathlib import Path
+
+MIB = 1024 * 1024
+
+
+def status(field):
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return line.split(":", 1)[1].strip()
+
+
+def cgroup(v2_file, v1_file):
+    for name in (v2_file, v1_file):
+        if name and (Path("/sys/fs/cgroup") / name).exists():
+            return (Path("/sys/fs/cgroup") / name).read_text().split()
+    raise AssertionError(f"no cgroup file {v2_file} or {v1_file}")
+
+
+def test_no_new_privileges():
+    assert status("NoNewPrivs") == "1"
+
+
+def test_no_capabilities():
+    assert int(status("CapEff"), 16) == 0 and int(status("CapPrm"), 16) == 0 and int(status("CapBnd"), 16) == 0
+
+
+def test_not_root():
+    assert os.getuid() != 0 and os.geteuid() != 0 and os.getgid() != 0
+
+
+def test_root_file_system_is_read_only():
+    assert os.statvfs("/").f_flag & os.ST_RDONLY
+    assert os.statvfs("/src").f_flag & os.ST_RDONLY  # the prepared copy, as handed in
+
+
+def test_no_setuid_or_setgid_program():
+    found = []
+    for folder, dirs, files in os.walk("/"):
+        dirs[:] = [d for d in dirs if not (folder == "/" and d in ("proc", "sys", "dev"))]
+        for name in files:
+            path = os.path.join(folder, name)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue
+            if stat.S_ISREG(mode) and mode & (stat.S_ISUID | stat.S_ISGID):
+                found.append(path)
+    assert found == []
+
+
+def test_no_network_but_loopback():
+    assert sorted(os.listdir("/sys/class/net")) == ["lo"]
+
+
+def test_work_dir_and_tmp_are_small_writable_tmpfs():
+    for folder, limit_mib in ((os.getcwd(), WORK_MIB), ("/tmp", TMP_MIB)):
+        info = os.statvfs(folder)
+        assert not info.f_flag & os.ST_RDONLY
+        assert info.f_blocks * info.f_frsize <= limit_mib * MIB
+    assert os.getcwd() == "/grade"
+
+
+def test_memory_cpu_and_process_limits():
+    assert int(cgroup("memory.max", "memory/memory.limit_in_bytes")[0]) <= MEMORY_MIB * MIB
+    assert int(cgroup("pids.max", "pids/pids.max")[0]) <= PIDS
+    if Path("/sys/fs/cgroup/cpu.max").exists():
+        quota, period = cgroup("cpu.max", "")
+    else:
+        quota, period = cgroup("", "cpu/cpu.cfs_quota_us")[0], cgroup("", "cpu/cpu.cfs_period_us")[0]
+    assert quota != "max" and int(quota) / int(period) <= CPUS
+"""
+
+
+def test_the_grader_container_is_locked_down(tmp_path: Path) -> None:
+    from bench.containers.engine import docker_client
+    from bench.containers.images import ensure_sandbox_image
+
+    client: Any = docker_client()
+    limits = GraderLimits(memory="1g", cpus=1.0, pids=128, work_dir_size="64m", tmp_size="32m")
+    constants = f"WORK_MIB, TMP_MIB, MEMORY_MIB, PIDS, CPUS = 64, 32, 1024, {limits.pids}, {limits.cpus}\n"
+    (tmp_path / "test_probe.py").write_text(constants + PROBE)
+
+    run = DockerGrader(client, ensure_sandbox_image(client), limits).run_pytest(
+        tmp_path, ["-q", "-p", "no:cacheprovider", "test_probe.py"], timeout_s=180
+    )
+
+    assert (run.exit_code, run.timed_out) == (0, False), run.output[-3000:]
+    assert "8 passed" in run.output
