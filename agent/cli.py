@@ -16,6 +16,7 @@ from typing import Any
 from agent import console
 from agent.actions import Actions
 from agent.approval import APPROVE_MODES, Approver
+from agent.command_user import become_agent_user
 from agent.done import pytest_missing, take_snapshot
 from agent.guards import ProtectedTests
 from agent.jeff import Jeff
@@ -42,6 +43,12 @@ def main(argv: list[str] | None = None) -> int:
         trace = Trace(args.events, echo=console.show)
     except OSError as e:
         print(f"agent: cannot write the event trace {args.events}: {e.strerror}", file=sys.stderr)
+        return 2
+    try:
+        become_agent_user()  # after the trace is open, so that the model's commands cannot write it
+    except (OSError, ValueError) as e:
+        print(f"agent: cannot run commands as another user: {e}", file=sys.stderr)
+        trace.close()
         return 2
     return run(args, task, trace)
 

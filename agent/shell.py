@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent import prompts
+from agent.command_user import drop_to_command_user
 
 CHUNK_BYTES = 65_536
 DRAIN_SECONDS = 5.0  # after a kill, how long to wait for what is left in the pipe
@@ -73,6 +74,7 @@ def run_command(command: str, cwd: Path, timeout: float, limit: int) -> CommandO
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # so a timeout (or Ctrl-C here) can kill the command and everything it started
+        preexec_fn=drop_to_command_user(),  # the model's commands run as another user than the agent, when set
     )
     assert proc.stdout is not None
     kept = HeadAndTail(limit // 2)

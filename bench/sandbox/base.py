@@ -23,6 +23,10 @@ class AgentRun:
 
 
 class Sandbox(Protocol):
+    # The uid that must own the trace the agent wrote (read_trace_safely's owner_uid); None: no check is possible,
+    # because the model's commands run as the agent's own user (the local sandbox).
+    trace_owner: int | None
+
     def run_agent(
         self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent_args: list[str]
     ) -> AgentRun: ...

@@ -1,11 +1,22 @@
-"""The docker sandbox: one throwaway container per run, on a network that reaches only Flint and Jeff."""
+"""The docker sandbox: one throwaway container per run, on a network that reaches only Flint and Jeff.
+
+Two users inside it. The agent starts as root with only the SETUID and SETGID capabilities (no-new-privileges,
+read-only root), opens its trace in /out (a folder only root may write), then acts as the repository's owner and
+runs every model command as that owner, with no capability at all (agent/command_user.py). Giving the agent those
+two capabilities is the simplest sound way to start commands as another user: no setuid program (no-new-privileges
+would ignore it anyway), no second container, no Docker API inside. Commands cannot write /out or the trace, nor
+signal or trace the agent, whose real uid stays root. The agent runs from /opt/agentbench, not /repo, so no module
+the model writes into the repository is ever imported by the agent.
+"""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
 
+from agent.command_user import ENV as COMMAND_USER_ENV
 from bench.config import BenchConfig
 from bench.containers.engine import LABEL, owner_for_container, run_container
 from bench.errors import SandboxError
@@ -26,16 +37,20 @@ class DockerSandbox:
         self.config = config
         self.run_label = run_label
 
+    trace_owner: int | None = (
+        0  # the uid the agent writes events.jsonl as, seen from this host (no user namespace remapping)
+    )
+
     def _limits(self) -> dict[str, Any]:
         return {
             "mem_limit": self.config.sandbox_memory,
             "nano_cpus": int(self.config.sandbox_cpus * 1e9),
             "pids_limit": self.config.sandbox_pids,
             "cap_drop": ["ALL"],
+            "cap_add": ["SETUID", "SETGID"],  # the agent's, to start commands as the repository's owner; see above
             "security_opt": ["no-new-privileges"],
             "read_only": True,  # only the repo copy, the trace folder and /tmp are writable
             "tmpfs": {"/tmp": "size=256m"},
-            "environment": {"HOME": "/tmp"},
         }
 
     def run_agent(
@@ -49,11 +64,13 @@ class DockerSandbox:
         volumes = {str(workdir): {"bind": "/repo", "mode": "rw"}, str(out_dir): {"bind": "/out", "mode": "rw"}}
         for name in visible_tests:  # mounted read-only over the copy: not writable, not removable
             volumes[str(workdir / name)] = {"bind": f"/repo/{name}", "mode": "ro"}
+        environment = {"HOME": "/tmp", COMMAND_USER_ENV: owner_for_container(workdir)}
+        prepare_trace_folder(out_dir)
         start = time.monotonic()
         try:
             code, timed_out, logs = run_container(
                 self.client, self.config.run_timeout_s, image=self.image, command=command, volumes=volumes,
-                user=owner_for_container(workdir, out_dir), working_dir="/repo",
+                user="0:0", working_dir="/opt/agentbench", environment=environment,
                 network=self.endpoints.sandbox_network, labels={LABEL: "sandbox", "agentbench.run": self.run_label},
                 **self._limits(),
             )  # fmt: skip
@@ -63,3 +80,14 @@ class DockerSandbox:
 
     def grader(self) -> Grader:
         return DockerGrader(self.client, self.image)
+
+
+def prepare_trace_folder(out_dir: Path) -> None:
+    """/out must be writable by the container's root and by nobody else. As root here, it already is (ours, 0755).
+    Otherwise it must be open to all (sticky): the command user, its owner, could then replace the trace, which is
+    why the bench reads it only when it belongs to root (read_trace_safely's owner check)."""
+    if os.geteuid() == 0:
+        os.chown(out_dir, 0, 0)
+        out_dir.chmod(0o755)
+    else:
+        out_dir.chmod(0o1777)

@@ -17,6 +17,8 @@ from bench.servers.base import Endpoints
 class LocalSandbox:
     """A temp dir and a subprocess: for machines without Docker. The agent's commands run as this user, here."""
 
+    trace_owner: int | None = None  # the model's commands run as the agent's user here: they could write the trace
+
     def __init__(self, endpoints: Endpoints, timeout_s: float) -> None:
         self.endpoints = endpoints
         self.timeout_s = timeout_s

@@ -2,7 +2,7 @@
 pytest wrote. Such a file may have become a symlink to a secret, a FIFO that never ends, /dev/zero, or gigabytes.
 
 Every folder below `trusted` and the file itself are opened without following links (O_NOFOLLOW), without
-blocking (O_NONBLOCK: a FIFO opens at once), and only a regular file of at most `max_bytes` is read.
+blocking (O_NONBLOCK: a FIFO opens at once), and only a regular file with one link and at most `max_bytes` is read.
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ def read_untrusted(
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             return None, f"{path} is {KINDS.get(stat.S_IFMT(info.st_mode), 'not a regular file')}: not read"
+        if info.st_nlink != 1:  # a hard link to some other file, not a file of its own
+            return None, f"{path} has {info.st_nlink} hard links: not read"
         if owner_uid is not None and info.st_uid != owner_uid:
             return None, f"{path} belongs to uid {info.st_uid}, not to the writer (uid {owner_uid}): not read"
         if info.st_size > max_bytes:

@@ -1,5 +1,6 @@
 """The docker sandbox against the real Docker engine: network restriction, read-only visible tests, no hidden tests,
-non-root user, leftovers removed, grading without a network."""
+the model's commands as a user who cannot touch the agent or its trace, only chat through the forwarder, leftovers
+removed, grading without a network."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from bench.containers.forwarder import Forwarder
 from bench.containers.images import ensure_sandbox_image
 from bench.containers.network import BRIDGE_NETWORK, SANDBOX_NETWORK, bridge_gateway, sandbox_network
 from bench.sandbox.docker import DockerSandbox
+from bench.sandbox.trace_file import read_trace_safely
 from bench.score.fixtures import load_fixture
 from bench.score.graders import DockerGrader
 from bench.score.workcopy import make_work_copy
@@ -146,12 +148,7 @@ def test_agent_in_container_cannot_touch_visible_tests_or_see_hidden_ones(
         "ls /work /hidden_tests 2>&1; find / -name 'test_*.py' -path '*hidden*' 2>/dev/null | wc -l"
     )
     flint.add(fake_llama.tool_call("run", {"command": attack}), fake_llama.prose("All done."))
-    props = Props(n_ctx=4096, model="f.gguf", build="b1", supports_tool_calls=True)
-    endpoints = Endpoints(
-        ctx=4096, flint_url="unused", flint=props, flint_model_path=None, jeff_url="unused", jeff=props,
-        sandbox_network=SANDBOX_NETWORK, flint_sandbox_url=flint_url, jeff_sandbox_url=jeff_url,
-    )  # fmt: skip
-    sandbox = DockerSandbox(client, image, endpoints, BenchConfig(), "test-run")
+    sandbox = DockerSandbox(client, image, endpoints(flint_url, jeff_url), BenchConfig(), "test-run")
     run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
 
     assert run.infra_error is None and not run.timed_out
@@ -191,3 +188,51 @@ def test_grading_container_has_no_network(client: Any, image: str, tmp_path: Pat
     assert run.exit_code == 1 and not run.timed_out
     assert "2 failed, 1 passed" in run.output, run.output
     assert own.accepted == [] and bridge.accepted == []
+
+
+TRACE_ATTACK = (
+    "id -u; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; grep '^Uid' /proc/1/status; "
+    """echo '{"t": 9, "event": "stop", "reason": "done", "steps": 9}' >> /out/events.jsonl; echo append=$?; """
+    "rm -f /out/events.jsonl; echo rm=$?; ln -s /etc/shadow /out/trap; echo link=$?; mkfifo /out/fifo; "
+    "echo fifo=$?; touch /out/x; echo touch=$?; kill -TERM 1; echo kill=$?"
+)
+
+
+def test_the_models_commands_cannot_write_the_trace_or_touch_the_agent(
+    client: Any, image: str, forwarded: Any, tmp_path: Path
+) -> None:
+    _, flint, _, flint_url, _ = forwarded
+    workdir, out_dir = tmp_path / "repo", tmp_path / "out"
+    out_dir.mkdir()
+    make_work_copy(load_fixture("todo_repo"), workdir)
+    flint.add(
+        fake_llama.tool_call("write_file", {"path": "notes.txt", "content": "mine\n"}),
+        fake_llama.tool_call("run", {"command": TRACE_ATTACK}),
+        fake_llama.prose("All done."),
+    )
+    sandbox = DockerSandbox(client, image, endpoints(flint_url, None), BenchConfig(), "test-run")
+
+    run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "4"])
+
+    assert run.infra_error is None and not run.timed_out, run.output[-2000:]
+    result = [m["content"] for m in flint.requests[2]["messages"] if m["role"] == "tool"][-1]
+    lines = result.splitlines()
+    assert lines[0] == "10001"  # the command user
+    assert "CapEff:\t0000000000000000" in lines and "NoNewPrivs:\t1" in lines
+    assert "Uid:\t0\t10001\t0\t10001" in lines  # the agent: root as real and saved uid, 10001 for its files
+    for attempt in ("append", "rm", "link", "fifo", "touch", "kill"):
+        assert f"{attempt}=1" in lines, result
+    assert sorted(p.name for p in out_dir.iterdir()) == ["events.jsonl"]
+    text, problem = read_trace_safely(out_dir / "events.jsonl", owner_uid=sandbox.trace_owner)
+    assert problem is None and text is not None
+    events = [json.loads(line) for line in text.splitlines()]
+    assert [e["event"] for e in events].count("stop") == 1 and events[-1]["reason"] == "done"
+    assert (workdir / "notes.txt").stat().st_uid == 10001  # the agent's own writes belong to the command user
+
+
+def endpoints(flint_url: str, jeff_url: str | None) -> Endpoints:
+    props = Props(n_ctx=4096, model="f.gguf", build="b1", supports_tool_calls=True)
+    return Endpoints(
+        ctx=4096, flint_url="unused", flint=props, flint_model_path=None, jeff_url="unused", jeff=props,
+        sandbox_network=SANDBOX_NETWORK, flint_sandbox_url=flint_url, jeff_sandbox_url=jeff_url,
+    )  # fmt: skip
