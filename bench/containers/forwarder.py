@@ -1,5 +1,5 @@
-"""The forwarder container: answers as `flint` and `jeff` on the sandbox network and passes connections on to
-servers running on this host (docker/forward.py)."""
+"""The forwarder container: answers as `flint` and `jeff` on the sandbox network and passes requests on to servers
+running on this host (docker/forward.py): chat, props and health only, everything else refused with 403."""
 
 from __future__ import annotations
 
@@ -42,6 +42,11 @@ class Forwarder:
             network=BRIDGE_NETWORK,
             labels={LABEL: "forwarder"},
             user=str(SANDBOX_UID),
+            read_only=True,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            mem_limit="256m",
+            pids_limit=64,
         )
         self.client.networks.get(sandbox_network(self.client)).connect(self.container, aliases=["flint", "jeff"])
         self._wait_listening(len(rules))

@@ -134,6 +134,44 @@ def test_sandbox_reaches_flint_and_jeff_and_nothing_else(
     assert route is None or any(host == route for host, _ in targets.values())
 
 
+FILTER_PROBE = """
+import json, urllib.error, urllib.request
+def call(method, url, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as e:
+        return e.code
+results = {}
+for name, base in (("flint", FLINT), ("jeff", JEFF)):
+    results[name] = {
+        "chat": call("POST", base + "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]}),
+        "props": call("GET", base + "/props"),
+        "health": call("GET", base + "/health"),
+        "slots": call("POST", base + "/slots/0?action=save", {"filename": "planted.bin"}),
+        "metrics": call("GET", base + "/metrics"),
+    }
+print(json.dumps(results))
+"""
+
+
+def test_only_chat_props_and_health_reach_the_servers_from_a_sandbox(client: Any, image: str, forwarded: Any) -> None:
+    _, flint, jeff, flint_url, jeff_url = forwarded
+    flint.add(fake_llama.prose("hello"))
+    script = FILTER_PROBE.replace("FLINT", repr(flint_url)).replace("JEFF", repr(jeff_url))
+
+    output = client.containers.run(
+        image, ["python3", "-c", script], network=sandbox_network(client), remove=True, labels={LABEL: "sandbox"}
+    )
+
+    expected = {"chat": 200, "props": 200, "health": 200, "slots": 403, "metrics": 403}
+    assert json.loads(output.decode().strip().splitlines()[-1]) == {"flint": expected, "jeff": expected}
+    for server in (flint, jeff):
+        assert sorted({path.split("?")[0] for _, path in server.hits}) == ["/health", "/props", "/v1/chat/completions"]
+
+
 def test_agent_in_container_cannot_touch_visible_tests_or_see_hidden_ones(
     client: Any, image: str, forwarded: Any, tmp_path: Path
 ) -> None:

@@ -44,6 +44,40 @@ def test_embedded_servers_serve_the_requested_window_and_notice_a_death(tmp_path
     assert not servers.healthy()
 
 
+# From the compose sandbox network: chat, props and health pass the gates; /slots and /metrics do not.
+GATE_PROBE = """
+import json, socket, urllib.error, urllib.request
+def call(method, url, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+def connect(host, port):
+    try:
+        socket.create_connection((host, port), timeout=4).close()
+        return "connected"
+    except Exception as e:
+        return type(e).__name__
+props = json.loads(call("GET", "http://flint:8080/props")[1])
+chat = {"messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 4}
+print(json.dumps({
+    "n_ctx": props["default_generation_settings"]["n_ctx"],
+    "chat": call("POST", "http://flint:8080/v1/chat/completions", chat)[0],
+    "jeff": call("GET", "http://jeff:8080/health")[0],
+    "refused": {
+        "slots save": call("POST", "http://flint:8080/slots/0?action=save", {"filename": "planted.bin"})[0],
+        "slots erase": call("POST", "http://jeff:8080/slots/0?action=erase")[0],
+        "metrics": call("GET", "http://flint:8080/metrics")[0],
+        "jeff metrics": call("GET", "http://jeff:8080/metrics")[0],
+    },
+    "upstream": connect("flint-upstream", 8080),
+}))
+"""
+
+
 @pytest.mark.docker
 @pytest.mark.compose
 def test_compose_cpu_profile_up_reachable_from_sandbox_network_and_down(compose_line: Any, tmp_path: Path) -> None:
@@ -60,17 +94,14 @@ def test_compose_cpu_profile_up_reachable_from_sandbox_network_and_down(compose_
         assert servers.healthy()
         assert read_props(endpoints.flint_url).n_ctx == 1024
         assert endpoints.server_containers and all(endpoints.server_containers.values())
-        probe = (
-            "import json, urllib.request\n"
-            "props = json.load(urllib.request.urlopen('http://flint:8080/props', timeout=10))\n"
-            "jeff = urllib.request.urlopen('http://jeff:8080/health', timeout=10).status\n"
-            "print(json.dumps({'n_ctx': props['default_generation_settings']['n_ctx'], 'jeff': jeff}))\n"
-        )
         output = client.containers.run(
-            ensure_sandbox_image(client), ["python3", "-c", probe], network=endpoints.sandbox_network, remove=True,
-            labels={LABEL: "sandbox"},
+            ensure_sandbox_image(client), ["python3", "-c", GATE_PROBE], network=endpoints.sandbox_network,
+            remove=True, labels={LABEL: "sandbox"},
         )  # fmt: skip
-        assert json.loads(output.decode().strip().splitlines()[-1]) == {"n_ctx": 1024, "jeff": 200}
+        result = json.loads(output.decode().strip().splitlines()[-1])
+        assert result["n_ctx"] == 1024 and result["chat"] == 200 and result["jeff"] == 200
+        assert result["refused"] == {"slots save": 403, "slots erase": 403, "metrics": 403, "jeff metrics": 403}
+        assert result["upstream"] != "connected"  # the servers themselves are not on the sandbox network
     finally:
         servers.stop()
     assert project_containers() == ""
