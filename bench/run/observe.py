@@ -4,19 +4,19 @@ samples, Flint's /metrics counter before and after; the trace, output and diff k
 from __future__ import annotations
 
 import json
-import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.errors import FixtureError
+from bench.errors import FixtureError, ResultsError
 from bench.measure.sampler import GpuReading, GpuSampler
 from bench.measure.trace import TRACE_FILE, Event, load_trace
 from bench.run.plan import RunInputs
 from bench.run.progress import TraceFollower
 from bench.sandbox.base import AgentRun, Sandbox
+from bench.sandbox.trace_file import read_trace_safely
 from bench.score.workcopy import capture_diff, make_work_copy
 from bench.servers.api import erase_slot, prompt_counter
 from bench.servers.base import Endpoints, Servers
@@ -33,6 +33,7 @@ class Observed:
     counter_after: float | None
     problems: list[str]  # what went wrong around the agent (cache not emptied, diff unreadable, trace damaged)
     graded: bool  # False when the agent's changes could not be read, so there is nothing to grade
+    trace_problem: str | None  # why the trace could not be used: the run measured nothing trustworthy (infra_error)
 
 
 def observe(
@@ -55,7 +56,7 @@ def observe(
         before = prompt_counter(endpoints.flint_url)
         sampler = GpuSampler(endpoints.process_matcher(), device_uuids=gpu_uuids, interval_s=sample_interval_s)
         sampler.baseline()
-        follower = TraceFollower(out_dir / TRACE_FILE, on_event)
+        follower = TraceFollower(out_dir / TRACE_FILE, on_event, owner_uid=sandbox.trace_owner)
         follower.start()
         sampler.start()
         try:
@@ -66,31 +67,35 @@ def observe(
             gpu = sampler.stop()
             follower.stop()
         after = prompt_counter(endpoints.flint_url)
-        events = _keep_trace(out_dir, run_dir, problems)
+        events, trace_problem = _keep_trace(out_dir, run_dir, sandbox.trace_owner)
         (run_dir / "agent.log").write_text(agent.output)
         (run_dir / "server.log").write_text(servers.log_tail(50))
-        diff, graded = _diff(workdir, base, problems)
+        diff, graded = _diff(workdir, base, inputs, problems)
     # surrogateescape: a binary file the agent wrote comes back from git as undecodable bytes
     (run_dir / "diff.patch").write_text(diff, errors="surrogateescape")
-    return Observed(agent, events, gpu, before, after, problems, graded)
+    return Observed(agent, events, gpu, before, after, problems, graded, trace_problem)
 
 
-def _keep_trace(out_dir: Path, run_dir: Path, problems: list[str]) -> list[Event]:
-    source = out_dir / TRACE_FILE
-    if not source.exists():
-        return []
-    shutil.copyfile(source, run_dir / TRACE_FILE)
+def _keep_trace(out_dir: Path, run_dir: Path, owner_uid: int | None) -> tuple[list[Event], str | None]:
+    """The trace, read as a regular file of its writer only (never through a link, a FIFO or a device), kept in
+    run_dir; or no events and the reason."""
+    if not (out_dir / TRACE_FILE).exists() and not (out_dir / TRACE_FILE).is_symlink():
+        return [], None  # the agent never started: the runner says why
+    text, problem = read_trace_safely(out_dir / TRACE_FILE, owner_uid=owner_uid)
+    if text is None:
+        return [], problem
+    (run_dir / TRACE_FILE).write_text(text)
     try:
-        return load_trace(run_dir / TRACE_FILE)
-    except Exception as e:  # a damaged trace costs this run its figures, never the bench
-        problems.append(f"the event trace is damaged: {e}")
-        return []
+        return load_trace(run_dir / TRACE_FILE), None
+    except ResultsError as e:  # a damaged trace costs this run its figures, never the bench
+        return [], f"the event trace is damaged: {e}"
 
 
-def _diff(workdir: Path, base: str, problems: list[str]) -> tuple[str, bool]:
+def _diff(workdir: Path, base: str, inputs: RunInputs, problems: list[str]) -> tuple[str, bool]:
+    """The agent's changes against the fixture itself, so a deleted or doctored .git changes nothing."""
     try:
-        return capture_diff(workdir, base), True
-    except FixtureError as e:  # e.g. the agent deleted .git: its changes cannot be told apart, so none are graded
+        return capture_diff(workdir, base, inputs.planned.fixture), True
+    except FixtureError as e:
         problems.append(f"the agent's changes could not be read ({e}); the run is not graded")
         return "", False
 

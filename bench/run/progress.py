@@ -11,26 +11,33 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
+from bench.sandbox.trace_file import read_trace_safely
+
 
 class TraceFollower(threading.Thread):
-    """Reads new lines of a growing events.jsonl and reports each event to a callback."""
+    """Reads new lines of a growing events.jsonl and reports each event to a callback.
 
-    def __init__(self, path: Path, on_event: Any, interval_s: float = 0.5) -> None:
+    The sandbox may have turned the file into a trap (a FIFO, a link, gigabytes): it is read the safe way, and only
+    up to FOLLOW_LIMIT, past which the live line just stops (the run's figures come from the copy kept after it).
+    """
+
+    FOLLOW_LIMIT = 8 * 1024 * 1024
+
+    def __init__(self, path: Path, on_event: Any, interval_s: float = 0.5, owner_uid: int | None = None) -> None:
         super().__init__(daemon=True)
         self.path = path
         self.on_event = on_event
         self.interval_s = interval_s
-        self.offset = 0
+        self.owner_uid = owner_uid
+        self.offset = 0  # characters already reported
         self.stopped = threading.Event()
 
     def poll(self) -> None:
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                chunk = f.read()
-        except FileNotFoundError:
+        text, _ = read_trace_safely(self.path, self.FOLLOW_LIMIT, owner_uid=self.owner_uid)
+        if text is None:
             return
-        complete = chunk[: chunk.rfind(b"\n") + 1]  # a half-written last line waits for the next poll
+        chunk = text[self.offset :]
+        complete = chunk[: chunk.rfind("\n") + 1]  # a half-written last line waits for the next poll
         self.offset += len(complete)
         for line in complete.splitlines():
             try:

@@ -131,6 +131,9 @@ class Bench:
         record.check = check_reprocessed(record.numbers, seen.counter_before, seen.counter_after)
         for problem in seen.problems:
             record.note(problem)
+        if seen.trace_problem:  # the trace cannot be trusted: nothing it says goes in the row
+            record.note(seen.trace_problem)
+            record.infra_error = True
         self._infra_problems(record, seen.agent.exit_code, seen.agent.timed_out, seen.agent.infra_error, servers)
         if record.numbers.start_n_ctx not in (None, endpoints.ctx):
             record.note(f"the agent saw a {record.numbers.start_n_ctx}-token window, not the row's {endpoints.ctx}")

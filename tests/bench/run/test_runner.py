@@ -172,3 +172,25 @@ def test_resume_runs_an_infra_error_run_again(tmp_path: Path) -> None:
     assert again["stop_reason"] != "infra_error" and again["rep"] == "1"
     assert [r["stop_reason"] for r in read_rows(out)] == ["infra_error", again["stop_reason"]]
     assert (out.parent / "runs" / failed["run_id"]).is_dir()  # the failed attempt's artifacts are kept
+
+
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        ("rm ../out/events.jsonl && ln -s /dev/zero ../out/events.jsonl", "a symbolic link"),
+        ("rm ../out/events.jsonl && mkfifo ../out/events.jsonl", "a FIFO"),
+        ("rm ../out/events.jsonl && ln -s /etc/shadow ../out/events.jsonl", "a symbolic link"),
+    ],
+)
+def test_a_trace_turned_into_a_trap_is_an_infra_error_and_the_matrix_goes_on(
+    tmp_path: Path, command: str, says: str
+) -> None:
+    """In a local sandbox the model's commands run as the bench's user and can reach the trace: the bench reads it
+    only as a regular file, so a link to a device or a secret, or a FIFO, costs that run its figures and no more."""
+    replies = [fake_llama.tool_call("run", {"command": command}), fake_llama.prose("done")]
+    with fake_llama.FakeLlama(replies) as flint:
+        trapped, after = Bench(config(tmp_path, flint, reps=2)).run()
+    assert trapped["stop_reason"] == "infra_error" and says in trapped["error"]
+    assert trapped["prompt_tokens"] == "" and trapped["hidden_passed"] != ""  # nothing from the trace; still graded
+    assert after["stop_reason"] != "infra_error"
+    assert not (tmp_path / "runs" / trapped["run_id"] / "events.jsonl").exists()
