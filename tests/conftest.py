@@ -152,6 +152,8 @@ REQUIREMENTS = {
 SHARED_DOCKER_NAMES = "docker-names"
 
 
+# tryfirst: pytest-xdist reads the groups in its own collection hook, which must see the marks added here.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("docker") or item.get_closest_marker("compose"):
@@ -163,6 +165,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Under `--dist loadgroup`, every grouped test's id must carry its group, or xdist spreads the group over the
+    workers and tests sharing Docker names race each other (as with pytest 9.2 and pytest-xdist 3.8)."""
+    if not session.config.getoption("loadgroup", default=False):
+        return
+    lost = [item.nodeid for item in session.items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
+    if lost:
+        message = (
+            f"pytest-xdist lost the group of {len(lost)} tests (e.g. {lost[0]}): pin pytest and pytest-xdist to "
+            "versions that keep --dist loadgroup working (pyproject.toml)"
+        )
+        print(message, file=sys.__stderr__, flush=True)  # a worker's exception alone reaches the user as a crash
+        raise pytest.UsageError(message)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
