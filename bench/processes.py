@@ -1,4 +1,5 @@
-"""Child processes the bench waits for (the agent in a local sandbox, pytest when grading locally).
+"""Child processes the bench waits for (the agent in a local sandbox, pytest when grading locally), and how to tell
+that a pid still names the process the bench started.
 
 Each runs in a session of its own, so a timeout or Ctrl-C can kill everything it started (tests and agents start
 children of their own), and the bench never leaves one running behind it.
@@ -40,3 +41,34 @@ def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
     """Signal a process and everything it started (it leads its own session); gone already is fine."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, sig)
+
+
+def start_time(pid: int) -> int | None:
+    """When process `pid` started, in clock ticks since boot (/proc/PID/stat); None when there is no such process.
+
+    A pid with the same start time (on the same boot) is the same process: pids are reused, start times are not.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()  # after the command name, which may hold spaces and parentheses
+    return int(fields[19])  # field 22 of proc(5); fields[0] here is field 3
+
+
+def boot_id() -> str:
+    """This boot of this machine: start times count from it."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def is_running(pid: int, started: int | None) -> bool:
+    """True when `pid` is still the process that started at `started` (and not a zombie)."""
+    if started is None or start_time(pid) != started:
+        return False
+    with contextlib.suppress(OSError):
+        state = Path(f"/proc/{pid}/stat").read_text()
+        return state[state.rfind(")") + 2 :].split()[0] != "Z"
+    return False

@@ -1,6 +1,8 @@
-"""The Docker engine as the bench uses it: a client, one container run to its end, labels, and leftovers.
+"""The Docker engine as the bench uses it: a client, one container run to its end, labels, and what an instance
+leaves behind.
 
-Everything the bench creates carries the LABEL, so leftovers of a crashed bench can be found and removed.
+Everything the bench creates carries the LABEL, and a bench instance's things also its owner label
+(bench.containers.names), by which remove_labelled finds them.
 """
 
 from __future__ import annotations
@@ -23,12 +25,20 @@ def remove_container(client: Any, name_or_id: str) -> None:
         client.containers.get(name_or_id).remove(force=True)
 
 
-def remove_leftovers(client: Any) -> int:
-    """Remove containers a crashed bench left behind (found by label); returns how many."""
-    leftovers = client.containers.list(all=True, filters={"label": LABEL})
-    for container in leftovers:
+def remove_labelled(client: Any, label: str) -> list[str]:
+    """Remove every container, then network, then volume carrying `label` ("KEY=VALUE"); returns what went."""
+    import docker.errors
+
+    removed = []
+    for container in client.containers.list(all=True, filters={"label": label}):
         remove_container(client, container.id)
-    return len(leftovers)
+        removed.append(f"container {container.name}")
+    for kind in (client.networks, client.volumes):
+        for item in kind.list(filters={"label": label}):
+            with contextlib.suppress(docker.errors.NotFound):
+                item.remove()
+                removed.append(f"{'network' if kind is client.networks else 'volume'} {item.name}")
+    return removed
 
 
 SANDBOX_UID = 10001  # the `agent` user of docker/sandbox.Dockerfile

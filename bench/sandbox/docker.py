@@ -18,7 +18,8 @@ from typing import Any
 
 from agent.command_user import ENV as COMMAND_USER_ENV
 from bench.config import BenchConfig
-from bench.containers.engine import LABEL, owner_for_container, run_container
+from bench.containers.engine import owner_for_container, run_container
+from bench.containers.names import BenchNames
 from bench.errors import SandboxError
 from bench.sandbox.base import AgentRun
 from bench.score.graders import DockerGrader, Grader
@@ -28,7 +29,9 @@ from bench.servers.base import Endpoints
 class DockerSandbox:
     """One throwaway container per run, on a network that reaches only Flint and Jeff."""
 
-    def __init__(self, client: Any, image: str, endpoints: Endpoints, config: BenchConfig, run_label: str) -> None:
+    def __init__(
+        self, client: Any, image: str, endpoints: Endpoints, config: BenchConfig, run_label: str, names: BenchNames
+    ) -> None:
         if not endpoints.sandbox_network or not endpoints.flint_sandbox_url:
             raise SandboxError("these servers are not reachable from containers; use --sandbox local")
         self.client = client
@@ -36,6 +39,7 @@ class DockerSandbox:
         self.endpoints = endpoints
         self.config = config
         self.run_label = run_label
+        self.names = names
 
     trace_owner: int | None = (
         0  # the uid the agent writes events.jsonl as, seen from this host (no user namespace remapping)
@@ -71,15 +75,15 @@ class DockerSandbox:
             code, timed_out, logs = run_container(
                 self.client, self.config.run_timeout_s, image=self.image, command=command, volumes=volumes,
                 user="0:0", working_dir="/opt/agentbench", environment=environment,
-                network=self.endpoints.sandbox_network, labels={LABEL: "sandbox", "agentbench.run": self.run_label},
-                **self._limits(),
+                network=self.endpoints.sandbox_network,
+                labels={**self.names.labels("sandbox"), "agentbench.run": self.run_label}, **self._limits(),
             )  # fmt: skip
         except SandboxError as e:
             return AgentRun(None, False, time.monotonic() - start, "", infra_error=str(e))
         return AgentRun(code, timed_out, time.monotonic() - start, logs)
 
     def grader(self) -> Grader:
-        return DockerGrader(self.client, self.image)
+        return DockerGrader(self.client, self.image, labels=self.names.labels("grader"))
 
 
 def prepare_trace_folder(out_dir: Path) -> None:

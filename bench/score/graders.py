@@ -75,10 +75,13 @@ class DockerGrader:
     """pytest in a fresh container: no network, non-root, no new privileges, no capabilities, read-only root, the
     copy in a size-limited tmpfs, and CPU, memory and process limits."""
 
-    def __init__(self, client: Any, image: str, limits: GraderLimits | None = None) -> None:
+    def __init__(
+        self, client: Any, image: str, limits: GraderLimits | None = None, labels: dict[str, str] | None = None
+    ) -> None:
         self.client = client
         self.image = image
         self.limits = limits or GraderLimits()
+        self.labels = labels or {LABEL: "grader"}  # a bench's grader also carries its owner label
 
     def run_pytest(self, workdir: Path, args: list[str], timeout_s: float, *, import_dir: str = "") -> PytestRun:
         mark = f"bench-grading-done-{secrets.token_hex(8)}"
@@ -98,7 +101,7 @@ class DockerGrader:
                 "HOME": "/tmp", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "BOOTSTRAP": BOOTSTRAP,
                 "LIMIT": str(JUNIT_LIMIT),
             },
-            network_mode="none", labels={LABEL: "grader"}, read_only=True, cap_drop=["ALL"],
+            network_mode="none", labels=self.labels, read_only=True, cap_drop=["ALL"],
             security_opt=["no-new-privileges"], mem_limit=limits.memory, memswap_limit=limits.memory,
             nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
         )  # fmt: skip
