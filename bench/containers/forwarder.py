@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bench.containers.engine import SANDBOX_UID, remove_container
+from bench.containers.engine import LOG_CONFIG, SANDBOX_UID, remove_container
 from bench.containers.names import BenchNames
 from bench.containers.network import FLINT_PORT_IN_SANDBOX, JEFF_PORT_IN_SANDBOX, ensure_network, sandbox_network
 from bench.errors import SandboxError
@@ -37,6 +37,7 @@ class Forwarder:
             detach=True,
             network=names.bridge_network,
             labels=names.labels("forwarder"),
+            log_config=LOG_CONFIG,
             user=str(SANDBOX_UID),
             read_only=True,
             cap_drop=["ALL"],

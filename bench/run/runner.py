@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agent.trace import agent_version
 from bench import ROOT
-from bench.config import BenchConfig, load_config
+from bench.config import BenchConfig, load_config, size_bytes
 from bench.errors import BenchError, ConfigError, ResultsError, ServerStartError
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
 from bench.results.append import append_row, check_same_inputs, completed_keys, read_rows, set_aside_partial_row
@@ -143,7 +143,7 @@ class Bench:
         uuids = [self.config.gpu_device] if self.config.gpu_device.startswith("GPU-") else None
         seen = observe(
             record.inputs, sandbox, servers, endpoints, run_dir, progress.on_event, self.config.gpu_sample_interval_s,
-            uuids,
+            uuids, size_bytes(self.config.diff_limit),
         )  # fmt: skip
         record.events, record.wall_s, record.gpu = seen.events, seen.agent.wall_s, seen.gpu
         record.numbers = trace_numbers(seen.events)

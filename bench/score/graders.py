@@ -27,6 +27,8 @@ BOOTSTRAP = (
     "sys.exit(pytest.main(sys.argv[1:]))\n"
 )
 JUNIT_LIMIT = 8 * 1024 * 1024  # bytes of junit XML read back; a report this large is not one pytest wrote for us
+# The grading container's output is kept up to this: its last half holds the marker line and the report whole.
+GRADER_OUTPUT_LIMIT = 2 * (JUNIT_LIMIT + 1024 * 1024)
 
 # The grading container runs the agent's code: it gets no more than the agent's own sandbox, and less.
 # /src is the prepared copy (read-only); the script copies it into /grade, a size-limited tmpfs, runs pytest there,
@@ -90,7 +92,7 @@ class DockerGrader:
         uid, gid = user.split(":")
         limits = self.limits
         code, timed_out, logs = run_container(
-            self.client, timeout_s, image=self.image, user=user, working_dir="/",
+            self.client, timeout_s, GRADER_OUTPUT_LIMIT, image=self.image, user=user, working_dir="/",
             command=["sh", "-c", GRADE_SCRIPT, "grade", junit, mark, import_dir, *args],
             volumes={str(workdir): {"bind": "/src", "mode": "ro"}},
             tmpfs={

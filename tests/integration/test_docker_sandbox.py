@@ -1,6 +1,7 @@
 """The docker sandbox against the real Docker engine: network restriction, read-only visible tests, no hidden tests,
 the model's commands as a user who cannot touch the agent or its trace, only chat through the forwarder, benches
-that cannot see each other, a dead bench's leftovers removed and a live one's kept, grading without a network."""
+that cannot see each other, a dead bench's leftovers removed and a live one's kept, the repository size-limited,
+grading without a network."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 
 from agent.server import Props
 from bench.config import BenchConfig
-from bench.containers.engine import LABEL, docker_client, remove_container
+from bench.containers.engine import LABEL, docker_client, remove_container, run_container
 from bench.containers.forwarder import Forwarder
 from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
@@ -237,7 +238,7 @@ TRACE_ATTACK = (
     "id -u; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; grep '^Uid' /proc/1/status; "
     """echo '{"t": 9, "event": "stop", "reason": "done", "steps": 9}' >> /out/events.jsonl; echo append=$?; """
     "rm -f /out/events.jsonl; echo rm=$?; ln -s /etc/shadow /out/trap; echo link=$?; mkfifo /out/fifo; "
-    "echo fifo=$?; touch /out/x; echo touch=$?; kill -TERM 1; echo kill=$?"
+    "echo fifo=$?; touch /out/x; echo touch=$?; kill -TERM 1; echo kill=$?; stat -c owner=%u notes.txt"
 )
 
 
@@ -270,7 +271,8 @@ def test_the_models_commands_cannot_write_the_trace_or_touch_the_agent(
     assert problem is None and text is not None
     events = [json.loads(line) for line in text.splitlines()]
     assert [e["event"] for e in events].count("stop") == 1 and events[-1]["reason"] == "done"
-    assert (workdir / "notes.txt").stat().st_uid == 10001  # the agent's own writes belong to the command user
+    assert "owner=10001" in lines  # the agent's own writes belong to the command user
+    assert (workdir / "notes.txt").read_text() == "mine\n"  # and come back from the sandbox's repository
 
 
 ISOLATION_PROBE = host_targets.PROBE_FUNCTIONS + "import json\nprint(json.dumps(connect_all(TARGETS)))\n"
@@ -346,6 +348,59 @@ def test_the_reaper_removes_a_dead_benchs_containers_and_keeps_a_live_ones(
     finally:
         for bench in (dead, live):
             remove_instance(record_for(bench), client)
+
+
+def test_the_repository_is_size_limited_and_what_fits_comes_back(
+    client: Any, image: str, names: BenchNames, forwarded: Any, tmp_path: Path
+) -> None:
+    _, flint, _, flint_url, _ = forwarded
+    workdir, out_dir = tmp_path / "repo", tmp_path / "out"
+    out_dir.mkdir()
+    make_work_copy(load_fixture("todo_repo"), workdir)
+    fill = "dd if=/dev/zero of=big.bin bs=1M count=64 2>&1 | tail -1; echo dd=$?; echo kept > kept.txt; cat kept.txt"
+    flint.add(fake_llama.tool_call("run", {"command": fill}), fake_llama.prose("All done."))
+    config = BenchConfig(sandbox_repo_size="8m")
+    sandbox = DockerSandbox(client, image, endpoints(names, flint_url, None), config, "test-run", names)
+
+    run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
+
+    assert run.infra_error is None and run.changes_lost is None, run.output[-2000:]
+    result = [m["content"] for m in flint.requests[1]["messages"] if m["role"] == "tool"][-1]
+    assert "No space left on device" in result, result
+    assert (workdir / "big.bin").stat().st_size < 8 * 1024 * 1024  # refused past the limit
+    assert (workdir / "todo.py").read_text() == (load_fixture("todo_repo").path / "todo.py").read_text()
+    assert client.volumes.list(filters={"label": f"agentbench.instance={names.instance}"}) == []
+
+
+def test_a_sparse_file_larger_than_the_repository_is_not_brought_back(
+    client: Any, image: str, names: BenchNames, forwarded: Any, tmp_path: Path
+) -> None:
+    """A tmpfs holds a 1 GB sparse file in no space at all, but its tar stream spells the gigabyte out: reading it
+    back stops at the repository's size, and the run says its changes were lost rather than grading a part."""
+    _, flint, _, flint_url, _ = forwarded
+    workdir, out_dir = tmp_path / "repo", tmp_path / "out"
+    out_dir.mkdir()
+    make_work_copy(load_fixture("todo_repo"), workdir)
+    flint.add(fake_llama.tool_call("run", {"command": "truncate -s 1G sparse.bin"}), fake_llama.prose("All done."))
+    config = BenchConfig(sandbox_repo_size="8m")
+    sandbox = DockerSandbox(client, image, endpoints(names, flint_url, None), config, "test-run", names)
+
+    run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
+
+    assert run.infra_error is None
+    assert run.changes_lost is not None and "hold more than 8388608 bytes" in run.changes_lost
+    assert sum(p.stat().st_size for p in workdir.rglob("*") if p.is_file()) <= 8 * 1024 * 1024
+
+
+def test_a_containers_output_is_capped_and_says_it_was_cut(client: Any, image: str, names: BenchNames) -> None:
+    flood = "import sys\nfor _ in range(2000): sys.stdout.write('x' * 10000 + '\\n')\nprint('the end')"
+    code, timed_out, output = run_container(
+        client, 120, 1024 * 1024, image=image, command=["python3", "-c", flood], network_mode="none",
+        labels=names.labels("probe"),
+    )  # fmt: skip
+    assert (code, timed_out) == (0, False)
+    assert len(output) < 1024 * 1024 + 200 and "bytes of output cut here" in output
+    assert output.rstrip().endswith("the end")
 
 
 def endpoints(names: BenchNames, flint_url: str, jeff_url: str | None) -> Endpoints:
