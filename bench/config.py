@@ -51,6 +51,20 @@ def _device(text: str) -> str:
     return text
 
 
+SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def size_bytes(size: str) -> int:
+    """A Docker size (`2g`, `512m`, `4096`) in bytes."""
+    return int(size.rstrip("bkmgBKMG")) * SIZE_UNITS[size[len(size.rstrip("bkmgBKMG")) :].lower()]
+
+
+def _at_least_1m(size: str) -> str:
+    if size_bytes(size) < 1 << 20:
+        raise ValueError("must be at least 1m")
+    return size
+
+
 def _digits_as_text(value: object) -> object:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
@@ -63,6 +77,7 @@ Seconds = Annotated[float, Field(gt=0, le=7 * 24 * 3600)]
 # `gpu_device: 0` in YAML is an int; the device is a name (index or UUID) everywhere else.
 Device = Annotated[str, BeforeValidator(_digits_as_text), AfterValidator(_device)]
 DockerSize = Annotated[str, Field(pattern=r"^\d+[bkmgBKMG]?$")]
+SpaceSize = Annotated[DockerSize, AfterValidator(_at_least_1m)]
 # What llama-server -hf takes: OWNER/REPO[:QUANT] (bench.servers.hub reads it); "" for none.
 HubReference = Annotated[str, Field(pattern=r"^$|^[\w][\w.-]*/[\w][\w.-]*(:\w+)?$")]
 
@@ -149,6 +164,10 @@ class BenchConfig(BaseModel):
     """docker sandbox CPU limit."""
     sandbox_pids: Annotated[int, Field(ge=16, le=1 << 20)] = 256
     """docker sandbox process limit."""
+    sandbox_repo_size: SpaceSize = "2g"
+    """docker sandbox: the size of the tmpfs holding the agent's repository; writes past it fail (no space left)."""
+    diff_limit: SpaceSize = "16m"
+    """The largest diff of the agent's changes kept; a larger one is noted in `error` and the run is not graded."""
     flint_hf: HubReference = "ggml-org/gpt-oss-20b-GGUF:mxfp4"
     """Flint as a hub reference OWNER/REPO[:QUANT] that llama-server fetches itself (-hf) when flint_model is empty."""
     jeff_hf: HubReference = "ggml-org/Qwen3-0.6B-GGUF:Q8_0"

@@ -147,16 +147,26 @@ REQUIREMENTS = {
 }
 
 
-# Tests that create Docker resources under fixed names (the forwarder, the sandbox networks, the compose project)
+# Tests that create Docker resources under fixed names (marked fixed_names: `make up`'s compose project, one per host)
 # run one after another on one pytest-xdist worker (`--dist loadgroup`); everything else spreads over the workers.
+# A bench, and every other Docker test, names what it creates after an instance id of its own (bench.containers.names).
 SHARED_DOCKER_NAMES = "docker-names"
+
+
+@pytest.fixture(autouse=True)
+def bench_state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's benches keep their state files (bench.run.instance) in a folder of the test's own: a test bench
+    only ever reaps what benches of the same test left, never a real bench's or another test's."""
+    folder = tmp_path_factory.mktemp("instances")
+    monkeypatch.setenv("AGENTBENCH_STATE_DIR", str(folder))
+    return folder
 
 
 # tryfirst: pytest-xdist reads the groups in its own collection hook, which must see the marks added here.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if item.get_closest_marker("docker") or item.get_closest_marker("compose"):
+        if item.get_closest_marker("fixed_names"):
             item.add_marker(pytest.mark.xdist_group(SHARED_DOCKER_NAMES))
     if config.getoption("--run-gpu") or gpu_present():
         return

@@ -1,19 +1,25 @@
-"""The Docker engine as the bench uses it: a client, one container run to its end, labels, and leftovers.
+"""The Docker engine as the bench uses it: a client, one container run to its end, labels, and what an instance
+leaves behind.
 
-Everything the bench creates carries the LABEL, so leftovers of a crashed bench can be found and removed.
+Everything the bench creates carries the LABEL, and a bench instance's things also its owner label
+(bench.containers.names), by which remove_owned finds them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
 from bench.config import Choice
 from bench.errors import PrerequisiteError, SandboxError
+from bench.processes import OUTPUT_LIMIT, CappedOutput
 
 LABEL = "agentbench.role"  # on containers and networks the bench creates (not on images: containers inherit those)
+# Docker's own copy of a container's output stays small (the bench reads the output as it comes, see run_container).
+LOG_CONFIG = {"type": "json-file", "config": {"max-size": "4m", "max-file": "1"}}
 
 
 def remove_container(client: Any, name_or_id: str) -> None:
@@ -23,12 +29,20 @@ def remove_container(client: Any, name_or_id: str) -> None:
         client.containers.get(name_or_id).remove(force=True)
 
 
-def remove_leftovers(client: Any) -> int:
-    """Remove containers a crashed bench left behind (found by label); returns how many."""
-    leftovers = client.containers.list(all=True, filters={"label": LABEL})
-    for container in leftovers:
+def remove_labelled(client: Any, label: str) -> list[str]:
+    """Remove every container, then network, then volume carrying `label` ("KEY=VALUE"); returns what went."""
+    import docker.errors
+
+    removed = []
+    for container in client.containers.list(all=True, filters={"label": label}):
         remove_container(client, container.id)
-    return len(leftovers)
+        removed.append(f"container {container.name}")
+    for kind in (client.networks, client.volumes):
+        for item in kind.list(filters={"label": label}):
+            with contextlib.suppress(docker.errors.NotFound):
+                item.remove()
+                removed.append(f"{'network' if kind is client.networks else 'volume'} {item.name}")
+    return removed
 
 
 SANDBOX_UID = 10001  # the `agent` user of docker/sandbox.Dockerfile
@@ -66,25 +80,48 @@ def owner_for_container(*folders: Path) -> str:
     return f"{SANDBOX_UID}:{SANDBOX_UID}"
 
 
-def run_container(client: Any, timeout_s: float, **kwargs: Any) -> tuple[int | None, bool, str]:
-    """Run a container to completion (or kill it at the timeout); returns (exit code, timed out, logs)."""
+def run_container(
+    client: Any, timeout_s: float, output_limit: int = OUTPUT_LIMIT, **kwargs: Any
+) -> tuple[int | None, bool, str]:
+    """Run a container to completion (or kill it at the timeout); returns (exit code, timed out, output).
+
+    The output is read as it comes, through an attachment made before the container starts, and kept up to
+    `output_limit` bytes (its start and end, with a note where it was cut): a flood costs neither memory here
+    nor Docker's disk (LOG_CONFIG).
+    """
     import docker.errors
     import requests.exceptions
 
     try:
-        container = client.containers.run(detach=True, **kwargs)
+        container = client.containers.create(log_config=LOG_CONFIG, **kwargs)
     except docker.errors.DockerException as e:
-        raise SandboxError(f"the sandbox container did not start: {str(e)[:300]}") from e
+        raise SandboxError(f"the sandbox container could not be created: {str(e)[:300]}") from e
     try:
+        output = CappedOutput(output_limit)
+        stream = client.api.attach(container.id, stdout=True, stderr=True, stream=True, logs=False)
+        reader = threading.Thread(target=_read_stream, args=(stream, output), daemon=True)
+        reader.start()
+        try:
+            container.start()
+        except docker.errors.DockerException as e:
+            raise SandboxError(f"the sandbox container did not start: {str(e)[:300]}") from e
         try:
             status = container.wait(timeout=timeout_s)
             code, timed_out = int(status.get("StatusCode", -1)), False
         except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
             container.kill()
             code, timed_out = None, True
-        return code, timed_out, container.logs().decode(errors="replace")
+        reader.join(10)
+        _close_stream(stream)
+        return code, timed_out, output.text()
     finally:
         remove_container(client, container.id)
+
+
+def _read_stream(stream: Any, output: CappedOutput) -> None:
+    with contextlib.suppress(Exception):  # the stream closed under it: what was read is kept
+        for chunk in stream:
+            output.add(chunk)
 
 
 def choose_sandbox(requested: str) -> Choice:
@@ -94,3 +131,10 @@ def choose_sandbox(requested: str) -> Choice:
     if docker_available():
         return Choice("docker", "a Docker engine answers")
     return Choice("local", "no Docker engine answers")
+
+
+def _close_stream(stream: Any) -> None:
+    """Close an attach stream whole: docker-py's close() shuts the socket, but the socket's reader still holds it
+    open (a ResourceWarning, and a file descriptor, per container) until the response itself is closed."""
+    stream.close()
+    stream._response.close()

@@ -6,41 +6,38 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bench.containers.engine import LABEL, SANDBOX_UID, remove_container
-from bench.containers.network import (
-    BRIDGE_NETWORK,
-    FLINT_PORT_IN_SANDBOX,
-    FORWARDER_NAME,
-    JEFF_PORT_IN_SANDBOX,
-    ensure_network,
-    sandbox_network,
-)
+from bench.containers.engine import LOG_CONFIG, SANDBOX_UID, remove_container
+from bench.containers.names import BenchNames
+from bench.containers.network import FLINT_PORT_IN_SANDBOX, JEFF_PORT_IN_SANDBOX, ensure_network, sandbox_network
 from bench.errors import SandboxError
 
 
 class Forwarder:
     """The forwarder container: flint:8080 and jeff:8081 on the sandbox network, passed on to host:port targets."""
 
-    def __init__(self, client: Any, image: str) -> None:
+    def __init__(self, client: Any, image: str, names: BenchNames) -> None:
         self.client = client
         self.image = image
+        self.names = names
         self.container: Any = None
 
     def start(self, flint: tuple[str, int], jeff: tuple[str, int] | None) -> tuple[str, str | None]:
         """Start forwarding; returns the URLs a sandbox uses for Flint and Jeff."""
         self.stop()
-        remove_container(self.client, FORWARDER_NAME)
+        names = self.names
+        remove_container(self.client, names.forwarder)
         rules = [f"{FLINT_PORT_IN_SANDBOX}={flint[0]}:{flint[1]}"]
         if jeff:
             rules.append(f"{JEFF_PORT_IN_SANDBOX}={jeff[0]}:{jeff[1]}")
-        ensure_network(self.client, BRIDGE_NETWORK, internal=False)
+        ensure_network(self.client, names.bridge_network, internal=False, labels=names.labels("network"))
         self.container = self.client.containers.run(
             self.image,
             ["python3", "/opt/agentbench/forward.py", *rules],
-            name=FORWARDER_NAME,
+            name=names.forwarder,
             detach=True,
-            network=BRIDGE_NETWORK,
-            labels={LABEL: "forwarder"},
+            network=names.bridge_network,
+            labels=names.labels("forwarder"),
+            log_config=LOG_CONFIG,
             user=str(SANDBOX_UID),
             read_only=True,
             cap_drop=["ALL"],
@@ -48,7 +45,7 @@ class Forwarder:
             mem_limit="256m",
             pids_limit=64,
         )
-        self.client.networks.get(sandbox_network(self.client)).connect(self.container, aliases=["flint", "jeff"])
+        self.client.networks.get(sandbox_network(self.client, names)).connect(self.container, aliases=["flint", "jeff"])
         self._wait_listening(len(rules))
         jeff_url = f"http://jeff:{JEFF_PORT_IN_SANDBOX}" if jeff else None
         return f"http://flint:{FLINT_PORT_IN_SANDBOX}", jeff_url

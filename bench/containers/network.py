@@ -3,7 +3,8 @@
 A sandbox container joins only an `--internal` network: no route out. Servers running in compose sit on that
 network themselves. Servers running as host processes (embedded, or external URLs) are reached through one small
 forwarder container (bench.containers.forwarder) that joins both the internal network and a bridge network whose
-gateway is this host.
+gateway is this host. Each bench instance has networks of its own (bench.containers.names): a sandbox of one bench
+never shares a network with another bench's.
 """
 
 from __future__ import annotations
@@ -14,60 +15,74 @@ import subprocess
 import sys
 from typing import Any
 
-from bench.containers.engine import LABEL
+from bench.containers.names import BenchNames
 from bench.errors import SandboxError
 
-SANDBOX_NETWORK = "agentbench-sandbox"
-BRIDGE_NETWORK = "agentbench-bridge"
-FORWARDER_NAME = "agentbench-forwarder"
 FLINT_PORT_IN_SANDBOX = 8080
 JEFF_PORT_IN_SANDBOX = 8081
+# `bench up` (interactive compose servers, one set per host) keeps compose.yaml's fixed interface name.
+UP_SANDBOX_INTERFACE = "agentbench-csbx"
 
 
-# Host-side interface names of the sandbox networks (ours, and compose.yaml's), so a firewall rule can name them.
-SANDBOX_INTERFACES = ("agentbench-sbx", "agentbench-csbx")
-
-
-def ensure_network(client: Any, name: str, *, internal: bool, interface: str | None = None) -> Any:
+def ensure_network(
+    client: Any, name: str, *, internal: bool, labels: dict[str, str], interface: str | None = None
+) -> Any:
     found = client.networks.list(names=[name])
     for net in found:
         if net.name == name:
             return net
     options = {"com.docker.network.bridge.name": interface} if interface else None
-    return client.networks.create(name, driver="bridge", internal=internal, options=options, labels={LABEL: "network"})
+    return client.networks.create(name, driver="bridge", internal=internal, options=options, labels=labels)
 
 
-def isolate_from_host(interface: str) -> str | None:
-    """Drop traffic from a sandbox network to this host's own addresses; returns why it could not, or None.
+def _drop_rule(interfaces: str) -> list[str]:
+    return ["INPUT", "-i", interfaces, "-j", "DROP"]
+
+
+def isolate_from_host(interfaces: str) -> str | None:
+    """Drop traffic from sandbox interfaces (an iptables `-i` name or pattern) to this host's own addresses;
+    returns why it could not, or None.
 
     An internal network has no route out, but its containers still reach the host itself (Docker gives the bridge
     an address, and the host's INPUT chain accepts), so any service listening on 0.0.0.0 here would be in reach.
     """
     if os.geteuid() != 0 or not shutil.which("iptables"):
-        return f"not root or no iptables: sandboxes on {interface} can reach services listening on this host"
-    rule = ["INPUT", "-i", interface, "-j", "DROP"]
+        return f"not root or no iptables: sandboxes on {interfaces} can reach services listening on this host"
+    rule = _drop_rule(interfaces)
     if subprocess.run(["iptables", "-C", *rule], capture_output=True).returncode == 0:
         return None
     added = subprocess.run(["iptables", "-I", *rule], capture_output=True, text=True)
     return None if added.returncode == 0 else f"iptables refused the sandbox rule: {added.stderr.strip()}"
 
 
-def bridge_gateway(client: Any) -> str:
+def end_isolation(interfaces: str) -> bool:
+    """Remove the rule isolate_from_host added for `interfaces` (every copy of it); True when one was removed."""
+    if os.geteuid() != 0 or not shutil.which("iptables"):
+        return False
+    removed = False
+    while subprocess.run(["iptables", "-D", *_drop_rule(interfaces)], capture_output=True).returncode == 0:
+        removed = True
+    return removed
+
+
+def bridge_gateway(client: Any, names: BenchNames) -> str:
     """The host's address on the forwarder's bridge network: host-side servers listen there for the forwarder."""
-    net = ensure_network(client, BRIDGE_NETWORK, internal=False)
+    net = ensure_network(client, names.bridge_network, internal=False, labels=names.labels("network"))
     net.reload()
     configs = net.attrs.get("IPAM", {}).get("Config") or []
     for config in configs:
         if config.get("Gateway"):
             return str(config["Gateway"])
-    raise SandboxError(f"docker network {BRIDGE_NETWORK} has no gateway address; remove it with `docker network rm`")
+    raise SandboxError(f"docker network {names.bridge_network} has no gateway address")
 
 
-def sandbox_network(client: Any) -> str:
+def sandbox_network(client: Any, names: BenchNames) -> str:
     """The internal network for sandboxes reaching host-side servers, created and firewalled on first use."""
-    ensure_network(client, SANDBOX_NETWORK, internal=True, interface=SANDBOX_INTERFACES[0])
-    warn_once(isolate_from_host(SANDBOX_INTERFACES[0]))
-    return SANDBOX_NETWORK
+    ensure_network(
+        client, names.sandbox_network, internal=True, labels=names.labels("network"), interface=names.sandbox_interface
+    )
+    warn_once(isolate_from_host(names.firewall_interfaces))
+    return names.sandbox_network
 
 
 _warned: set[str] = set()

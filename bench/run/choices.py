@@ -9,6 +9,8 @@ from typing import Any
 from bench.config import BenchConfig, Choice
 from bench.containers.engine import choose_sandbox, docker_available, docker_client
 from bench.containers.images import ensure_sandbox_image
+from bench.containers.names import BenchNames
+from bench.ownership import Ownership
 from bench.sandbox.base import Sandbox
 from bench.sandbox.docker import DockerSandbox
 from bench.sandbox.local import LocalSandbox
@@ -19,13 +21,19 @@ from bench.servers.external import ExternalServers
 
 
 class Factory:
-    """Builds the chosen sandboxes and servers; holds the one Docker client and the sandbox image."""
+    """Builds the chosen sandboxes and servers of one bench instance (whose record and names it holds); holds the
+    one Docker client and the sandbox image."""
 
-    def __init__(self, config: BenchConfig, sandbox: Choice, servers: Choice) -> None:
+    def __init__(
+        self, config: BenchConfig, sandbox: Choice, servers: Choice, ownership: Ownership | None = None
+    ) -> None:
         self.config = config
         self.sandbox = sandbox
         self.servers = servers
-        self.docker: Any = docker_client() if sandbox.kind == "docker" else None
+        self.ownership = ownership or Ownership.new()
+        self.names = BenchNames(self.ownership.instance)
+        self.docker: Any = docker_client() if sandbox.kind == "docker" else None  # for sandboxes
+        self.engine: Any = self.docker or (docker_client() if servers.kind == "compose" else None)  # any Docker use
         self.sandbox_image = ensure_sandbox_image(self.docker) if self.docker is not None else ""
 
     @classmethod
@@ -36,12 +44,12 @@ class Factory:
 
     def make_servers(self, log_dir: Path) -> Servers:
         if self.servers.kind == "embedded":
-            return EmbeddedServers(self.config, log_dir, self.docker, self.sandbox_image)
+            return EmbeddedServers(self.config, log_dir, self.docker, self.sandbox_image, ownership=self.ownership)
         if self.servers.kind == "external":
-            return ExternalServers(self.config, self.docker, self.sandbox_image)
-        return make_compose_servers(self.config, self.docker or docker_client(), log_dir=log_dir)
+            return ExternalServers(self.config, self.docker, self.sandbox_image, self.names)
+        return make_compose_servers(self.config, self.engine, log_dir=log_dir, names=self.names)
 
     def make_sandbox(self, endpoints: Endpoints, run_id: str) -> Sandbox:
         if self.sandbox.kind == "docker":
-            return DockerSandbox(self.docker, self.sandbox_image, endpoints, self.config, run_id)
+            return DockerSandbox(self.docker, self.sandbox_image, endpoints, self.config, run_id, self.names)
         return LocalSandbox(endpoints, self.config.run_timeout_s)

@@ -17,7 +17,7 @@ from bench.run.plan import RunInputs
 from bench.run.progress import TraceFollower
 from bench.sandbox.base import AgentRun, Sandbox
 from bench.sandbox.trace_file import read_trace_safely
-from bench.score.workcopy import capture_diff, make_work_copy
+from bench.score.workcopy import DiffTooLarge, capture_diff, make_work_copy
 from bench.servers.api import erase_slot, prompt_counter
 from bench.servers.base import Endpoints, Servers
 
@@ -45,6 +45,7 @@ def observe(
     on_event: Callable[[dict[str, Any]], None],
     sample_interval_s: float,
     gpu_uuids: list[str] | None,
+    diff_limit: int,
 ) -> Observed:
     """Run the agent in a fresh copy while sampling GPU memory; keep its trace, output and diff in run_dir."""
     fixture = inputs.planned.fixture
@@ -70,9 +71,13 @@ def observe(
         events, trace_problem = _keep_trace(out_dir, run_dir, sandbox.trace_owner)
         (run_dir / "agent.log").write_text(agent.output)
         (run_dir / "server.log").write_text(servers.log_tail(50))
-        diff, graded = _diff(workdir, base, inputs, problems)
-    # surrogateescape: a binary file the agent wrote comes back from git as undecodable bytes
-    (run_dir / "diff.patch").write_text(diff, errors="surrogateescape")
+        if agent.changes_lost:  # the copy is incomplete: a diff of it would misstate the agent's work
+            problems.append(f"{agent.changes_lost}; the run is not graded")
+            diff, graded = "", False
+        else:
+            diff, graded = _diff(workdir, base, inputs, problems, diff_limit)
+    if graded:  # surrogateescape: a binary file the agent wrote comes back from git as undecodable bytes
+        (run_dir / "diff.patch").write_text(diff, errors="surrogateescape")
     return Observed(agent, events, gpu, before, after, problems, graded, trace_problem)
 
 
@@ -91,10 +96,14 @@ def _keep_trace(out_dir: Path, run_dir: Path, owner_uid: int | None) -> tuple[li
         return [], f"the event trace is damaged: {e}"
 
 
-def _diff(workdir: Path, base: str, inputs: RunInputs, problems: list[str]) -> tuple[str, bool]:
-    """The agent's changes against the fixture itself, so a deleted or doctored .git changes nothing."""
+def _diff(workdir: Path, base: str, inputs: RunInputs, problems: list[str], limit: int) -> tuple[str, bool]:
+    """The agent's changes against the fixture itself, so a deleted or doctored .git changes nothing; a diff over
+    `limit` bytes is not kept, and the run is not graded (a diff cut short would grade other changes than made)."""
     try:
-        return capture_diff(workdir, base, inputs.planned.fixture), True
+        return capture_diff(workdir, base, inputs.planned.fixture, max_bytes=limit), True
+    except DiffTooLarge as e:
+        problems.append(f"{e} (diff_limit): not kept, and the run is not graded")
+        return "", False
     except FixtureError as e:
         problems.append(f"the agent's changes could not be read ({e}); the run is not graded")
         return "", False

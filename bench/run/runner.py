@@ -1,7 +1,9 @@
 """`python -m bench run`: for each (fixture, preset, ctx, rep), one agent run in a fresh sandbox, one results row.
 
 A row is appended the moment its run ends. A failure outside the agent (a server that died, a container that did
-not start) is recorded as `infra_error` with the reason, and the bench goes on with the next run.
+not start) is recorded as `infra_error` with the reason, and the bench goes on with the next run. One bench at a
+time writes a results file (bench.results.lock); each bench is an instance with names and a record of its own, and
+removes what killed ones left (bench.run.instance).
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ from pathlib import Path
 
 from agent.trace import agent_version
 from bench import ROOT
-from bench.config import BenchConfig, load_config
+from bench.config import BenchConfig, load_config, size_bytes
 from bench.errors import BenchError, ConfigError, ResultsError, ServerStartError
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
 from bench.results.append import append_row, check_same_inputs, completed_keys, read_rows, set_aside_partial_row
+from bench.results.lock import ResultsLock
 from bench.results.schema import INFRA_STOP_REASON, cell
 from bench.run.choices import Factory
+from bench.run.instance import BenchInstance
 from bench.run.observe import observe, write_run_json
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
 from bench.run.progress import Progress, summary_table
@@ -43,7 +47,23 @@ class Bench:
         self.rows: list[Row] = []
 
     def run(self) -> list[Row]:
-        plan = plan_runs(self.config)
+        """The whole plan, holding the results file's lock, as an instance that cleans up after itself."""
+        plan = plan_runs(self.config)  # a wrong matrix or server setting is refused before anything is locked
+        instance = BenchInstance(self.factory.ownership, self.factory.engine)
+        servers = self.factory.make_servers(self.out.parent / "runs" / "servers" / instance.names.instance)
+        lock = ResultsLock(self.out)
+        lock.acquire()
+        try:
+            for line in instance.start(self.out):
+                print(f"bench: {line}")
+            print(f"bench: instance {instance.names.instance} (its state: {instance.ownership.state_file})")
+            with instance.temp_files():
+                return self._run_instance(plan, servers)
+        finally:
+            instance.close()
+            lock.release()
+
+    def _run_instance(self, plan: list[PlannedRun], servers: Servers) -> list[Row]:
         if self.config.resume:
             cut = set_aside_partial_row(self.out)  # a row a crash left half-written: its run runs again
             if cut:
@@ -51,7 +71,6 @@ class Bench:
         existing = read_rows(self.out)
         if existing and not self.config.resume:
             raise ResultsError(f"{self.out} already holds {len(existing)} rows: pass --resume to continue it, or --out")
-        servers = self.factory.make_servers(self.out.parent / "runs" / "servers")
         progress = Progress(len(plan))
         sandbox, kind = self.factory.sandbox, self.factory.servers
         print(f"bench: {len(plan)} runs -> {self.out}")
@@ -124,7 +143,7 @@ class Bench:
         uuids = [self.config.gpu_device] if self.config.gpu_device.startswith("GPU-") else None
         seen = observe(
             record.inputs, sandbox, servers, endpoints, run_dir, progress.on_event, self.config.gpu_sample_interval_s,
-            uuids,
+            uuids, size_bytes(self.config.diff_limit),
         )  # fmt: skip
         record.events, record.wall_s, record.gpu = seen.events, seen.agent.wall_s, seen.gpu
         record.numbers = trace_numbers(seen.events)

@@ -20,6 +20,7 @@ class AgentRun:
     wall_s: float
     output: str  # the agent's stdout and stderr
     infra_error: str | None = None  # the sandbox itself failed (container did not start, ...)
+    changes_lost: str | None = None  # why the agent's files could not all be brought back: the run is not graded
 
 
 class Sandbox(Protocol):

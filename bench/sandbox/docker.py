@@ -7,6 +7,10 @@ two capabilities is the simplest sound way to start commands as another user: no
 would ignore it anyway), no second container, no Docker API inside. Commands cannot write /out or the trace, nor
 signal or trace the agent, whose real uid stays root. The agent runs from /opt/agentbench, not /repo, so no module
 the model writes into the repository is ever imported by the agent.
+
+The repository is a size-limited tmpfs volume (bench.containers.repo_volume): the work copy goes in before the run
+and the files come back into it after, so the rest of the bench reads them where it always does. The container's
+output is kept up to a cap (bench.containers.engine.run_container).
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from agent.command_user import ENV as COMMAND_USER_ENV
-from bench.config import BenchConfig
-from bench.containers.engine import LABEL, owner_for_container, run_container
+from bench.config import BenchConfig, size_bytes
+from bench.containers.engine import SANDBOX_UID, run_container
+from bench.containers.names import BenchNames
+from bench.containers.repo_volume import RepoVolume
 from bench.errors import SandboxError
 from bench.sandbox.base import AgentRun
 from bench.score.graders import DockerGrader, Grader
@@ -28,7 +34,9 @@ from bench.servers.base import Endpoints
 class DockerSandbox:
     """One throwaway container per run, on a network that reaches only Flint and Jeff."""
 
-    def __init__(self, client: Any, image: str, endpoints: Endpoints, config: BenchConfig, run_label: str) -> None:
+    def __init__(
+        self, client: Any, image: str, endpoints: Endpoints, config: BenchConfig, run_label: str, names: BenchNames
+    ) -> None:
         if not endpoints.sandbox_network or not endpoints.flint_sandbox_url:
             raise SandboxError("these servers are not reachable from containers; use --sandbox local")
         self.client = client
@@ -36,6 +44,7 @@ class DockerSandbox:
         self.endpoints = endpoints
         self.config = config
         self.run_label = run_label
+        self.names = names
 
     trace_owner: int | None = (
         0  # the uid the agent writes events.jsonl as, seen from this host (no user namespace remapping)
@@ -61,25 +70,32 @@ class DockerSandbox:
         flint = ["--flint", str(self.endpoints.flint_sandbox_url)]
         command = ["python3", "-m", "agent", "--repo", "/repo", "--task-file", f"/repo/{task_file}"]
         command += ["--events", "/out/events.jsonl", *flint, *jeff, *agent_args]
-        volumes = {str(workdir): {"bind": "/repo", "mode": "rw"}, str(out_dir): {"bind": "/out", "mode": "rw"}}
+        repo = RepoVolume(self.client, self.image, self.names, size_bytes(self.config.sandbox_repo_size))
+        volumes = {**repo.mounts, str(out_dir): {"bind": "/out", "mode": "rw"}}
         for name in visible_tests:  # mounted read-only over the copy: not writable, not removable
             volumes[str(workdir / name)] = {"bind": f"/repo/{name}", "mode": "ro"}
-        environment = {"HOME": "/tmp", COMMAND_USER_ENV: owner_for_container(workdir)}
+        environment = {"HOME": "/tmp", COMMAND_USER_ENV: f"{SANDBOX_UID}:{SANDBOX_UID}"}  # the volume's owner
         prepare_trace_folder(out_dir)
         start = time.monotonic()
         try:
+            repo.create(workdir)
+            start = time.monotonic()
             code, timed_out, logs = run_container(
                 self.client, self.config.run_timeout_s, image=self.image, command=command, volumes=volumes,
                 user="0:0", working_dir="/opt/agentbench", environment=environment,
-                network=self.endpoints.sandbox_network, labels={LABEL: "sandbox", "agentbench.run": self.run_label},
-                **self._limits(),
+                network=self.endpoints.sandbox_network,
+                labels={**self.names.labels("sandbox"), "agentbench.run": self.run_label}, **self._limits(),
             )  # fmt: skip
+            wall_s = time.monotonic() - start
+            lost = repo.read_back(workdir)
         except SandboxError as e:
             return AgentRun(None, False, time.monotonic() - start, "", infra_error=str(e))
-        return AgentRun(code, timed_out, time.monotonic() - start, logs)
+        finally:
+            repo.remove()
+        return AgentRun(code, timed_out, wall_s, logs, changes_lost=lost)
 
     def grader(self) -> Grader:
-        return DockerGrader(self.client, self.image)
+        return DockerGrader(self.client, self.image, labels=self.names.labels("grader"))
 
 
 def prepare_trace_folder(out_dir: Path) -> None:

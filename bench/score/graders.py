@@ -27,6 +27,8 @@ BOOTSTRAP = (
     "sys.exit(pytest.main(sys.argv[1:]))\n"
 )
 JUNIT_LIMIT = 8 * 1024 * 1024  # bytes of junit XML read back; a report this large is not one pytest wrote for us
+# The grading container's output is kept up to this: its last half holds the marker line and the report whole.
+GRADER_OUTPUT_LIMIT = 2 * (JUNIT_LIMIT + 1024 * 1024)
 
 # The grading container runs the agent's code: it gets no more than the agent's own sandbox, and less.
 # /src is the prepared copy (read-only); the script copies it into /grade, a size-limited tmpfs, runs pytest there,
@@ -75,10 +77,13 @@ class DockerGrader:
     """pytest in a fresh container: no network, non-root, no new privileges, no capabilities, read-only root, the
     copy in a size-limited tmpfs, and CPU, memory and process limits."""
 
-    def __init__(self, client: Any, image: str, limits: GraderLimits | None = None) -> None:
+    def __init__(
+        self, client: Any, image: str, limits: GraderLimits | None = None, labels: dict[str, str] | None = None
+    ) -> None:
         self.client = client
         self.image = image
         self.limits = limits or GraderLimits()
+        self.labels = labels or {LABEL: "grader"}  # a bench's grader also carries its owner label
 
     def run_pytest(self, workdir: Path, args: list[str], timeout_s: float, *, import_dir: str = "") -> PytestRun:
         mark = f"bench-grading-done-{secrets.token_hex(8)}"
@@ -87,7 +92,7 @@ class DockerGrader:
         uid, gid = user.split(":")
         limits = self.limits
         code, timed_out, logs = run_container(
-            self.client, timeout_s, image=self.image, user=user, working_dir="/",
+            self.client, timeout_s, GRADER_OUTPUT_LIMIT, image=self.image, user=user, working_dir="/",
             command=["sh", "-c", GRADE_SCRIPT, "grade", junit, mark, import_dir, *args],
             volumes={str(workdir): {"bind": "/src", "mode": "ro"}},
             tmpfs={
@@ -98,7 +103,7 @@ class DockerGrader:
                 "HOME": "/tmp", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "BOOTSTRAP": BOOTSTRAP,
                 "LIMIT": str(JUNIT_LIMIT),
             },
-            network_mode="none", labels={LABEL: "grader"}, read_only=True, cap_drop=["ALL"],
+            network_mode="none", labels=self.labels, read_only=True, cap_drop=["ALL"],
             security_opt=["no-new-privileges"], mem_limit=limits.memory, memswap_limit=limits.memory,
             nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
         )  # fmt: skip

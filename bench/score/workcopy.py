@@ -29,20 +29,50 @@ GIT_IDENTITY = {
 COMMIT_MESSAGE = "initial state"
 
 
-def run_git(workdir: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> str:
-    """Run git in `workdir`, ignoring the user's and system's git configuration; a failure is a FixtureError."""
+class DiffTooLarge(FixtureError):
+    """The agent's changes make a diff larger than the bench keeps."""
+
+
+def _git_command(*args: str) -> list[str]:
     # safe.directory: the copy may belong to another uid (the container user) by the time we diff it.
-    command = ["git", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", *args]
+    return ["git", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", *args]
+
+
+def _git_env(env: dict[str, str] | None) -> dict[str, str]:
     trusted = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_NO_REPLACE_OBJECTS": "1"}
     inherited = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    full_env = {**inherited, **trusted, **(env or {})}
+    return {**inherited, **trusted, **(env or {})}
+
+
+def run_git(workdir: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> str:
+    """Run git in `workdir`, ignoring the user's and system's git configuration; a failure is a FixtureError."""
     # surrogateescape: file contents in a diff need not be UTF-8, and must survive the round trip unchanged.
     done = subprocess.run(
-        command, cwd=workdir, env=full_env, input=stdin, capture_output=True, encoding="utf-8", errors="surrogateescape"
-    )
+        _git_command(*args), cwd=workdir, env=_git_env(env), input=stdin, capture_output=True, encoding="utf-8",
+        errors="surrogateescape",
+    )  # fmt: skip
     if done.returncode != 0:
         raise FixtureError(f"git {args[0]} failed in {workdir}: {done.stderr.strip()[-500:]}")
     return done.stdout
+
+
+def git_output_capped(workdir: Path, *args: str, env: dict[str, str], max_bytes: int) -> str:
+    """run_git for a command whose output may be huge: more than `max_bytes` of it is DiffTooLarge, read no further."""
+    with tempfile.TemporaryFile() as errors:
+        proc = subprocess.Popen(
+            _git_command(*args), cwd=workdir, env=_git_env(env), stdout=subprocess.PIPE, stderr=errors
+        )
+        assert proc.stdout is not None
+        with proc.stdout:
+            data = proc.stdout.read(max_bytes + 1)
+            if len(data) > max_bytes:
+                proc.kill()
+                proc.wait()
+                raise DiffTooLarge(f"the agent's changes make a diff of more than {max_bytes} bytes")
+        if proc.wait() != 0:
+            errors.seek(0)
+            raise FixtureError(f"git {args[0]} failed in {workdir}: {errors.read().decode(errors='replace')[-500:]}")
+    return data.decode("utf-8", errors="surrogateescape")
 
 
 def copy_repository(fx: Fixture, dest: Path) -> None:
@@ -66,13 +96,14 @@ def make_work_copy(fx: Fixture, dest: Path) -> str:
     return run_git(dest, "rev-parse", "HEAD").strip()
 
 
-def capture_diff(workdir: Path, base: str, fx: Fixture | None = None) -> str:
+def capture_diff(workdir: Path, base: str, fx: Fixture | None = None, max_bytes: int | None = None) -> str:
     """Everything changed in `workdir` since commit `base`, new and deleted files included, as a binary diff.
 
     git runs with a throwaway repository of ours: the agent's own index stays as it was, and nothing the agent wrote
     into .git/config (filters, diff drivers, hooks) runs here. With `fx`, the base commit is rebuilt from the fixture
     (make_work_copy gives the same sha every time), so nothing of the agent's .git is read: a copy whose .git was
     deleted or rewritten is diffed from its files as they are. Without `fx`, the objects come from workdir/.git.
+    A diff of more than `max_bytes` is DiffTooLarge.
     """
     with tempfile.TemporaryDirectory(prefix="bench-diff-") as tmp:
         if fx is not None:
@@ -90,9 +121,10 @@ def capture_diff(workdir: Path, base: str, fx: Fixture | None = None) -> str:
         env = {"GIT_DIR": str(trusted / ".git"), "GIT_WORK_TREE": str(workdir), "GIT_INDEX_FILE": f"{tmp}/index"}
         run_git(workdir, "read-tree", base, env=env)
         run_git(workdir, "add", "-A", "--", ".", *DIFF_EXCLUDES, env=env)
-        return run_git(
-            workdir, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-renames", base, env=env
-        )
+        diff = ["diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-renames", base]
+        if max_bytes is None:
+            return run_git(workdir, *diff, env=env)
+        return git_output_capped(workdir, *diff, env=env, max_bytes=max_bytes)
 
 
 def solution_diff(fx: Fixture, dest: Path) -> str:

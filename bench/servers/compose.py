@@ -11,7 +11,8 @@ from typing import Any
 from bench import ROOT
 from bench.config import BenchConfig, Choice
 from bench.containers.engine import docker_client
-from bench.containers.network import SANDBOX_INTERFACES, isolate_from_host, warn_once
+from bench.containers.names import BenchNames
+from bench.containers.network import UP_SANDBOX_INTERFACE, end_isolation, isolate_from_host, warn_once
 from bench.errors import PrerequisiteError, ServerStartError
 from bench.measure.nvml import nvidia_gpu_present
 from bench.servers.api import is_healthy, model_path, wait_healthy
@@ -28,7 +29,7 @@ from bench.servers.process import free_port
 COMPOSE_FILE = ROOT / "compose.yaml"
 
 
-COMPOSE_PROJECT = "agentbench"
+COMPOSE_PROJECT = "agentbench"  # `bench up`'s; a bench's compose project is named after its instance
 
 
 # Where compose.yaml mounts the models folder and the shared cache inside the containers.
@@ -44,8 +45,20 @@ ROLES = ("flint", "jeff")
 class ComposeServers:
     """compose.yaml's services: flint/jeff on the GPU, or flint-cpu/jeff-cpu (profile cpu) without one."""
 
-    def __init__(self, config: BenchConfig, *, gpu: bool, cpu_image: str = "", log_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        config: BenchConfig,
+        *,
+        gpu: bool,
+        cpu_image: str = "",
+        log_dir: Path | None = None,
+        names: BenchNames | None = None,
+    ) -> None:
         self.config = config
+        # A bench's project and sandbox interface are its instance's; `bench up` (names None) has fixed ones.
+        self.project = names.compose_project if names else COMPOSE_PROJECT
+        self.interface = names.compose_interface if names else UP_SANDBOX_INTERFACE
+        self.firewall = names.firewall_interfaces if names else UP_SANDBOX_INTERFACE
         self.gpu = gpu
         self.cpu_image = cpu_image
         roles = ["flint", "jeff"] if config.use_jeff else ["flint"]  # Jeff off: not started, not in the GPU peak
@@ -64,7 +77,7 @@ class ComposeServers:
 
     def _compose(self, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[str]:
         profile = [] if self.gpu else ["--profile", "cpu"]
-        cmd = [*self.cli.argv, "-p", COMPOSE_PROJECT, "-f", str(COMPOSE_FILE), *profile, *args]
+        cmd = [*self.cli.argv, "-p", self.project, "-f", str(COMPOSE_FILE), *profile, *args]
         result = subprocess.run(cmd, env=self.env or None, capture_output=True, text=True, timeout=timeout)
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -105,11 +118,12 @@ class ComposeServers:
                 "LLAMA_IMAGE": self.config.llama_image,
                 "LLAMA_CPU_IMAGE": self.cpu_image,
                 "GPU_DEVICE": self.config.gpu_device,
+                "SANDBOX_INTERFACE": self.interface,
             }
         )
         print(f"bench: compose servers via {self.cli.label}", flush=True)
         self._compose("up", "-d", "--force-recreate", *self.services, timeout=3600)  # a first pull takes a while
-        warn_once(isolate_from_host(SANDBOX_INTERFACES[1]))
+        warn_once(isolate_from_host(self.firewall))
         flint_url = f"http://127.0.0.1:{flint_port}"
         jeff_url = f"http://127.0.0.1:{jeff_port}" if self.config.use_jeff else None
         watches = [
@@ -133,7 +147,7 @@ class ComposeServers:
             jeff_url=jeff_url,
             jeff=jeff_props,
             jeff_model_path=self._served_file(models.jeff, model_path(jeff_url), cache) if jeff_url else None,
-            sandbox_network=f"{COMPOSE_PROJECT}_sandbox",
+            sandbox_network=f"{self.project}_sandbox",
             flint_sandbox_url="http://flint:8080",
             jeff_sandbox_url="http://jeff:8080" if jeff_url else None,
             server_containers=self._container_ids(),
@@ -168,6 +182,7 @@ class ComposeServers:
         if self.env:
             self._compose("down", "--remove-orphans", check=False)
             self.env = {}
+        end_isolation(self.firewall)  # added again at the next start
 
 
 def choose_servers(requested: str, engine: bool) -> Choice:
@@ -179,9 +194,14 @@ def choose_servers(requested: str, engine: bool) -> Choice:
 
 
 def make_compose_servers(
-    config: BenchConfig, client: Any, *, build_image: bool = True, log_dir: Path | None = None
+    config: BenchConfig,
+    client: Any,
+    *,
+    build_image: bool = True,
+    log_dir: Path | None = None,
+    names: BenchNames | None = None,
 ) -> ComposeServers:
     """compose.yaml's GPU services where NVML finds a GPU, else its cpu profile (whose image is built here)."""
     gpu = nvidia_gpu_present()
     cpu_image = ensure_llama_cpu_image(client) if not gpu and build_image else ""
-    return ComposeServers(config, gpu=gpu, cpu_image=cpu_image, log_dir=log_dir)
+    return ComposeServers(config, gpu=gpu, cpu_image=cpu_image, log_dir=log_dir, names=names)

@@ -12,7 +12,9 @@ from typing import Any
 
 from bench.config import BenchConfig
 from bench.containers.forwarder import Forwarder
+from bench.containers.names import BenchNames
 from bench.containers.network import bridge_gateway, sandbox_network
+from bench.ownership import Ownership
 from bench.servers.api import is_healthy, model_path
 from bench.servers.base import Endpoints, check_windows, default_threads
 from bench.servers.choose import llama_gpu_devices
@@ -32,11 +34,15 @@ class EmbeddedServers:
         docker_client: Any = None,
         sandbox_image: str = "",
         gpu: bool | None = None,
+        ownership: Ownership | None = None,
     ) -> None:
         self.config = config
         self.log_dir = log_dir
+        self.ownership = ownership or Ownership.new()  # the bench instance: its names, and a record of our pids
+        self.names = BenchNames(self.ownership.instance)
         self.docker = docker_client  # set when sandboxes are containers: they reach us through a forwarder
-        self.forwarder = Forwarder(docker_client, sandbox_image) if docker_client is not None else None
+        self.forwarder = Forwarder(docker_client, sandbox_image, self.names) if docker_client is not None else None
+        self.starts = 0  # each start writes logs of its own
         self.gpu = bool(llama_gpu_devices()) if gpu is None else gpu
         self.build_pin = package_pin()
         self.flint: LlamaProcess | None = None
@@ -45,18 +51,21 @@ class EmbeddedServers:
     def start(self, ctx: int) -> Endpoints:
         self.stop()
         models = models_for(self.config, self.gpu)
-        host = bridge_gateway(self.docker) if self.docker is not None else "127.0.0.1"
+        host = bridge_gateway(self.docker, self.names) if self.docker is not None else "127.0.0.1"
         timeout = self.config.server_start_timeout_s
         common: dict[str, Any] = {
             "host": host,
             "threads": self.config.threads or default_threads(),
             "cache": cache_dir(self.config.model_cache),
             "gpu": self.gpu,
+            "ownership": self.ownership,
         }
-        self.flint = LlamaProcess(models.flint, ctx, self.log_dir / f"flint-{ctx}.log", who="flint", **common)
+        self.starts += 1
+        flint_log = self.log_dir / f"flint-{ctx}-{self.starts}.log"
+        self.flint = LlamaProcess(models.flint, ctx, flint_log, who="flint", **common)
         self.flint.start(timeout)
         if self.config.use_jeff:
-            jeff_log = self.log_dir / f"jeff-{ctx}.log"
+            jeff_log = self.log_dir / f"jeff-{ctx}-{self.starts}.log"
             self.jeff = LlamaProcess(
                 models.jeff, self.config.jeff_ctx, jeff_log, who="jeff", extra_args=JEFF_FLAGS, **common
             )
@@ -67,7 +76,7 @@ class EmbeddedServers:
         if self.forwarder is not None:
             jeff_target = (host, self.jeff.port) if self.jeff else None
             flint_sandbox_url, jeff_sandbox_url = self.forwarder.start((host, self.flint.port), jeff_target)
-            sandbox_net = sandbox_network(self.docker)
+            sandbox_net = sandbox_network(self.docker, self.names)
         return Endpoints(
             ctx=ctx,
             flint_url=self.flint.url,

@@ -7,8 +7,10 @@ from typing import Any
 
 from bench.config import BenchConfig
 from bench.containers.forwarder import Forwarder
+from bench.containers.names import BenchNames
 from bench.containers.network import sandbox_network
 from bench.errors import PrerequisiteError, ServerStartError
+from bench.ownership import new_instance_id
 from bench.servers.api import is_healthy
 from bench.servers.base import Endpoints, check_windows
 
@@ -18,14 +20,17 @@ class ExternalServers:
 
     build_pin = ""  # someone else's servers: no build is expected
 
-    def __init__(self, config: BenchConfig, docker_client: Any = None, sandbox_image: str = "") -> None:
+    def __init__(
+        self, config: BenchConfig, docker_client: Any = None, sandbox_image: str = "", names: BenchNames | None = None
+    ) -> None:
         self.config = config
         if not config.flint_url:
             raise PrerequisiteError("--servers external needs Flint's URL: pass --flint-url or set FLINT_URL")
         self.flint_url = config.flint_url.rstrip("/")
         self.jeff_url = config.jeff_url.rstrip("/") if config.jeff_url and config.use_jeff else None
         self.docker = docker_client
-        self.forwarder = Forwarder(docker_client, sandbox_image) if docker_client is not None else None
+        self.names = names or BenchNames(new_instance_id())  # the bench instance's, or names of our own
+        self.forwarder = Forwarder(docker_client, sandbox_image, self.names) if docker_client is not None else None
 
     def start(self, ctx: int) -> Endpoints:
         for url in (self.flint_url, self.jeff_url):
@@ -37,7 +42,7 @@ class ExternalServers:
             flint_target = _host_port(self.flint_url)
             jeff_target = _host_port(self.jeff_url) if self.jeff_url else None
             flint_sandbox_url, jeff_sandbox_url = self.forwarder.start(flint_target, jeff_target)
-            sandbox_net = sandbox_network(self.docker)
+            sandbox_net = sandbox_network(self.docker, self.names)
         return Endpoints(
             ctx=ctx,
             flint_url=self.flint_url,

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.errors import ServerStartError
+from bench.ownership import Ownership
 from bench.processes import kill_group
 from bench.servers.api import check_ctx, wait_healthy
 from bench.servers.binaries import find_llama_server, llama_env
@@ -59,6 +60,7 @@ class LlamaProcess:
         cache: Path | None = None,
         gpu: bool = False,
         who: str = "llama-server",
+        ownership: Ownership | None = None,
     ) -> None:
         self.model = model
         self.ctx = ctx
@@ -70,6 +72,7 @@ class LlamaProcess:
         self.cache = cache or cache_dir()
         self.gpu = gpu
         self.who = who
+        self.ownership = ownership  # records the process while it runs, so a killed bench's server is found
         self.proc: subprocess.Popen[bytes] | None = None
         self._copier: threading.Thread | None = None
 
@@ -101,6 +104,8 @@ class LlamaProcess:
                 cmd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=log, env=env, start_new_session=True
             )
         os.close(stdout)
+        if self.ownership is not None:
+            self.ownership.process_started(self.proc.pid, self.who, self.port, self.log_path)
         self._copier = threading.Thread(target=_copy_terminal, args=(terminal, self.log_path), daemon=True)
         self._copier.start()
         watch = DownloadWatch(self.who, self._read_log)
@@ -144,16 +149,19 @@ class LlamaProcess:
         return "\n".join(latest[-lines:])
 
     def stop(self, grace_s: float = 10.0) -> None:
-        if self.proc is None or self.proc.poll() is not None:
+        if self.proc is None:
             return
-        kill_group(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(grace_s)
-        except subprocess.TimeoutExpired:
-            kill_group(self.proc.pid)
-            self.proc.wait()
-        if self._copier is not None:
-            self._copier.join(5)
+        if self.proc.poll() is None:
+            kill_group(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(grace_s)
+            except subprocess.TimeoutExpired:
+                kill_group(self.proc.pid)
+                self.proc.wait()
+            if self._copier is not None:
+                self._copier.join(5)
+        if self.ownership is not None:
+            self.ownership.process_ended(self.proc.pid)
 
     def __enter__(self) -> LlamaProcess:
         self.start()

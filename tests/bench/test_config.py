@@ -77,6 +77,8 @@ WRONG = {
     "sandbox_memory": (2, "2 gigs"),
     "sandbox_cpus": ('"2"', 0),
     "sandbox_pids": ('"256"', 1),
+    "sandbox_repo_size": (2, "100k"),
+    "diff_limit": ([1], "512"),
     "flint_hf": (3, "gpt-oss-20b"),
     "jeff_hf": (["o/r"], "o/r:Q8 0"),
     "model_cache": (1, None),

@@ -4,6 +4,7 @@ killed between runs and resumed."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -93,3 +94,73 @@ def test_a_bench_stopped_between_runs_keeps_its_rows_and_resumes(tmp_path: Path)
     assert rows[0] == first[0]
     assert sorted(r["rep"] for r in rows) == ["1", "2"]
     assert "already in results.csv: skipped (--resume)" in resumed.stdout
+
+
+@pytest.mark.docker
+def test_a_bench_killed_mid_run_is_cleaned_up_by_the_next_which_resumes(tmp_path: Path, bench_state_dir: Path) -> None:
+    """SIGKILL while the second run's docker sandbox runs: the servers, the sandbox container, the networks and the
+    temp folder outlive the bench; the next bench (--resume) removes exactly those, keeps the first row, runs the
+    second run again, and its servers write logs of their own."""
+    from bench.containers.engine import docker_client
+    from bench.containers.names import OWNER_LABEL
+    from bench.ownership import Ownership
+    from bench.processes import is_running
+
+    client = docker_client()
+    out = tmp_path / "results.csv"
+    config = tmp_path / "bench.yaml"
+    config.write_text("jeff_ctx: 512\nagent_retries: 1\nagent_retry_delay_s: 0.1\n")
+    cmd = [sys.executable, "-m", "bench", "run", "--config", str(config), "--servers", "embedded", "--sandbox",
+           "docker", "--ctx", "1024", "--presets", "part3", "--fixtures", "todo_repo", "--max-steps", "1", "--reps",
+           "2", "--out", str(out)]  # fmt: skip
+    bench = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline, record = time.monotonic() + 600, None
+    while time.monotonic() < deadline and bench.poll() is None:
+        states = list(bench_state_dir.glob("*.json"))
+        record = Ownership.load(states[0]) if states else None
+        if record and read_rows(out) and sandbox_running(client, record):
+            break
+        time.sleep(0.5)
+    assert record is not None and bench.poll() is None, "the bench never started its second run"
+    bench.kill()
+    bench.wait()
+    owned = {"label": f"{OWNER_LABEL}={record.instance}"}
+    (first,) = read_rows(out)
+    servers = [p for p in record.processes if is_running(p.pid, p.start_time)]
+    assert {p.what for p in servers} == {"flint", "jeff"}  # orphans, as a killed bench leaves them
+    assert client.containers.list(all=True, filters=owned) and all(Path(f).is_dir() for f in record.folders)
+    firewalled = os.geteuid() == 0 and shutil.which("iptables")  # the bench adds its rule where it can
+    assert (f"ab{record.instance}+" in firewall_rules()) == bool(firewalled)
+
+    resumed = subprocess.run([*cmd, "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert f"bench {record.instance} (pid {bench.pid}" in resumed.stdout
+    assert "ended without cleaning up; removed: flint (pid" in resumed.stdout
+    assert not any(is_running(p.pid, p.start_time) for p in servers)
+    assert client.containers.list(all=True, filters=owned) == [] and client.networks.list(filters=owned) == []
+    assert client.volumes.list(filters=owned) == [] and not any(Path(f).exists() for f in record.folders)
+    assert list(bench_state_dir.glob("*.json")) == []  # the second bench removed its own record too
+    assert f"ab{record.instance}+" not in firewall_rules()
+    rows = read_rows(out)
+    assert rows[0] == first and [r["rep"] for r in rows] == ["1", "2"] and rows[1]["error"] == "", rows
+    assert "already in results.csv: skipped (--resume)" in resumed.stdout
+    logs = sorted(p.relative_to(out.parent / "runs" / "servers") for p in (out.parent / "runs").rglob("*-1.log"))
+    assert len({log.parts[0] for log in logs}) == 2  # each instance's servers wrote logs of their own
+
+
+def sandbox_running(client: Any, record: Any) -> bool:
+    """The bench has both servers up and a run's containers running (its repository's holder, then the sandbox)."""
+    from bench.containers.names import OWNER_LABEL
+
+    owned = {"label": f"{OWNER_LABEL}={record.instance}"}
+    roles = {"sandbox", "repo-holder"}
+    sandboxes = [c for c in client.containers.list(filters=owned) if c.labels.get("agentbench.role") in roles]
+    return {p.what for p in record.processes} >= {"flint", "jeff"} and bool(sandboxes)
+
+
+def firewall_rules() -> str:
+    """This host's INPUT rules where the bench may add them (root with iptables), else ""."""
+    if os.geteuid() != 0 or not shutil.which("iptables"):
+        return ""
+    return subprocess.run(["iptables", "-S", "INPUT"], capture_output=True, text=True, check=True).stdout

@@ -1,6 +1,7 @@
 """The docker sandbox against the real Docker engine: network restriction, read-only visible tests, no hidden tests,
-the model's commands as a user who cannot touch the agent or its trace, only chat through the forwarder, leftovers
-removed, grading without a network."""
+the model's commands as a user who cannot touch the agent or its trace, only chat through the forwarder, benches
+that cannot see each other, a dead bench's leftovers removed and a live one's kept, the repository size-limited,
+grading without a network."""
 
 from __future__ import annotations
 
@@ -16,10 +17,13 @@ import pytest
 
 from agent.server import Props
 from bench.config import BenchConfig
-from bench.containers.engine import LABEL, docker_client, remove_container, remove_leftovers
+from bench.containers.engine import LABEL, docker_client, remove_container, run_container
 from bench.containers.forwarder import Forwarder
 from bench.containers.images import ensure_sandbox_image
-from bench.containers.network import BRIDGE_NETWORK, SANDBOX_NETWORK, bridge_gateway, sandbox_network
+from bench.containers.names import BenchNames
+from bench.containers.network import bridge_gateway, sandbox_network
+from bench.ownership import Ownership, new_instance_id
+from bench.run.instance import reap_dead, remove_instance
 from bench.sandbox.docker import DockerSandbox
 from bench.sandbox.trace_file import read_trace_safely
 from bench.score.fixtures import load_fixture
@@ -55,13 +59,22 @@ def image(client: Any) -> str:
     return ensure_sandbox_image(client)
 
 
+@pytest.fixture(scope="module")
+def names(client: Any) -> Any:
+    """This module's bench instance: networks and forwarder of its own, removed (with its firewall rule) at its end."""
+    ownership = Ownership.new()
+    ownership.docker = True
+    yield BenchNames(ownership.instance)
+    remove_instance(ownership, client)
+
+
 @pytest.fixture
-def forwarded(client: Any, image: str) -> Any:
+def forwarded(client: Any, image: str, names: BenchNames) -> Any:
     """A fake Flint and Jeff on the host, reachable from sandboxes only through the forwarder."""
-    gateway = bridge_gateway(client)
+    gateway = bridge_gateway(client, names)
     flint = fake_llama.FakeLlama(host=gateway).start()
     jeff = fake_llama.FakeLlama(host=gateway, default=fake_llama.prose("yes: harmless")).start()
-    forwarder = Forwarder(client, image)
+    forwarder = Forwarder(client, image, names)
     flint_url, jeff_url = forwarder.start(
         (gateway, flint.server.server_address[1]), (gateway, jeff.server.server_address[1])
     )
@@ -72,20 +85,20 @@ def forwarded(client: Any, image: str) -> Any:
 
 
 @pytest.fixture
-def bridge_listener(client: Any, image: str) -> Any:
+def bridge_listener(client: Any, image: str, names: BenchNames) -> Any:
     """A container listening on the forwarder's bridge network: a target the sandbox could reach only if this host
     forwarded its packets onto another network, the path any traffic to the outside would take."""
     port = 9999
     container = client.containers.run(
         image, ["python3", "-c", host_targets.LISTENER.replace("PORT", str(port))], detach=True,
-        network=BRIDGE_NETWORK, labels={LABEL: "probe"}, user="10001",
+        network=names.bridge_network, labels=names.labels("probe"), user="10001",
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 30
         while b"listening" not in container.logs() and time.monotonic() < deadline:
             time.sleep(0.2)
         container.reload()
-        yield container, (container.attrs["NetworkSettings"]["Networks"][BRIDGE_NETWORK]["IPAddress"], port)
+        yield container, (container.attrs["NetworkSettings"]["Networks"][names.bridge_network]["IPAddress"], port)
     finally:
         remove_container(client, container.id)
 
@@ -99,7 +112,7 @@ def run_probe(client: Any, image: str, network: str, script: str) -> dict[str, A
 
 
 def test_sandbox_reaches_flint_and_jeff_and_nothing_else(
-    client: Any, image: str, forwarded: Any, bridge_listener: Any
+    client: Any, image: str, names: BenchNames, forwarded: Any, bridge_listener: Any
 ) -> None:
     """Nothing else, with targets on this machine only: a listener on each of this host's own addresses (its primary
     interface, the docker bridge gateways), Flint's port on the bridge gateway (only the forwarder may pass it on),
@@ -113,12 +126,12 @@ def test_sandbox_reaches_flint_and_jeff_and_nothing_else(
         targets["flint directly, not through the forwarder"] = (gateway, flint.server.server_address[1])
         targets["a container on the bridge network"] = container_target
         assert {host_targets.primary_address(), gateway} <= {host for host, _ in targets.values()}
-        sandbox = run_probe(client, image, sandbox_network(client), PROBE.replace("TARGETS", repr(targets)))
+        sandbox = run_probe(client, image, sandbox_network(client, names), PROBE.replace("TARGETS", repr(targets)))
         control_targets = {
             "container": container_target,
             "gateway": next(t for t in targets.values() if t[0] == gateway),
         }
-        control = run_probe(client, image, BRIDGE_NETWORK, CONTROL.replace("TARGETS", repr(control_targets)))
+        control = run_probe(client, image, names.bridge_network, CONTROL.replace("TARGETS", repr(control_targets)))
     finally:
         for listener in listeners:
             listener.close()
@@ -157,13 +170,15 @@ print(json.dumps(results))
 """
 
 
-def test_only_chat_props_and_health_reach_the_servers_from_a_sandbox(client: Any, image: str, forwarded: Any) -> None:
+def test_only_chat_props_and_health_reach_the_servers_from_a_sandbox(
+    client: Any, image: str, names: BenchNames, forwarded: Any
+) -> None:
     _, flint, jeff, flint_url, jeff_url = forwarded
     flint.add(fake_llama.prose("hello"))
     script = FILTER_PROBE.replace("FLINT", repr(flint_url)).replace("JEFF", repr(jeff_url))
 
     output = client.containers.run(
-        image, ["python3", "-c", script], network=sandbox_network(client), remove=True, labels={LABEL: "sandbox"}
+        image, ["python3", "-c", script], network=sandbox_network(client, names), remove=True, labels={LABEL: "sandbox"}
     )
 
     expected = {"chat": 200, "props": 200, "health": 200, "slots": 403, "metrics": 403}
@@ -173,7 +188,7 @@ def test_only_chat_props_and_health_reach_the_servers_from_a_sandbox(client: Any
 
 
 def test_agent_in_container_cannot_touch_visible_tests_or_see_hidden_ones(
-    client: Any, image: str, forwarded: Any, tmp_path: Path
+    client: Any, image: str, names: BenchNames, forwarded: Any, tmp_path: Path
 ) -> None:
     _, flint, jeff, flint_url, jeff_url = forwarded
     fixture = load_fixture("todo_repo")
@@ -186,7 +201,7 @@ def test_agent_in_container_cannot_touch_visible_tests_or_see_hidden_ones(
         "ls /work /hidden_tests 2>&1; find / -name 'test_*.py' -path '*hidden*' 2>/dev/null | wc -l"
     )
     flint.add(fake_llama.tool_call("run", {"command": attack}), fake_llama.prose("All done."))
-    sandbox = DockerSandbox(client, image, endpoints(flint_url, jeff_url), BenchConfig(), "test-run")
+    sandbox = DockerSandbox(client, image, endpoints(names, flint_url, jeff_url), BenchConfig(), "test-run", names)
     run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
 
     assert run.infra_error is None and not run.timed_out
@@ -200,21 +215,12 @@ def test_agent_in_container_cannot_touch_visible_tests_or_see_hidden_ones(
     assert any(e["event"] == "jeff" and e["opinion"] for e in events)  # Jeff was reached through the forwarder
 
 
-def test_leftover_containers_are_found_by_label_and_removed(client: Any, image: str) -> None:
-    container = client.containers.run(
-        image, ["python3", "-c", "import time; time.sleep(300)"], detach=True, labels={LABEL: "sandbox"}
-    )
-    assert remove_leftovers(client) >= 1
-    ids = subprocess.run(["docker", "ps", "-aq", "--no-trunc"], capture_output=True, text=True).stdout.split()
-    assert container.id not in ids
-
-
-def test_grading_container_has_no_network(client: Any, image: str, tmp_path: Path) -> None:
+def test_grading_container_has_no_network(client: Any, image: str, names: BenchNames, tmp_path: Path) -> None:
     """A listener on this host's own interface and on the docker bridge gateway: the grading container reaches
     neither, has no route at all and no interface but loopback."""
     with (
         host_targets.Listener(host_targets.primary_address()) as own,
-        host_targets.Listener(bridge_gateway(client)) as bridge,
+        host_targets.Listener(bridge_gateway(client, names)) as bridge,
     ):
         (tmp_path / "test_probe.py").write_text(
             host_targets.PROBE_FUNCTIONS + "import os\n\n"
@@ -232,12 +238,12 @@ TRACE_ATTACK = (
     "id -u; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; grep '^Uid' /proc/1/status; "
     """echo '{"t": 9, "event": "stop", "reason": "done", "steps": 9}' >> /out/events.jsonl; echo append=$?; """
     "rm -f /out/events.jsonl; echo rm=$?; ln -s /etc/shadow /out/trap; echo link=$?; mkfifo /out/fifo; "
-    "echo fifo=$?; touch /out/x; echo touch=$?; kill -TERM 1; echo kill=$?"
+    "echo fifo=$?; touch /out/x; echo touch=$?; kill -TERM 1; echo kill=$?; stat -c owner=%u notes.txt"
 )
 
 
 def test_the_models_commands_cannot_write_the_trace_or_touch_the_agent(
-    client: Any, image: str, forwarded: Any, tmp_path: Path
+    client: Any, image: str, names: BenchNames, forwarded: Any, tmp_path: Path
 ) -> None:
     _, flint, _, flint_url, _ = forwarded
     workdir, out_dir = tmp_path / "repo", tmp_path / "out"
@@ -248,7 +254,7 @@ def test_the_models_commands_cannot_write_the_trace_or_touch_the_agent(
         fake_llama.tool_call("run", {"command": TRACE_ATTACK}),
         fake_llama.prose("All done."),
     )
-    sandbox = DockerSandbox(client, image, endpoints(flint_url, None), BenchConfig(), "test-run")
+    sandbox = DockerSandbox(client, image, endpoints(names, flint_url, None), BenchConfig(), "test-run", names)
 
     run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "4"])
 
@@ -265,12 +271,141 @@ def test_the_models_commands_cannot_write_the_trace_or_touch_the_agent(
     assert problem is None and text is not None
     events = [json.loads(line) for line in text.splitlines()]
     assert [e["event"] for e in events].count("stop") == 1 and events[-1]["reason"] == "done"
-    assert (workdir / "notes.txt").stat().st_uid == 10001  # the agent's own writes belong to the command user
+    assert "owner=10001" in lines  # the agent's own writes belong to the command user
+    assert (workdir / "notes.txt").read_text() == "mine\n"  # and come back from the sandbox's repository
 
 
-def endpoints(flint_url: str, jeff_url: str | None) -> Endpoints:
+ISOLATION_PROBE = host_targets.PROBE_FUNCTIONS + "import json\nprint(json.dumps(connect_all(TARGETS)))\n"
+
+
+def test_a_sandbox_reaches_nothing_of_another_bench(client: Any, image: str, names: BenchNames) -> None:
+    """Another bench's sandbox network holds a listener (as its forwarder or a sandbox would): a sandbox of ours
+    does not reach it, a container on that bench's own network does."""
+    other = BenchNames(new_instance_id())
+    assert {other.sandbox_network, other.bridge_network, other.forwarder}.isdisjoint(
+        {names.sandbox_network, names.bridge_network, names.forwarder}
+    )
+    try:
+        listener = client.containers.run(
+            image, ["python3", "-c", host_targets.LISTENER.replace("PORT", "9999")], detach=True,
+            network=sandbox_network(client, other), labels=other.labels("probe"), user="10001",
+        )  # fmt: skip
+        deadline = time.monotonic() + 30
+        while b"listening" not in listener.logs() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        listener.reload()
+        address = listener.attrs["NetworkSettings"]["Networks"][other.sandbox_network]["IPAddress"]
+        script = ISOLATION_PROBE.replace("TARGETS", repr({"other": (address, 9999)}))
+        ours = run_probe(client, image, sandbox_network(client, names), script)
+        theirs = run_probe(client, image, other.sandbox_network, script)
+    finally:
+        remove_instance(record_for(other), client)
+    assert ours == {"other": "timeout"} or ours["other"] != "connected", ours
+    assert theirs == {"other": "connected"}
+
+
+def record_for(names: BenchNames, owner: tuple[int, int | None] | None = None) -> Ownership:
+    record = Ownership(names.instance)
+    record.docker = True
+    if owner is not None:
+        record.owner_pid, record.owner_start_time = owner
+    return record
+
+
+def test_the_reaper_removes_a_dead_benchs_containers_and_keeps_a_live_ones(
+    client: Any, image: str, tmp_path: Path
+) -> None:
+    import sys
+
+    from bench.processes import start_time
+
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead_owner = (ended.pid, start_time(ended.pid))
+    ended.wait()
+    dead, live = BenchNames(new_instance_id()), BenchNames(new_instance_id())
+    made = {}
+    try:
+        for bench in (dead, live):
+            network = sandbox_network(client, bench)
+            made[bench.instance] = client.containers.run(
+                image, ["sleep", "300"], detach=True, network=network, labels=bench.labels("sandbox")
+            )
+        dead_record = record_for(dead, dead_owner)
+        dead_record.state_file = tmp_path / f"{dead.instance}.json"
+        dead_record.save()
+        live_record = record_for(live)  # owned by this process, alive
+        live_record.state_file = tmp_path / f"{live.instance}.json"
+        live_record.save()
+
+        (line,) = reap_dead(tmp_path, client)
+
+        assert f"bench {dead.instance}" in line and "container" in line and dead.sandbox_network in line
+        ids = subprocess.run(["docker", "ps", "-aq", "--no-trunc"], capture_output=True, text=True).stdout.split()
+        assert made[dead.instance].id not in ids and made[live.instance].id in ids
+        assert client.networks.list(names=[dead.sandbox_network]) == []
+        assert client.networks.list(names=[live.sandbox_network]) != []
+        assert sorted(p.name for p in tmp_path.iterdir()) == [f"{live.instance}.json"]
+    finally:
+        for bench in (dead, live):
+            remove_instance(record_for(bench), client)
+
+
+def test_the_repository_is_size_limited_and_what_fits_comes_back(
+    client: Any, image: str, names: BenchNames, forwarded: Any, tmp_path: Path
+) -> None:
+    _, flint, _, flint_url, _ = forwarded
+    workdir, out_dir = tmp_path / "repo", tmp_path / "out"
+    out_dir.mkdir()
+    make_work_copy(load_fixture("todo_repo"), workdir)
+    fill = "dd if=/dev/zero of=big.bin bs=1M count=64 2>&1 | tail -1; echo dd=$?; echo kept > kept.txt; cat kept.txt"
+    flint.add(fake_llama.tool_call("run", {"command": fill}), fake_llama.prose("All done."))
+    config = BenchConfig(sandbox_repo_size="8m")
+    sandbox = DockerSandbox(client, image, endpoints(names, flint_url, None), config, "test-run", names)
+
+    run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
+
+    assert run.infra_error is None and run.changes_lost is None, run.output[-2000:]
+    result = [m["content"] for m in flint.requests[1]["messages"] if m["role"] == "tool"][-1]
+    assert "No space left on device" in result, result
+    assert (workdir / "big.bin").stat().st_size < 8 * 1024 * 1024  # refused past the limit
+    assert (workdir / "todo.py").read_text() == (load_fixture("todo_repo").path / "todo.py").read_text()
+    assert client.volumes.list(filters={"label": f"agentbench.instance={names.instance}"}) == []
+
+
+def test_a_sparse_file_larger_than_the_repository_is_not_brought_back(
+    client: Any, image: str, names: BenchNames, forwarded: Any, tmp_path: Path
+) -> None:
+    """A tmpfs holds a 1 GB sparse file in no space at all, but its tar stream spells the gigabyte out: reading it
+    back stops at the repository's size, and the run says its changes were lost rather than grading a part."""
+    _, flint, _, flint_url, _ = forwarded
+    workdir, out_dir = tmp_path / "repo", tmp_path / "out"
+    out_dir.mkdir()
+    make_work_copy(load_fixture("todo_repo"), workdir)
+    flint.add(fake_llama.tool_call("run", {"command": "truncate -s 1G sparse.bin"}), fake_llama.prose("All done."))
+    config = BenchConfig(sandbox_repo_size="8m")
+    sandbox = DockerSandbox(client, image, endpoints(names, flint_url, None), config, "test-run", names)
+
+    run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
+
+    assert run.infra_error is None
+    assert run.changes_lost is not None and "hold more than 8388608 bytes" in run.changes_lost
+    assert sum(p.stat().st_size for p in workdir.rglob("*") if p.is_file()) <= 8 * 1024 * 1024
+
+
+def test_a_containers_output_is_capped_and_says_it_was_cut(client: Any, image: str, names: BenchNames) -> None:
+    flood = "import sys\nfor _ in range(2000): sys.stdout.write('x' * 10000 + '\\n')\nprint('the end')"
+    code, timed_out, output = run_container(
+        client, 120, 1024 * 1024, image=image, command=["python3", "-c", flood], network_mode="none",
+        labels=names.labels("probe"),
+    )  # fmt: skip
+    assert (code, timed_out) == (0, False)
+    assert len(output) < 1024 * 1024 + 200 and "bytes of output cut here" in output
+    assert output.rstrip().endswith("the end")
+
+
+def endpoints(names: BenchNames, flint_url: str, jeff_url: str | None) -> Endpoints:
     props = Props(n_ctx=4096, model="f.gguf", build="b1", supports_tool_calls=True)
     return Endpoints(
         ctx=4096, flint_url="unused", flint=props, flint_model_path=None, jeff_url="unused", jeff=props,
-        sandbox_network=SANDBOX_NETWORK, flint_sandbox_url=flint_url, jeff_sandbox_url=jeff_url,
+        sandbox_network=names.sandbox_network, flint_sandbox_url=flint_url, jeff_sandbox_url=jeff_url,
     )  # fmt: skip

@@ -19,9 +19,10 @@ from hub_standin import DEFAULT_FILES, HubStandIn, default_models_as
 
 from bench.config import BenchConfig
 from bench.containers.engine import docker_client
-from bench.containers.network import bridge_gateway
+from bench.containers.names import BenchNames
 from bench.measure.roles import ContainerMatcher, PidMatcher, ProcessMatcher
 from bench.measure.sampler import GpuSampler
+from bench.ownership import new_instance_id
 from bench.servers.api import read_props
 from bench.servers.base import Endpoints
 from bench.servers.binaries import find_small_model
@@ -103,9 +104,11 @@ def test_compose_cpu_profile_fetches_into_the_host_cache_once(tmp_path: Path, mo
     small = find_small_model()
     cache = tmp_path / "cache"
     config = BenchConfig(cpu_models="configured", model_cache=str(cache), jeff_ctx=512)
-    servers = ComposeServers(config, gpu=False, cpu_image=ensure_llama_cpu_image(client))
-    # The containers reach this host at its address on a Docker bridge, so the stand-in listens there.
-    with HubStandIn(default_models_as(small), host=bridge_gateway(client)) as hub:
+    names = BenchNames(new_instance_id())  # a bench's own project: other tests' compose projects run beside it
+    servers = ComposeServers(config, gpu=False, cpu_image=ensure_llama_cpu_image(client), names=names)
+    # The containers reach this host at its address on Docker's default bridge, so the stand-in listens there.
+    gateway = client.networks.get("bridge").attrs["IPAM"]["Config"][0]["Gateway"]
+    with HubStandIn(default_models_as(small), host=gateway) as hub:
         monkeypatch.setenv("MODEL_ENDPOINT", hub.url)
         try:
             first = servers.start(1024)

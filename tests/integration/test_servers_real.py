@@ -15,6 +15,8 @@ import pytest
 from bench.config import BenchConfig
 from bench.containers.engine import LABEL, docker_client
 from bench.containers.images import ensure_sandbox_image
+from bench.containers.names import BenchNames
+from bench.ownership import new_instance_id
 from bench.servers.api import is_healthy, read_metrics, read_props
 from bench.servers.compose import COMPOSE_PROJECT, ComposeServers
 from bench.servers.cpu_image import ensure_llama_cpu_image
@@ -83,7 +85,8 @@ print(json.dumps({
 def test_compose_cpu_profile_up_reachable_from_sandbox_network_and_down(compose_line: Any, tmp_path: Path) -> None:
     client: Any = docker_client()
     image = ensure_llama_cpu_image(client)
-    servers = ComposeServers(BenchConfig(jeff_ctx=512), gpu=False, cpu_image=image, log_dir=tmp_path)
+    names = BenchNames(new_instance_id())  # a bench's own project: other tests' compose projects run beside it
+    servers = ComposeServers(BenchConfig(jeff_ctx=512), gpu=False, cpu_image=image, log_dir=tmp_path, names=names)
     try:
         endpoints = servers.start(1024)
         assert servers.cli == compose_line  # and compose.log says so, for every command it ran
@@ -104,12 +107,12 @@ def test_compose_cpu_profile_up_reachable_from_sandbox_network_and_down(compose_
         assert result["upstream"] != "connected"  # the servers themselves are not on the sandbox network
     finally:
         servers.stop()
-    assert project_containers() == ""
+    assert project_containers(names.compose_project) == ""
 
 
-def project_containers() -> str:
+def project_containers(project: str = COMPOSE_PROJECT) -> str:
     left = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=com.docker.compose.project={COMPOSE_PROJECT}"],
+        ["docker", "ps", "-aq", "--filter", f"label=com.docker.compose.project={project}"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     return left.stdout.strip()
@@ -117,6 +120,7 @@ def project_containers() -> str:
 
 @pytest.mark.docker
 @pytest.mark.compose
+@pytest.mark.fixed_names  # `make up` is one set of servers per host: the fixed `agentbench` compose project
 @pytest.mark.slow
 def test_make_up_serves_flint_and_jeff_and_make_down_removes_them(compose_line: Any) -> None:
     flint_port, jeff_port = free_port(), free_port()

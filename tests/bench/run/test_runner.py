@@ -194,3 +194,14 @@ def test_a_trace_turned_into_a_trap_is_an_infra_error_and_the_matrix_goes_on(
     assert trapped["prompt_tokens"] == "" and trapped["hidden_passed"] != ""  # nothing from the trace; still graded
     assert after["stop_reason"] != "infra_error"
     assert not (tmp_path / "runs" / trapped["run_id"] / "events.jsonl").exists()
+
+
+def test_a_diff_over_the_limit_is_named_in_error_and_not_kept(tmp_path: Path) -> None:
+    big = "x = 1\n" * 200_000  # 1.2 MB of changes against diff_limit 1m
+    replies = [fake_llama.tool_call("write_file", {"path": "big.py", "content": big}), fake_llama.prose("Done.")]
+    with fake_llama.FakeLlama(replies) as flint:
+        Bench(config(tmp_path, flint, diff_limit="1m")).run()
+    (row,) = read_rows(tmp_path / "results.csv")
+    assert "diff of more than 1048576 bytes (diff_limit): not kept, and the run is not graded" in row["error"]
+    assert row["hidden_passed"] == "" and row["files_changed"] == ""
+    assert not (tmp_path / "runs" / row["run_id"] / "diff.patch").exists()
