@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.errors import ResultsError
-from bench.results.schema import COLUMNS, GROUP_COLUMNS
+from bench.results.schema import COLUMNS, CONTRACT_COLUMNS, GROUP_COLUMNS
 
 Row = dict[str, str]
 
@@ -85,8 +85,9 @@ def _cut_short(records: list[tuple[list[str], int]], text: str) -> bool:
     return text[end - 1] not in "\r\n" or (len(records) > 1 and len(fields) < len(records[0][0]))
 
 
-# Without these a file is not a results CSV at all; other missing columns just read as "not measured".
-REQUIRED_COLUMNS = ["run_id", *GROUP_COLUMNS, "stop_reason"]
+# Without these a file is not a results CSV at all; other missing columns just read as "not measured" (so files
+# written before a grouping column beyond the contract existed, such as flint_serving, still read).
+REQUIRED_COLUMNS = ["run_id", *(c for c in GROUP_COLUMNS if c in CONTRACT_COLUMNS), "stop_reason"]
 
 
 def read_runs(path: str | Path) -> list[Row]:

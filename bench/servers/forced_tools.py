@@ -29,6 +29,9 @@ from bench.errors import PrerequisiteError
 from bench.score.fixtures import Fixture, fixture_files
 
 TEMPLATE = ROOT / "docker" / "flint-forced-tools.jinja"
+# Empty template and grammar files: to llama-server, the model's own template and no grammar. compose.yaml's cpu
+# profile always names both files (one command line serves both modes) and mounts this folder by default.
+NATIVE_DIR = ROOT / "docker" / "flint-native"
 TEMPLATE_NAME, GRAMMAR_NAME = "flint.jinja", "flint.gbnf"
 
 # The values of the results column `flint_serving`.
@@ -150,16 +153,6 @@ def write_serving_files(folder: Path, ctx: int, fixtures: Sequence[Fixture]) -> 
     shutil.copyfile(TEMPLATE, template)
     grammar_file.write_text(grammar(ctx, repo_files(fixtures)))
     return ServingFiles(folder, template, grammar_file)
-
-
-def write_native_files(folder: Path) -> ServingFiles:
-    """Empty template and grammar files: to llama-server, the model's own template and no grammar. The compose cpu
-    profile always names both files, so that one command line serves both modes."""
-    folder.mkdir(parents=True, exist_ok=True)
-    files = ServingFiles(folder, folder / TEMPLATE_NAME, folder / GRAMMAR_NAME)
-    for path in (files.template, files.grammar):
-        path.write_text("")
-    return files
 
 
 def resolve(setting: str, small_model: bool) -> str:
