@@ -26,6 +26,7 @@ from pathlib import Path
 
 from bench import ROOT
 from bench.errors import PrerequisiteError
+from bench.results.schema import FORCED_SERVING, NATIVE_SERVING
 from bench.score.fixtures import Fixture, fixture_files
 
 TEMPLATE = ROOT / "docker" / "flint-forced-tools.jinja"
@@ -34,9 +35,9 @@ TEMPLATE = ROOT / "docker" / "flint-forced-tools.jinja"
 NATIVE_DIR = ROOT / "docker" / "flint-native"
 TEMPLATE_NAME, GRAMMAR_NAME = "flint.jinja", "flint.gbnf"
 
-# The values of the results column `flint_serving`.
-NATIVE = "native"  # the model's own template, no grammar: whatever the model answers
-FORCED = "forced_tools"  # the template and grammar here
+# The values of the results column `flint_serving`: the model's own template and no grammar (whatever the model
+# answers), or the template and grammar here.
+NATIVE, FORCED = NATIVE_SERVING, FORCED_SERVING
 
 CHARS_PER_TOKEN = 3  # a low estimate for code and English, so parts of files come out a little small, never big
 COMMANDS = ("pytest -q", "ls", "git status --short", "git diff --stat", "git log --oneline")
