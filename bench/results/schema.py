@@ -83,6 +83,12 @@ COLUMNS = CONTRACT_COLUMNS + EXTRA_COLUMNS
 # flint_serving: rows of a model forced to call tools (bench/servers/forced_tools.py) are never compared with others.
 GROUP_COLUMNS = ["fixture", "preset", "ctx", "flint_model", "jeff_model", "flint_serving"]
 
+# How Flint was served (flint_serving): the model's own template, or forced to answer with one tool call each time.
+NATIVE_SERVING, FORCED_SERVING = "native", "forced_tools"
+# Columns added after some files were written, with the value every row of such a file had: before flint_serving,
+# Flint was always served natively. Readers fill these in, so old rows group with today's native rows.
+ADDED_COLUMN_VALUES = {"flint_serving": NATIVE_SERVING}
+
 # Stop reasons: the agent's own, plus the bench's label for runs that failed for reasons outside the agent.
 AGENT_STOP_REASONS = ["done", "step_limit", "context_exhausted", "server_error", "interrupted"]
 INFRA_STOP_REASON = "infra_error"
