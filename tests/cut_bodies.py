@@ -1,8 +1,8 @@
 """The real llama-server's bodies for an answer cut at the end of the window, captured from this project's build.
 
 Flint is served forced to call tools (bench/servers/forced_tools.py) at a small window; the user message is padded
-so that the prompt ends k tokens before the window, for each k up to a whole call, so every place a call can be
-cut is met: inside `<function=NAME` (the start of the call left in `content`), inside the JSON arguments (a
+so that the prompt ends k tokens before the window, for a few k short of a whole call, so the call is cut where it
+can be: inside `<function=NAME` (the start of the call left in `content`), inside the JSON arguments (a
 `tool_calls` entry with truncated `arguments`), and after the call (a complete call with finish_reason "length").
 Without the grammar, the model's prose under the same template gives the HTTP 500 "does not match the expected
 peg-native format", the same class of body as the 500 of the article's older build for a cut call.
@@ -69,24 +69,36 @@ def prompt_tokens(url: str, pad: int) -> int:
     return int(body["usage"]["prompt_tokens"])
 
 
+def padding_for(url: str, prompt: int) -> int:
+    """The padding that makes the prompt `prompt` tokens long, or the longest below it."""
+    base, ten = prompt_tokens(url, 0), prompt_tokens(url, 10)
+    pad = max(0, round((prompt - base) * 10 / (ten - base)))
+    while pad > 0 and prompt_tokens(url, pad) > prompt:
+        pad -= 1
+    while prompt_tokens(url, pad + 1) <= prompt:
+        pad += 1
+    return pad
+
+
 def capture(folder: Path) -> dict[str, dict[str, Any]]:
-    """One real body of each shape, keyed by shape: for each, the one cut latest in the call."""
+    """One real body of each shape, keyed by shape."""
     files = write_serving_files(folder / "serving", CTX, [load_fixture("todo_repo")])
     found: dict[str, dict[str, Any]] = {}
     flint = LlamaProcess(find_small_model(), CTX, folder / "flint.log", extra_args=files.llama_args())
     flint.start(120)
     try:
-        base, step = prompt_tokens(flint.url, 0), prompt_tokens(flint.url, 10)
-        per_pad = (step - base) / 10
-        for room in range(1, 40):  # the tokens left between the prompt and the end of the window
-            pad = round((CTX - room - base) / per_pad)
-            while prompt_tokens(flint.url, pad) > CTX - room:
-                pad -= 1
-            status, body = post(flint.url, request(pad))
+        # With room to spare the whole call fits: its length says where to cut it.
+        status, whole = post(flint.url, request(padding_for(flint.url, CTX - 64)))
+        assert status == 200 and whole["choices"][0]["finish_reason"] == "tool_calls", whole
+        length = int(whole["usage"]["completion_tokens"])
+        # The room left between the prompt and the end of the window: just short of the whole call (complete, or
+        # its arguments cut near their end), half of it (inside the arguments), and inside `<function=NAME`.
+        for room in (length - 1, length - 2, length - 3, length // 2, 11, 8, 5):
+            status, body = post(flint.url, request(padding_for(flint.url, CTX - room)))
             shape = shape_of(status, body)
             if shape:
-                found[shape] = body  # the last of each: the most of the call before the cut
-            if body["choices"][0]["finish_reason"] != "length":  # the whole call fit: later rooms fit it too
+                found.setdefault(shape, body)
+            if len(found) == 3:
                 break
     finally:
         flint.stop()
