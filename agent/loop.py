@@ -139,6 +139,7 @@ class Agent:
     def report_http_error(self, e: ServerError, attempt: int | None = None) -> None:
         extra = {"attempt": attempt} if attempt is not None else {}
         fields = {"step": self.step, "status": e.status, "type": e.type, "message": e.message, **e.extra, **extra}
+        fields["messages"] = len(self.messages)  # what the refused request held, as for a response
         self.trace.emit("http_error", **fields)
 
     # Handling the answer

@@ -158,6 +158,9 @@ class BenchConfig(BaseModel):
     """external servers: Jeff's URL (default $JEFF_URL)."""
     threads: Annotated[int, Field(ge=1, le=1024)] | None = None
     """embedded servers: llama-server -t (None: all cores but one)."""
+    flint_tools: Literal["auto", "forced", "native"] = "auto"
+    """How Flint is served: forced (every answer one tool call: bench/servers/forced_tools.py), native (the model's
+    own template), or auto (forced exactly when Flint is the small CPU model, which never calls tools otherwise)."""
     sandbox_memory: DockerSize = "2g"
     """docker sandbox memory limit (a docker size: 2g, 512m)."""
     sandbox_cpus: Annotated[float, Field(gt=0, le=1024)] = 2.0

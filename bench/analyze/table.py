@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bench.results.read import Row, is_completed, measured, number_in
-from bench.results.schema import GROUP_COLUMNS, INFRA_STOP_REASON
+from bench.results.schema import GROUP_COLUMNS, INFRA_STOP_REASON, NATIVE_SERVING
 
 # What a run ran on, beyond the configuration's names: runs that differ in any of these are never pooled.
 SETUP_COLUMNS = ["flint_model_sha256", "jeff_model_sha256", "server_build", "gpu_name", "gpu_mem_method", "sandbox"]
@@ -65,14 +65,16 @@ def key_part(key: GroupKey, index: int) -> str:
         return f"no {column}"
     if column == "ctx":
         return f"ctx {value}"
-    if column in SETUP_COLUMNS:
+    if column in SETUP_COLUMNS or column == "flint_serving":
         return f"{column} {value[:SHA_SHOWN] if column.endswith('sha256') else value}"
     return value
 
 
 def group_title(key: GroupKey, shown: Sequence[int]) -> str:
-    """`part3 · ctx 8192`: the key columns that vary, or the configuration's names when none does."""
-    indexes = shown or range(len(GROUP_COLUMNS))
+    """`part3 · ctx 8192`: the key columns that vary, or the configuration's names when none does (how Flint was
+    served only when it was not the usual way: `flint_serving forced_tools`)."""
+    usual = {GROUP_COLUMNS.index("flint_serving"): NATIVE_SERVING}
+    indexes = shown or [i for i in range(len(GROUP_COLUMNS)) if usual.get(i) != key[i]]
     return " · ".join(key_part(key, i) for i in indexes)
 
 

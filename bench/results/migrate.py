@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bench.errors import ResultsError
 from bench.results.append import describe_difference, encode_line, set_aside_partial_row
-from bench.results.read import REQUIRED_COLUMNS, load_csv
+from bench.results.read import REQUIRED_COLUMNS, load_csv, with_added_columns
 from bench.results.schema import COLUMNS
 
 
@@ -43,7 +43,8 @@ def migrate(path: Path, columns: Sequence[str] = COLUMNS) -> str:
         raise ResultsError(f"{backup} exists from an earlier migration; move it away first")
     change = describe_difference(content.header, columns) if content.header != list(columns) else "same columns"
     note = set_aside_partial_row(path)
-    lines = [encode_line(columns), *(encode_line([row.get(c, "") for c in columns]) for row in content.rows)]
+    rows = with_added_columns(content.header, content.rows)
+    lines = [encode_line(columns), *(encode_line([row.get(c, "") for c in columns]) for row in rows)]
     _replace(path, b"".join(lines), backup)
     out = f"migrated {path}: {len(content.rows)} rows rewritten under the current columns ({change}); "
     out += f"the original is kept as {backup.name}"

@@ -9,12 +9,12 @@ import csv
 import io
 import math
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench.errors import ResultsError
-from bench.results.schema import COLUMNS, GROUP_COLUMNS
+from bench.results.schema import ADDED_COLUMN_VALUES, COLUMNS, CONTRACT_COLUMNS, GROUP_COLUMNS
 
 Row = dict[str, str]
 
@@ -85,8 +85,9 @@ def _cut_short(records: list[tuple[list[str], int]], text: str) -> bool:
     return text[end - 1] not in "\r\n" or (len(records) > 1 and len(fields) < len(records[0][0]))
 
 
-# Without these a file is not a results CSV at all; other missing columns just read as "not measured".
-REQUIRED_COLUMNS = ["run_id", *GROUP_COLUMNS, "stop_reason"]
+# Without these a file is not a results CSV at all; other missing columns just read as "not measured" (so files
+# written before a grouping column beyond the contract existed, such as flint_serving, still read).
+REQUIRED_COLUMNS = ["run_id", *(c for c in GROUP_COLUMNS if c in CONTRACT_COLUMNS), "stop_reason"]
 
 
 def read_runs(path: str | Path) -> list[Row]:
@@ -109,11 +110,17 @@ def read_runs(path: str | Path) -> list[Row]:
         print(f"note: {path}: its last row was cut short (a crash while writing it?); left out", file=sys.stderr)
     if not content.rows:
         raise ResultsError(f"{path} has no runs yet; run the bench first")
-    rows = [dict(row) for row in content.rows]
+    rows = with_added_columns(content.header, content.rows)
     for row in rows:
         for column in COLUMNS:
             row[column] = (row.get(column) or "").strip()
     return rows
+
+
+def with_added_columns(header: Sequence[str], rows: Iterable[Row]) -> list[Row]:
+    """Copies of `rows` with the value every row had in a column the file predates (ADDED_COLUMN_VALUES)."""
+    added = {column: value for column, value in ADDED_COLUMN_VALUES.items() if column not in header}
+    return [{**row, **added} for row in rows]
 
 
 def number(value: str, column: str = "value", run_id: str = "?") -> float | None:

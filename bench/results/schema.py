@@ -74,12 +74,20 @@ EXTRA_COLUMNS = [
     "jeff_completion_tokens",
     "jeff_model_s",
     "server_build_pin",
+    "flint_serving",
 ]
 
 COLUMNS = CONTRACT_COLUMNS + EXTRA_COLUMNS
 
 # The columns that say which configuration a row belongs to (compare and report group by these).
-GROUP_COLUMNS = ["fixture", "preset", "ctx", "flint_model", "jeff_model"]
+# flint_serving: rows of a model forced to call tools (bench/servers/forced_tools.py) are never compared with others.
+GROUP_COLUMNS = ["fixture", "preset", "ctx", "flint_model", "jeff_model", "flint_serving"]
+
+# How Flint was served (flint_serving): the model's own template, or forced to answer with one tool call each time.
+NATIVE_SERVING, FORCED_SERVING = "native", "forced_tools"
+# Columns added after some files were written, with the value every row of such a file had: before flint_serving,
+# Flint was always served natively. Readers fill these in, so old rows group with today's native rows.
+ADDED_COLUMN_VALUES = {"flint_serving": NATIVE_SERVING}
 
 # Stop reasons: the agent's own, plus the bench's label for runs that failed for reasons outside the agent.
 AGENT_STOP_REASONS = ["done", "step_limit", "context_exhausted", "server_error", "interrupted"]
@@ -87,9 +95,10 @@ INFRA_STOP_REASON = "infra_error"
 
 # A run's inputs: a row whose values in these columns match a planned run means that run is already measured.
 INPUT_COLUMNS = ["fixture", "fixture_sha", "preset", "ctx", "rep", "flint_model_sha256", "jeff_model_sha256",
-                 "agent_version", "sampling", "max_steps", "keep", "clear_at"]  # fmt: skip
+                 "agent_version", "sampling", "max_steps", "keep", "clear_at", "flint_serving"]  # fmt: skip
 # Columns that must agree across one file: a file holds one version of the agent, the models and the sampling.
-SHARED_INPUT_COLUMNS = ["flint_model_sha256", "jeff_model_sha256", "agent_version", "sampling", "keep", "clear_at"]
+SHARED_INPUT_COLUMNS = ["flint_model_sha256", "jeff_model_sha256", "agent_version", "sampling", "keep", "clear_at",
+                        "flint_serving"]  # fmt: skip
 
 
 # How the cross-check of reprocessed tokens against Flint's /metrics came out (bench.measure.trace_numbers).

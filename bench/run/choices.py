@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from bench.ownership import Ownership
 from bench.sandbox.base import Sandbox
 from bench.sandbox.docker import DockerSandbox
 from bench.sandbox.local import LocalSandbox
+from bench.score.fixtures import Fixture
 from bench.servers.base import Endpoints, Servers
 from bench.servers.compose import choose_servers, make_compose_servers
 from bench.servers.embedded import EmbeddedServers
@@ -42,12 +44,15 @@ class Factory:
         engine = sandbox.kind == "docker" or (config.servers == "auto" and docker_available())
         return cls(config, sandbox, choose_servers(config.servers, engine))
 
-    def make_servers(self, log_dir: Path) -> Servers:
+    def make_servers(self, log_dir: Path, fixtures: Sequence[Fixture]) -> Servers:
+        """Servers for a plan on `fixtures` (forced tool calls offer their files)."""
         if self.servers.kind == "embedded":
-            return EmbeddedServers(self.config, log_dir, self.docker, self.sandbox_image, ownership=self.ownership)
+            return EmbeddedServers(
+                self.config, log_dir, self.docker, self.sandbox_image, ownership=self.ownership, fixtures=fixtures
+            )
         if self.servers.kind == "external":
             return ExternalServers(self.config, self.docker, self.sandbox_image, self.names)
-        return make_compose_servers(self.config, self.engine, log_dir=log_dir, names=self.names)
+        return make_compose_servers(self.config, self.engine, log_dir=log_dir, names=self.names, fixtures=fixtures)
 
     def make_sandbox(self, endpoints: Endpoints, run_id: str) -> Sandbox:
         if self.sandbox.kind == "docker":

@@ -68,6 +68,7 @@ class RunInputs:
     jeff_model_sha256: str | None
     server_build: str
     server_build_pin: str  # the build the servers should report ("" when none is expected: external servers)
+    flint_serving: str
     sandbox: str
     servers: str
     provenance: Provenance
@@ -99,6 +100,7 @@ class RunInputs:
             jeff_model_sha256=file_sha256(endpoints.jeff_model_path) if endpoints.jeff_model_path else None,
             server_build=endpoints.server_build,
             server_build_pin=build_pin,
+            flint_serving=endpoints.flint_serving,
             sandbox=sandbox,
             servers=servers,
             provenance=provenance,
@@ -123,6 +125,7 @@ class RunInputs:
             "clear_at": self.clear_at,
             "server_build": self.server_build,
             "server_build_pin": self.server_build_pin or None,
+            "flint_serving": self.flint_serving,
             "sandbox": self.sandbox,
             "servers": self.servers,
             "git_sha": origin.git_sha,

@@ -50,7 +50,8 @@ class Bench:
         """The whole plan, holding the results file's lock, as an instance that cleans up after itself."""
         plan = plan_runs(self.config)  # a wrong matrix or server setting is refused before anything is locked
         instance = BenchInstance(self.factory.ownership, self.factory.engine)
-        servers = self.factory.make_servers(self.out.parent / "runs" / "servers" / instance.names.instance)
+        fixtures = list({run.fixture.name: run.fixture for run in plan}.values())  # forced tool calls offer theirs
+        servers = self.factory.make_servers(self.out.parent / "runs" / "servers" / instance.names.instance, fixtures)
         lock = ResultsLock(self.out)
         lock.acquire()
         try:

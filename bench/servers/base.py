@@ -33,6 +33,7 @@ class Endpoints:
     jeff_sandbox_url: str | None = None
     server_pids: Mapping[str, int] = field(default_factory=dict)  # host processes (embedded)
     server_containers: Mapping[str, str] = field(default_factory=dict)  # container ids (compose)
+    flint_serving: str = "native"  # how Flint is served: native | forced_tools (bench/servers/forced_tools.py)
 
     @property
     def flint_model(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -15,14 +16,16 @@ from bench.containers.names import BenchNames
 from bench.containers.network import UP_SANDBOX_INTERFACE, end_isolation, isolate_from_host, warn_once
 from bench.errors import PrerequisiteError, ServerStartError
 from bench.measure.nvml import nvidia_gpu_present
+from bench.score.fixtures import Fixture
 from bench.servers.api import is_healthy, model_path, wait_healthy
 from bench.servers.base import Endpoints, check_windows
 from bench.servers.choose import probe_host, where_servers_run
 from bench.servers.compose_cli import ComposeCli, find_compose
 from bench.servers.cpu_image import ensure_llama_cpu_image
 from bench.servers.download import DownloadWatch, either
+from bench.servers.forced_tools import FORCED, NATIVE_DIR, resolve, write_serving_files
 from bench.servers.hub import cache_dir, host_path
-from bench.servers.models import Model, Models, models_for
+from bench.servers.models import Model, Models, models_for, serves_small_model
 from bench.servers.pin import image_pin, package_pin
 from bench.servers.process import free_port
 
@@ -53,6 +56,7 @@ class ComposeServers:
         cpu_image: str = "",
         log_dir: Path | None = None,
         names: BenchNames | None = None,
+        fixtures: Sequence[Fixture] = (),
     ) -> None:
         self.config = config
         # A bench's project and sandbox interface are its instance's; `bench up` (names None) has fixed ones.
@@ -61,6 +65,8 @@ class ComposeServers:
         self.firewall = names.firewall_interfaces if names else UP_SANDBOX_INTERFACE
         self.gpu = gpu
         self.cpu_image = cpu_image
+        self.fixtures = fixtures  # forced tool calls offer their files
+        self.serving = resolve(config.flint_tools, small_model=serves_small_model(config, gpu))
         roles = ["flint", "jeff"] if config.use_jeff else ["flint"]  # Jeff off: not started, not in the GPU peak
         self.services = roles if gpu else [f"{role}-cpu" for role in roles]
         self.env: dict[str, str] = {}
@@ -119,6 +125,7 @@ class ComposeServers:
                 "LLAMA_CPU_IMAGE": self.cpu_image,
                 "GPU_DEVICE": self.config.gpu_device,
                 "SANDBOX_INTERFACE": self.interface,
+                "FLINT_SERVING_DIR": str(self._serving_dir(ctx)),
             }
         )
         print(f"bench: compose servers via {self.cli.label}", flush=True)
@@ -151,7 +158,16 @@ class ComposeServers:
             flint_sandbox_url="http://flint:8080",
             jeff_sandbox_url="http://jeff:8080" if jeff_url else None,
             server_containers=self._container_ids(),
+            flint_serving=self.serving,
         )
+
+    def _serving_dir(self, ctx: int) -> Path:
+        """What the cpu profile mounts as Flint's template and grammar: forced tool calls written for this window,
+        or docker/flint-native's empty files (the model's own template, no grammar)."""
+        if self.serving != FORCED:
+            return NATIVE_DIR
+        folder = (self.log_dir or ROOT / "results" / "runs" / "servers") / f"flint-{ctx}"
+        return write_serving_files(folder, ctx, self.fixtures).folder.resolve()
 
     @staticmethod
     def _served_file(model: Model, served: Path, cache: Path) -> Path:
@@ -200,8 +216,9 @@ def make_compose_servers(
     build_image: bool = True,
     log_dir: Path | None = None,
     names: BenchNames | None = None,
+    fixtures: Sequence[Fixture] = (),
 ) -> ComposeServers:
     """compose.yaml's GPU services where NVML finds a GPU, else its cpu profile (whose image is built here)."""
     gpu = nvidia_gpu_present()
     cpu_image = ensure_llama_cpu_image(client) if not gpu and build_image else ""
-    return ComposeServers(config, gpu=gpu, cpu_image=cpu_image, log_dir=log_dir, names=names)
+    return ComposeServers(config, gpu=gpu, cpu_image=cpu_image, log_dir=log_dir, names=names, fixtures=fixtures)

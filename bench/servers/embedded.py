@@ -7,6 +7,7 @@ NVIDIA Container Toolkit is involved either way; the memory sampler finds the se
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,13 @@ from bench.containers.forwarder import Forwarder
 from bench.containers.names import BenchNames
 from bench.containers.network import bridge_gateway, sandbox_network
 from bench.ownership import Ownership
+from bench.score.fixtures import Fixture
 from bench.servers.api import is_healthy, model_path
 from bench.servers.base import Endpoints, check_windows, default_threads
 from bench.servers.choose import llama_gpu_devices
+from bench.servers.forced_tools import FORCED, resolve, write_serving_files
 from bench.servers.hub import cache_dir
-from bench.servers.models import JEFF_FLAGS, models_for
+from bench.servers.models import JEFF_FLAGS, models_for, serves_small_model
 from bench.servers.pin import package_pin
 from bench.servers.process import LlamaProcess
 
@@ -35,8 +38,10 @@ class EmbeddedServers:
         sandbox_image: str = "",
         gpu: bool | None = None,
         ownership: Ownership | None = None,
+        fixtures: Sequence[Fixture] = (),
     ) -> None:
         self.config = config
+        self.fixtures = fixtures  # forced tool calls offer their files
         self.log_dir = log_dir
         self.ownership = ownership or Ownership.new()  # the bench instance: its names, and a record of our pids
         self.names = BenchNames(self.ownership.instance)
@@ -44,6 +49,7 @@ class EmbeddedServers:
         self.forwarder = Forwarder(docker_client, sandbox_image, self.names) if docker_client is not None else None
         self.starts = 0  # each start writes logs of its own
         self.gpu = bool(llama_gpu_devices()) if gpu is None else gpu
+        self.serving = resolve(config.flint_tools, small_model=serves_small_model(config, self.gpu))
         self.build_pin = package_pin()
         self.flint: LlamaProcess | None = None
         self.jeff: LlamaProcess | None = None
@@ -60,9 +66,12 @@ class EmbeddedServers:
             "gpu": self.gpu,
             "ownership": self.ownership,
         }
+        serving = []
+        if self.serving == FORCED:
+            serving = write_serving_files(self.log_dir / f"flint-{ctx}", ctx, self.fixtures).llama_args()
         self.starts += 1
         flint_log = self.log_dir / f"flint-{ctx}-{self.starts}.log"
-        self.flint = LlamaProcess(models.flint, ctx, flint_log, who="flint", **common)
+        self.flint = LlamaProcess(models.flint, ctx, flint_log, who="flint", extra_args=serving, **common)
         self.flint.start(timeout)
         if self.config.use_jeff:
             jeff_log = self.log_dir / f"jeff-{ctx}-{self.starts}.log"
@@ -89,6 +98,7 @@ class EmbeddedServers:
             flint_sandbox_url=flint_sandbox_url,
             jeff_sandbox_url=jeff_sandbox_url,
             server_pids={role: p.pid for role, p in (("flint", self.flint), ("jeff", self.jeff)) if p and p.pid},
+            flint_serving=self.serving,
         )
 
     def healthy(self) -> bool:

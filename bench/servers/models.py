@@ -41,9 +41,14 @@ def small_models() -> Models:
     return Models(model, model)
 
 
+def serves_small_model(config: BenchConfig, gpu: bool) -> bool:
+    """Whether servers serve the small model: on the CPU, unless `cpu_models: configured`."""
+    return not gpu and config.cpu_models == "small"
+
+
 def models_for(config: BenchConfig, gpu: bool) -> Models:
     """What servers serve: the configured models on a GPU (or on the CPU when asked to), else the small model."""
-    return configured_models(config) if gpu or config.cpu_models == "configured" else small_models()
+    return small_models() if serves_small_model(config, gpu) else configured_models(config)
 
 
 def _model(role: str, models_dir: str, file_name: str, hub: str) -> Model:

@@ -12,13 +12,15 @@ from pathlib import Path
 
 from bench.config import load_config
 from bench.containers.engine import docker_client
+from bench.score.fixtures import load_fixture
 from bench.servers.compose import ComposeServers, make_compose_servers
 
 
 def _servers(args: argparse.Namespace, *, build_image: bool) -> ComposeServers:
     path = Path(args.config)
     config = load_config(path if path.exists() else None, {})
-    return make_compose_servers(config, docker_client(), build_image=build_image)
+    fixtures = [load_fixture(name) for name in config.fixtures]  # what forced tool calls offer (flint_tools)
+    return make_compose_servers(config, docker_client(), build_image=build_image, fixtures=fixtures)
 
 
 def command(args: argparse.Namespace) -> int:

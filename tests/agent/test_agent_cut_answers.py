@@ -1,9 +1,11 @@
 """Every shape of a cut answer that llama-server produces, each handled as its preset says.
 
-The bodies are those of the real server (notes/llama-server.md §9, this project's build b11434 on CPU): an answer
+The bodies are the real server's (this project's build b11434 on CPU, captured by tests/cut_bodies.py into
+data/cut_bodies.json, and checked against the live server by tests/integration/test_cut_bodies_real.py): an answer
 cut at the end of the window comes back as HTTP 200 with finish_reason "length", with a complete call, with a call
-whose arguments are truncated JSON, or with the start of a call left in `content`; older builds answered an answer
-cut inside a call with an HTTP 500 saying the output could not be parsed, in the wordings of agent/parse_failures.py.
+whose arguments are truncated JSON, or with the start of a call left in `content`. An answer the server cannot parse
+comes back as an HTTP 500: this build says so for prose under the forced-tools template, and older builds (the
+article's) said so for an answer cut inside a call, in the wordings of agent/parse_failures.py.
 
 part2 and clearing take a cut answer as the article's code did: its calls run (a call with truncated arguments
 gets the tool's bad-arguments error, and goes back into the history as `{}`, which the server accepts), and prose
@@ -22,50 +24,30 @@ from agent_helpers import run_agent
 from fake_llama import FakeLlama
 
 from agent import prompts
-from agent.parse_failures import PARSE_FAILURES
+from agent.parse_failures import PARSE_FAILURES, is_parse_failure
 from agent.server import ChatClient, TransportError, UnparsedOutput
+from agent.tools import signature
 
-N_CTX = 2048
-TRUNCATED_ARGUMENTS = '{\n  "path": "todo.json",\n  "content'
-
-
-def real_body(message: dict[str, Any], finish_reason: str = "length") -> dict[str, Any]:
-    """A non-streamed chat completion as this llama-server build sends it, cut at the end of a 2048 window."""
-    return {
-        "choices": [{"finish_reason": finish_reason, "index": 0, "message": message}],
-        "created": 1764500000,
-        "model": "SmolLM2-135M-Instruct.Q4_1.gguf",
-        "system_fingerprint": "b0-unknown",
-        "object": "chat.completion",
-        "usage": {
-            "completion_tokens": 40,
-            "prompt_tokens": 2008,
-            "total_tokens": N_CTX,
-            "prompt_tokens_details": {"cached_tokens": 0},
-        },
-        "id": "chatcmpl-cut",
-        "timings": {"cache_n": 0, "prompt_n": 2008, "prompt_ms": 9000.0, "prompt_per_token_ms": 4.48,
-                    "prompt_per_second": 223.1, "predicted_n": 40, "predicted_ms": 380.0,
-                    "predicted_per_token_ms": 9.7, "predicted_per_second": 103.0},
-    }  # fmt: skip
-
-
-def call(name: str, arguments: str) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "arguments": arguments}, "id": "aJ3kPq0vY7rT2mWx"}
-
-
-COMPLETE_CALL = real_body({"role": "assistant", "content": "", "tool_calls": [call("read_file", '{"path":"calc.py"}')]})
-TRUNCATED_CALL = real_body(
-    {"role": "assistant", "content": "", "tool_calls": [call("write_file", TRUNCATED_ARGUMENTS)]}
-)
-PARTIAL_NAME = real_body({"role": "assistant", "content": "<function=read"})
+REAL = json.loads((Path(__file__).parent / "data" / "cut_bodies.json").read_text())
+COMPLETE_CALL = REAL["complete call"]
+TRUNCATED_CALL = REAL["truncated arguments"]
+PARTIAL_NAME = REAL["partial name in content"]
+PROSE_500 = REAL["500 of the template without grammar"]
+CAPTURED_CTX = COMPLETE_CALL["usage"]["total_tokens"]  # each cut answer ends exactly at the end of the window
+N_CTX = 2048  # the window the fake server reports: room for the conversation to go on after the cut
 OLD_500 = {"error": {"code": 500, "message": fl.OLD_PARSE_MESSAGE, "type": "server_error"}}
 SHAPES = {
     "complete call": fl.raw(COMPLETE_CALL),
     "truncated arguments": fl.raw(TRUNCATED_CALL),
     "partial name in content": fl.raw(PARTIAL_NAME),
+    "500 of this build": fl.raw(PROSE_500, status=500),
     "500 of older builds": fl.raw(OLD_500, status=500),
 }
+
+
+def first_call(body: dict[str, Any]) -> dict[str, Any]:
+    function: dict[str, Any] = body["choices"][0]["message"]["tool_calls"][0]["function"]
+    return function
 
 
 def run_shape(repo: Path, preset: str, shape: str) -> tuple[Any, list[dict[str, Any]]]:
@@ -91,18 +73,22 @@ def test_part3_drops_every_shape_and_sends_the_note(repo: Path, preset: str, sha
 
 def test_part2_runs_the_complete_call_of_a_cut_answer(repo: Path) -> None:
     run, requests = run_shape(repo, "part2", "complete call")
-    assert run.of("cut")[0]["dropped"] is False and run.of("tool")[0]["ok"]
-    assert requests[1]["messages"][-1]["content"].startswith("def add")
+    call = first_call(COMPLETE_CALL)
+    [tool] = run.of("tool")
+    assert run.of("cut")[0]["dropped"] is False
+    assert (tool["name"], tool["args"]) == (call["name"], json.loads(call["arguments"]))
+    assert requests[1]["messages"][-1]["role"] == "tool"
 
 
 @pytest.mark.parametrize("preset", ["part2", "clearing"])
 def test_part2_gives_truncated_arguments_the_tools_error_and_sends_valid_json_back(repo: Path, preset: str) -> None:
     run, requests = run_shape(repo, preset, "truncated arguments")
+    name = first_call(TRUNCATED_CALL)["name"]
     [tool] = run.of("tool")
-    assert tool["name"] == "write_file" and not tool["ok"] and "not valid JSON" in tool["error"]
+    assert tool["name"] == name and not tool["ok"] and "not valid JSON" in tool["error"]
     assistant, result = requests[1]["messages"][-2:]
     assert assistant["tool_calls"][0]["function"]["arguments"] == "{}"  # the server rejects invalid JSON in history
-    assert "write_file{path, content}" in result["content"] and not (repo / "todo.json").exists()
+    assert signature(name) in result["content"]
     assert run.stop["reason"] == "done"  # the next answer, prose, passes the done check
 
 
@@ -113,8 +99,9 @@ def test_part2_takes_a_partial_call_in_content_as_done(repo: Path, preset: str) 
     assert run.stop["reason"] == "done" and run.stop["steps"] == 1  # the article's fake "done"
 
 
-def test_part2_stops_at_the_500_of_older_builds(repo: Path) -> None:
-    run, _ = run_shape(repo, "part2", "500 of older builds")
+@pytest.mark.parametrize("shape", ["500 of this build", "500 of older builds"])
+def test_part2_stops_at_a_500(repo: Path, shape: str) -> None:
+    run, _ = run_shape(repo, "part2", shape)
     assert run.stop["reason"] == "server_error" and run.of("cut")[0]["kind"] == "unparsed"
 
 
@@ -168,9 +155,12 @@ def test_a_parse_failure_is_not_retried() -> None:
         assert len(fake.requests) == 1
 
 
-def test_the_bodies_are_what_the_notes_describe() -> None:
-    arguments = TRUNCATED_CALL["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
+def test_the_real_bodies_are_the_shapes_the_notes_describe() -> None:
     with pytest.raises(json.JSONDecodeError):
-        json.loads(arguments)
-    assert PARTIAL_NAME["choices"][0]["message"] == {"role": "assistant", "content": "<function=read"}
-    assert all(b["usage"]["total_tokens"] == N_CTX for b in (COMPLETE_CALL, TRUNCATED_CALL, PARTIAL_NAME))
+        json.loads(first_call(TRUNCATED_CALL)["arguments"])
+    assert json.loads(first_call(COMPLETE_CALL)["arguments"])
+    partial = PARTIAL_NAME["choices"][0]["message"]
+    assert partial["content"].startswith("<function=") and not partial.get("tool_calls")
+    for body in (COMPLETE_CALL, TRUNCATED_CALL, PARTIAL_NAME):
+        assert body["choices"][0]["finish_reason"] == "length" and body["usage"]["total_tokens"] == CAPTURED_CTX
+    assert is_parse_failure(500, PROSE_500["error"]["message"])

@@ -17,7 +17,7 @@ FIELDS = {
     "response": {"step", "usage", "timings", "finish_reason", "tool_calls", "content_chars", "reasoning_chars",
                  "messages"},
     "cut": {"step", "kind", "dropped", "message"},
-    "http_error": {"step", "status", "type", "message"},
+    "http_error": {"step", "status", "type", "message", "messages"},
     "clear": {"step", "reason", "total_tokens", "changed"},
     "tool": {"step", "name", "args", "ok", "result_chars", "truncated", "refused", "error", "seconds"},
     "jeff": {"step", "command", "opinion", "seconds", "usage", "timings", "error"},

@@ -74,6 +74,7 @@ WRONG = {
     "flint_url": (8080, "localhost:8080"),
     "jeff_url": (8081, "ftp://x"),
     "threads": ('"4"', 0),
+    "flint_tools": (1, "always"),
     "sandbox_memory": (2, "2 gigs"),
     "sandbox_cpus": ('"2"', 0),
     "sandbox_pids": ('"256"', 1),

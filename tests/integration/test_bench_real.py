@@ -49,8 +49,8 @@ def test_flint_killed_mid_run_is_recorded_and_the_next_run_gets_fresh_servers(
 
     real_start = bench.factory.make_servers
 
-    def servers_that_publish_flint_pid(log_dir: Path) -> Any:
-        servers = real_start(log_dir)
+    def servers_that_publish_flint_pid(log_dir: Path, fixtures: Any) -> Any:
+        servers = real_start(log_dir, fixtures)
         start = servers.start
 
         def start_and_publish(ctx: int) -> Any:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fake_pynvml import GIB, FakeDevice, FakeNvml, State
 from hub_standin import DEFAULT_FILES, HubStandIn, default_models_as
@@ -68,6 +69,9 @@ def test_host_servers_fetch_once_start_again_from_the_cache_even_offline(
             monkeypatch.setenv("MODEL_ENDPOINT", hub.url)
             first = servers.start(1024)
             assert_served_from(cache, first, sha256(small))
+            # Served as configured models, Flint is native: docker/flint-native's empty files mean its own template.
+            assert first.flint_serving == "native"
+            assert "<|im_start|>" in httpx.get(first.flint_url + "/props", timeout=10).json()["chat_template"]
             printed = capsys.readouterr().out
             assert f"flint: downloading {FLINT_FILE}" in printed and f"jeff: downloading {JEFF_FILE}" in printed
             second = servers.start(1024)
@@ -113,6 +117,9 @@ def test_compose_cpu_profile_fetches_into_the_host_cache_once(tmp_path: Path, mo
         try:
             first = servers.start(1024)
             assert_served_from(cache, first, sha256(small))
+            # Served as configured models, Flint is native: docker/flint-native's empty files mean its own template.
+            assert first.flint_serving == "native"
+            assert "<|im_start|>" in httpx.get(first.flint_url + "/props", timeout=10).json()["chat_template"]
             owner = first.flint_model_path.resolve().stat()  # type: ignore[union-attr]
             assert (owner.st_uid, owner.st_gid) == (os.getuid(), os.getgid())  # the containers ran as us
             assert first.server_containers is not None

@@ -12,11 +12,14 @@ from typing import Any
 
 import pytest
 
+from agent.prompts import TOOL_SPECS
+from agent.server import ChatClient
 from bench.config import BenchConfig
 from bench.containers.engine import LABEL, docker_client
 from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
 from bench.ownership import new_instance_id
+from bench.score.fixtures import load_fixture
 from bench.servers.api import is_healthy, read_metrics, read_props
 from bench.servers.compose import COMPOSE_PROJECT, ComposeServers
 from bench.servers.cpu_image import ensure_llama_cpu_image
@@ -25,14 +28,17 @@ from bench.servers.process import free_port
 
 pytestmark = pytest.mark.llama
 ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = [load_fixture("todo_repo")]  # forced tool calls (flint_tools auto, the small model) offer its files
 
 
 def test_embedded_servers_serve_the_requested_window_and_notice_a_death(tmp_path: Path) -> None:
-    servers = EmbeddedServers(BenchConfig(jeff_ctx=512), tmp_path)
+    servers = EmbeddedServers(BenchConfig(jeff_ctx=512), tmp_path, fixtures=FIXTURES)
     try:
         endpoints = servers.start(1024)
         assert read_props(endpoints.flint_url).n_ctx == 1024
         assert endpoints.jeff_url and read_props(endpoints.jeff_url).n_ctx == 512
+        assert endpoints.flint_serving == "forced_tools"
+        assert endpoints.flint.supports_tool_calls and not endpoints.jeff.supports_tool_calls  # type: ignore[union-attr]
         assert "llamacpp:prompt_tokens_total" in read_metrics(endpoints.flint_url)
         assert servers.healthy()
         assert endpoints.server_pids and set(endpoints.server_pids) == {"flint", "jeff"}
@@ -86,7 +92,9 @@ def test_compose_cpu_profile_up_reachable_from_sandbox_network_and_down(compose_
     client: Any = docker_client()
     image = ensure_llama_cpu_image(client)
     names = BenchNames(new_instance_id())  # a bench's own project: other tests' compose projects run beside it
-    servers = ComposeServers(BenchConfig(jeff_ctx=512), gpu=False, cpu_image=image, log_dir=tmp_path, names=names)
+    servers = ComposeServers(
+        BenchConfig(jeff_ctx=512), gpu=False, cpu_image=image, log_dir=tmp_path, names=names, fixtures=FIXTURES
+    )
     try:
         endpoints = servers.start(1024)
         assert servers.cli == compose_line  # and compose.log says so, for every command it ran
@@ -96,6 +104,12 @@ def test_compose_cpu_profile_up_reachable_from_sandbox_network_and_down(compose_
         )
         assert servers.healthy()
         assert read_props(endpoints.flint_url).n_ctx == 1024
+        # The template and grammar mounted from the serving folder: Flint answers with a tool call.
+        assert endpoints.flint_serving == "forced_tools" and endpoints.flint.supports_tool_calls
+        answer = ChatClient(endpoints.flint_url, timeout=120).chat(
+            {"messages": [{"role": "user", "content": "Look around."}], "tools": TOOL_SPECS, "temperature": 0}
+        )
+        assert answer.finish_reason == "tool_calls" and answer.message["tool_calls"][0]["function"]["name"]
         assert endpoints.server_containers and all(endpoints.server_containers.values())
         output = client.containers.run(
             ensure_sandbox_image(client), ["python3", "-c", GATE_PROBE], network=endpoints.sandbox_network,

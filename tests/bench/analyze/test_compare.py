@@ -26,6 +26,7 @@ def run_row(run_id: str, **values: str) -> dict[str, str]:
         "ctx": "8192",
         "flint_model": "flint.gguf",
         "jeff_model": "jeff.gguf",
+        "flint_serving": "native",
         "flint_model_sha256": "f" * 64,
         "server_build": "b4000",
         "gpu_name": "NVIDIA H200",

@@ -67,6 +67,7 @@ def night(path: Path, date: str, walls: list[float], **values: str) -> str:
     for rep, wall in enumerate(walls, start=1):
         row = {"run_id": f"{date}-{rep}", "started_at": f"{date}T02:00:00+00:00", "fixture": "todo_repo"}
         row |= {"preset": "part3", "ctx": "4096", "stop_reason": "done", "wall_s": str(wall), "git_sha": "abcdef123"}
+        row["flint_serving"] = "native"
         append_row(path, row | values)
     return str(path)
 

@@ -61,7 +61,15 @@ R2 += [response(4, 1000, 10, None), STOP]
 
 def run_row(run_id: str, **values: str) -> dict[str, str]:
     base = {"run_id": run_id, "fixture": "todo_repo", "preset": "part3", "ctx": "8192", "flint_model": "f.gguf"}
-    return {**base, "jeff_model": "j.gguf", "stop_reason": "done", "hidden_passed": "6", "hidden_total": "6", **values}
+    return {
+        **base,
+        "jeff_model": "j.gguf",
+        "flint_serving": "native",
+        "stop_reason": "done",
+        "hidden_passed": "6",
+        "hidden_total": "6",
+        **values,
+    }
 
 
 def write_results(path: Path, rows: list[dict[str, str]], traces: dict[str, list[str]]) -> Path:
