@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import fake_llama as fl
@@ -134,10 +136,29 @@ def test_a_request_the_server_rejects_stops_without_retrying(repo: Path) -> None
     assert run.stop["reason"] == "server_error" and "bad role" in run.stop["message"]
 
 
-def start_agent(args: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "agent", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+def ctrl_c_as_in_a_terminal() -> None:
+    """A job started in the background by a non-interactive shell (a CI script's `&`) inherits SIGINT ignored, and
+    Python then installs no KeyboardInterrupt handler: give the agent the terminal's default back."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def started_agent(args: list[str]) -> Iterator[subprocess.Popen[str]]:
+    """The agent as a process of its own, killed and its pipes closed whatever the test's outcome."""
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "agent", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=ctrl_c_as_in_a_terminal,
     )
+    with agent:  # closes the pipes and waits
+        try:
+            yield agent
+        finally:
+            if agent.poll() is None:
+                agent.kill()
 
 
 def wait_for(condition: object, seconds: float = 30) -> None:
@@ -150,10 +171,11 @@ def wait_for(condition: object, seconds: float = 30) -> None:
 def test_ctrl_c_while_waiting_for_the_server_stops_interrupted(repo: Path, tmp_path: Path) -> None:
     events = tmp_path / "interrupted.jsonl"
     with FakeLlama([{**fl.prose("slow"), "delay": 30}]) as flint:
-        agent = start_agent(["--repo", str(repo), "--task", "x", "--flint", flint.url, "--events", str(events)])
-        wait_for(lambda: flint.requests)
-        agent.send_signal(signal.SIGINT)
-        out, err = agent.communicate(timeout=30)
+        args = ["--repo", str(repo), "--task", "x", "--flint", flint.url, "--events", str(events)]
+        with started_agent(args) as agent:
+            wait_for(lambda: flint.requests)
+            agent.send_signal(signal.SIGINT)
+            out, err = agent.communicate(timeout=30)
     assert agent.returncode == 1 and "Traceback" not in out + err
     stop = read_events(events)[-1]
     assert (stop["reason"], stop["steps"]) == ("interrupted", 1)
@@ -163,10 +185,10 @@ def test_ctrl_c_during_a_command_kills_the_command(repo: Path, tmp_path: Path) -
     events = tmp_path / "interrupted.jsonl"
     with FakeLlama([fl.tool_call("run", {"command": "echo $$ > shell.pid; sleep 60"})]) as flint:
         args = ["--repo", str(repo), "--task", "x", "--flint", flint.url, "--approve", "yes", "--events", str(events)]
-        agent = start_agent(args)
-        wait_for(lambda: (repo / "shell.pid").exists() and (repo / "shell.pid").read_text().strip())
-        agent.send_signal(signal.SIGINT)
-        agent.communicate(timeout=30)
+        with started_agent(args) as agent:
+            wait_for(lambda: (repo / "shell.pid").exists() and (repo / "shell.pid").read_text().strip())
+            agent.send_signal(signal.SIGINT)
+            agent.communicate(timeout=30)
     shell = int((repo / "shell.pid").read_text())
     wait_for(lambda: not Path(f"/proc/{shell}").exists() or "State:\tZ" in Path(f"/proc/{shell}/status").read_text())
     assert read_events(events)[-1]["reason"] == "interrupted"

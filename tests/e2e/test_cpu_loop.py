@@ -116,7 +116,10 @@ def test_clearings_where_the_preset_clears_and_the_tokens_reprocessed_after_them
 
 
 def test_answers_cut_by_the_window_are_handled_as_each_preset_says(runs: dict[str, Run]) -> None:
-    taken = dropped = 0
+    """Whether a run meets a cut depends on where its last answer meets the window, which moves with the length of
+    tool output (temp paths, timings): so every cut that happened is checked, and the guarantee that each preset
+    meets every shape of cut comes from the real server's bodies (tests/integration/test_cut_bodies_real.py, played
+    back in tests/agent/test_agent_cut_answers.py)."""
     for preset, (row, events) in runs.items():
         cuts = of(events, "cut")
         assert int(row["cut_answers"]) == len(cuts)
@@ -127,11 +130,8 @@ def test_answers_cut_by_the_window_are_handled_as_each_preset_says(runs: dict[st
             assert cut["dropped"] is PRESETS[preset].drops_cut
             tools = [t for t in of(events, "tool") if t["step"] == cut["step"]]
             if cut["dropped"]:  # part3: nothing of the answer runs, the note goes out with the next request
-                dropped += 1
                 assert tools == []
                 following = [e for e in events if e.get("step") == cut["step"] + 1 and "messages" in e]
                 assert following and following[0]["messages"] == response["messages"] + 1
             else:  # part2: the cut call runs as it came, its truncated arguments get the tool's error
-                taken += 1
                 assert len(tools) == 1 and (tools[0]["ok"] or "not valid JSON" in tools[0]["error"])
-    assert taken >= 1 and dropped >= 1
