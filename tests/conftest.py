@@ -103,8 +103,8 @@ def compose_line_env(line: str, plugin_config: Path) -> dict[str, str] | str:
 
 @pytest.fixture(params=COMPOSE_LINES)
 def compose_line(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
-    """Runs the test under one Compose line (each test taking this fixture runs under all three); a line missing
-    here skips, or fails under CI. Returns the ComposeCli that answered."""
+    """Runs the test under one Compose line (under all three, unless the test names its lines with an indirect
+    parametrize); a line missing here skips, or fails under CI. Returns the ComposeCli that answered."""
     from bench.servers.compose_cli import OVERRIDE, probe
 
     env = compose_line_env(request.param, tmp_path / "docker-config")
@@ -168,6 +168,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("fixed_names"):
             item.add_marker(pytest.mark.xdist_group(SHARED_DOCKER_NAMES))
+    # The long tests (real servers, containers, whole benches) first, so that the many short ones fill the workers'
+    # last minutes instead of one worker finishing a long test alone; the sort is stable, so a module stays together.
+    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in ("slow", "llama", "docker", "compose")))
     if config.getoption("--run-gpu") or gpu_present():
         return
     keep = [item for item in items if item.get_closest_marker("gpu") is None]

@@ -20,7 +20,8 @@ import pytest
 from agent.presets import PRESETS
 from bench.results.append import read_rows
 
-pytestmark = [pytest.mark.llama, pytest.mark.slow]
+# One group: the module's one bench run (its fixture) is made once, on one pytest-xdist worker, not once per worker.
+pytestmark = [pytest.mark.llama, pytest.mark.slow, pytest.mark.xdist_group("cpu-loop")]
 ROOT = Path(__file__).resolve().parents[2]
 PRESET_NAMES = ["part2", "clearing", "part3", "part3+"]
 CTX = 1024

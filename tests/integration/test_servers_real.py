@@ -86,8 +86,11 @@ print(json.dumps({
 """
 
 
+# Each Compose line runs the compose tests, spread so that none runs the same test twice with one binary: the current
+# line as the `docker compose` plugin here and as a standalone binary for `make up`, Debian's v1 in both.
 @pytest.mark.docker
 @pytest.mark.compose
+@pytest.mark.parametrize("compose_line", ["plugin", "v1"], indirect=True)
 def test_compose_cpu_profile_up_reachable_from_sandbox_network_and_down(compose_line: Any, tmp_path: Path) -> None:
     client: Any = docker_client()
     image = ensure_llama_cpu_image(client)
@@ -136,6 +139,7 @@ def project_containers(project: str = COMPOSE_PROJECT) -> str:
 @pytest.mark.compose
 @pytest.mark.fixed_names  # `make up` is one set of servers per host: the fixed `agentbench` compose project
 @pytest.mark.slow
+@pytest.mark.parametrize("compose_line", ["standalone", "v1"], indirect=True)
 def test_make_up_serves_flint_and_jeff_and_make_down_removes_them(compose_line: Any) -> None:
     flint_port, jeff_port = free_port(), free_port()
     env = dict(os.environ) | {"FLINT_PORT": str(flint_port), "JEFF_PORT": str(jeff_port)}
