@@ -259,10 +259,12 @@ def test_tests_added_counts_new_functions_once_each(todo: Fixture, tmp_path: Pat
 
 def test_tests_added_subtracts_functions_an_existing_test_file_had(todo: Fixture, tmp_path: Path) -> None:
     root = copy_tree(tmp_path / "tree")
-    (root / "fixtures/todo_repo/test_extra.py").write_text("def test_present():\n    assert 1\n")
+    present = "from todo import load, save\n\ndef test_present():\n    assert callable(load)\n"
+    (root / "fixtures/todo_repo/test_extra.py").write_text(present)
     fx = load_fixture("todo_repo", root)
-    added = (
-        "def test_present():\n    assert 1\n\ndef test_new_one():\n    assert 2\n\ndef test_new_two():\n    assert 3\n"
+    added = present + (
+        "\ndef test_new_one():\n    assert load.__name__ == 'load'\n"
+        "\ndef test_new_two():\n    assert save is not load\n"
     )
 
     score = grade(fx, tmp_path, agent_diff(fx, tmp_path, write("test_extra.py", added)))
