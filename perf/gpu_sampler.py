@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 from types import ModuleType
 
@@ -21,8 +20,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # run from anywhere: bench/ and
 
 from fake_pynvml import GIB, FakeDevice, FakeNvml, State  # noqa: E402
 
-from bench.measure.roles import PidMatcher  # noqa: E402
-from bench.measure.sampler import GpuSampler  # noqa: E402
+from bench.gpu_check import measure_sampler_cost  # noqa: E402
 
 DEFAULT_INTERVAL_S = 0.1
 INTERVALS_S = (DEFAULT_INTERVAL_S, 0.05, 0.25)
@@ -50,16 +48,10 @@ def fake_nvml() -> FakeNvml:
 
 def measure(nvml: ModuleType, interval_s: float, seconds: float) -> tuple[float, float]:
     """Run the sampler for `seconds`; return (samples per second, sampler CPU as % of one core)."""
-    sampler = GpuSampler(PidMatcher({"flint": os.getpid()}), interval_s=interval_s, nvml=nvml)
-    sampler.baseline()
-    started = time.monotonic()
-    sampler.start()
-    time.sleep(seconds)
-    reading = sampler.stop()
-    wall_s = time.monotonic() - started
-    if not reading.measured:
-        raise SystemExit(f"gpu_sampler: the sampler measured nothing: {reading.method}")
-    return reading.samples / wall_s, 100 * sampler.thread_cpu_s / wall_s
+    cost = measure_sampler_cost(interval_s, seconds, nvml)
+    if not cost.measured:
+        raise SystemExit(f"gpu_sampler: the sampler measured nothing: {cost.method}")
+    return cost.samples_per_s, cost.cpu_percent
 
 
 def main(argv: list[str] | None = None) -> int:
