@@ -26,7 +26,7 @@ from bench.ownership import Ownership, new_instance_id
 from bench.run.instance import reap_dead, remove_instance
 from bench.sandbox.docker import DockerSandbox
 from bench.sandbox.trace_file import read_trace_safely
-from bench.score.fixtures import load_fixture
+from bench.score.fixtures import Fixture, load_fixture
 from bench.score.graders import DockerGrader
 from bench.score.workcopy import make_work_copy
 from bench.servers.base import Endpoints
@@ -111,6 +111,14 @@ def run_probe(client: Any, image: str, network: str, script: str) -> dict[str, A
     return result
 
 
+def todo_work_copy(tmp_path: Path, fixture: Fixture | None = None) -> tuple[Path, Path]:
+    """A work copy of todo_repo (or `fixture`) in tmp_path/repo, and an empty tmp_path/out for the run's trace."""
+    workdir, out_dir = tmp_path / "repo", tmp_path / "out"
+    out_dir.mkdir()
+    make_work_copy(fixture or load_fixture("todo_repo"), workdir)
+    return workdir, out_dir
+
+
 def test_sandbox_reaches_flint_and_jeff_and_nothing_else(
     client: Any, image: str, names: BenchNames, forwarded: Any, bridge_listener: Any
 ) -> None:
@@ -192,9 +200,7 @@ def test_agent_in_container_cannot_touch_visible_tests_or_see_hidden_ones(
 ) -> None:
     _, flint, jeff, flint_url, jeff_url = forwarded
     fixture = load_fixture("todo_repo")
-    workdir, out_dir = tmp_path / "repo", tmp_path / "out"
-    out_dir.mkdir()
-    make_work_copy(fixture, workdir)
+    workdir, out_dir = todo_work_copy(tmp_path, fixture)
     original = (workdir / "test_todo.py").read_text()
     attack = (
         "echo hacked > test_todo.py; rm -f test_todo.py; id -u; "
@@ -246,9 +252,7 @@ def test_the_models_commands_cannot_write_the_trace_or_touch_the_agent(
     client: Any, image: str, names: BenchNames, forwarded: Any, tmp_path: Path
 ) -> None:
     _, flint, _, flint_url, _ = forwarded
-    workdir, out_dir = tmp_path / "repo", tmp_path / "out"
-    out_dir.mkdir()
-    make_work_copy(load_fixture("todo_repo"), workdir)
+    workdir, out_dir = todo_work_copy(tmp_path)
     flint.add(
         fake_llama.tool_call("write_file", {"path": "notes.txt", "content": "mine\n"}),
         fake_llama.tool_call("run", {"command": TRACE_ATTACK}),
@@ -354,9 +358,7 @@ def test_the_repository_is_size_limited_and_what_fits_comes_back(
     client: Any, image: str, names: BenchNames, forwarded: Any, tmp_path: Path
 ) -> None:
     _, flint, _, flint_url, _ = forwarded
-    workdir, out_dir = tmp_path / "repo", tmp_path / "out"
-    out_dir.mkdir()
-    make_work_copy(load_fixture("todo_repo"), workdir)
+    workdir, out_dir = todo_work_copy(tmp_path)
     fill = "dd if=/dev/zero of=big.bin bs=1M count=64 2>&1 | tail -1; echo dd=$?; echo kept > kept.txt; cat kept.txt"
     flint.add(fake_llama.tool_call("run", {"command": fill}), fake_llama.prose("All done."))
     config = BenchConfig(sandbox_repo_size="8m")
@@ -378,9 +380,7 @@ def test_a_sparse_file_larger_than_the_repository_is_not_brought_back(
     """A tmpfs holds a 1 GB sparse file in no space at all, but its tar stream spells the gigabyte out: reading it
     back stops at the repository's size, and the run says its changes were lost rather than grading a part."""
     _, flint, _, flint_url, _ = forwarded
-    workdir, out_dir = tmp_path / "repo", tmp_path / "out"
-    out_dir.mkdir()
-    make_work_copy(load_fixture("todo_repo"), workdir)
+    workdir, out_dir = todo_work_copy(tmp_path)
     flint.add(fake_llama.tool_call("run", {"command": "truncate -s 1G sparse.bin"}), fake_llama.prose("All done."))
     config = BenchConfig(sandbox_repo_size="8m")
     sandbox = DockerSandbox(client, image, endpoints(names, flint_url, None), config, "test-run", names)
