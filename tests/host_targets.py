@@ -8,7 +8,9 @@ import json
 import socket
 import subprocess
 import threading
+from collections.abc import Callable
 from types import TracebackType
+from typing import Any
 
 # Probe code for inside a container: which (host, port) targets accept a connection, and the default route's
 # gateway (None: no default route). Connections are tried side by side, so firewalled (silently dropped) targets
@@ -105,6 +107,34 @@ class Listener:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+
+def interface_address(name: str) -> str | None:
+    """The first IPv4 address `ip` lists on interface `name`, or None when it holds none."""
+    for interface in _ip_json("-4", "addr", "show", "dev", name):
+        for info in interface.get("addr_info", []):  # type: ignore[union-attr]
+            return str(info["local"])
+    return None
+
+
+def bridge_host_address(network: dict[str, Any], address_of: Callable[[str], str | None] = interface_address) -> str:
+    """This host's address on a Docker bridge network, from the network's `attrs`: the IPAM gateway where the
+    engine lists one, else the address of the bridge interface itself (Docker 20.10's default bridge may report
+    `"Config": [{"Subnet": ...}]` with no Gateway while docker0 holds 172.17.0.1)."""
+    for config in (network.get("IPAM") or {}).get("Config") or []:
+        if config.get("Gateway"):
+            return str(config["Gateway"])
+    options = network.get("Options") or {}
+    interface = options.get("com.docker.network.bridge.name") or f"br-{str(network.get('Id', ''))[:12]}"
+    address = address_of(interface)
+    if address is None:
+        raise RuntimeError(f"docker network {network.get('Name')!r}: no IPAM gateway and no address on {interface}")
+    return address
+
+
+def default_bridge_address(client: Any) -> str:
+    """This host's address on Docker's default bridge, where containers on that bridge reach the host."""
+    return bridge_host_address(client.networks.get("bridge").attrs)
 
 
 def listeners_on_every_host_address() -> list[Listener]:

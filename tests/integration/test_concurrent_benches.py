@@ -11,10 +11,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import fake_llama
 import pytest
+from host_targets import default_bridge_address
 
 from bench.containers.engine import docker_client
 from bench.containers.names import OWNER_LABEL
@@ -36,16 +36,11 @@ def small_config(tmp_path: Path) -> Path:
     return config
 
 
-def docker_gateway(client: Any) -> str:
-    """This host's address on Docker's default bridge: the forwarders of both benches reach it, nothing outside."""
-    return str(client.networks.get("bridge").attrs["IPAM"]["Config"][0]["Gateway"])
-
-
 @pytest.mark.docker
 @pytest.mark.slow
 def test_two_benches_on_one_host_both_finish_with_their_own_rows(tmp_path: Path) -> None:
     client = docker_client()
-    gateway = docker_gateway(client)
+    gateway = default_bridge_address(client)  # the forwarders of both benches reach it
     config = small_config(tmp_path)
     with (
         fake_llama.FakeLlama(host=gateway, default=fake_llama.prose("First bench: done.")) as first,

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from fake_pynvml import GIB, FakeDevice, FakeNvml, State
+from host_targets import default_bridge_address
 from hub_standin import DEFAULT_FILES, HubStandIn, default_models_as
 
 from bench.config import BenchConfig
@@ -111,7 +112,7 @@ def test_compose_cpu_profile_fetches_into_the_host_cache_once(tmp_path: Path, mo
     names = BenchNames(new_instance_id())  # a bench's own project: other tests' compose projects run beside it
     servers = ComposeServers(config, gpu=False, cpu_image=ensure_llama_cpu_image(client), names=names)
     # The containers reach this host at its address on Docker's default bridge, so the stand-in listens there.
-    gateway = client.networks.get("bridge").attrs["IPAM"]["Config"][0]["Gateway"]
+    gateway = default_bridge_address(client)
     with HubStandIn(default_models_as(small), host=gateway) as hub:
         monkeypatch.setenv("MODEL_ENDPOINT", hub.url)
         try:
