@@ -22,7 +22,7 @@ from bench.errors import BenchError, ConfigError, ResultsError, ServerStartError
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
 from bench.results.append import append_row, check_same_inputs, completed_keys, read_rows, set_aside_partial_row
 from bench.results.lock import ResultsLock
-from bench.results.schema import INFRA_STOP_REASON, cell
+from bench.results.schema import INFRA_STOP_REASON
 from bench.run.choices import Factory
 from bench.run.instance import BenchInstance
 from bench.run.observe import observe, write_run_json
@@ -99,7 +99,7 @@ class Bench:
                     continue
             inputs = RunInputs.of(planned, self.config, endpoints, self.choice, self.provenance, servers.build_pin)
             if existing:
-                check_same_inputs(self.out, existing, {k: cell(v) for k, v in inputs.as_row().items()})
+                check_same_inputs(self.out, existing, inputs.cells())
             if inputs.key() in done:
                 print(f"run {index}/{len(plan)} already in {self.out.name}: skipped (--resume)")
                 continue
@@ -107,7 +107,7 @@ class Bench:
             self._record(self.run_one(inputs, servers, endpoints, progress), progress)
 
     def _record(self, record: RunRecord, progress: Progress) -> None:
-        row = {column: cell(value) for column, value in record.row().items()}
+        row = record.row().cells()
         append_row(self.out, row)
         self.rows.append(row)
         progress.run_finished(row)

@@ -118,13 +118,13 @@ def test_appending_after_a_cut_row_sets_it_aside_first(tmp_path: Path, capsys: C
     assert (tmp_path / "results.csv.partial").read_bytes() == b'b,2026,"an open quote\n'
 
 
-def test_the_readers_leave_a_cut_row_out(tmp_path: Path, capsys: Capture) -> None:
+def test_the_readers_leave_a_cut_row_out(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     out = tmp_path / "results.csv"
     append_row(out, row("a"))
     with open(out, "ab") as f:
         f.write(b"b,2026-11-30,abc,todo_repo,part3,40")
-    assert [r["run_id"] for r in read_runs(out)] == ["a"]
-    assert "last row was cut short" in capsys.readouterr().err
+    assert [r.run_id for r in read_runs(out)] == ["a"]
+    assert "last row was cut short" in caplog.text
 
 
 def test_an_empty_file_counts_as_new(tmp_path: Path) -> None:
