@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from bench.measure.labels import Outcome, failure_labels
 from bench.measure.sampler import GpuReading
+from bench.measure.tool_time import tools_seconds
 from bench.measure.trace import Event
 from bench.measure.trace_numbers import ReprocessedCheck, TraceNumbers
 from bench.results.row import ResultRow
@@ -73,6 +74,7 @@ class RunRecord:
         self.note(build_mismatch(self.inputs.server_build, self.inputs.server_build_pin))
         row.wall_s = None if self.wall_s is None else round(self.wall_s, 2)
         row.harness_s = self.harness_s()
+        row.tools_s = tools_seconds(self.events) if self.events else None
         if self.numbers is not None:
             _fill_numbers(row, self.numbers)
         if self.check is not None:

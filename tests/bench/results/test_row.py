@@ -44,7 +44,7 @@ def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -
         "flint_model_sha256", "jeff_model_sha256", "agent_version", "sampling", "keep", "clear_at", "flint_serving"
     }  # fmt: skip
     assert schema.HIGHER_IS_BETTER == ["hidden_passed"]
-    assert {"wall_s", "harness_s", "peak_gpu_mib_device", "jeff_model_s"} <= set(schema.LOWER_IS_BETTER)
+    assert {"wall_s", "harness_s", "tools_s", "peak_gpu_mib_device", "jeff_model_s"} <= set(schema.LOWER_IS_BETTER)
     assert not {"cache_tokens", "hidden_total", "rep"} & set(schema.LOWER_IS_BETTER)
 
 

@@ -82,3 +82,16 @@ def test_an_infra_failure_is_the_stop_reason_and_a_label() -> None:
     rec.note("the sandbox container did not start")
     row = rec.row()
     assert row.stop_reason == "infra_error" and row.failure_labels == ["infrastructure"]
+
+
+def test_tools_s_is_the_tools_share_of_harness_s() -> None:
+    rec = record()
+    tools = [
+        {"t": 1.5, "event": "tool", "step": 1, "name": "run", "seconds": 3.0},
+        {"t": 1.9, "event": "done_check", "step": 1, "passed": True, "seconds": 1.5},
+    ]
+    rec.events = [*TRACE[:2], *tools, TRACE[2]]
+    rec.wall_s, rec.numbers = 20.0, trace_numbers(rec.events)
+    row = rec.row()
+    assert (row.tools_s, row.harness_s) == (4.5, 8.0)
+    assert record().row().tools_s is None  # no trace at all: not measured
