@@ -12,6 +12,7 @@ bench.analyze.runs reads the traces.
 from __future__ import annotations
 
 import argparse
+import logging
 import re
 import statistics
 from collections import Counter
@@ -37,6 +38,8 @@ from bench.analyze.table import (
 )
 from bench.results.read import measured, read_runs
 from bench.results.row import ResultRow
+
+log = logging.getLogger(__name__)
 
 
 def cache_summary(runs: list[Run]) -> str:
@@ -167,5 +170,5 @@ def command(args: argparse.Namespace) -> int:
     report = write_report(
         csv_path, Path(args.out_dir) if args.out_dir else csv_path.with_name(f"{csv_path.stem}-report")
     )
-    print(f"wrote {report} and its plots")
+    log.info("wrote %s and its plots", report)
     return 0

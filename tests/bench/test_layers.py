@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # bench's top-level modules and folders, lowest first. A module may import its own layer and the ones below.
 LAYERS = [
-    {"errors", "processes", "yaml_file", "ownership"},
+    {"errors", "logs", "processes", "yaml_file", "ownership"},
     {"config", "results"},
     {"containers", "measure"},
     {"score"},

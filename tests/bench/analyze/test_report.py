@@ -200,7 +200,7 @@ def test_report_command_writes_beside_the_csv_by_default(results: Path, capsys: 
     assert main(["report", str(results)]) == 0
     folder = results.with_name(f"{results.stem}-report")  # its own folder: reports of other CSVs do not mix
     assert (folder / "report.md").is_file() and list(folder.glob("*.png"))
-    assert f"wrote {folder / 'report.md'}" in capsys.readouterr().out
+    assert f"bench: wrote {folder / 'report.md'}" in capsys.readouterr().err  # a note on stderr, not the result
 
 
 def test_an_empty_results_file_is_refused(tmp_path: Path) -> None:
