@@ -16,10 +16,10 @@ from pathlib import Path
 
 from bench.analyze.prediction_file import COMPARISONS, ORDERING, Condition, Prediction, as_float, load_predictions
 from bench.errors import ResultsError
+from bench.provenance import git
 from bench.results.column import as_number
 from bench.results.read import is_completed, read_runs
 from bench.results.row import ResultRow
-from bench.run.provenance import git
 
 HIT, MISS, NOT_SCORABLE = "HIT", "MISS", "NOT SCORABLE"
 

@@ -22,6 +22,7 @@ from bench.config import BenchConfig, load_config, size_bytes
 from bench.errors import BenchError, ConfigError, ResultsError, ServerStartError
 from bench.logs import logging_to
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
+from bench.provenance import git_dirty, git_sha
 from bench.results.append import append_row, check_same_inputs, completed_keys, read_rows, set_aside_partial_row
 from bench.results.lock import ResultsLock
 from bench.results.schema import INFRA_STOP_REASON
@@ -30,7 +31,6 @@ from bench.run.instance import BenchInstance
 from bench.run.observe import observe, write_run_json
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
 from bench.run.progress import Progress
-from bench.run.provenance import git_dirty, git_sha
 from bench.run.record import RunRecord
 from bench.score.grading import score_run_dir
 from bench.servers.base import Endpoints, Servers

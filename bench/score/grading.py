@@ -21,13 +21,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bench.errors import FixtureError, ScoringError
+from bench.fixtures.fixture import Fixture, load_fixture
+from bench.fixtures.workcopy import make_work_copy, run_git
 from bench.results.row import ResultRow
-from bench.score.fixtures import Fixture, load_fixture
 from bench.score.graders import Grader, make_grader
 from bench.score.junit import count, parse_junit
 from bench.score.tamper import WITNESS_MODULE, new_canaries, read_witness, tampering
 from bench.score.tests_added import count_tests_added, is_test_file
-from bench.score.workcopy import make_work_copy, run_git
 
 GRADING_DIR = ".bench-grading"  # ours, recreated after the diff is applied, so the agent cannot pre-fill it
 INI_FILE = f"{GRADING_DIR}/pytest.ini"
