@@ -22,6 +22,7 @@ from agent.guards import ProtectedTests
 from agent.jeff import Jeff
 from agent.loop import Agent, RunConfig, Stop
 from agent.presets import PRESETS
+from agent.requests import RequestLog, beside
 from agent.server import ChatClient, Props, SetupError, read_props
 from agent.tools import Workspace
 from agent.trace import Trace, agent_version
@@ -41,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         trace = Trace(args.events, echo=console.show)
+        requests = RequestLog(beside(args.events))  # opened now, as the trace is: before the user changes
     except OSError as e:
         print(f"agent: cannot write the event trace {args.events}: {e.strerror}", file=sys.stderr)
         return 2
@@ -50,21 +52,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"agent: cannot run commands as another user: {e}", file=sys.stderr)
         trace.close()
         return 2
-    return run(args, task, trace)
+    return run(args, task, trace, requests)
 
 
 class UsageError(Exception):
     """A command-line value that cannot be used; the message says what to pass instead."""
 
 
-def run(args: argparse.Namespace, task: str, trace: Trace) -> int:
+def run(args: argparse.Namespace, task: str, trace: Trace, requests: RequestLog | None = None) -> int:
     """Read the server's window, run the loop, and end the trace with `stop` whatever happens."""
     stop = Stop("interrupted", "the agent did not finish")
     agent: Agent | None = None
     exit_code = 1
     try:
         props = read_props(args.flint)
-        agent = build_agent(args, task, props, trace)
+        agent = build_agent(args, task, props, trace, requests)
         stop = agent.run()
         exit_code = 0 if stop.reason == "done" else 1
     except SetupError as e:
@@ -78,10 +80,14 @@ def run(args: argparse.Namespace, task: str, trace: Trace) -> int:
     finally:
         trace.emit("stop", reason=stop.reason, steps=agent.step if agent else 0, message=stop.message)
         trace.close()
+        if requests is not None:
+            requests.close()
     return exit_code
 
 
-def build_agent(args: argparse.Namespace, task: str, props: Props, trace: Trace) -> Agent:
+def build_agent(
+    args: argparse.Namespace, task: str, props: Props, trace: Trace, requests: RequestLog | None = None
+) -> Agent:
     preset = PRESETS[args.preset]
     trace.emit("start", **start_fields(args, props))
     if props.supports_tool_calls is False:
@@ -111,6 +117,7 @@ def build_agent(args: argparse.Namespace, task: str, props: Props, trace: Trace)
         actions=actions,
         snapshot=take_snapshot(workspace.root),
         trace=trace,
+        requests=requests,
     )
 
 

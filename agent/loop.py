@@ -16,6 +16,7 @@ from agent.actions import Actions, restored_note
 from agent.clearing import RequestEstimate, clear_old
 from agent.done import Snapshot, check_done
 from agent.presets import Preset
+from agent.requests import RequestLog
 from agent.server import ChatClient, ContextOverflow, Reply, RequestRejected, ServerError, UnparsedOutput
 from agent.trace import Trace
 
@@ -53,6 +54,7 @@ class Agent:
         actions: Actions,
         snapshot: Snapshot,
         trace: Trace,
+        requests: RequestLog | None = None,
     ) -> None:
         self.config = config
         self.preset = config.preset
@@ -60,6 +62,8 @@ class Agent:
         self.actions = actions
         self.snapshot = snapshot
         self.trace = trace
+        self.requests = requests or RequestLog()  # each request's difference from the previous (agent/requests.py)
+        self.request_fields: dict[str, Any] = {}  # the current request's, for the events of its answer
         self.step = 0
         self.estimate = RequestEstimate()  # part3+: the size of the next request, to clear before sending it
         self.done_outputs: list[int] = []  # positions of the done check's messages (part3+ clears older ones)
@@ -103,7 +107,9 @@ class Agent:
         """Flint's answer to the conversation so far; a request too big for the window is cleared and retried."""
         while True:
             try:
-                reply = self.flint.chat(self.request_body(), on_error=self.report_http_error)
+                body = self.request_body()
+                self.request_fields = self.requests.sent(self.step, body)
+                reply = self.flint.chat(body, on_error=self.report_http_error)
             except ContextOverflow as e:
                 self.report_http_error(e)
                 self.clear_for_overflow(e)
@@ -135,12 +141,14 @@ class Agent:
             content_chars=len(message.get("content") or ""),
             reasoning_chars=len(message.get("reasoning_content") or ""),
             messages=len(self.messages),
+            **self.request_fields,
         )
 
     def report_http_error(self, e: ServerError, attempt: int | None = None) -> None:
         extra = {"attempt": attempt} if attempt is not None else {}
         fields = {"step": self.step, "status": e.status, "type": e.type, "message": e.message, **e.extra, **extra}
         fields["messages"] = len(self.messages)  # what the refused request held, as for a response
+        fields.update(self.request_fields)
         self.trace.emit("http_error", **fields)
 
     # Handling the answer

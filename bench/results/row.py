@@ -208,6 +208,77 @@ class ResultRow:
         unit="s",
         better="lower",
     )
+    # Where the reprocessed tokens came from (bench/measure/reprocessing.py): the six add up to
+    # prompt_tokens_reprocessed; counted per request with Flint's own /apply-template and /tokenize.
+    reprocessed_cold: int | None = col("computed for the first request, when nothing was cached", unit="tokens")
+    reprocessed_new: int | None = col(
+        "computed for material added since the previous request: tool results, notes, the generation prompt",
+        unit="tokens",
+    )
+    reprocessed_answer: int | None = col(
+        "the previous answer as sent back, computed again where it no longer matched the tokens generated (the "
+        "template's rendering of tool calls and reasoning, end-of-turn tokens)",
+        unit="tokens",
+        better="lower",
+    )
+    reprocessed_by_clearing: int | None = col(
+        "material sent before, computed again because a clearing changed an earlier message",
+        unit="tokens",
+        better="lower",
+    )
+    reprocessed_by_template: int | None = col(
+        "material sent before and unchanged by the agent, computed again because the chat template rendered it "
+        "otherwise (e.g. earlier turns' reasoning dropped)",
+        unit="tokens",
+        better="lower",
+    )
+    reprocessed_unexplained: int | None = col(
+        "tokens the server had cached and computed again anyway: server-side loss (sliding window without a "
+        "checkpoint, eviction)",
+        unit="tokens",
+        better="lower",
+    )
+    reprocessed_split: str = col(
+        "ok; mismatch (a prompt counted otherwise than the server did: the split is approximate); partial or "
+        "unavailable (the reprocessed_* causes are empty; reason in error)",
+    )
+    # The server settings that decide what the prompt cache can reuse (as llama-server was started; empty when the
+    # servers are someone else's). Files from before these columns read as the flags the bench's servers had.
+    swa_full: bool | None = col("Flint's --swa-full: a full-size sliding-window cache", compare="setup", before="false")
+    ctx_checkpoints: int | None = col(
+        "Flint's --ctx-checkpoints: context checkpoints kept per slot",
+        compare="setup",
+        before="32",
+    )
+    cache_reuse: int | None = col(
+        "Flint's --cache-reuse: the smallest chunk reused by shifting the cache (0: off)",
+        unit="tokens",
+        compare="setup",
+        before="0",
+    )
+    cache_ram_mib: int | None = col(
+        "Flint's --cache-ram: the host-RAM prompt cache (0: off)",
+        unit="MiB",
+        compare="setup",
+        before="0",
+    )
+    # The wall time split (bench/measure/time_split.py): wall_s = flint_model_s + jeff_model_s + tools_s + own_s,
+    # and the hardware's floor: the run's tokens at the servers' own measured speeds.
+    flint_model_s: float | None = col("Flint's share of model_s", unit="s", better="lower")
+    own_s: float | None = col(
+        "the harness's own time: wall_s minus Flint's and Jeff's model time and tools_s (agent, HTTP, sandbox)",
+        unit="s",
+        better="lower",
+    )
+    floor_s: float | None = col(
+        "the time the run's computed prompt tokens and generated tokens take at the servers' measured speeds",
+        unit="s",
+    )
+    efficiency: float | None = col("floor_s / wall_s: how close the run came to the hardware's floor", better="higher")
+    flint_prompt_tps: float | None = col("Flint's prompt speed, measured once per server start", unit="tokens/s")
+    flint_gen_tps: float | None = col("Flint's generation speed, measured once per server start", unit="tokens/s")
+    jeff_prompt_tps: float | None = col("Jeff's prompt speed, measured once per server start", unit="tokens/s")
+    jeff_gen_tps: float | None = col("Jeff's generation speed, measured once per server start", unit="tokens/s")
 
     def __post_init__(self) -> None:
         for column in model():  # text and list columns start empty rather than None

@@ -12,12 +12,14 @@ from typing import Any
 
 from bench.errors import FixtureError, ResultsError
 from bench.fixtures.workcopy import DiffTooLarge, capture_diff, make_work_copy
+from bench.measure.request_log import REQUESTS_FILE
 from bench.measure.sampler import GpuReading, GpuSampler
 from bench.measure.trace import TRACE_FILE, Event, load_trace
 from bench.run.plan import RunInputs
 from bench.run.progress import TraceFollower
 from bench.sandbox.base import AgentRun, Sandbox
-from bench.sandbox.trace_file import read_trace_safely
+from bench.sandbox.trace_file import TRACE_LIMIT, read_trace_safely
+from bench.score.untrusted import read_untrusted
 from bench.servers.api import erase_slot, prompt_counter
 from bench.servers.base import Endpoints, Servers
 
@@ -69,6 +71,7 @@ def observe(
             follower.stop()
         after = prompt_counter(endpoints.flint_url)
         events, trace_problem = _keep_trace(out_dir, run_dir, sandbox.trace_owner)
+        problems += _keep_request_log(out_dir, run_dir, sandbox.trace_owner)
         (run_dir / "agent.log").write_text(agent.output)
         (run_dir / "server.log").write_text(servers.log_tail(50))
         if agent.changes_lost:  # the copy is incomplete: a diff of it would misstate the agent's work
@@ -94,6 +97,19 @@ def _keep_trace(out_dir: Path, run_dir: Path, owner_uid: int | None) -> tuple[li
         return load_trace(run_dir / TRACE_FILE), None
     except ResultsError as e:  # a damaged trace costs this run its figures, never the bench
         return [], f"the event trace is damaged: {e}"
+
+
+def _keep_request_log(out_dir: Path, run_dir: Path, owner_uid: int | None) -> list[str]:
+    """The agent's request log (agent/requests.py), read as safely as the trace, kept beside it; the problem, if
+    any (without the log, reprocessing is not split by cause, and nothing else is lost)."""
+    path = out_dir / REQUESTS_FILE
+    if not path.exists() and not path.is_symlink():
+        return []
+    text, problem = read_untrusted(path, TRACE_LIMIT, owner_uid=owner_uid)
+    if text is None:
+        return [f"the request log was not kept: {problem}"]
+    (run_dir / REQUESTS_FILE).write_text(text)
+    return []
 
 
 def _diff(workdir: Path, base: str, inputs: RunInputs, problems: list[str], limit: int) -> tuple[str, bool]:

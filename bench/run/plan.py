@@ -15,6 +15,7 @@ from bench.provenance import file_sha256
 from bench.results.row import ResultRow
 from bench.results.schema import run_key
 from bench.servers.base import Endpoints
+from bench.servers.reuse import ReuseSettings, of_flint
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class RunInputs:
     sandbox: str
     servers: str
     provenance: Provenance
+    reuse: ReuseSettings | None = None  # what Flint's prompt cache can reuse (bench/servers/reuse.py)
 
     @classmethod
     def of(
@@ -105,6 +107,7 @@ class RunInputs:
             sandbox=sandbox,
             servers=servers,
             provenance=provenance,
+            reuse=of_flint(endpoints),
         )
 
     def fill(self, row: ResultRow) -> None:
@@ -117,6 +120,8 @@ class RunInputs:
         row.sampling, row.max_steps, row.keep, row.clear_at = self.sampling, self.max_steps, self.keep, self.clear_at
         row.server_build, row.server_build_pin = self.server_build, self.server_build_pin
         row.flint_serving, row.sandbox, row.servers = self.flint_serving, self.sandbox, self.servers
+        if self.reuse is not None:
+            self.reuse.fill(row)
 
     def cells(self) -> dict[str, str]:
         """The row's cells this run's inputs fill (the rest empty), as the CSV holds them."""

@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bench.measure.labels import Outcome, failure_labels
+from bench.measure.reprocessing import Attribution
 from bench.measure.sampler import GpuReading
+from bench.measure.time_split import ServerSpeeds, fill_time_split
 from bench.measure.tool_time import tools_seconds
 from bench.measure.trace import Event
 from bench.measure.trace_numbers import ReprocessedCheck, TraceNumbers
@@ -31,6 +33,8 @@ class RunRecord:
     check: ReprocessedCheck | None = None
     gpu: GpuReading | None = None
     score: Score | None = None
+    attribution: Attribution | None = None  # reprocessed tokens by cause (bench/measure/reprocessing.py)
+    speeds: ServerSpeeds | None = None  # the servers' measured speeds, for the floor
     infra_error: bool = False  # the run failed for a reason outside the agent
     errors: list[str] = field(default_factory=list)
 
@@ -77,6 +81,11 @@ class RunRecord:
         row.tools_s = tools_seconds(self.events) if self.events else None
         if self.numbers is not None:
             _fill_numbers(row, self.numbers)
+        if self.numbers is not None:
+            fill_time_split(row, self.events, self.numbers, self.speeds, jeff_on=bool(self.inputs.jeff_model))
+        if self.attribution is not None:
+            _fill_split(row, self.attribution)
+            self.note(self.attribution.note)
         if self.check is not None:
             row.reprocessed_check, row.prompt_tokens_metrics = self.check.status, self.check.metrics_delta
             self.note(self.check.note)
@@ -102,3 +111,13 @@ def _fill_numbers(row: ResultRow, n: TraceNumbers) -> None:
     row.clearings, row.cut_answers, row.context_400s = n.clearings, n.cut_answers, n.context_400s
     row.jeff_requests, row.jeff_model_s = n.jeff_requests, n.jeff_model_s
     row.jeff_prompt_tokens, row.jeff_completion_tokens = n.jeff_prompt_tokens, n.jeff_completion_tokens
+
+
+def _fill_split(row: ResultRow, attribution: Attribution) -> None:
+    row.reprocessed_split = attribution.status
+    totals = attribution.totals()
+    if totals is None:
+        return
+    row.reprocessed_cold, row.reprocessed_new, row.reprocessed_answer = totals["cold"], totals["new"], totals["answer"]
+    row.reprocessed_by_clearing, row.reprocessed_by_template = totals["clearing"], totals["template"]
+    row.reprocessed_unexplained = totals["unexplained"]

@@ -21,12 +21,14 @@ from bench import ROOT
 from bench.config import BenchConfig, load_config, size_bytes
 from bench.errors import BenchError, ConfigError, ResultsError, ServerStartError
 from bench.logs import logging_to
+from bench.measure.time_split import ServerSpeeds
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
 from bench.provenance import git_dirty, git_sha
 from bench.results.append import append_row, check_same_inputs, completed_keys, read_rows, set_aside_partial_row
 from bench.results.lock import ResultsLock
 from bench.results.schema import INFRA_STOP_REASON
 from bench.run.choices import Factory
+from bench.run.extras import server_speeds, split_reprocessing
 from bench.run.instance import BenchInstance
 from bench.run.observe import observe, write_run_json
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
@@ -48,6 +50,7 @@ class Bench:
         self.choice = (self.factory.sandbox.kind, self.factory.servers.kind)
         self.provenance = Provenance(agent_version(), git_sha(), git_dirty())  # read once, not per run
         self.rows: list[Row] = []
+        self.speeds: ServerSpeeds | None = None  # measured at each server start, for the runs' floor
 
     def run(self) -> list[Row]:
         """The whole plan, holding the results file's lock, as an instance that cleans up after itself."""
@@ -95,6 +98,7 @@ class Bench:
             if endpoints is None or endpoints.ctx != planned.ctx or not servers.healthy():
                 try:
                     endpoints = servers.start(planned.ctx)
+                    self.speeds = server_speeds(endpoints, self.config.jeff_ctx)
                     log.debug(
                         "servers up for ctx %d: flint %s, jeff %s", planned.ctx, endpoints.flint_url, endpoints.jeff_url
                     )
@@ -156,6 +160,9 @@ class Bench:
         record.events, record.wall_s, record.gpu = seen.events, seen.agent.wall_s, seen.gpu
         record.numbers = trace_numbers(seen.events)
         record.check = check_reprocessed(record.numbers, seen.counter_before, seen.counter_after)
+        record.speeds = self.speeds
+        if seen.events:
+            record.attribution = split_reprocessing(run_dir, seen.events, endpoints.flint_url)
         for problem in seen.problems:
             record.note(problem)
         if seen.trace_problem:  # the trace cannot be trusted: nothing it says goes in the row

@@ -22,6 +22,12 @@ What it models (shapes from notes/llama-server.md):
 - A length cut ends at the window: prompt_tokens + completion_tokens = n_ctx.
 - /metrics counters add up what was served: prompt_tokens_total is the sum of timings.prompt_n (a 500 parse
   failure counts too, as on the real server: the prompt was processed before the answer failed to parse).
+- /completion answers a plain completion with timings only (speed calibration);
+- /apply-template renders a chat request's messages as the prompt, /tokenize splits a text into its tokens (one
+  per CHARS_PER_TOKEN characters), so the longest common prefix of two token lists is what the cache reuses.
+- `reasoning_history="last_turn"` renders the reasoning of earlier answers only after the last user message (as
+  some templates do); a reply with `"forget": True` finds the slot's cache lost (as a sliding-window model without a
+  checkpoint would).
 """
 
 from __future__ import annotations
@@ -149,8 +155,10 @@ class FakeLlama:
         host: str = "127.0.0.1",
         port: int = 0,
         record: Path | None = None,
+        reasoning_history: str = "all",
     ) -> None:
         self.replies: deque[Reply] = deque(replies)
+        self.reasoning_history = reasoning_history  # all | last_turn
         self.default = default or prose("I have finished the task.")
         self.n_ctx = n_ctx
         self.build_info = build_info
@@ -164,6 +172,7 @@ class FakeLlama:
         self.hits: list[tuple[str, str]] = []
         self.counters = dict.fromkeys(COUNTERS, 0.0)
         self.cached_text = ""  # what the slot holds: the last prompt and its answer, rendered
+        self.vocabulary: dict[str, int] = {}
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer((host, port), _Handler)
         self.server.daemon_threads = True
@@ -229,14 +238,14 @@ class FakeLlama:
             if self.record is not None:
                 with open(self.record, "a", encoding="utf-8") as f:
                     f.write(json.dumps(body) + "\n")
-            prompt_tokens = count_tokens(render_prompt(body))
+            prompt_tokens = count_tokens(self.render(body))
             if prompt_tokens >= self.n_ctx:
                 return context_error(), prompt_tokens
             return (self.replies.popleft() if self.replies else self.default), prompt_tokens
 
     def answer(self, reply: Reply, body: dict[str, Any], prompt_tokens: int) -> dict[str, Any]:
         """A chat completion for a scripted answer, with usage and timings from the prompt-cache model."""
-        prompt_text = render_prompt(body)
+        prompt_text = self.render(body)
         message = build_message(reply)
         answer_text = render_message(message)
         completion = reply.get("completion_tokens") or max(1, count_tokens(answer_text))
@@ -244,6 +253,8 @@ class FakeLlama:
         if finish == "length" and reply.get("completion_tokens") is None:
             completion = max(1, self.n_ctx - prompt_tokens)  # the answer ran to the end of the window
         with self.lock:
+            if reply.get("forget"):
+                self.cached_text = ""
             cache_n = min(common_prefix(self.cached_text, prompt_text) // CHARS_PER_TOKEN, prompt_tokens - 1)
             self.cached_text = prompt_text + answer_text
             timings = make_timings(cache_n, prompt_tokens - cache_n, completion)
@@ -267,6 +278,16 @@ class FakeLlama:
         self.responses.append(response)
         return response
 
+    def render(self, body: dict[str, Any]) -> str:
+        """The prompt of a chat request, as this fake's template renders it."""
+        return render_prompt(body, self.reasoning_history)
+
+    def tokenize(self, text: str) -> list[int]:
+        """One token per CHARS_PER_TOKEN characters; equal pieces are equal tokens."""
+        with self.lock:
+            pieces = [text[i : i + CHARS_PER_TOKEN] for i in range(0, len(text), CHARS_PER_TOKEN)]
+            return [self.vocabulary.setdefault(piece, len(self.vocabulary)) for piece in pieces]
+
     def count(self, timings: dict[str, Any]) -> None:
         self.counters["prompt_tokens_total"] += timings["prompt_n"]
         self.counters["prompt_tokens_cached_total"] += timings["cache_n"]
@@ -278,7 +299,7 @@ class FakeLlama:
 
     def processed_unparsed(self, body: dict[str, Any], prompt_tokens: int) -> None:
         """A parse failure still processed the prompt and generated tokens: the counters and the cache move."""
-        prompt_text = render_prompt(body)
+        prompt_text = self.render(body)
         with self.lock:
             cache_n = min(common_prefix(self.cached_text, prompt_text) // CHARS_PER_TOKEN, prompt_tokens - 1)
             self.cached_text = prompt_text
@@ -327,21 +348,30 @@ def build_message(reply: Reply) -> dict[str, Any]:
     return message
 
 
-def render_message(message: dict[str, Any]) -> str:
+def render_message(message: dict[str, Any], reasoning: bool = True) -> str:
     """A fixed rendering, standing in for the chat template: same messages, same text."""
     text = f"<|{message.get('role')}|>"
-    if message.get("reasoning_content"):
+    if reasoning and message.get("reasoning_content"):
         text += f"<think>{message['reasoning_content']}</think>"
     text += str(message.get("content") or "")
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}
         text += f"<tool_call>{function.get('name')} {function.get('arguments')}</tool_call>"
-    return text + "<|end|>"
+    return _whole_tokens(text + "<|end|>")
 
 
-def render_prompt(body: dict[str, Any]) -> str:
+def _whole_tokens(text: str) -> str:
+    """Padded to whole tokens, so that messages start on a token boundary (as special tokens make them do)."""
+    return text + " " * (-len(text) % CHARS_PER_TOKEN)
+
+
+def render_prompt(body: dict[str, Any], reasoning_history: str = "all") -> str:
     tools = json.dumps(body.get("tools") or [])
-    return f"<|tools|>{tools}" + "".join(render_message(m) for m in body.get("messages") or [])
+    messages = body.get("messages") or []
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    shown_from = users[-1] if reasoning_history == "last_turn" and users else 0  # reasoning kept after it only
+    head = _whole_tokens(f"<|tools|>{tools}")
+    return head + "".join(render_message(m, i >= shown_from) for i, m in enumerate(messages))
 
 
 def count_tokens(text: str) -> int:
@@ -387,6 +417,15 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.startswith("/slots/"):
             self.erase_slot()
             return
+        if self.path in ("/apply-template", "/tokenize"):
+            self.tokenizer_endpoint(json.loads(raw or b"{}"))
+            return
+        if self.path == "/completion":  # a plain completion of token ids: only its timings matter here
+            body = json.loads(raw or b"{}")
+            prompt = body.get("prompt") if isinstance(body.get("prompt"), list) else []
+            timings = make_timings(0, max(1, len(prompt)), int(body.get("n_predict") or 16))
+            self.send_json(200, {"content": "x", "timings": timings})
+            return
         if self.path not in ("/v1/chat/completions", "/chat/completions"):
             self.send_error_json(404, "not_found_error", "File Not Found")
             return
@@ -398,6 +437,12 @@ class _Handler(BaseHTTPRequestHandler):
         reply, prompt_tokens = self.fake.next_reply(body)
         time.sleep(float(reply.get("delay") or 0))
         self.serve_reply(reply, body, prompt_tokens)
+
+    def tokenizer_endpoint(self, body: dict[str, Any]) -> None:
+        if self.path == "/apply-template":
+            self.send_json(200, {"prompt": self.fake.render(body)})
+        else:
+            self.send_json(200, {"tokens": self.fake.tokenize(str(body.get("content") or ""))})
 
     def erase_slot(self) -> None:
         """POST /slots/0?action=erase empties the prompt cache (501 without slot saving, as on the real server)."""
@@ -469,7 +514,16 @@ def main(argv: list[str] | None = None) -> int:
     script = json.loads(args.script.read_text()) if args.script else {}
     options = {
         k: script[k]
-        for k in ("n_ctx", "default", "build_info", "model_path", "supports_tool_calls", "metrics", "slot_save")
+        for k in (
+            "n_ctx",
+            "default",
+            "build_info",
+            "model_path",
+            "supports_tool_calls",
+            "metrics",
+            "slot_save",
+            "reasoning_history",
+        )
         if k in script
     }
     fake = FakeLlama(script.get("replies", []), host=args.host, port=args.port, record=args.record, **options)

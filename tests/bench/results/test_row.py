@@ -34,7 +34,8 @@ def test_every_column_has_a_one_line_doc_and_a_known_type() -> None:
 def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -> None:
     assert schema.GROUP_COLUMNS == ["fixture", "preset", "ctx", "flint_model", "jeff_model", "flint_serving"]
     assert set(schema.SETUP_COLUMNS) == {
-        "flint_model_sha256", "jeff_model_sha256", "server_build", "gpu_name", "gpu_mem_method", "sandbox"
+        "flint_model_sha256", "jeff_model_sha256", "server_build", "gpu_name", "gpu_mem_method", "sandbox",
+        "swa_full", "ctx_checkpoints", "cache_reuse", "cache_ram_mib",  # what the prompt cache can reuse
     }  # fmt: skip
     assert set(schema.INPUT_COLUMNS) == {
         "fixture", "fixture_sha", "preset", "ctx", "rep", "flint_model_sha256", "jeff_model_sha256", "agent_version",
@@ -43,7 +44,7 @@ def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -
     assert set(schema.SHARED_INPUT_COLUMNS) == {
         "flint_model_sha256", "jeff_model_sha256", "agent_version", "sampling", "keep", "clear_at", "flint_serving"
     }  # fmt: skip
-    assert schema.HIGHER_IS_BETTER == ["hidden_passed"]
+    assert schema.HIGHER_IS_BETTER == ["hidden_passed", "efficiency"]
     assert {"wall_s", "harness_s", "tools_s", "peak_gpu_mib_device", "jeff_model_s"} <= set(schema.LOWER_IS_BETTER)
     assert not {"cache_tokens", "hidden_total", "rep"} & set(schema.LOWER_IS_BETTER)
 

@@ -1,0 +1,73 @@
+"""A run's wall time split into its parts, and the hardware's floor (docs/results.md):
+
+    wall_s = flint_model_s + jeff_model_s + tools_s + own_s
+
+flint_model_s and jeff_model_s are the servers' own timings of their answers (prompt_ms + predicted_ms), tools_s
+the tools' and done checks' time (bench/measure/tool_time.py), and own_s the rest: the harness's own time (the agent,
+HTTP, the sandbox starting and stopping). The floor is the time the run's work takes at the servers' own speeds,
+measured once per server start (bench/servers/speed.py): the prompt tokens the servers computed (timings.prompt_n)
+and the tokens they generated. efficiency = floor_s / wall_s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bench.measure.trace import Event, int_field
+from bench.measure.trace_numbers import TraceNumbers
+from bench.results.row import ResultRow
+
+
+@dataclass(frozen=True)
+class Speeds:
+    """A server's measured speeds (bench/servers/speed.py)."""
+
+    prompt_tps: float  # prompt tokens computed per second
+    gen_tps: float  # tokens generated per second
+
+
+@dataclass(frozen=True)
+class ServerSpeeds:
+    """Each server's speeds; None where it was not measured (or there is no Jeff)."""
+
+    flint: Speeds | None
+    jeff: Speeds | None
+
+
+def fill_time_split(
+    row: ResultRow, events: list[Event], numbers: TraceNumbers, speeds: ServerSpeeds | None, jeff_on: bool
+) -> None:
+    """flint_model_s, own_s, floor_s, efficiency and the speeds, from a row whose wall_s, tools_s and
+    jeff_model_s are already filled."""
+    if numbers.model_s is not None:
+        row.flint_model_s = round(numbers.model_s - (numbers.jeff_model_s or 0.0), 3)
+    parts = [row.wall_s, row.flint_model_s, row.tools_s] + ([row.jeff_model_s] if jeff_on else [])
+    if all(p is not None for p in parts) and row.wall_s is not None:
+        row.own_s = round(row.wall_s - sum(p for p in parts[1:] if p is not None), 3)
+    if speeds is None:
+        return
+    for prefix, measured in (("flint", speeds.flint), ("jeff", speeds.jeff)):
+        if measured is not None:
+            setattr(row, f"{prefix}_prompt_tps", round(measured.prompt_tps, 1))
+            setattr(row, f"{prefix}_gen_tps", round(measured.gen_tps, 1))
+    row.floor_s = floor_seconds(events, numbers, speeds, jeff_on)
+    if row.floor_s is not None and row.wall_s:
+        row.efficiency = round(row.floor_s / row.wall_s, 4)
+
+
+def floor_seconds(events: list[Event], numbers: TraceNumbers, speeds: ServerSpeeds, jeff_on: bool) -> float | None:
+    """The run's computed prompt tokens and generated tokens at the measured speeds; None when a part is unknown."""
+    flint = _seconds(numbers.prompt_tokens_reprocessed, numbers.completion_tokens, speeds.flint)
+    if not jeff_on:
+        return None if flint is None else round(flint, 3)
+    answered = [e for e in events if e.get("event") == "jeff" and e.get("opinion") is not None]
+    computed = [int_field((e.get("timings") or {}).get("prompt_n")) for e in answered]
+    jeff_prompt = None if any(c is None for c in computed) else sum(c for c in computed if c is not None)
+    jeff = _seconds(jeff_prompt, numbers.jeff_completion_tokens, speeds.jeff) if answered else 0.0
+    return None if flint is None or jeff is None else round(flint + jeff, 3)
+
+
+def _seconds(prompt: int | None, generated: int | None, speeds: Speeds | None) -> float | None:
+    if prompt is None or generated is None or speeds is None or speeds.prompt_tps <= 0 or speeds.gen_tps <= 0:
+        return None
+    return prompt / speeds.prompt_tps + generated / speeds.gen_tps
