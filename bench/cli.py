@@ -99,6 +99,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.set_defaults(module="bench.analyze.report")
 
+    # h25: reprocessing by clearing policy (bench/analyze/replay_command.py)
+    replay = sub.add_parser("replay", help="what other clearing policies would have cost these runs' prompt cache")
+    replay.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="results/runs/<run_id> folders")
+    replay.add_argument(
+        "--policy", action="append", help="after:H, before:H, lowwater:H:L, none, run (:keep=K); default: a grid"
+    )
+    replay.add_argument("--flint-url", help="a llama-server with the runs' model and template, to count prompts")
+    replay.add_argument("--csv", help="also write one line per run and policy to this CSV")
+    replay.set_defaults(module="bench.analyze.replay_command")
+
     migrate = sub.add_parser("migrate", help="rewrite a results CSV of an older bench under the current columns")
     migrate.add_argument("file", metavar="OLD.csv")
     migrate.set_defaults(module="bench.results.migrate")

@@ -126,5 +126,7 @@ def _diff(workdir: Path, base: str, inputs: RunInputs, problems: list[str], limi
 
 
 def write_run_json(run_dir: Path, inputs: RunInputs, row: dict[str, Any]) -> None:
-    """run.json names the fixture (what `bench score` needs to grade the folder again) beside the row's inputs."""
-    (run_dir / "run.json").write_text(json.dumps({"fixture": inputs.planned.fixture.name, **row}, indent=1))
+    """run.json names the fixture (what `bench score` needs to grade the folder again) and how Flint was served (what
+    `bench replay` needs to count its prompts again) beside the row's inputs."""
+    served = {"flint_model": inputs.flint_model, "flint_serving": inputs.flint_serving}
+    (run_dir / "run.json").write_text(json.dumps({"fixture": inputs.planned.fixture.name, **served, **row}, indent=1))

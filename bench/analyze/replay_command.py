@@ -1,0 +1,138 @@
+"""`python -m bench replay RUN_DIR... [--policy P]... [--flint-url URL] [--csv OUT]`: what each clearing policy would
+have cost the prompt cache on these runs (bench/analyze/replay.py), one table, with what a replay cannot know.
+
+The prompts are counted by a llama-server with the runs' model and chat template: --flint-url names a running one;
+without it, runs of the small model (CPU rows) get one started here, with the template they were served with.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import logging
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from bench.analyze.replay import CANNOT_KNOW, Replayed, RunTimeline, load_timeline, replay
+from bench.analyze.replay_policies import DEFAULT_POLICIES, parse_policy
+from bench.analyze.table import fmt_number, markdown_table
+from bench.errors import ConfigError, PrerequisiteError
+from bench.servers.binaries import find_small_model
+from bench.servers.forced_tools import FORCED, TEMPLATE
+from bench.servers.process import LlamaProcess
+from bench.servers.tokenizer import ServerTokenizer
+
+log = logging.getLogger(__name__)
+
+
+def replay_runs(timelines: list[RunTimeline], names: list[str], tokenizer: ServerTokenizer) -> list[Replayed]:
+    """Every run under every policy (`run`: each run's own)."""
+    results = []
+    for name in names:
+        for timeline in timelines:
+            policy = parse_policy(name, timeline.preset, timeline.keep, timeline.clear_at)
+            outcome = replay(timeline, policy, tokenizer)
+            outcome.policy = "run" if name == "run" else policy.name
+            results.append(outcome)
+    return results
+
+
+def policy_table(results: list[Replayed]) -> str:
+    """Per policy: tokens computed anew over all runs, against the runs' own policy (not for a policy under which a
+    run no longer fits: its later requests are not counted); clearings; runs cut short."""
+    policies = list(dict.fromkeys(r.policy for r in results))
+    own = sum(r.total for r in results if r.policy == "run") or None
+    lines = []
+    for policy in policies:
+        mine = [r for r in results if r.policy == policy]
+        total = sum(r.total for r in mine)
+        ended = sum(r.ended_at is not None for r in mine)
+        complete = own and policy != "run" and not ended
+        versus = f"{100 * (total - own) / own:+.1f}%" if complete else "—"
+        steps = sum(len(r.prompt_n) for r in mine)
+        lines.append([policy, str(steps), fmt_number(total), versus, str(sum(r.clearings for r in mine)), str(ended)])
+    headers = ["policy", "requests", "tokens computed anew", "vs the runs' own", "clearings", "runs that no longer fit"]
+    return markdown_table(headers, lines)
+
+
+def reproduction(results: list[Replayed]) -> str:
+    """How closely the runs' own policy reproduces what the server measured, request by request."""
+    errors = [
+        abs(replayed - measured) / measured
+        for r in results
+        if r.policy == "run"
+        for replayed, measured in zip(r.prompt_n, r.measured, strict=True)
+        if measured
+    ]
+    if not errors:
+        return "The runs' own policy could not be checked against measured figures."
+    worst = max(errors)
+    within = sum(e <= 0.02 for e in errors)
+    return (
+        f"The runs' own policy reproduces the measured prompt_n within 2% on {within} of {len(errors)} requests "
+        f"(largest difference {100 * worst:.1f}%)."
+    )
+
+
+def write_csv(path: Path, results: list[Replayed]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["policy", "run", "steps", "prompt_n", "clearings", "ended_at"])
+        for r in results:
+            ended = "" if r.ended_at is None else r.ended_at
+            writer.writerow([r.policy, r.run, len(r.prompt_n), r.total, r.clearings, ended])
+
+
+@contextmanager
+def tokenizer_for(run_dirs: list[Path], flint_url: str | None) -> Iterator[ServerTokenizer]:
+    """The tokenizer of --flint-url, or of a small-model server started for these runs."""
+    if flint_url:
+        tokenizer = ServerTokenizer(flint_url)
+        yield tokenizer
+        tokenizer.close()
+        return
+    serving = {_run_json(d).get("flint_serving", "") for d in run_dirs}
+    models = {_run_json(d).get("flint_model", "") for d in run_dirs}
+    small = find_small_model()
+    if models - {small.name} or len(serving) > 1:
+        raise PrerequisiteError(
+            "these runs were not all served the small model the same way: start a llama-server with their model and "
+            "chat template and pass --flint-url"
+        )
+    args = ["--jinja", "--chat-template-file", str(TEMPLATE)] if serving == {FORCED} else []
+    with tempfile.TemporaryDirectory(prefix="agentbench-replay-") as tmp:
+        with LlamaProcess(small, 2048, Path(tmp) / "flint.log", extra_args=[*args, "--no-warmup"], threads=1) as server:
+            tokenizer = ServerTokenizer(server.url)
+            yield tokenizer
+            tokenizer.close()
+
+
+def _run_json(run_dir: Path) -> dict[str, str]:
+    try:
+        data = json.loads((run_dir / "run.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def command(args: argparse.Namespace) -> int:
+    run_dirs = [Path(d) for d in args.run_dirs]
+    for run_dir in run_dirs:
+        if not run_dir.is_dir():
+            raise ConfigError(f"{run_dir} is not a run's folder (results/runs/<run_id>)")
+    names = args.policy or list(DEFAULT_POLICIES)
+    for name in names:  # refused before anything starts
+        parse_policy(name, "part3")
+    timelines = [load_timeline(d) for d in run_dirs]
+    with tokenizer_for(run_dirs, args.flint_url) as tokenizer:
+        results = replay_runs(timelines, names, tokenizer)
+    print(f"Replay of {len(timelines)} run(s), {sum(len(t.steps) for t in timelines)} answered requests.\n")
+    print(policy_table(results))
+    print(f"\n{reproduction(results)}\n\n{CANNOT_KNOW}")
+    if args.csv:
+        write_csv(Path(args.csv), results)
+        log.info("wrote %s", args.csv)
+    return 0
