@@ -17,6 +17,7 @@ from types import ModuleType
 
 from bench.gpu_check import measure_sampler_cost
 from bench.testing.fake_pynvml import GIB, FakeDevice, FakeNvml, State
+from perf.figures import Figure, figure
 
 DEFAULT_INTERVAL_S = 0.1
 INTERVALS_S = (DEFAULT_INTERVAL_S, 0.05, 0.25)
@@ -48,6 +49,22 @@ def measure(nvml: ModuleType, interval_s: float, seconds: float) -> tuple[float,
     if not cost.measured:
         raise SystemExit(f"gpu_sampler: the sampler measured nothing: {cost.method}")
     return cost.samples_per_s, cost.cpu_percent
+
+
+def figures(quick: bool) -> list[Figure]:
+    """The sampler's CPU at 20 Hz with the fake NVML (target 1% of a core), and with the real one where a GPU is."""
+    seconds, repeats = (0.5, 1) if quick else (3.0, 3)
+    found = [("fake NVML", fake_nvml())]
+    real = real_nvml()
+    if real is not None:
+        found.append(("real NVML", real))
+    out = []
+    for kind, nvml in found:
+        samples = [measure(nvml, 0.05, seconds)[1] for _ in range(repeats)]
+        out.append(
+            figure(f"GPU sampler CPU at 20 Hz, {kind}", "% of a core", samples, f"<= {TARGET_PERCENT[kind]}", quick)
+        )
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

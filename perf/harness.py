@@ -1,11 +1,10 @@
-"""Benchmark: what the harness itself costs, apart from the model.
+"""What the harness itself costs, apart from the model (figures for perf/run.py):
 
-    python perf/harness.py
-
-Measures (median of several repeats) and checks each against a target; exits 1 when one is missed:
 - clearing a long conversation (300 tool results of 4,000 characters): it runs after every answer past the threshold;
-- the agent's own time per step, against the scripted server with no model delay (HTTP, JSON, tools, trace);
-- computing a results row and its failure labels from a 10,000-event trace.
+- the agent's own time per step beyond the server: a 30-step run against the scripted server with no model delay
+  (HTTP, JSON, the trace and the request log, one small read_file), minus the time the same requests take when sent
+  bare to the same server;
+- computing a results row's trace figures and failure labels from a 10,000-event trace.
 """
 
 from __future__ import annotations
@@ -14,24 +13,22 @@ import contextlib
 import copy
 import io
 import json
-import statistics
-import sys
 import tempfile
 import time
-from collections.abc import Callable
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 from agent.clearing import clear_old
 from agent.cli import main as agent_main
-from bench.measure.labels import failure_labels
-from bench.measure.trace_numbers import trace_metrics
+from bench.measure.labels import Outcome, failure_labels
+from bench.measure.trace_numbers import trace_numbers
 from bench.testing import fake_llama
+from perf.figures import Figure, figure, timed
 
-TARGETS_MS = {"clear_old, 300 tool results": 50.0, "agent time per step": 40.0, "row from 10,000 events": 500.0}
 
-
-def conversation(results: int) -> list[dict]:
-    messages: list[dict] = [{"role": "system", "content": "s" * 2000}, {"role": "user", "content": "task"}]
+def conversation(results: int) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "s" * 2000}, {"role": "user", "content": "task"}]
     for i in range(results):
         call = {"id": f"c{i}", "type": "function", "function": {"name": "write_file", "arguments": json.dumps(
             {"path": f"f{i}.py", "content": "x = 1\n" * 600})}}  # fmt: skip
@@ -40,66 +37,73 @@ def conversation(results: int) -> list[dict]:
     return messages
 
 
-def median_ms(fn: Callable[[], object], repeats: int = 5) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
-
-
-def bench_clearing() -> float:
+def clearing_ms(repeats: int) -> list[float]:
     base = conversation(300)
-    return median_ms(lambda: clear_old(copy.deepcopy(base), keep=2)) - median_ms(lambda: copy.deepcopy(base))
+    copies = [copy.deepcopy(base) for _ in range(repeats)]
+    return timed(lambda: clear_old(copies.pop(), keep=2), repeats, scale=1000)
 
 
-def bench_agent_steps(steps: int = 30) -> float:
+def agent_step_ms(steps: int) -> float:
+    """One run's per-step time of the agent beyond the server's answer to the same bodies."""
     with tempfile.TemporaryDirectory() as tmp:
-        repo = Path(tmp)
+        repo = Path(tmp) / "repo"
+        repo.mkdir()
         (repo / "mod.py").write_text("def f():\n    return 1\n" * 50)
         (repo / "test_mod.py").write_text("from mod import f\n\n\ndef test_f():\n    assert f() == 1\n")
         replies = [fake_llama.tool_call("read_file", {"path": "mod.py"}) for _ in range(steps)]
         with fake_llama.FakeLlama(replies, n_ctx=1_000_000) as flint:
-            events = str(repo.parent / f"{repo.name}.jsonl")
-            argv = ["--repo", tmp, "--task", "read", "--flint", flint.url, "--no-jeff", "--approve", "no",
-                    "--max-steps", str(steps), "--preset", "part3", "--events", events]  # fmt: skip
+            argv = ["--repo", str(repo), "--task", "read", "--flint", flint.url, "--no-jeff", "--approve", "no",
+                    "--max-steps", str(steps), "--preset", "part3", "--events", str(Path(tmp) / "events.jsonl"),
+            ]  # fmt: skip
             start = time.perf_counter()
             with contextlib.redirect_stdout(io.StringIO()):  # the agent's per-step lines are not the point here
                 agent_main(argv)
-            elapsed = (time.perf_counter() - start) * 1000
-    return elapsed / steps
+            agent_s = time.perf_counter() - start
+            bodies = list(flint.requests)
+            flint.add(*replies)
+            bare_start = time.perf_counter()
+            for body in bodies:
+                bare_request(flint.url, body)
+            bare_s = time.perf_counter() - bare_start
+    return (agent_s - bare_s) * 1000 / steps
 
 
-def bench_row(events_n: int = 10_000) -> float:
+def bare_request(url: str, body: dict[str, Any]) -> None:
+    data = json.dumps(body).encode()
+    request = urllib.request.Request(
+        f"{url}/v1/chat/completions", data=data, headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        response.read()
+
+
+def row_ms(repeats: int, events_n: int = 10_000) -> list[float]:
     usage = {"prompt_tokens": 3000, "completion_tokens": 200, "total_tokens": 3200}
     timings = {"prompt_n": 300, "cache_n": 2700, "prompt_ms": 100.0, "predicted_ms": 900.0}
-    events: list[dict] = [{"t": 0, "event": "start", "n_ctx": 4096}]
+    events: list[dict[str, Any]] = [{"t": 0, "event": "start", "n_ctx": 4096}]
     for step in range(events_n // 2):
         events.append({"t": step, "event": "response", "step": step, "usage": usage, "timings": timings})
         events.append({"t": step, "event": "tool", "step": step, "name": "read_file", "args": {"path": f"f{step % 7}"}})
     events.append({"t": events_n, "event": "stop", "reason": "step_limit", "steps": events_n // 2})
+    outcome = Outcome(stop_reason="step_limit", files_changed=0, hidden_passed=2, hidden_total=6)
 
     def row() -> None:
-        values = trace_metrics(events, wall_s=100.0)
-        failure_labels(events, values | {"files_changed": "0"})
+        trace_numbers(events)
+        failure_labels(events, outcome)
 
-    return median_ms(row)
-
-
-def main() -> int:
-    measured = {
-        "clear_old, 300 tool results": bench_clearing(),
-        "agent time per step": bench_agent_steps(),
-        "row from 10,000 events": bench_row(),
-    }
-    failed = 0
-    for name, ms in measured.items():
-        ok = ms <= TARGETS_MS[name]
-        failed += not ok
-        print(f"{name}: {ms:.1f} ms (target <= {TARGETS_MS[name]:.0f} ms) {'ok' if ok else 'MISSED'}")
-    return 1 if failed else 0
+    return timed(row, repeats, scale=1000)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def figures(quick: bool) -> list[Figure]:
+    repeats, steps = (1, 5) if quick else (5, 30)
+    return [
+        figure("clear_old, 300 tool results", "ms", clearing_ms(repeats), "<= 50", quick),
+        figure(
+            "agent's own time per step, beyond the server",
+            "ms",
+            [agent_step_ms(steps) for _ in range(repeats)],
+            "<= 1.0",
+            quick,
+        ),  # fmt: skip
+        figure("row figures from 10,000 events", "ms", row_ms(repeats), "<= 500", quick),
+    ]

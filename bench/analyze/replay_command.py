@@ -50,8 +50,7 @@ def policy_table(results: list[Replayed]) -> str:
         mine = [r for r in results if r.policy == policy]
         total = sum(r.total for r in mine)
         ended = sum(r.ended_at is not None for r in mine)
-        complete = own and policy != "run" and not ended
-        versus = f"{100 * (total - own) / own:+.1f}%" if complete else "—"
+        versus = f"{100 * (total - own) / own:+.1f}%" if own and policy != "run" and not ended else "—"
         steps = sum(len(r.prompt_n) for r in mine)
         lines.append([policy, str(steps), fmt_number(total), versus, str(sum(r.clearings for r in mine)), str(ended)])
     headers = ["policy", "requests", "tokens computed anew", "vs the runs' own", "clearings", "runs that no longer fit"]
@@ -103,11 +102,13 @@ def tokenizer_for(run_dirs: list[Path], flint_url: str | None) -> Iterator[Serve
             "chat template and pass --flint-url"
         )
     args = ["--jinja", "--chat-template-file", str(TEMPLATE)] if serving == {FORCED} else []
-    with tempfile.TemporaryDirectory(prefix="agentbench-replay-") as tmp:
-        with LlamaProcess(small, 2048, Path(tmp) / "flint.log", extra_args=[*args, "--no-warmup"], threads=1) as server:
-            tokenizer = ServerTokenizer(server.url)
-            yield tokenizer
-            tokenizer.close()
+    with (
+        tempfile.TemporaryDirectory(prefix="agentbench-replay-") as tmp,
+        LlamaProcess(small, 2048, Path(tmp) / "flint.log", extra_args=[*args, "--no-warmup"], threads=1) as server,
+    ):
+        tokenizer = ServerTokenizer(server.url)
+        yield tokenizer
+        tokenizer.close()
 
 
 def _run_json(run_dir: Path) -> dict[str, str]:

@@ -69,7 +69,9 @@ def parse_policy(text: str, run_preset: str | None = None, keep: int = 2, clear_
         chosen_keep = int(options[-1].removeprefix("keep=")) if options else None
         values = [float(n) for n in numbers]
     except ValueError:
-        raise ConfigError(f"policy {text!r}: thresholds and keep must be numbers (see python -m bench replay -h)") from None
+        raise ConfigError(
+            f"policy {text!r}: thresholds and keep must be numbers (see python -m bench replay -h)"
+        ) from None
     kind = parts[0]
     if kind == "run":
         if run_preset not in PRESETS:

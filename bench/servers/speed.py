@@ -21,16 +21,17 @@ log = logging.getLogger(__name__)
 PROBE_TOKENS, GEN_TOKENS, TARGET_S = 64, 8, 1.0
 FILLER = "The quick brown fox jumps over the lazy dog while the tests run again. "
 GRAMMAR = "root ::= [a-z ]+"
-_client = httpx.Client(timeout=httpx.Timeout(300.0, connect=3.0), trust_env=False)
+TIMEOUT = httpx.Timeout(300.0, connect=3.0)
 
 
 def measure_speeds(url: str, ctx: int) -> Speeds | None:
     """The server's speeds, or None (with the reason logged) when it could not be measured."""
     try:
-        filler = _tokens(url, FILLER * 64)
-        probe = _complete(url, _prompt(filler, min(PROBE_TOKENS, ctx // 2)))
-        size = int(min(ctx // 2, max(PROBE_TOKENS, probe.prompt_tps * TARGET_S)))
-        timed = _complete(url, _prompt(filler, size)) if size > PROBE_TOKENS else probe
+        with httpx.Client(timeout=TIMEOUT, trust_env=False) as client:
+            filler = _tokens(client, url, FILLER * 64)
+            probe = _complete(client, url, _prompt(filler, min(PROBE_TOKENS, ctx // 2)))
+            size = int(min(ctx // 2, max(PROBE_TOKENS, probe.prompt_tps * TARGET_S)))
+            timed = _complete(client, url, _prompt(filler, size)) if size > PROBE_TOKENS else probe
     except (httpx.HTTPError, ValueError, KeyError, TypeError, ZeroDivisionError) as e:
         log.warning("could not measure the speed of %s (%s): runs get no floor_s", url, e)
         return None
@@ -40,8 +41,8 @@ def measure_speeds(url: str, ctx: int) -> Speeds | None:
     return timed
 
 
-def _tokens(url: str, text: str) -> list[int]:
-    response = _client.post(url.rstrip("/") + "/tokenize", json={"content": text})
+def _tokens(client: httpx.Client, url: str, text: str) -> list[int]:
+    response = client.post(url.rstrip("/") + "/tokenize", json={"content": text})
     response.raise_for_status()
     return [int(t) for t in response.json()["tokens"]]
 
@@ -50,12 +51,12 @@ def _prompt(filler: list[int], size: int) -> list[int]:
     return (filler * (size // max(1, len(filler)) + 1))[: max(1, size - GEN_TOKENS)]
 
 
-def _complete(url: str, prompt: list[int]) -> Speeds:
+def _complete(client: httpx.Client, url: str, prompt: list[int]) -> Speeds:
     body: dict[str, Any] = {
         "prompt": prompt, "n_predict": GEN_TOKENS, "ignore_eos": True, "cache_prompt": False,
         "temperature": 0.0, "grammar": GRAMMAR,
     }  # fmt: skip
-    response = _client.post(url.rstrip("/") + "/completion", json=body)
+    response = client.post(url.rstrip("/") + "/completion", json=body)
     response.raise_for_status()
     timings = response.json()["timings"]
     return Speeds(float(timings["prompt_per_second"]), float(timings["predicted_per_second"]))

@@ -2,7 +2,8 @@
 server's chat template, /tokenize splits the text as a chat request's prompt is split (special tokens added and
 parsed, as llama-server's chat path does). Never a guess from characters: the counts are the server's.
 
-Results are kept by the rendered text, so the same prompt is tokenized once; one httpx client, explicit timeouts.
+Renderings are kept by request and tokens by rendered text, so the same prompt is rendered and tokenized once; one
+httpx client, explicit timeouts.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ class ServerTokenizer:
     def __init__(self, url: str, client: httpx.Client | None = None) -> None:
         self.url = url.rstrip("/")
         self.client = client or httpx.Client(timeout=TIMEOUT, trust_env=False)
-        self.by_text: dict[str, list[int]] = {}
+        self.by_text: dict[str, list[int]] = {}  # tokens by the rendered text's hash
+        self.by_request: dict[str, str] = {}  # rendered text by the request's hash
         self.calls = 0
 
     def prompt(
@@ -41,13 +43,16 @@ class ServerTokenizer:
             fields["messages"] = list(messages)
         if ends:
             fields["add_generation_prompt"] = False
-        text = self._post("/apply-template", fields).get("prompt")
-        if not isinstance(text, str):
-            raise PrerequisiteError(f"{self.url}/apply-template answered without a prompt: is this a llama-server?")
-        return self.tokens(text)
+        key = _key(json.dumps(fields, sort_keys=True))
+        if key not in self.by_request:
+            text = self._post("/apply-template", fields).get("prompt")
+            if not isinstance(text, str):
+                raise PrerequisiteError(f"{self.url}/apply-template answered without a prompt: is this a llama-server?")
+            self.by_request[key] = text
+        return self.tokens(self.by_request[key])
 
     def tokens(self, text: str) -> list[int]:
-        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        key = _key(text)
         if key not in self.by_text:
             answer = self._post("/tokenize", {"content": text, "add_special": True, "parse_special": True})
             tokens = answer.get("tokens")
@@ -74,3 +79,7 @@ class ServerTokenizer:
 
     def close(self) -> None:
         self.client.close()
+
+
+def _key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

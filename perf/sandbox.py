@@ -1,0 +1,76 @@
+"""What a sandbox costs a run besides the agent (figures for perf/run.py):
+
+- the docker sandbox's lifecycle (the repository volume and its holder created, the work copy put in, the sandbox
+  container started and stopped, the files read back, everything removed), against the floor of the same image
+  doing nothing (`docker run --rm IMAGE true`) as a ratio, target at most 2x;
+- the local sandbox's lifecycle.
+
+The agent in both is the real one, given a Flint that cannot be reached (a closed port on loopback, and in the
+container no network at all), so it exits at once: what is measured is the sandbox, not a run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+
+from agent.server import Props
+from bench.config import BenchConfig
+from bench.containers.engine import docker_client
+from bench.containers.images import ensure_sandbox_image
+from bench.containers.names import BenchNames
+from bench.errors import PrerequisiteError
+from bench.fixtures.fixture import load_fixture
+from bench.fixtures.workcopy import make_work_copy
+from bench.ownership import Ownership
+from bench.sandbox.docker import DockerSandbox
+from bench.sandbox.local import LocalSandbox
+from bench.servers.base import Endpoints
+from perf.figures import Figure, Unavailable, figure, timed
+
+CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens, the agent's first request is refused
+FIXTURE = "todo_repo"
+
+
+def endpoints(network: str | None) -> Endpoints:
+    props = Props(n_ctx=4096, model="none", build="none", supports_tool_calls=True)
+    return Endpoints(4096, CLOSED, props, None, sandbox_network=network, flint_sandbox_url=CLOSED)
+
+
+def lifecycle(sandbox: DockerSandbox | LocalSandbox) -> None:
+    with tempfile.TemporaryDirectory(prefix="agentbench-perf-") as tmp:
+        fixture = load_fixture(FIXTURE)
+        workdir, out = Path(tmp) / "repo", Path(tmp) / "out"
+        out.mkdir()
+        make_work_copy(fixture, workdir)
+        run = sandbox.run_agent(workdir, out, str(fixture.task_file), fixture.visible_tests, ["--retries", "0"])
+        if run.infra_error:
+            raise RuntimeError(f"the sandbox failed: {run.infra_error}")
+
+
+def docker_figures(quick: bool, repeats: int) -> list[Figure]:
+    try:
+        client = docker_client()
+    except PrerequisiteError as e:
+        raise Unavailable(str(e)) from e
+    image = ensure_sandbox_image(client)
+    names = BenchNames(Ownership.new().instance)
+    sandbox = DockerSandbox(client, image, endpoints("none"), BenchConfig(), "perf", names)
+    if not quick:
+        lifecycle(sandbox)  # warm: the image's layers in the page cache
+    floor = timed(lambda: subprocess.run(["docker", "run", "--rm", image, "true"], check=True), repeats)
+    full = timed(lambda: lifecycle(sandbox), repeats)
+    ratios = [f / b for f, b in zip(full, floor, strict=True)]
+    return [
+        figure("docker sandbox lifecycle", "s", full, None, quick),
+        figure("docker run --rm, the floor", "s", floor, None, quick),
+        figure("docker sandbox lifecycle / floor", "x", ratios, "<= 2.0", quick),
+    ]
+
+
+def figures(quick: bool) -> list[Figure]:
+    repeats = 1 if quick else 5
+    local = LocalSandbox(endpoints(None), timeout_s=60)
+    out = [figure("local sandbox lifecycle", "s", timed(lambda: lifecycle(local), repeats), "<= 1.0", quick)]
+    return out + docker_figures(quick, repeats)

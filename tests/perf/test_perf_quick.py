@@ -1,0 +1,47 @@
+"""`make perf` in quick mode, inside `make test`: every perf module imports and runs (one repeat, small inputs), and
+the table, the CSV and the exit status come out as `make perf` makes them. The figures are not judged here."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+from conftest import in_ci
+
+from perf import run
+from perf.figures import figure, meets
+
+pytestmark = pytest.mark.slow
+KEYS = {"figure", "unit", "median", "min", "max", "repeats", "target", "passed"}
+
+
+def test_every_perf_module_runs_and_the_table_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "perf.csv"
+    assert run.main(["--quick", "--out", str(out)]) == 0, capsys.readouterr().err
+    printed = capsys.readouterr().out
+    with out.open() as f:
+        rows = list(csv.DictReader(f))
+    modules = {r["module"] for r in rows}
+    assert {"harness", "gpu_sampler", "scoring", "bench_cost", "replay_speed"} <= modules
+    assert in_ci() is False or "sandbox" in modules, printed  # under CI, Docker is there: nothing unmeasured
+    for row in rows:
+        assert (
+            set(row) >= KEYS and row["passed"] == "" and float(row["min"]) <= float(row["median"]) <= float(row["max"])
+        )
+        assert row["figure"] in printed
+
+
+def test_a_missed_target_fails_make_perf_with_its_value(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    def collect(quick: bool, only: list[str] | None = None) -> tuple[list[dict], list[str], list[str]]:
+        missed = {**figure("lifecycle / floor", "x", [3.1, 3.4, 3.3], "<= 2.0"), "module": "sandbox"}
+        return [missed], [], ["sandbox: no Docker engine"]
+
+    monkeypatch.setattr(run, "collect", collect)
+    assert run.main(["--out", str(tmp_path / "p.csv")]) == 1
+    captured = capsys.readouterr()
+    assert "MISSED: lifecycle / floor = 3.3 x (target <= 2.0)" in captured.err
+    assert "not measured here: sandbox: no Docker engine" in captured.out
+    assert meets(0.9, "<= 1.0") and not meets(1.1, "<= 1.0") and meets(2.0, ">= 1.8") and meets(5, None) is None
