@@ -18,6 +18,7 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
+from bench.analyze.causes import causes_section
 from bench.analyze.changes import CONFIRMED, fmt_metric
 from bench.analyze.plots import GPU_COLUMNS, Groups, measured_servers, plot_gpu, plot_group, plot_outcomes
 from bench.analyze.runs import Run, load_run
@@ -150,6 +151,7 @@ def write_report(csv_path: Path, out_dir: Path) -> Path:
         figure = f"group-{index}-{slug(title)}.png"
         plot_group(runs, title, out_dir / figure)
         out += group_section(title, runs, figure)
+        out += causes_section(runs, runs_dir, title, out_dir, f"causes-{index}-{slug(title)}.png")
     report = out_dir / "report.md"
     report.write_text("\n".join(out).rstrip() + "\n", encoding="utf-8")
     return report

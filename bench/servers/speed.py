@@ -1,8 +1,9 @@
 """A server's own prompt and generation speed on this build and hardware, measured once per server start.
 
-Two plain /completion requests with the cache off: a short probe, then a prompt sized to take about a second at the
-probe's speed (at most half the window), each generating GEN_TOKENS tokens. The server's timings say how fast it
-computed them (prompt_per_second, predicted_per_second); the larger request's figures are kept. The grammar is one
+Two plain /completion requests with the cache off: a short probe, then a prompt sized to take about two seconds at
+the probe's speed (at most half the window), each generating GEN_TOKENS tokens. The server's timings say how fast
+it computed them (prompt_per_second, predicted_per_second); the faster of the two is kept (a floor is the best the
+hardware does, and a longer prompt computes faster per token). The grammar is one
 of the request's own (plain words, EOS ignored), so a server-wide grammar (forced tool calls) cannot end the answer
 early. This is the calibration the hardware floor of a run is computed from (bench/measure/time_split.py).
 """
@@ -18,7 +19,7 @@ from bench.measure.time_split import Speeds
 from bench.servers.api import erase_slot
 
 log = logging.getLogger(__name__)
-PROBE_TOKENS, GEN_TOKENS, TARGET_S = 64, 8, 1.0
+PROBE_TOKENS, GEN_TOKENS, TARGET_S = 128, 16, 2.0
 FILLER = "The quick brown fox jumps over the lazy dog while the tests run again. "
 GRAMMAR = "root ::= [a-z ]+"
 TIMEOUT = httpx.Timeout(300.0, connect=3.0)
@@ -31,7 +32,8 @@ def measure_speeds(url: str, ctx: int) -> Speeds | None:
             filler = _tokens(client, url, FILLER * 64)
             probe = _complete(client, url, _prompt(filler, min(PROBE_TOKENS, ctx // 2)))
             size = int(min(ctx // 2, max(PROBE_TOKENS, probe.prompt_tps * TARGET_S)))
-            timed = _complete(client, url, _prompt(filler, size)) if size > PROBE_TOKENS else probe
+            sized = _complete(client, url, _prompt(filler, size)) if size > PROBE_TOKENS else probe
+            timed = Speeds(max(probe.prompt_tps, sized.prompt_tps), max(probe.gen_tps, sized.gen_tps))
     except (httpx.HTTPError, ValueError, KeyError, TypeError, ZeroDivisionError) as e:
         log.warning("could not measure the speed of %s (%s): runs get no floor_s", url, e)
         return None

@@ -80,6 +80,12 @@ class ServerTokenizer:
     def close(self) -> None:
         self.client.close()
 
+    def __enter__(self) -> ServerTokenizer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def _key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -18,6 +18,9 @@ from typing import Any
 import pytest
 
 from agent.presets import PRESETS
+from bench.analyze.replay import load_timeline, replay
+from bench.analyze.replay_command import tokenizer_for
+from bench.analyze.replay_policies import parse_policy
 from bench.results.append import read_rows
 
 # One group: the module's one bench run (its fixture) is made once, on one pytest-xdist worker, not once per worker.
@@ -40,14 +43,21 @@ Run = tuple[dict[str, str], list[dict[str, Any]]]
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
-    """Each preset's results row and event trace, from one bench invocation (one server start)."""
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The results CSV of one bench invocation (one server start), its runs' folders beside it in runs/."""
     folder = tmp_path_factory.mktemp("cpu-loop")
     (folder / "bench.yaml").write_text(CONFIG)
     out = folder / "results.csv"
     args = [sys.executable, "-m", "bench", "run", "--config", str(folder / "bench.yaml"), "--out", str(out)]
     done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(results: Path) -> dict[str, Run]:
+    """Each preset's results row and event trace."""
+    out = results
     found = {}
     for row in read_rows(out):
         trace = out.parent / "runs" / row["run_id"] / "events.jsonl"
@@ -136,3 +146,57 @@ def test_answers_cut_by_the_window_are_handled_as_each_preset_says(runs: dict[st
                 assert following and following[0]["messages"] == response["messages"] + 1
             else:  # part2: the cut call runs as it came, its truncated arguments get the tool's error
                 assert len(tools) == 1 and (tools[0]["ok"] or "not valid JSON" in tools[0]["error"])
+
+
+CAUSE_COLUMNS = [
+    "reprocessed_cold", "reprocessed_new", "reprocessed_answer", "reprocessed_by_clearing", "reprocessed_by_template",
+    "reprocessed_unexplained",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_every_reprocessed_token_has_a_cause_and_almost_none_is_unexplained(runs: dict[str, Run], preset: str) -> None:
+    """Counted with the real server's tokenizer, the causes add up to what the server computed, request by request;
+    the real server loses nothing it had cached (no sliding window here), so nothing is left unexplained."""
+    row, events = runs[preset]
+    assert row["reprocessed_split"] == "ok", row["error"]
+    causes = {column: int(row[column]) for column in CAUSE_COLUMNS}
+    assert sum(causes.values()) == int(row["prompt_tokens_reprocessed"])
+    assert causes["reprocessed_unexplained"] <= 0.01 * int(row["prompt_tokens_reprocessed"])
+    assert causes["reprocessed_cold"] == of(events, "response")[0]["timings"]["prompt_n"]
+    assert (causes["reprocessed_by_clearing"] > 0) == (int(row["clearings"]) > 0)
+    assert (row["swa_full"], row["ctx_checkpoints"], row["cache_reuse"], row["cache_ram_mib"]) == (
+        "false",
+        "32",
+        "0",
+        "0",
+    )
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_wall_time_is_flint_jeff_tools_and_the_harness_and_the_floor_is_below_it(
+    runs: dict[str, Run], preset: str
+) -> None:
+    row, _ = runs[preset]
+    parts = [float(row[c]) for c in ("flint_model_s", "jeff_model_s", "tools_s", "own_s")]
+    assert abs(sum(parts) - float(row["wall_s"])) <= 0.01 and min(parts) >= 0
+    assert abs(float(row["flint_model_s"]) + float(row["jeff_model_s"]) - float(row["model_s"])) <= 0.002
+    assert float(row["own_s"]) < 0.2 * float(row["wall_s"])  # the harness's own share is small; tools are apart
+    assert float(row["flint_prompt_tps"]) > 0 and float(row["jeff_gen_tps"]) > 0
+    assert float(row["floor_s"]) > 0 and 0 < float(row["efficiency"]) < 1
+
+
+def test_replaying_each_runs_own_policy_reproduces_what_the_server_computed(results: Path) -> None:
+    """Each run replayed under its own policy, its prompts counted by a fresh server with the same template: per
+    request within 2% of the prompt_n the bench's server measured."""
+    run_dirs = sorted(p for p in (results.parent / "runs").iterdir() if (p / "events.jsonl").is_file())
+    assert len(run_dirs) == len(PRESET_NAMES)
+    with tokenizer_for(run_dirs, None) as tokenizer:
+        for run_dir in run_dirs:
+            timeline = load_timeline(run_dir)
+            replayed = replay(
+                timeline, parse_policy("run", timeline.preset, timeline.keep, timeline.clear_at), tokenizer
+            )
+            assert replayed.ended_at is None and len(replayed.prompt_n) == len(timeline.steps)
+            for mine, measured in zip(replayed.prompt_n, replayed.measured, strict=True):
+                assert measured is not None and abs(mine - measured) <= 0.02 * measured, (run_dir.name, mine, measured)

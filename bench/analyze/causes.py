@@ -1,0 +1,92 @@
+"""The report's section on where each group's time and reprocessed tokens went: per run the wall time split (Flint,
+Jeff, tools, the harness's own) with the hardware's floor, the reprocessed tokens by cause, and one figure of the
+causes stacked per step for every run (from each run's reprocessed.json, bench/run/extras.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from bench.analyze.runs import Run
+from bench.analyze.table import fmt_cell, fmt_percent, markdown_table
+from bench.measure.reprocessing import CAUSES
+
+SPLIT_FILE = "reprocessed.json"
+CAUSE_COLOURS = {
+    "cold": "#7f7f7f", "new": "#9cc3e6", "answer": "#e9a23b", "clearing": "#d1495b", "template": "#8c3b9e",
+    "unexplained": "#3b3b3b",
+}  # fmt: skip
+CAUSE_COLUMNS = {
+    "cold": "reprocessed_cold", "new": "reprocessed_new", "answer": "reprocessed_answer",
+    "clearing": "reprocessed_by_clearing", "template": "reprocessed_by_template",
+    "unexplained": "reprocessed_unexplained",
+}  # fmt: skip
+TIME_COLUMNS = ("wall_s", "flint_model_s", "jeff_model_s", "tools_s", "own_s", "floor_s")
+
+
+def load_split(run_dir: Path) -> list[dict[str, Any]] | None:
+    """The per-request split a bench wrote for the run; None when there is none (or it was not measured)."""
+    try:
+        data = json.loads((run_dir / SPLIT_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    requests = data.get("requests") if isinstance(data, dict) else None
+    return requests if isinstance(requests, list) and requests else None
+
+
+def cause_table(runs: list[Run]) -> str:
+    headers = ["run", *CAUSES, "split"]
+    lines = [[run.name, *(fmt_cell(run.row, CAUSE_COLUMNS[c]) for c in CAUSES), run.row.reprocessed_split or "—"]
+             for run in runs]  # fmt: skip
+    return markdown_table(headers, lines)
+
+
+def time_table(runs: list[Run]) -> str:
+    headers = ["run", "wall s", "Flint s", "Jeff s", "tools s", "own s", "floor s", "efficiency"]
+    lines = []
+    for run in runs:
+        efficiency = run.row.efficiency
+        shown = fmt_percent(efficiency) if efficiency is not None else "n/a"
+        lines.append([run.name, *(fmt_cell(run.row, c) for c in TIME_COLUMNS), shown])
+    return markdown_table(headers, lines)
+
+
+def plot_causes(runs: list[Run], runs_dir: Path, title: str, path: Path) -> bool:
+    """One panel per run: per step, the tokens computed anew stacked by cause. False when no run has a split."""
+    splits = [(run, load_split(runs_dir / run.row.run_id)) for run in runs]
+    shown = [(run, split) for run, split in splits if split]
+    if not shown:
+        return False
+    fig = Figure(figsize=(max(4.2 * min(len(shown), 4), 9.0), 1.2 + 3.2 * -(-len(shown) // 4)), layout="constrained")
+    for i, (run, split) in enumerate(shown):
+        ax = fig.add_subplot(-(-len(shown) // 4), min(len(shown), 4), i + 1)
+        steps = [int(r.get("step") or n + 1) for n, r in enumerate(split or [])]
+        bottom = [0] * len(steps)
+        for cause in CAUSES:
+            values = [int(r.get(cause) or 0) for r in split or []]
+            ax.bar(steps, values, bottom=bottom, color=CAUSE_COLOURS[cause], label=cause)
+            bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+        ax.set_title(run.name, fontsize=10)
+        ax.set_xlabel("step")
+        ax.set_ylabel("tokens computed anew")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(CAUSES), fontsize=8, frameon=False)
+    fig.suptitle(f"{title}: tokens computed anew, by cause")
+    fig.savefig(path, dpi=90)
+    return True
+
+
+def causes_section(runs: list[Run], runs_dir: Path, title: str, out_dir: Path, figure: str) -> list[str]:
+    """The report's lines for one group: both tables and, where any run has a split, the figure."""
+    out = ["Time per run (wall = Flint + Jeff + tools + own; floor: the run's tokens at the servers' speeds):", ""]
+    out += [time_table(runs), "", "Tokens computed anew, by cause (they add up to the reprocessed tokens):", ""]
+    out += [cause_table(runs), ""]
+    if plot_causes(runs, runs_dir, title, out_dir / figure):
+        out += [f"![tokens computed anew by cause, {title}]({figure})", ""]
+    return out

@@ -1,0 +1,51 @@
+"""The wall time split into Flint, Jeff, tools and the harness's own, and the floor at the measured speeds
+(bench/measure/time_split.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.measure.time_split import ServerSpeeds, Speeds, fill_time_split, floor_seconds
+from bench.measure.trace_numbers import trace_numbers
+from bench.results.row import ResultRow
+
+EVENTS: list[dict[str, Any]] = [
+    {"t": 0, "event": "start", "n_ctx": 4096, "jeff": "http://jeff"},
+    {"t": 1, "event": "response", "step": 1, "usage": {"prompt_tokens": 1000, "completion_tokens": 40},
+     "timings": {"prompt_n": 1000, "cache_n": 0, "prompt_ms": 5000.0, "predicted_ms": 2000.0}},
+    {"t": 2, "event": "jeff", "step": 1, "opinion": "Fine.", "seconds": 1.25, "usage": {"prompt_tokens": 90,
+     "completion_tokens": 10}, "timings": {"prompt_n": 90, "prompt_ms": 600.0, "predicted_ms": 400.0}},
+    {"t": 3, "event": "tool", "step": 1, "name": "run", "seconds": 3.75},
+    {"t": 4, "event": "stop", "reason": "step_limit", "steps": 1},
+]  # fmt: skip
+SPEEDS = ServerSpeeds(Speeds(prompt_tps=250.0, gen_tps=25.0), Speeds(prompt_tps=900.0, gen_tps=50.0))
+
+
+def filled(wall_s: float, speeds: ServerSpeeds | None = SPEEDS) -> ResultRow:
+    numbers = trace_numbers(EVENTS)
+    row = ResultRow(wall_s=wall_s, tools_s=2.5, jeff_model_s=numbers.jeff_model_s)  # tools_s: 3.75 less Jeff's 1.25
+    fill_time_split(row, EVENTS, numbers, speeds, jeff_on=True)
+    return row
+
+
+def test_wall_time_is_the_sum_of_flint_jeff_tools_and_the_harness() -> None:
+    row = filled(12.34)
+    assert (row.flint_model_s, row.jeff_model_s, row.tools_s) == (7.0, 1.0, 2.5)
+    assert row.own_s == 1.84
+    assert row.wall_s == round(row.flint_model_s + row.jeff_model_s + row.tools_s + row.own_s, 2)
+
+
+def test_the_floor_is_the_runs_tokens_at_the_measured_speeds() -> None:
+    row = filled(12.34)
+    flint = 1000 / 250 + 40 / 25  # 5.6 s
+    jeff = 90 / 900 + 10 / 50  # 0.3 s
+    assert row.floor_s == round(flint + jeff, 3) and row.efficiency == round((flint + jeff) / 12.34, 4)
+    assert (row.flint_prompt_tps, row.jeff_gen_tps) == (250.0, 50.0)
+
+
+def test_without_measured_speeds_there_is_no_floor_but_the_split_stands() -> None:
+    row = filled(12.34, speeds=None)
+    assert row.floor_s is None and row.efficiency is None and row.own_s == 1.84
+    jeff_unmeasured = ServerSpeeds(SPEEDS.flint, None)
+    assert floor_seconds(EVENTS, trace_numbers(EVENTS), jeff_unmeasured, jeff_on=True) is None
+    assert floor_seconds(EVENTS, trace_numbers(EVENTS), jeff_unmeasured, jeff_on=False) == 5.6

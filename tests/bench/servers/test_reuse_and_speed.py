@@ -1,0 +1,40 @@
+"""What Flint's prompt cache can reuse, read from how the server was started (bench/servers/reuse.py), and its
+measured speeds (bench/servers/speed.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from bench.servers.reuse import DEFAULTS, ReuseSettings, from_command, of_process
+from bench.servers.speed import measure_speeds
+from bench.testing import fake_llama
+
+
+def test_the_command_line_wins_over_the_environment_and_unset_ones_are_the_builds_defaults() -> None:
+    assert from_command([]) == ReuseSettings(**DEFAULTS)
+    args = ["-m", "x.gguf", "--cache-ram", "0", "--swa-full", "-ctxcp=4"]
+    env = {"LLAMA_ARG_CACHE_RAM": "512", "LLAMA_ARG_CACHE_REUSE": "256"}
+    assert from_command(args, env) == ReuseSettings(swa_full=True, ctx_checkpoints=4, cache_reuse=256, cache_ram_mib=0)
+    assert from_command([], {"LLAMA_ARG_SWA_FULL": "1"}).swa_full is True
+
+
+def test_a_running_process_is_read_from_proc() -> None:
+    flags = ["--ctx-checkpoints", "3", "--cache-reuse", "128"]
+    env = {**os.environ, "LLAMA_ARG_CACHE_RAM": "64"}
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", *flags], env=env)
+    try:
+        assert of_process(child.pid) == ReuseSettings(False, 3, 128, 64)
+    finally:
+        child.kill()
+        child.wait()
+    assert of_process(child.pid) is None  # gone: not known
+
+
+def test_speeds_come_from_the_servers_own_timings_and_a_server_without_them_has_none() -> None:
+    with fake_llama.FakeLlama() as flint:
+        speeds = measure_speeds(flint.url, 4096)
+        assert ("POST", "/slots/0?action=erase") in flint.hits  # nothing of the calibration stays in the cache
+    assert speeds is not None and speeds.prompt_tps == 1_000_000 and speeds.gen_tps == 100_000
+    assert measure_speeds("http://127.0.0.1:9", 4096) is None
