@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.cli import main as agent_main
 from agent.clearing import RequestEstimate, is_placeholder
+from agent.cli import main as agent_main
 from bench.analyze.replay import CANNOT_KNOW, load_timeline, replay
 from bench.analyze.replay_policies import parse_policy
 from bench.cli import main as bench_main
