@@ -2,7 +2,8 @@
 
 A command can print without end (`cat /dev/zero`, a runaway test). The agent reads the output as it comes, keeps
 the first and the last `limit // 2` characters and counts the rest, so its memory does not grow with the output.
-A command that runs past its timeout is killed with everything it started (its own session).
+A command that runs past its timeout is killed with everything in its session (agent/reaper.py); with
+`kill_leftovers` (the done check), also with whatever it started that left the session.
 """
 
 from __future__ import annotations
@@ -12,17 +13,16 @@ import contextlib
 import os
 import selectors
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent import prompts
+from agent import prompts, reaper
 from agent.command_user import drop_to_command_user
 
 CHUNK_BYTES = 65_536
-DRAIN_SECONDS = 5.0  # after a kill, how long to wait for what is left in the pipe
+DRAIN_SECONDS = 1.0  # after a kill, how long to wait for what is left in the pipe (part of the timeout's margin)
 
 
 @dataclass(frozen=True)
@@ -64,8 +64,15 @@ def truncate_middle(text: str, limit: int) -> tuple[str, bool]:
     return kept.text(), kept.dropped > 0
 
 
-def run_command(command: str, cwd: Path, timeout: float, limit: int) -> CommandOutput:
-    """`bash -c command` in `cwd`, stdout and stderr together, at most about `limit` characters kept."""
+def run_command(command: str, cwd: Path, timeout: float, limit: int, *, kill_leftovers: bool = False) -> CommandOutput:
+    """`bash -c command` in `cwd`, stdout and stderr together, at most about `limit` characters kept.
+    `kill_leftovers`: when it ends, also end whatever it started that is still running, even what left its session
+    (agent/reaper.py); the done check wants that, a `run` command leaves its background jobs alone."""
+    with reaper.Contained() if kill_leftovers else contextlib.nullcontext() as contained:
+        return _run(command, cwd, timeout, limit, contained)
+
+
+def _run(command: str, cwd: Path, timeout: float, limit: int, contained: reaper.Contained | None) -> CommandOutput:
     shell = shutil.which("bash") or "/bin/sh"
     proc = subprocess.Popen(
         [shell, "-c", command],
@@ -86,17 +93,19 @@ def run_command(command: str, cwd: Path, timeout: float, limit: int) -> CommandO
             with contextlib.suppress(subprocess.TimeoutExpired):  # the output ended but the shell goes on
                 exit_code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
         if exit_code is None:
-            _kill_group(proc)
+            _kill_all(proc, contained)
             _read_until(proc, kept, decoder, time.monotonic() + DRAIN_SECONDS)
         kept.add(decoder.decode(b"", final=True))
     except BaseException:
-        _kill_group(proc)
+        _kill_all(proc, contained)
         raise
     finally:
         proc.stdout.close()
         if proc.poll() is None:  # the shell outlived its pipe (something else held it open)
-            _kill_group(proc)
+            _kill_all(proc, contained)
             proc.wait()
+        if contained is not None:
+            contained.kill_all(proc.pid)
     return CommandOutput(kept.text(), exit_code, kept.dropped > 0)
 
 
@@ -120,6 +129,9 @@ def _read_until(
             kept.add(decoder.decode(chunk))
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # it ended on its own meanwhile
-        os.killpg(proc.pid, signal.SIGKILL)
+def _kill_all(proc: subprocess.Popen[bytes], contained: reaper.Contained | None) -> None:
+    """Kill the command's session (its shell's pid is the session id), and what it left behind when contained."""
+    if contained is not None:
+        contained.kill_all(proc.pid)
+    else:
+        reaper.kill_session(proc.pid)
