@@ -208,6 +208,7 @@ class Agent:
             summary=result.summary,
             missing=result.missing,
             planted=result.planted,
+            new_tests=result.new_tests,
         )
         if passed:
             raise Stop("done", result.summary)

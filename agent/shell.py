@@ -22,6 +22,7 @@ from agent import prompts, reaper
 from agent.command_user import drop_to_command_user
 
 CHUNK_BYTES = 65_536
+EXIT_POLL_SECONDS = 0.05
 DRAIN_SECONDS = 1.0  # after a kill, how long to wait for what is left in the pipe (part of the timeout's margin)
 
 
@@ -89,12 +90,13 @@ def _run(command: str, cwd: Path, timeout: float, limit: int, contained: reaper.
     deadline = time.monotonic() + timeout
     try:
         exit_code = None
-        if _read_until(proc, kept, decoder, deadline):
+        # Contained, the command is over when its shell is, even if something it left holds the output open.
+        if _read_until(proc, kept, decoder, deadline, until_exit=contained is not None):
             with contextlib.suppress(subprocess.TimeoutExpired):  # the output ended but the shell goes on
                 exit_code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        if exit_code is None:
+        if exit_code is None or contained is not None:
             _kill_all(proc, contained)
-            _read_until(proc, kept, decoder, time.monotonic() + DRAIN_SECONDS)
+            _read_until(proc, kept, decoder, time.monotonic() + DRAIN_SECONDS)  # what is left in the pipe
         kept.add(decoder.decode(b"", final=True))
     except BaseException:
         _kill_all(proc, contained)
@@ -110,9 +112,14 @@ def _run(command: str, cwd: Path, timeout: float, limit: int, contained: reaper.
 
 
 def _read_until(
-    proc: subprocess.Popen[bytes], kept: HeadAndTail, decoder: codecs.IncrementalDecoder, deadline: float
+    proc: subprocess.Popen[bytes],
+    kept: HeadAndTail,
+    decoder: codecs.IncrementalDecoder,
+    deadline: float,
+    until_exit: bool = False,
 ) -> bool:
-    """Read the output into `kept` until it ends (True) or the deadline passes (False)."""
+    """Read the output into `kept` until it ends, or (`until_exit`) the shell has exited, (True) or the deadline
+    passes (False)."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     with selectors.DefaultSelector() as selector:
@@ -121,7 +128,9 @@ def _read_until(
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
-            if not selector.select(remaining):
+            if not selector.select(min(remaining, EXIT_POLL_SECONDS) if until_exit else remaining):
+                if until_exit and proc.poll() is not None:
+                    return True
                 continue
             chunk = os.read(fd, CHUNK_BYTES)
             if not chunk:
