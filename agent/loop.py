@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,6 +191,7 @@ class Agent:
         return clean, raw
 
     def check_done(self) -> None:
+        started = time.monotonic()
         result = check_done(
             self.actions.workspace.root,
             self.snapshot,
@@ -209,6 +211,7 @@ class Agent:
             missing=result.missing,
             planted=result.planted,
             new_tests=result.new_tests,
+            seconds=round(time.monotonic() - started, 3),  # the check's pytest and the restore: part of tools_s
         )
         if passed:
             raise Stop("done", result.summary)

@@ -13,16 +13,16 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-import fake_llama as fl
 import pytest
 from agent_helpers import CALC, TEST_CALC, run_agent
-from fake_llama import FakeLlama
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis_settings import examples
 
 from agent.done import DoneResult
 from agent.trace import MAX_LINE_BYTES
+from bench.testing import fake_llama as fl
+from bench.testing.fake_llama import FakeLlama
 
 STOP_REASONS = {"done", "step_limit", "server_error", "context_exhausted"}  # `interrupted` would mean a crash
 READ = {"path": "calc.py"}

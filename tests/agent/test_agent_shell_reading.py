@@ -19,16 +19,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import fake_llama as fl
 import pytest
 from agent_helpers import CALC, TEST_CALC, run_agent
-from fake_llama import FakeLlama
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis_settings import examples
 
 from agent.rules import PROGRAMS_RUN_BY_RULE, is_safe
 from agent.shell_words import Unsupported, expand, read_pipeline
+from bench.testing import fake_llama as fl
+from bench.testing.fake_llama import FakeLlama
 
 SECRET = "CANARY-SECRET-7f3a"
 BASH = shutil.which("bash") or "/bin/bash"

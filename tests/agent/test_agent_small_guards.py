@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from agent_helpers import ROOT, read_events
-from fake_llama import FakeLlama
 
 from agent.cli import main
+from bench.testing.fake_llama import FakeLlama
 
 
 @pytest.mark.parametrize("n_ctx", [0, -5, True, "4096", 4096.0, None, [4096]])
