@@ -29,6 +29,11 @@ MAX_DIGITS = 18
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def valid_text(text: str) -> str:
+    """`text` with each lone surrogate (a code point that is no character, which JSON can carry) made U+FFFD."""
+    return LONE_SURROGATE.sub("\ufffd", text)
+
+
 class _Bounder:
     def __init__(self) -> None:
         self.chars_left = MAX_CHARS
@@ -60,7 +65,7 @@ class _Bounder:
         return self.string(str(value))
 
     def string(self, text: str) -> str:
-        clean = LONE_SURROGATE.sub("\ufffd", text)
+        clean = valid_text(text)
         keep = min(len(clean), MAX_STRING, max(self.chars_left, 0))
         self.chars_left -= keep
         self.changed = self.changed or clean != text or keep < len(clean)

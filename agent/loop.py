@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,12 +16,12 @@ from agent import prompts
 from agent.actions import Actions, restored_note
 from agent.clearing import RequestEstimate, clear_old
 from agent.done import Snapshot, check_done
+from agent.event_bounds import valid_text
 from agent.presets import Preset
 from agent.server import ChatClient, ContextOverflow, Reply, RequestRejected, ServerError, UnparsedOutput
 from agent.trace import Trace
 
 Message = dict[str, Any]
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -170,9 +169,9 @@ class Agent:
     def remember(self, message: Message) -> list[tuple[Message, object]]:
         """Append the answer to the conversation; returns its tool calls with their raw arguments."""
         calls = [self.clean_call(call, i) for i, call in enumerate(message.get("tool_calls") or [])]
-        stored: Message = {"role": "assistant", "content": _valid_text(message.get("content") or "")}
+        stored: Message = {"role": "assistant", "content": valid_text(message.get("content") or "")}
         if message.get("reasoning_content"):
-            stored["reasoning_content"] = _valid_text(message["reasoning_content"])
+            stored["reasoning_content"] = valid_text(message["reasoning_content"])
         if calls:
             stored["tool_calls"] = [call for call, _ in calls]
         self.messages.append(stored)
@@ -264,11 +263,6 @@ def usage_count(usage: object, key: str) -> int | None:
 
 
 MAX_TOKEN_COUNT = 10**9  # no window is larger
-
-
-def _valid_text(text: str) -> str:
-    """Text the server can take back: a lone surrogate (no character at all) becomes U+FFFD."""
-    return LONE_SURROGATE.sub("\ufffd", text)
 
 
 def _json_object_text(raw: object) -> str:

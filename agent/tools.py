@@ -17,16 +17,15 @@ import fnmatch
 import json
 import math
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agent import prompts
+from agent.event_bounds import LONE_SURROGATE
 from agent.shell import run_command
 
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_WHOLE_NUMBER = 10**12  # offsets and limits beyond any file the tools read
 FILE_LIMIT = 12_000  # characters of a file that read_file returns
 OUTPUT_LIMIT = 8_000  # characters of command output that run returns (half from the start, half from the end)

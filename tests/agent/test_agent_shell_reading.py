@@ -280,7 +280,7 @@ def test_the_reader_finds_the_words_bash_finds(shared_sandbox: Sandbox, command:
     assert bash_words == ours
 
 
-@examples(200)
+@examples(150)
 @given(commands())
 def test_whatever_runs_by_rule_stays_inside_the_repository(shared_sandbox: Sandbox, command: str) -> None:
     if not is_safe(command, shared_sandbox.repo):
