@@ -99,7 +99,7 @@ def build_agent(
         n_ctx=props.n_ctx,
         flint_url=args.flint,
         keep=args.keep,
-        clear_at=args.clear_at,
+        clear_at=clear_at(args),
         max_steps=args.max_steps,
         sampling=args.sampling,
         command_timeout=args.command_timeout,
@@ -121,6 +121,12 @@ def build_agent(
     )
 
 
+def clear_at(args: argparse.Namespace) -> float:
+    """The threshold in force: the preset's own (late), else --clear-at."""
+    own = PRESETS[args.preset].clear_at
+    return float(args.clear_at if own is None else own)
+
+
 def start_fields(args: argparse.Namespace, props: Props) -> dict[str, Any]:
     return {
         "preset": args.preset,
@@ -133,7 +139,7 @@ def start_fields(args: argparse.Namespace, props: Props) -> dict[str, Any]:
         "flint_build": props.build,
         "supports_tool_calls": props.supports_tool_calls,
         "keep": args.keep,
-        "clear_at": args.clear_at,
+        "clear_at": clear_at(args),
         "max_steps": args.max_steps,
         "approve": args.approve,
         "sampling": args.sampling,

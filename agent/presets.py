@@ -7,6 +7,8 @@ part3+    part3 with what the article left open: clearing before a request that 
           an answer that is then dropped), older done-check output cleared too, and a done check that planted
           files cannot fool (agent/isolated_pytest.py)
 strict    part3+, and done also needs a changed non-test file and a new test (collected by pytest)
+late      part3+ that clears later: before a request estimated past 3/4 of the window, whatever --clear-at says
+          (on the suite's real traces, `bench replay` found it computes a quarter fewer prompt tokens anew)
 
 The first three send the article's words and behave as its code did; improvements go into part3+ and strict only.
 The guards against the shell (approval rules, restored tests, refused hard links) hold in every preset.
@@ -27,6 +29,7 @@ class Preset:
     # and clear the output of older failed done checks along with old tool results
     clears_before_send: bool = False
     trusts_planted: bool = True  # the done check runs pytest in the repository as it is (the article's)
+    clear_at: float | None = None  # the preset's own threshold, in place of --clear-at (None: --clear-at)
 
 
 PRESETS: dict[str, Preset] = {
@@ -39,4 +42,8 @@ PRESETS: dict[str, Preset] = {
     "strict": Preset(
         "strict", clears=True, drops_cut=True, strict_done=True, clears_before_send=True, trusts_planted=False
     ),
+    "late": Preset(
+        "late", clears=True, drops_cut=True, strict_done=False, clears_before_send=True, trusts_planted=False,
+        clear_at=0.75,
+    ),  # fmt: skip
 }

@@ -8,7 +8,8 @@ its answer. How much of an answer as sent back matches the tokens the model gene
 (its next request's cache_n), or, where the run never showed it, the run's median.
 
 What it cannot know, and says in its output: the model would have answered otherwise to another conversation, so
-every step's answer, its length and every tool result are the run's own; a prompt that does not fit is cleared and
+every step's answer, its length and every tool result are the run's own; an answer that would no longer have fit
+after its prompt is counted (the server would have cut it there); a prompt that does not fit is cleared and
 retried as the agent does, and one that still does not fit ends the replay there (the run would have stopped);
 messages the run cleared before ever sending them (keep 1) are known only cleared; server-side cache loss is
 assumed away.
@@ -72,6 +73,7 @@ class Replayed:
     measured: list[int | None] = field(default_factory=list)  # the run's own prompt_n for the same steps
     clearings: int = 0
     ended_at: int | None = None  # the step that did not fit, when the replay ended early
+    no_room: int = 0  # answers that would no longer have fit after their prompt: the server would have cut them
 
     @property
     def total(self) -> int:
@@ -152,6 +154,9 @@ def replay(timeline: RunTimeline, policy: Policy, tokenizer: Tokenizer) -> Repla
             return result
         result.prompt_n.append(len(tokens) - _cached(previous, tokens))
         result.measured.append(step.prompt_n)
+        result.no_room += len(tokens) + step.completion_tokens >= timeline.n_ctx and not _was_cut(
+            step, tokens, timeline
+        )
         reuse = step.answer_reuse if step.answer_reuse is not None else min(typical, step.completion_tokens)
         previous = (tokens, reuse)
         if policy.moment == "after" and len(tokens) + step.completion_tokens > limit:
@@ -180,6 +185,11 @@ def _fitting(
         if not policy.clears or policy.clear(messages, outputs, estimate, timeline.n_ctx) == 0:
             return None
         result.clearings += 1
+
+
+def _was_cut(step: Step, tokens: list[int], timeline: RunTimeline) -> bool:
+    """The run's own answer ran into the window's end at the same place (it was cut then too)."""
+    return step.prompt_tokens is not None and step.prompt_tokens + step.completion_tokens >= timeline.n_ctx - 1
 
 
 def _cached(previous: tuple[list[int], int] | None, tokens: list[int]) -> int:

@@ -26,6 +26,11 @@ from bench.servers.process import LlamaProcess
 from bench.servers.tokenizer import ServerTokenizer
 
 log = logging.getLogger(__name__)
+BASELINE = "before:0.5"  # part3+'s policy: what a new one must beat
+COLUMNS_SAY = (
+    "answers cut: answers that would have run into the window's end after their prompt (the run's own were not); "
+    "runs ended: runs whose next request no longer fit after clearing (their later requests are not counted)."
+)
 
 
 def replay_runs(timelines: list[RunTimeline], names: list[str], tokenizer: ServerTokenizer) -> list[Replayed]:
@@ -40,20 +45,23 @@ def replay_runs(timelines: list[RunTimeline], names: list[str], tokenizer: Serve
     return results
 
 
-def policy_table(results: list[Replayed]) -> str:
-    """Per policy: tokens computed anew over all runs, against the runs' own policy (not for a policy under which a
-    run no longer fits: its later requests are not counted); clearings; runs cut short."""
+def policy_table(results: list[Replayed], baseline: str = BASELINE) -> str:
+    """Per policy: tokens computed anew over all runs, against the baseline policy (not for a policy under which a
+    run no longer fits: its later requests are not counted); clearings; answers that would have been cut; runs cut
+    short."""
     policies = list(dict.fromkeys(r.policy for r in results))
-    own = sum(r.total for r in results if r.policy == "run") or None
+    if baseline not in policies:
+        baseline = "run"
+    base = sum(r.total for r in results if r.policy == baseline) or None
     lines = []
     for policy in policies:
         mine = [r for r in results if r.policy == policy]
         total = sum(r.total for r in mine)
         ended = sum(r.ended_at is not None for r in mine)
-        versus = f"{100 * (total - own) / own:+.1f}%" if own and policy != "run" and not ended else "—"
-        steps = sum(len(r.prompt_n) for r in mine)
-        lines.append([policy, str(steps), fmt_number(total), versus, str(sum(r.clearings for r in mine)), str(ended)])
-    headers = ["policy", "requests", "tokens computed anew", "vs the runs' own", "clearings", "runs that no longer fit"]
+        versus = f"{100 * (total - base) / base:+.1f}%" if base and policy != baseline and not ended else "—"
+        counts = [str(sum(r.clearings for r in mine)), str(sum(r.no_room for r in mine)), str(ended)]
+        lines.append([policy, str(sum(len(r.prompt_n) for r in mine)), fmt_number(total), versus, *counts])
+    headers = ["policy", "requests", "tokens computed anew", f"vs {baseline}", "clearings", "answers cut", "runs ended"]
     return markdown_table(headers, lines)
 
 
@@ -79,10 +87,10 @@ def reproduction(results: list[Replayed]) -> str:
 def write_csv(path: Path, results: list[Replayed]) -> None:
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["policy", "run", "steps", "prompt_n", "clearings", "ended_at"])
+        writer.writerow(["policy", "run", "steps", "prompt_n", "clearings", "answers_cut", "ended_at"])
         for r in results:
             ended = "" if r.ended_at is None else r.ended_at
-            writer.writerow([r.policy, r.run, len(r.prompt_n), r.total, r.clearings, ended])
+            writer.writerow([r.policy, r.run, len(r.prompt_n), r.total, r.clearings, r.no_room, ended])
 
 
 @contextmanager
@@ -132,7 +140,7 @@ def command(args: argparse.Namespace) -> int:
         results = replay_runs(timelines, names, tokenizer)
     print(f"Replay of {len(timelines)} run(s), {sum(len(t.steps) for t in timelines)} answered requests.\n")
     print(policy_table(results))
-    print(f"\n{reproduction(results)}\n\n{CANNOT_KNOW}")
+    print(f"\n{reproduction(results)}\n\n{CANNOT_KNOW}\n\n{COLUMNS_SAY}")
     if args.csv:
         write_csv(Path(args.csv), results)
         log.info("wrote %s", args.csv)

@@ -115,3 +115,20 @@ def test_part3_plus_reprocesses_no_more_than_part3_on_a_run_that_fills_the_windo
         print(f"reprocessed tokens (sum of timings.prompt_n): part3+ {tokens_plus} {counts_plus}")
     assert counts3["clearings"] > 0 and counts_plus["clearings"] > 0  # the window really filled in both
     assert tokens_plus <= tokens3
+
+
+def test_late_clears_before_sending_only_past_three_quarters_of_the_window(repo: Path) -> None:
+    """late is part3+ at 0.75 of the window, whatever --clear-at says: a request part3+ clears at half the window
+    goes out whole, and the clearing comes once the estimate passes three quarters."""
+    for name in ("first.py", "second.py", "third.py"):
+        big_file(repo, name, 50)
+    script = [read("first.py"), read("second.py"), read("third.py"), read("calc.py"), fl.prose("done")]
+    plus, _ = agent_run(repo, "part3+", script, n_ctx=4096, max_steps=5)
+    late, flint = agent_run(repo, "late", script, n_ctx=4096, max_steps=5)
+    assert late.of("start")[0]["clear_at"] == 0.75 and plus.of("start")[0]["clear_at"] == 0.5
+    first_plus = min(c["step"] for c in plus.of("clear") if c["changed"])
+    cleared = [c for c in late.of("clear") if c["changed"]]
+    assert all(c["reason"] == "before_send" and c["total_tokens"] > 0.75 * 4096 for c in cleared)
+    assert not cleared or min(c["step"] for c in cleared) > first_plus
+    sent = [r["usage"]["prompt_tokens"] for r in flint.responses]
+    assert max(sent) > 0.5 * 4096  # sent past half the window, which part3+ would have cleared first
