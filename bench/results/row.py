@@ -35,7 +35,7 @@ class ResultRow:
     git_sha: str = col("commit of this repository (git_dirty: with uncommitted changes)", contract=True)
     fixture: str = col("the task (`fixtures/<name>/`)", compare="names", resume=True, contract=True)
     preset: str = col(
-        "the agent's preset (part2, clearing, part3, part3+)",
+        "the agent's preset (part2, clearing, part3, part3+, strict, late)",
         compare="names",
         resume=True,
         contract=True,
@@ -167,7 +167,7 @@ class ResultRow:
     max_steps: int | None = col("the run's step limit", resume=True)
     keep: int | None = col("agent --keep: newest tool results never cleared", resume=True, per_file=True)
     clear_at: float | None = col(
-        "agent --clear-at: the window share that triggers a clearing",
+        "agent --clear-at: the window share that triggers a clearing (late keeps its own 0.75)",
         resume=True,
         per_file=True,
     )

@@ -19,17 +19,16 @@ from bench.servers.tokenizer import ServerTokenizer
 from bench.testing import fake_llama
 
 BIG = "x = 1\n" * 400
+READ = fake_llama.tool_call("read_file", {"path": "calc.py"})
 
 
-def run_and_split(tmp_path: Path, flint: fake_llama.FakeLlama, *args: str, failing: bool = False) -> Attribution:
+def run_and_split(tmp_path: Path, flint: fake_llama.FakeLlama, *args: str) -> Attribution:
+    """The agent run to its step limit (every reply calls a tool or is cut: no done check), then split."""
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     (repo / "big.py").write_text(BIG)
-    verdict = 4 if failing else 3
-    (repo / "test_calc.py").write_text(
-        f"from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == {verdict}\n"
-    )
+    (repo / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n")
     events = tmp_path / "events.jsonl"
     argv = ["--repo", str(repo), "--task", "Add sub.", "--flint", flint.url, "--events", str(events), "--no-jeff",
             "--approve", "no", *args]  # fmt: skip
@@ -53,9 +52,8 @@ def only(result: Attribution, index: int) -> dict[str, int]:
 
 
 def test_the_first_request_is_cold_and_tool_results_are_new(tmp_path: Path) -> None:
-    replies = [fake_llama.tool_call("read_file", {"path": "calc.py"}), fake_llama.prose("Done.")]
-    with fake_llama.FakeLlama(replies) as flint:
-        result = run_and_split(tmp_path, flint, "--preset", "part3")
+    with fake_llama.FakeLlama([READ, READ]) as flint:
+        result = run_and_split(tmp_path, flint, "--preset", "part3", "--max-steps", "2")
     assert set(only(result, 0)) == {"cold"}
     # The answer came back as generated: only the tool result is new (but for the one token where the answer's end
     # is found: the next message's opening, which any two messages share).
@@ -65,7 +63,7 @@ def test_the_first_request_is_cold_and_tool_results_are_new(tmp_path: Path) -> N
 
 
 def test_a_clearing_costs_the_material_after_the_first_message_it_changed(tmp_path: Path) -> None:
-    replies = [fake_llama.tool_call("read_file", {"path": "big.py"}) for _ in range(5)] + [fake_llama.prose("Done.")]
+    replies = [fake_llama.tool_call("read_file", {"path": "big.py"}) for _ in range(6)]
     with fake_llama.FakeLlama(replies, n_ctx=4096) as flint:
         result = run_and_split(tmp_path, flint, "--preset", "part3", "--max-steps", "6")
         bodies = flint.requests
@@ -83,36 +81,31 @@ def test_a_clearing_costs_the_material_after_the_first_message_it_changed(tmp_pa
 
 def test_an_answer_sent_back_otherwise_than_generated_is_the_answers_cost(tmp_path: Path) -> None:
     """The agent sends arguments that are not a JSON object back as {}: the tokens generated no longer match."""
-    replies = [fake_llama.tool_call("read_file", '{"path": "calc.py", oops'), fake_llama.prose("Done.")]
+    replies = [fake_llama.tool_call("read_file", '{"path": "calc.py", oops'), READ]
     with fake_llama.FakeLlama(replies) as flint:
-        result = run_and_split(tmp_path, flint, "--preset", "part3")
+        result = run_and_split(tmp_path, flint, "--preset", "part3", "--max-steps", "2")
     assert result.requests[1].split["answer"] > 0
     assert set(only(result, 1)) == {"answer", "new"}
 
 
 def test_earlier_reasoning_the_template_drops_is_the_templates_cost(tmp_path: Path) -> None:
-    """A template that keeps reasoning only after the last user message: a failed done check's message makes the
-    first answer's reasoning vanish from the prompt, though the agent sent it back unchanged."""
+    """A template that keeps reasoning only after the last user message: the note after a dropped cut answer makes
+    the first answer's reasoning vanish from the prompt, though the agent sent it back unchanged."""
     replies = [
         fake_llama.tool_call("read_file", {"path": "calc.py"}, reasoning="Let me look at calc.py first. " * 8),
-        fake_llama.prose("Done."),
-        fake_llama.prose("Done again."),
+        fake_llama.length_cut("I will start by", completion_tokens=8),
+        READ,
     ]
     with fake_llama.FakeLlama(replies, reasoning_history="last_turn") as flint:
-        result = run_and_split(tmp_path, flint, "--preset", "part3", "--max-steps", "3", failing=True)
+        result = run_and_split(tmp_path, flint, "--preset", "part3", "--max-steps", "3")
     assert result.requests[2].split["template"] > 0
-    assert set(only(result, 2)) <= {"template", "answer", "new"}
+    assert set(only(result, 2)) <= {"template", "new"}
     assert all(r.split["template"] == 0 for r in result.requests[:2])
 
 
 def test_a_cache_the_server_lost_is_unexplained(tmp_path: Path) -> None:
-    replies = [
-        fake_llama.tool_call("read_file", {"path": "calc.py"}),
-        {**fake_llama.tool_call("read_file", {"path": "calc.py"}), "forget": True},
-        fake_llama.prose("Done."),
-    ]
-    with fake_llama.FakeLlama(replies) as flint:
-        result = run_and_split(tmp_path, flint, "--preset", "part3")
+    with fake_llama.FakeLlama([READ, {**READ, "forget": True}, READ]) as flint:
+        result = run_and_split(tmp_path, flint, "--preset", "part3", "--max-steps", "3")
     lost = result.requests[1]
     assert lost.cache_n == 0 and lost.split["unexplained"] >= result.requests[0].prompt_tokens - 1
     assert result.requests[2].split["unexplained"] == 0
@@ -121,9 +114,8 @@ def test_a_cache_the_server_lost_is_unexplained(tmp_path: Path) -> None:
 def test_a_dropped_cut_answer_costs_no_reprocessing(tmp_path: Path) -> None:
     """part3 drops a cut answer and adds a note: the answer's tokens are never sent again, so nothing is recomputed
     but the note (its cost is the generation spent on the answer)."""
-    replies = [fake_llama.length_cut("I will start by", completion_tokens=8), fake_llama.prose("Done.")]
-    with fake_llama.FakeLlama(replies) as flint:
-        result = run_and_split(tmp_path, flint, "--preset", "part3")
+    with fake_llama.FakeLlama([fake_llama.length_cut("I will start by", completion_tokens=8), READ]) as flint:
+        result = run_and_split(tmp_path, flint, "--preset", "part3", "--max-steps", "2")
     assert set(only(result, 1)) == {"new"}
 
 
