@@ -17,7 +17,7 @@ BIG = "x = 1\n" * 400  # a tool result large enough that a 4,096-token window ne
 
 def test_the_log_rebuilds_every_body_the_server_received(repo: Path) -> None:
     (repo / "big.py").write_text(BIG)
-    replies = [fake_llama.tool_call("read_file", {"path": "big.py"}) for _ in range(5)] + [fake_llama.prose("Done.")]
+    replies = [fake_llama.tool_call("read_file", {"path": "big.py"}) for _ in range(6)]
     with fake_llama.FakeLlama(replies, n_ctx=4096) as flint:
         run = run_agent(repo, flint.url, "--preset", "part3", "--max-steps", "6")
     log = beside(repo.parent / "events.jsonl")
@@ -51,7 +51,8 @@ def test_the_log_rebuilds_every_body_the_server_received(repo: Path) -> None:
 
 def test_a_refused_request_and_its_cleared_retry_are_two_requests(repo: Path) -> None:
     (repo / "big.py").write_text(BIG)
-    replies = [fake_llama.tool_call("read_file", {"path": "big.py"}), fake_llama.context_error()]
+    read = fake_llama.tool_call("read_file", {"path": "big.py"})
+    replies = [read, fake_llama.context_error(), read]
     with fake_llama.FakeLlama(replies, n_ctx=4096) as flint:
         run = run_agent(repo, flint.url, "--preset", "part3", "--max-steps", "2", "--keep", "0")
     (refused,) = run.of("http_error")
