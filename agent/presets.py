@@ -43,7 +43,12 @@ PRESETS: dict[str, Preset] = {
         "strict", clears=True, drops_cut=True, strict_done=True, clears_before_send=True, trusts_planted=False
     ),
     "late": Preset(
-        "late", clears=True, drops_cut=True, strict_done=False, clears_before_send=True, trusts_planted=False,
+        "late",
+        clears=True,
+        drops_cut=True,
+        strict_done=False,
+        clears_before_send=True,
+        trusts_planted=False,
         clear_at=0.75,
     ),  # fmt: skip
 }

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -51,7 +52,7 @@ class RequestLog:
     def sent(self, step: int, body: dict[str, Any]) -> dict[str, Any]:
         """Record a body about to go out; returns the fields for the trace event of its answer."""
         messages: list[Message] = body.get("messages") or []
-        kept = _common_messages(self.previous, messages)
+        kept = common_prefix(self.previous, messages)
         changed_from = None if kept == len(self.previous) else kept
         rest = {key: value for key, value in body.items() if key != "messages"}
         record: dict[str, Any] = {"request": self.count, "step": step, "from": kept, "messages": messages[kept:]}
@@ -82,8 +83,8 @@ class RequestLog:
             self.file = None
 
 
-def _common_messages(before: list[Message], now: list[Message]) -> int:
-    """How many leading messages the two lists share unchanged."""
+def common_prefix(before: Sequence[object], now: Sequence[object]) -> int:
+    """How many leading items two sequences share: messages here, tokens for the bench's prompt-cache model."""
     n = 0
     for old, new in zip(before, now, strict=False):
         if old != new:

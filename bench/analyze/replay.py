@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from agent.clearing import RequestEstimate
+from agent.requests import common_prefix
 from bench.analyze.replay_policies import Message, Policy
 from bench.errors import ResultsError
-from bench.measure.reprocessing import Tokenizer, common_prefix
+from bench.measure.reprocessing import Tokenizer
 from bench.measure.request_log import load_request_log
 from bench.measure.trace import Event, int_field, run_events
 

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agent.requests import common_prefix
 from bench.errors import BenchError
 from bench.measure.request_log import Body, RequestBodies
 from bench.measure.trace import Event, int_field
@@ -47,16 +48,6 @@ class Tokenizer(Protocol):
     def prompt(
         self, body: Body, messages: Sequence[dict[str, Any]] | None = None, *, ends: bool = False
     ) -> list[int]: ...
-
-
-def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    """How many leading tokens two sequences share: what a longest-common-prefix cache reuses."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 @dataclass(frozen=True)
