@@ -56,11 +56,15 @@ class RequestLog:
         changed_from = None if kept == len(self.previous) else kept
         rest = {key: value for key, value in body.items() if key != "messages"}
         record: dict[str, Any] = {"request": self.count, "step": step, "from": kept, "messages": messages[kept:]}
-        if rest != self.previous_rest:
+        changed_rest = rest != self.previous_rest
+        if changed_rest:
             record["body"] = rest
         self._write(record)
-        # A deep copy: the loop clears old messages in place, and the next comparison needs them as they were sent.
-        self.previous, self.previous_rest = copy.deepcopy(messages), copy.deepcopy(rest)
+        # Copies of what was sent, for the next comparison: the loop clears old messages in place. Messages kept
+        # unchanged are already copied; only the rest is copied now, so a step costs what it added, not the whole.
+        self.previous = self.previous[:kept] + copy.deepcopy(messages[kept:])
+        if changed_rest:
+            self.previous_rest = copy.deepcopy(rest)
         fields = {"request": self.count, "changed_from": changed_from}
         self.count += 1
         return fields
@@ -73,8 +77,7 @@ class RequestLog:
             self.file.write(json.dumps({"request": record["request"], "truncated": True}) + "\n")
             self.close()
             return
-        self.file.write(line)
-        self.file.flush()
+        self.file.write(line)  # buffered, unlike the trace: a killed agent's run measures nothing anyway
         self.written += len(line)
 
     def close(self) -> None:

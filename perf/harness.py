@@ -1,9 +1,9 @@
 """What the harness itself costs, apart from the model (figures for perf/run.py):
 
 - clearing a long conversation (300 tool results of 4,000 characters): it runs after every answer past the threshold;
-- the agent's own time per step beyond the server: a 30-step run against the scripted server with no model delay
-  (HTTP, JSON, the trace and the request log, one small read_file), minus the time the same requests take when sent
-  bare to the same server;
+- the agent's own time per step beyond the server: a 30-step run against the scripted server (a process of its
+  own, no model delay), the agent's CPU time (HTTP, JSON, the trace and the request log, one small read_file) less
+  the CPU time of sending the same requests bare;
 - computing a results row's trace figures and failure labels from a 10,000-event trace.
 """
 
@@ -13,9 +13,12 @@ import contextlib
 import copy
 import io
 import json
+import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,9 @@ from bench.measure.labels import Outcome, failure_labels
 from bench.measure.trace_numbers import trace_numbers
 from bench.testing import fake_llama
 from perf.figures import Figure, figure, timed
+
+ROOT = Path(__file__).resolve().parents[1]
+READ = fake_llama.tool_call("read_file", {"path": "mod.py"})
 
 
 def conversation(results: int) -> list[dict[str, Any]]:
@@ -44,35 +50,62 @@ def clearing_ms(repeats: int) -> list[float]:
 
 
 def agent_step_ms(steps: int) -> float:
-    """One run's per-step time of the agent beyond the server's answer to the same bodies."""
+    """The agent's CPU time per step, less what sending the same bodies bare costs.
+
+    CPU time, not wall time: the scripted server runs as a process of its own, so what is counted is the agent's own
+    work (JSON, the trace and the request log, the tool, the HTTP client), and a busy machine's waits are not. A
+    one-step run is taken off a run of steps + 1, so the agent's start (reading /props, the snapshot) is not."""
+    one, _ = agent_cpu(1)
+    full, bodies = agent_cpu(steps + 1)
     with tempfile.TemporaryDirectory() as tmp:
-        repo = Path(tmp) / "repo"
+        script, record = Path(tmp) / "script.json", Path(tmp) / "requests.jsonl"
+        script.write_text(json.dumps({"replies": [], "default": READ, "n_ctx": 1_000_000}))
+        with scripted_server(script, record) as url:
+            start = time.process_time()
+            for body in bodies[1:]:
+                bare_request(url, body)
+            bare_s = time.process_time() - start
+    return (full - one - bare_s) * 1000 / steps
+
+
+def agent_cpu(steps: int) -> tuple[float, list[dict[str, Any]]]:
+    """The agent's CPU seconds for a run of `steps` reads, and the bodies it sent."""
+    with tempfile.TemporaryDirectory() as tmp:
+        repo, script, record = Path(tmp) / "repo", Path(tmp) / "script.json", Path(tmp) / "requests.jsonl"
         repo.mkdir()
         (repo / "mod.py").write_text("def f():\n    return 1\n" * 50)
         (repo / "test_mod.py").write_text("from mod import f\n\n\ndef test_f():\n    assert f() == 1\n")
-        replies = [fake_llama.tool_call("read_file", {"path": "mod.py"}) for _ in range(steps)]
-        with fake_llama.FakeLlama(replies, n_ctx=1_000_000) as flint:
-            argv = ["--repo", str(repo), "--task", "read", "--flint", flint.url, "--no-jeff", "--approve", "no",
+        script.write_text(json.dumps({"replies": [READ] * steps, "default": READ, "n_ctx": 1_000_000}))
+        with scripted_server(script, record) as url:
+            argv = ["--repo", str(repo), "--task", "read", "--flint", url, "--no-jeff", "--approve", "no",
                     "--max-steps", str(steps), "--preset", "part3", "--events", str(Path(tmp) / "events.jsonl"),
             ]  # fmt: skip
-            start = time.perf_counter()
+            start = time.process_time()
             with contextlib.redirect_stdout(io.StringIO()):  # the agent's per-step lines are not the point here
                 agent_main(argv)
-            agent_s = time.perf_counter() - start
-            bodies = list(flint.requests)
-            flint.add(*replies)
-            bare_start = time.perf_counter()
-            for body in bodies:
-                bare_request(flint.url, body)
-            bare_s = time.perf_counter() - bare_start
-    return (agent_s - bare_s) * 1000 / steps
+            spent = time.process_time() - start
+        return spent, [json.loads(line) for line in record.read_text().splitlines()]
+
+
+@contextlib.contextmanager
+def scripted_server(script: Path, record: Path) -> Iterator[str]:
+    """The scripted llama-server as a process of its own; yields its URL."""
+    args = [sys.executable, "-m", "bench.testing.fake_llama", "--script", str(script), "--record", str(record)]
+    server = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        line = server.stdout.readline() if server.stdout else ""
+        yield line.rsplit(" ", 1)[-1].strip()
+    finally:
+        server.terminate()
+        server.wait(10)
+        if server.stdout:
+            server.stdout.close()
 
 
 def bare_request(url: str, body: dict[str, Any]) -> None:
     data = json.dumps(body).encode()
-    request = urllib.request.Request(
-        f"{url}/v1/chat/completions", data=data, headers={"Content-Type": "application/json"}
-    )
+    headers = {"Content-Type": "application/json"}
+    request = urllib.request.Request(f"{url}/v1/chat/completions", data=data, headers=headers)
     with urllib.request.urlopen(request, timeout=30) as response:
         response.read()
 
