@@ -7,7 +7,13 @@ import os
 import subprocess
 import sys
 
-from bench.servers.reuse import DEFAULTS, ReuseSettings, from_command, of_process
+import pytest
+
+from bench.containers.engine import docker_client
+from bench.containers.images import ensure_sandbox_image
+from bench.containers.names import BenchNames
+from bench.ownership import Ownership
+from bench.servers.reuse import DEFAULTS, ReuseSettings, from_command, of_container, of_process
 from bench.servers.speed import measure_speeds
 from bench.testing import fake_llama
 
@@ -38,3 +44,19 @@ def test_speeds_come_from_the_servers_own_timings_and_a_server_without_them_has_
         assert ("POST", "/slots/0?action=erase") in flint.hits  # nothing of the calibration stays in the cache
     assert speeds is not None and speeds.prompt_tps == 1_000_000 and speeds.gen_tps == 100_000
     assert measure_speeds("http://127.0.0.1:9", 4096) is None
+
+
+@pytest.mark.docker
+def test_a_containers_settings_are_read_from_the_engine() -> None:
+    """compose's servers: the settings come from the container's arguments and environment, as Docker reports them."""
+    client = docker_client()
+    image = ensure_sandbox_image(client)
+    args = ["sh", "-c", "sleep 30", "sh", "--swa-full", "--cache-ram", "0", "--ctx-checkpoints", "8"]
+    labels = BenchNames(Ownership.new().instance).labels("reuse-test")
+    container = client.containers.run(image, args, detach=True, environment={"LLAMA_ARG_CACHE_REUSE": "64"},
+                                      labels=labels, network_mode="none")  # fmt: skip
+    try:
+        assert of_container(client, container.id) == ReuseSettings(True, 8, 64, 0)
+    finally:
+        container.remove(force=True)
+    assert of_container(client, container.id) is None
