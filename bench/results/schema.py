@@ -90,8 +90,11 @@ NATIVE_SERVING, FORCED_SERVING = "native", "forced_tools"
 ADDED_COLUMN_VALUES = {"flint_serving": NATIVE_SERVING}
 
 # Stop reasons: the agent's own, plus the bench's label for runs that failed for reasons outside the agent.
-AGENT_STOP_REASONS = ["done", "step_limit", "context_exhausted", "server_error", "interrupted"]
+# resource_exhausted is the bench's too, but the agent's failure: its run used up a limit of the sandbox (memory,
+# the size of its trace), so it is counted with the agent's runs and not run again on --resume.
+AGENT_STOP_REASONS = ["done", "step_limit", "context_exhausted", "server_error", "interrupted", "resource_exhausted"]
 INFRA_STOP_REASON = "infra_error"
+RESOURCE_STOP_REASON = "resource_exhausted"
 
 # A run's inputs: a row whose values in these columns match a planned run means that run is already measured.
 INPUT_COLUMNS = ["fixture", "fixture_sha", "preset", "ctx", "rep", "flint_model_sha256", "jeff_model_sha256",

@@ -5,12 +5,12 @@ The line follows the agent's trace as it is written: run i of N, fixture, preset
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 from pathlib import Path
 from typing import Any, TextIO
 
+from bench.measure.trace import parse_event
 from bench.sandbox.trace_file import read_trace_safely
 
 
@@ -40,9 +40,11 @@ class TraceFollower(threading.Thread):
         complete = chunk[: chunk.rfind("\n") + 1]  # a half-written last line waits for the next poll
         self.offset += len(complete)
         for line in complete.splitlines():
+            event, _ = parse_event(line)
             try:
-                self.on_event(json.loads(line))
-            except (json.JSONDecodeError, KeyError, TypeError):
+                if event is not None:
+                    self.on_event(event)
+            except Exception:  # noqa: BLE001 - a live display line: an event it cannot show is skipped
                 continue
 
     def run(self) -> None:

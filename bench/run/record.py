@@ -10,7 +10,7 @@ from bench.measure.labels import Outcome, failure_labels
 from bench.measure.sampler import GpuReading
 from bench.measure.trace import Event
 from bench.measure.trace_numbers import ReprocessedCheck, TraceNumbers
-from bench.results.schema import INFRA_STOP_REASON, Cell
+from bench.results.schema import INFRA_STOP_REASON, RESOURCE_STOP_REASON, Cell
 from bench.run.plan import RunInputs
 from bench.score.grading import Score
 from bench.servers.pin import build_mismatch
@@ -30,6 +30,8 @@ class RunRecord:
     gpu: GpuReading | None = None
     score: Score | None = None
     infra_error: bool = False  # the run failed for a reason outside the agent
+    resource_exhausted: bool = False  # the agent's run used up a sandbox limit and was cut short by it
+    limits_reached: list[str] = field(default_factory=list)  # sandbox limits the run used up, cut short or not
     errors: list[str] = field(default_factory=list)
 
     def note(self, problem: str | None) -> None:
@@ -40,6 +42,8 @@ class RunRecord:
     def stop_reason(self) -> str | None:
         if self.infra_error:
             return INFRA_STOP_REASON
+        if self.resource_exhausted:
+            return RESOURCE_STOP_REASON
         return self.numbers.stop_reason if self.numbers else None
 
     def labels(self) -> list[str]:
@@ -50,6 +54,7 @@ class RunRecord:
             hidden_passed=score.hidden_passed if score else None,
             hidden_total=score.hidden_total if score else None,
             grading_tampered=bool(score and getattr(score, "grading_tampered", False)),
+            resource_exhausted=self.resource_exhausted or bool(self.limits_reached),
         )
         return failure_labels(self.events, outcome)
 

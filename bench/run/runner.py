@@ -147,10 +147,11 @@ class Bench:
             uuids, size_bytes(self.config.diff_limit),
         )  # fmt: skip
         record.events, record.wall_s, record.gpu = seen.events, seen.agent.wall_s, seen.gpu
-        record.numbers = trace_numbers(seen.events)
+        record.numbers = trace_numbers(seen.events, endpoints.ctx, endpoints.jeff.n_ctx if endpoints.jeff else None)
         record.check = check_reprocessed(record.numbers, seen.counter_before, seen.counter_after)
-        for problem in seen.problems:
+        for problem in [*seen.problems, *record.numbers.problems, *seen.limits_reached]:
             record.note(problem)
+        record.limits_reached, record.resource_exhausted = seen.limits_reached, seen.cut_short_by_limit
         if seen.trace_problem:  # the trace cannot be trusted: nothing it says goes in the row
             record.note(seen.trace_problem)
             record.infra_error = True
@@ -173,7 +174,11 @@ class Bench:
             problems.append(f"the run was killed after run_timeout_s={self.config.run_timeout_s:.0f}")
         if not servers.healthy():
             problems.append(f"a llama-server died during the run; log tail: {servers.log_tail(5)!r}")
-        elif record.numbers is not None and record.numbers.stop_reason is None and not problems:
+        elif (
+            record.numbers is not None
+            and record.numbers.stop_reason is None
+            and not (problems or record.resource_exhausted)
+        ):
             problems.append(f"the agent exited with status {exit_code} without a stop event: see agent.log")
         for problem in problems:
             record.note(problem)
