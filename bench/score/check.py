@@ -13,8 +13,9 @@ from pathlib import Path
 
 from bench.errors import FixtureError
 from bench.score.fixtures import Fixture, fixture_files, load_fixture, repo_root
-from bench.score.graders import Grader, LocalGrader
-from bench.score.grading import BASE_ARGS, Score, clean_grading_copy, is_test_file, score_diff
+from bench.score.graders import Grader, LocalGrader, run_pytest
+from bench.score.grading import Score, clean_grading_copy, is_test_file, score_diff
+from bench.score.sessions import BASE_ARGS
 from bench.score.workcopy import solution_diff
 
 
@@ -66,7 +67,7 @@ def _solution_tests_problems(fx: Fixture, solved_copy: Path, grader: Grader) -> 
     if not tests:
         return []
     clean_grading_copy(fx, solved_copy)
-    run = grader.run_pytest(solved_copy, [*BASE_ARGS, "-q", *tests], 300)
+    run = run_pytest(grader, solved_copy, [*BASE_ARGS, "--rootdir=.", "-q", *tests], 300)
     if run.exit_code == 0:
         return []
     tail = run.output.strip().splitlines()[-1:] or ["no output"]

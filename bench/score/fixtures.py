@@ -28,7 +28,11 @@ SCHEMA: dict[str, tuple[type, bool]] = {
     "max_steps": (int, True),
     "visible_tests": (list, True),
     "description": (str, False),
+    "grading": (str, False),
 }
+# How the hidden tests meet the code (docs/fixtures.md): they import it (library), or run it as a program in child
+# processes and import nothing of the repository (program), which lets grading keep the agent's code out of pytest.
+GRADING_KINDS = ("library", "program")
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,7 @@ class Fixture:
     max_steps: int
     visible_tests: list[str]
     description: str = ""
+    grading: str = "library"
 
     @property
     def hidden_test_files(self) -> list[Path]:
@@ -81,6 +86,7 @@ def load_fixture(name: str, root: Path | None = None) -> Fixture:
         max_steps=data["max_steps"],
         visible_tests=list(data["visible_tests"]),
         description=data.get("description", ""),
+        grading=data.get("grading", "library"),
     )
     _check_files(fx, root)
     return fx
@@ -109,6 +115,8 @@ def _check_schema(name: str, data: dict[str, Any]) -> None:
         raise fail("hidden_total and max_steps must be at least 1")
     if not 0 <= data["expected_hidden_passing"] <= data["hidden_total"]:
         raise fail("expected_hidden_passing must be between 0 and hidden_total")
+    if data.get("grading", "library") not in GRADING_KINDS:
+        raise fail(f"grading must be one of {', '.join(GRADING_KINDS)}, got {data['grading']!r}")
 
 
 def _inside(path: Path, folder: Path) -> bool:
