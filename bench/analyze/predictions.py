@@ -16,8 +16,8 @@ from pathlib import Path
 
 from bench.analyze.prediction_file import COMPARISONS, ORDERING, Condition, Prediction, as_float, load_predictions
 from bench.errors import ResultsError
+from bench.provenance import git
 from bench.results.read import Row, is_completed, number, number_in, read_runs
-from bench.run.provenance import git
 
 HIT, MISS, NOT_SCORABLE = "HIT", "MISS", "NOT SCORABLE"
 

@@ -10,9 +10,9 @@ import json
 from dataclasses import dataclass
 
 from bench.config import BenchConfig
+from bench.fixtures.fixture import Fixture, fixture_hash, load_fixture
+from bench.provenance import file_sha256
 from bench.results.schema import Cell, cell, run_key
-from bench.run.provenance import file_sha256
-from bench.score.fixtures import Fixture, fixture_hash, load_fixture
 from bench.servers.base import Endpoints
 
 

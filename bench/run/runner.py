@@ -20,6 +20,7 @@ from bench import ROOT
 from bench.config import BenchConfig, load_config, size_bytes
 from bench.errors import BenchError, ConfigError, ResultsError, ServerStartError
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
+from bench.provenance import git_dirty, git_sha
 from bench.results.append import append_row, check_same_inputs, completed_keys, read_rows, set_aside_partial_row
 from bench.results.lock import ResultsLock
 from bench.results.schema import INFRA_STOP_REASON, cell
@@ -28,7 +29,6 @@ from bench.run.instance import BenchInstance
 from bench.run.observe import observe, write_run_json
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
 from bench.run.progress import Progress, summary_table
-from bench.run.provenance import git_dirty, git_sha
 from bench.run.record import RunRecord
 from bench.score.grading import score_run_dir
 from bench.servers.base import Endpoints, Servers

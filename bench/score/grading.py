@@ -23,13 +23,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bench.errors import FixtureError, ScoringError
+from bench.fixtures.fixture import Fixture, load_fixture
+from bench.fixtures.workcopy import make_work_copy, run_git
 from bench.results.schema import Cell
-from bench.score.fixtures import Fixture, load_fixture
 from bench.score.graders import Grader, make_grader
 from bench.score.junit import count
 from bench.score.sessions import GRADING_DIR, INI_FILE, INI_TEXT, judge, plan_sessions, shadowing
 from bench.score.tests_added import count_tests_added, is_test_file
-from bench.score.workcopy import make_work_copy, run_git
 
 PLANTED_NAMES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py"})
 PACKAGE_FILE = "__init__.py"  # a new one in a test folder is run by pytest before any test: planted too

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import ROOT
+from bench.fixtures.fixture import Fixture
 from bench.score.canaries import add_mutants
-from bench.score.fixtures import Fixture
 from bench.score.graders import PytestRun, Session
 from bench.score.junit import parse_junit
 from bench.score.tamper import GRADING_NAMES, Canaries, canary_name, read_witness, resolution_problem, tampering

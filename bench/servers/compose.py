@@ -15,8 +15,8 @@ from bench.containers.engine import docker_client
 from bench.containers.names import BenchNames
 from bench.containers.network import UP_SANDBOX_INTERFACE, end_isolation, isolate_from_host, warn_once
 from bench.errors import PrerequisiteError, ServerStartError
+from bench.fixtures.fixture import Fixture
 from bench.measure.nvml import nvidia_gpu_present
-from bench.score.fixtures import Fixture
 from bench.servers.api import is_healthy, model_path, wait_healthy
 from bench.servers.base import Endpoints, check_windows
 from bench.servers.choose import probe_host, where_servers_run

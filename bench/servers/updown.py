@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bench.config import load_config
 from bench.containers.engine import docker_client
-from bench.score.fixtures import load_fixture
+from bench.fixtures.fixture import load_fixture
 from bench.servers.compose import ComposeServers, make_compose_servers
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import fake_llama as fl
 from agent_helpers import run_agent
-from fake_llama import FakeLlama
 
 from agent.trace import Trace, agent_version
+from bench.testing import fake_llama as fl
+from bench.testing.fake_llama import FakeLlama
 
 FIELDS = {
     "start": {"preset", "n_ctx", "flint", "jeff", "jeff_timeout", "request_timeout", "flint_model", "flint_build",

@@ -18,8 +18,8 @@ from bench.config import BenchConfig
 from bench.containers.engine import LABEL, docker_client
 from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
+from bench.fixtures.fixture import load_fixture
 from bench.ownership import new_instance_id
-from bench.score.fixtures import load_fixture
 from bench.servers.api import is_healthy, read_metrics, read_props
 from bench.servers.compose import COMPOSE_PROJECT, ComposeServers
 from bench.servers.cpu_image import ensure_llama_cpu_image

@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pynvml
 import pytest
-from fake_pynvml import (
+
+from bench.errors import ConfigError
+from bench.measure.roles import ContainerMatcher, PidMatcher, ProcessMatcher
+from bench.measure.sampler import NO_PROCESS_MEMORY, GpuReading, GpuSampler
+from bench.results.schema import COLUMNS, Cell, cell
+from bench.testing.fake_pynvml import (
     GIB,
     MIB,
     NVML_VALUE_NOT_AVAILABLE,
@@ -20,11 +25,6 @@ from fake_pynvml import (
     NVMLError_LibraryNotFound,
     State,
 )
-
-from bench.errors import ConfigError
-from bench.measure.roles import ContainerMatcher, PidMatcher, ProcessMatcher
-from bench.measure.sampler import NO_PROCESS_MEMORY, GpuReading, GpuSampler
-from bench.results.schema import COLUMNS, Cell, cell
 
 FLINT, JEFF, CHILD, STRANGER = 100, 200, 300, 900
 SERVERS = PidMatcher({"flint": FLINT, "jeff": JEFF}, proc_root=Path("/nonexistent"))

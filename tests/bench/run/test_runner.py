@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import fake_llama
 import pytest
 
 from bench.config import BenchConfig
 from bench.errors import ResultsError, ServerStartError
+from bench.fixtures.fixture import load_fixture
 from bench.results.append import read_rows
 from bench.run.runner import Bench
-from bench.score.fixtures import load_fixture
+from bench.testing import fake_llama
 
 SOLUTION = Path(load_fixture("todo_repo").solution_dir)
 

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 from bench.errors import ScoringError
+from bench.fixtures.fixture import Fixture, load_fixture
+from bench.fixtures.workcopy import capture_diff, make_work_copy, solution_diff
 from bench.results.schema import Cell, cell
-from bench.score.fixtures import Fixture, load_fixture
 from bench.score.graders import LocalGrader, run_pytest
 from bench.score.grading import Score, command, score_diff, score_run_dir
 from bench.score.junit import parse_junit
 from bench.score.sessions import BASE_ARGS, GRADING_DIR, INI_FILE, INI_TEXT
-from bench.score.workcopy import capture_diff, make_work_copy, solution_diff
 
 HIDDEN_DUE = "test_hidden_due_dates.py"
 HIDDEN_REGRESSIONS = "test_hidden_regressions.py"
