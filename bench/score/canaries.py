@@ -31,6 +31,7 @@ EQUAL_METHODS = frozenset(
 )  # fmt: skip
 CONSTRUCTORS = frozenset({"Decimal", "Fraction", "date", "datetime", "time", "timedelta", "frozenset", "set", "tuple"})
 Function = ast.FunctionDef
+SPARE_WORDS = ("case", "check", "again", "still", "works", "given", "when", "then")
 
 
 @dataclass(frozen=True)
@@ -105,13 +106,24 @@ def _has_pytestmark(body: list[ast.stmt]) -> bool:
     )
 
 
+def _collected_class(node: ast.ClassDef) -> bool:
+    """A class pytest collects tests from (a unittest TestCase, or Test* without __init__), undecorated and unmarked:
+    a mutant anywhere else would never run, and its absence would read as tampering."""
+    if node.decorator_list or _has_pytestmark(node.body):
+        return False
+    if any(isinstance(base, ast.Name | ast.Attribute) and _name(base) == "TestCase" for base in node.bases):
+        return True
+    has_init = any(isinstance(item, ast.FunctionDef) and item.name == "__init__" for item in node.body)
+    return node.name.startswith("Test") and not has_init
+
+
 def candidates(tree: ast.Module) -> Iterator[Candidate]:
     """The tests of a module that a mutant can be made of."""
     if _has_pytestmark(tree.body):
         return
     for node in tree.body:
         scopes: list[tuple[str | None, list[ast.stmt]]] = []
-        if isinstance(node, ast.ClassDef) and not node.decorator_list and not _has_pytestmark(node.body):
+        if isinstance(node, ast.ClassDef) and _collected_class(node):
             scopes.append((node.name, node.body))
         elif isinstance(node, ast.FunctionDef):
             scopes.append((None, [node]))
@@ -130,16 +142,21 @@ def _other(char: str) -> str:
 
 
 def _changed_leaf(text: str, value: object) -> str:
-    """The source of a str or int constant with one character (or the number) changed."""
+    """The source of a str or int constant, changed far enough that a wrong answer of the code under test (off by
+    one, one digit rounded differently) is all but sure not to equal it: a mutant that passed would read as
+    tampering. Numbers move by 100 to 999; strings get up to three characters changed, or three added."""
     if isinstance(value, int):
-        return str(value + secrets.randbelow(9) + 1)
+        return str(value + secrets.randbelow(900) + 100)
     quote = min((i for i in (text.find('"'), text.find("'")) if i >= 0), default=0)
     spots = [i for i in range(quote, len(text)) if text[i].isascii() and text[i].isalnum() and text[i - 1] != "\\"]
-    if not spots:
+    if len(spots) < 3:
         width = 3 if text[quote : quote + 3] in ('"""', "'''") else 1
-        return text[: quote + width] + secrets.choice(string.ascii_lowercase) + text[quote + width :]
-    spot = secrets.choice(spots)
-    return text[:spot] + _other(text[spot]) + text[spot + 1 :]
+        added = "".join(secrets.choice(string.ascii_lowercase) for _ in range(3))
+        return text[: quote + width] + added + text[quote + width :]
+    chars = list(text)
+    for spot in secrets.SystemRandom().sample(spots, 3):
+        chars[spot] = _other(chars[spot])
+    return "".join(chars)
 
 
 def _offset(lines: list[bytes], first: int, line: int, col: int) -> int:
@@ -174,16 +191,19 @@ def mutant_text(lines: list[bytes], candidate: Candidate, new_name: str) -> str 
 
 
 def new_name(candidate: Candidate, vocabulary: list[str], taken: set[str]) -> str:
-    """A name like the file's own: the original's words with one replaced by a word of another test's name."""
+    """A name like the file's own: the original's words with one replaced by a word of another test's name (or,
+    when those are used up, one more word put in)."""
     words = candidate.function.name.removeprefix("test").strip("_").split("_") or ["case"]
-    others = [word for word in vocabulary if word not in words] or ["case", "check", "again"]
-    while True:
-        spot = secrets.randbelow(len(words))
-        replaced = [*words[:spot], secrets.choice(others), *words[spot + 1 :]]
-        name = "test_" + "_".join(w for w in replaced if w)
+    others = [word for word in vocabulary if word not in words] or list(SPARE_WORDS)
+    for attempt in range(1000):
+        spot = secrets.randbelow(len(words) + (attempt >= 20))
+        keep = spot + (attempt < 20)  # a replacement at first; then an insertion
+        new = secrets.choice(others if attempt < 40 else [*others, *SPARE_WORDS])
+        name = "test_" + "_".join(w for w in [*words[:spot], new, *words[keep:]] if w)
         if name not in taken and name.isidentifier():
             taken.add(name)
             return name
+    raise ValueError(f"no name left for a mutant of {candidate.function.name}")
 
 
 def add_mutants(source: str, taken: set[str], per_test: int = MUTANTS_PER_TEST) -> tuple[str, list[str]]:

@@ -172,6 +172,10 @@ def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, score: 
     ambiguous, shadows = shadowing(copy)
     if shadows:
         score.note(f"files named like standard or pytest modules, never imported in grading: {', '.join(shadows)}")
+    if ambiguous:
+        score.grading_tampered = True
+        score.note(f"grading tampered: {ambiguous}; the hidden and visible counts are void")
+        return
     planned = plan_sessions(fx, copy)
     runs = grader.run_sessions(copy, [p.session for p in planned], timeout_s)
     outcomes: dict[str, str] = {}
@@ -179,9 +183,9 @@ def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, score: 
         if run.junit_xml is not None:
             score.junit_reports[name] = run.junit_xml
         judged = judge(plan, run, timeout_s)
-        if judged.tampered or ambiguous:
+        if judged.tampered:
             score.grading_tampered = True
-            score.note(f"grading tampered: {judged.tampered or ambiguous}; the hidden and visible counts are void")
+            score.note(f"grading tampered: {judged.tampered}; the hidden and visible counts are void")
             return
         if judged.outcomes is None:
             score.note(judged.problem or "a grading session gave no report")

@@ -43,8 +43,8 @@ class Canaries:
     """One session's canaries: the canary file's two tests, and the mutants added to each test file."""
 
     file: str  # the canary file, as test ids name it
-    must_fail: str = field(default_factory=canary_name)
-    must_pass: str = field(default_factory=canary_name)
+    must_fail: str = field(default_factory=lambda: canary_name())
+    must_pass: str = field(default_factory=lambda: canary_name())
     mutants: dict[str, list[str]] = field(default_factory=dict)  # test file -> ids of its mutants within it
 
     def file_text(self) -> str:

@@ -26,7 +26,7 @@ from bench.ownership import Ownership, new_instance_id
 from bench.run.instance import reap_dead, remove_instance
 from bench.sandbox.docker import DockerSandbox
 from bench.sandbox.trace_file import read_trace_safely
-from bench.score.graders import DockerGrader
+from bench.score.graders import DockerGrader, run_pytest
 from bench.servers.base import Endpoints
 from bench.testing import fake_llama, host_targets
 
@@ -233,7 +233,7 @@ def test_grading_container_has_no_network(client: Any, image: str, names: BenchN
             f"def test_reach_the_bridge_gateway():\n    socket.create_connection({bridge.address!r}, timeout=3)\n\n"
             "def test_no_route():\n    assert not default_route()\n    assert os.listdir('/sys/class/net') == ['lo']\n"
         )
-        run = DockerGrader(client, image).run_pytest(tmp_path, ["-q", "-p", "no:cacheprovider"], timeout_s=120)
+        run = run_pytest(DockerGrader(client, image), tmp_path, ["-q", "-p", "no:cacheprovider"], timeout_s=120)
     assert run.exit_code == 1 and not run.timed_out
     assert "2 failed, 1 passed" in run.output, run.output
     assert own.accepted == [] and bridge.accepted == []
