@@ -31,6 +31,7 @@ from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
 from bench.run.progress import Progress, summary_table
 from bench.run.record import RunRecord
 from bench.score.grading import score_run_dir
+from bench.servers.api import wait_idle
 from bench.servers.base import Endpoints, Servers
 
 Row = dict[str, str]
@@ -88,10 +89,14 @@ class Bench:
         done = completed_keys(existing)
         endpoints: Endpoints | None = None
         for index, planned in enumerate(plan, start=1):
-            # (Re)start at each new ctx, and after a server died in the previous run.
-            if endpoints is None or endpoints.ctx != planned.ctx or not servers.healthy():
+            # (Re)start at each new ctx, after a server or the forwarder died in the previous run, and when a slot
+            # is still busy (or the server stuck) a while after it: each run starts on idle servers.
+            stuck = wait_idle(endpoints.urls) if endpoints is not None else None
+            if endpoints is None or endpoints.ctx != planned.ctx or not servers.healthy() or stuck:
                 try:
                     endpoints = servers.start(planned.ctx)
+                    if stuck := wait_idle(endpoints.urls):
+                        raise ServerStartError(f"the servers are not idle after a restart: {stuck}")
                 except ServerStartError as e:
                     if endpoints is None:  # nothing measured yet: the set-up is wrong, say so and stop
                         raise
@@ -173,7 +178,7 @@ class Bench:
         if timed_out:
             problems.append(f"the run was killed after run_timeout_s={self.config.run_timeout_s:.0f}")
         if not servers.healthy():
-            problems.append(f"a llama-server died during the run; log tail: {servers.log_tail(5)!r}")
+            problems.append(f"a llama-server or the forwarder died during the run; log tail: {servers.log_tail(5)!r}")
         elif (
             record.numbers is not None
             and record.numbers.stop_reason is None
