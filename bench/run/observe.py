@@ -17,7 +17,7 @@ from bench.measure.trace import TRACE_FILE, Event, EventTooLarge, load_trace
 from bench.run.plan import RunInputs
 from bench.run.progress import TraceFollower
 from bench.sandbox.base import AgentRun, Sandbox
-from bench.sandbox.trace_file import over_cap, read_trace_safely
+from bench.sandbox.trace_file import TRACE_LIMIT, over_cap, read_trace_safely
 from bench.servers.api import erase_slot, prompt_counter
 from bench.servers.base import Endpoints, Servers
 
@@ -72,7 +72,7 @@ def observe(
             gpu = sampler.stop()
             follower.stop()
         after = prompt_counter(endpoints.flint_url)
-        events, trace_problem, trace_limit = _keep_trace(out_dir, run_dir, sandbox.trace_owner)
+        events, trace_problem, trace_limit = keep_trace(out_dir, run_dir, sandbox.trace_owner)
         (run_dir / "agent.log").write_text(agent.output)
         (run_dir / "server.log").write_text(servers.log_tail(50))
         if agent.changes_lost:  # the copy is incomplete: a diff of it would misstate the agent's work
@@ -87,14 +87,16 @@ def observe(
     return Observed(agent, events, gpu, before, after, problems, graded, trace_problem, limits, cut_short)
 
 
-def _keep_trace(out_dir: Path, run_dir: Path, owner_uid: int | None) -> tuple[list[Event], str | None, str | None]:
+def keep_trace(
+    out_dir: Path, run_dir: Path, owner_uid: int | None, limit: int = TRACE_LIMIT
+) -> tuple[list[Event], str | None, str | None]:
     """The trace, read as a regular file of its writer only (never through a link, a FIFO or a device), kept in
     run_dir: (events, None, None); or no events and why: a problem of the trace, or the agent's letting it (or one
     of its events) grow past the bench's cap, a limit it reached."""
     if not (out_dir / TRACE_FILE).exists() and not (out_dir / TRACE_FILE).is_symlink():
         return [], None, None  # the agent never started: the runner says why
-    text, problem = read_trace_safely(out_dir / TRACE_FILE, owner_uid=owner_uid)
-    if text is None and over_cap(out_dir / TRACE_FILE):
+    text, problem = read_trace_safely(out_dir / TRACE_FILE, limit, owner_uid=owner_uid)
+    if text is None and over_cap(out_dir / TRACE_FILE, limit):
         return [], None, f"the agent's trace grew past the bench's cap ({problem})"
     if text is None:
         return [], problem, None

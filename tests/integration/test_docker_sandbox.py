@@ -371,6 +371,29 @@ def test_the_repository_is_size_limited_and_what_fits_comes_back(
     assert (workdir / "big.bin").stat().st_size < 8 * 1024 * 1024  # refused past the limit
     assert (workdir / "todo.py").read_text() == (load_fixture("todo_repo").path / "todo.py").read_text()
     assert client.volumes.list(filters={"label": f"agentbench.instance={names.instance}"}) == []
+    # The model's commands used up a limit of the sandbox: the agent's failure, labelled resource_exhausted.
+    assert any("the repository filled up" in limit for limit in run.resources_exhausted), run.resources_exhausted
+    assert not run.killed_for_memory
+
+
+def test_a_command_killed_for_memory_is_a_limit_the_run_reached(
+    client: Any, image: str, names: BenchNames, forwarded: Any, tmp_path: Path
+) -> None:
+    """The model's command takes more memory than the sandbox has: the kernel kills it, the agent goes on, and the
+    run says it reached the memory limit (resource_exhausted), not that the bench failed."""
+    _, flint, _, flint_url, _ = forwarded
+    workdir, out_dir = todo_work_copy(tmp_path)
+    hog = "python3 -c 'b = bytearray(400 << 20); b[::4096] = b\"x\" * len(b[::4096])'; echo status=$?"
+    flint.add(fake_llama.tool_call("run", {"command": hog}), fake_llama.prose("All done."))
+    config = BenchConfig(sandbox_memory="256m", sandbox_repo_size="64m")
+    sandbox = DockerSandbox(client, image, endpoints(names, flint_url, None), config, "test-run", names)
+
+    run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
+
+    result = [m["content"] for m in flint.requests[1]["messages"] if m["role"] == "tool"][-1]
+    assert "status=137" in result, result
+    assert run.exit_code == 0 and not run.killed_for_memory, run.output[-2000:]
+    assert any("killed for memory (sandbox_memory=256m)" in limit for limit in run.resources_exhausted)
 
 
 def test_a_sparse_file_larger_than_the_repository_is_not_brought_back(

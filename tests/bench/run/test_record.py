@@ -72,3 +72,17 @@ def test_an_infra_failure_is_the_stop_reason_and_a_label() -> None:
     rec.note("the sandbox container did not start")
     row = rec.row()
     assert row["stop_reason"] == "infra_error" and row["failure_labels"] == "infrastructure"
+
+
+def test_a_run_cut_short_by_a_limit_is_resource_exhausted_and_the_limits_reached_are_labelled() -> None:
+    rec = record()
+    rec.events = [TRACE[0]]
+    rec.resource_exhausted, rec.limits_reached = True, ["a process in the sandbox was killed for memory"]
+    row = rec.row()
+    assert (row["stop_reason"], row["failure_labels"]) == ("resource_exhausted", "resource_exhausted")
+
+    rec = record()
+    rec.events, rec.numbers = TRACE, trace_numbers(TRACE)
+    rec.limits_reached = ["the repository filled up (sandbox_repo_size=512m)"]
+    row = rec.row()
+    assert row["stop_reason"] == "done" and "resource_exhausted" in str(row["failure_labels"]).split(";")

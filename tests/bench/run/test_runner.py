@@ -205,3 +205,26 @@ def test_a_diff_over_the_limit_is_named_in_error_and_not_kept(tmp_path: Path) ->
     assert "diff of more than 1048576 bytes (diff_limit): not kept, and the run is not graded" in row["error"]
     assert row["hidden_passed"] == "" and row["files_changed"] == ""
     assert not (tmp_path / "runs" / row["run_id"] / "diff.patch").exists()
+
+
+def nested(depth: int) -> dict[str, object]:
+    value: dict[str, object] = {"prompt_tokens": 1}
+    for _ in range(depth):
+        value = {"prompt_tokens": value}
+    return value
+
+
+def test_absurd_server_figures_stay_out_of_the_row_and_a_981_deep_usage_ends_one_run_only(tmp_path: Path) -> None:
+    """A hostile server: negative and 1e308 token counts are unreadable (empty cells, a note); a `usage` nested 981
+    levels deep costs its own run at most, and the bench goes on to the next."""
+    absurd = {**fake_llama.prose("done"), "usage": {"prompt_tokens": -5, "completion_tokens": 1e308}}
+    deep = {**fake_llama.prose("done"), "usage": nested(981)}
+    with fake_llama.FakeLlama([deep, absurd]) as flint:
+        first, second = Bench(config(tmp_path, flint, reps=2)).run()
+
+    assert first["prompt_tokens"] == "" and "nests deeper than 64 levels" in first["error"]
+    assert second["stop_reason"] == "done" and second["steps"] == "1"
+    assert (second["prompt_tokens"], second["completion_tokens"], second["max_request_tokens"]) == ("", "", "")
+    assert "unreadable server figures" in second["error"] and "-5 is negative" in second["error"]
+    assert "completion_tokens = 1e+308 is above the 4096-token window" in second["error"]
+    assert second["prompt_tokens_reprocessed"] != ""  # the timings were sound: their sums stand
