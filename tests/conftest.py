@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-
 # Task data the grading tests grade (an exercism-style fixture): its tests are the fixture's, not the suite's.
 collect_ignore = ["bench/score/data"]
 

@@ -19,9 +19,10 @@ TRACE_FILE = "events.jsonl"
 # line is not one the agent wrote for itself (a server's `usage` nested 981 deep was copied in verbatim), and
 # parsing or printing it could exhaust the interpreter's recursion limit.
 MAX_DEPTH = 64
-# Bytes of one event. The agent caps what it writes per event well below this (planted-file lists, tool output and
-# messages cut, with a count), so a longer line is the agent's failure to do so: its run's resource_exhausted.
-EVENT_LIMIT = 4 * 1024 * 1024
+# Characters of one event. The agent caps what it writes per event far below this (agent/event_bounds.py: some
+# 24,000 characters of fields, lists and strings cut with a count), so a longer line is the agent's failure to do
+# so: its run's resource_exhausted, not the bench's.
+EVENT_LIMIT = 1024 * 1024
 
 
 class EventTooLarge(ResultsError):

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # sandboxes the agent runs in, the grading of what it did; the reading of results; the runner; the command line and
 # the test doubles. A module may import its own layer and the ones below.
 LAYERS = [
-    {"errors", "processes", "yaml_file", "ownership", "provenance"},
+    {"errors", "logs", "processes", "yaml_file", "ownership", "provenance"},
     {"config", "results"},
     {"containers", "measure"},
     {"fixtures"},

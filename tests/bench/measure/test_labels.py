@@ -174,7 +174,7 @@ def test_a_deep_or_huge_trace_line_damages_the_trace_and_never_crashes(tmp_path:
     path.write_text(strings)
     assert load_trace(path)[0]["args"]["text"].startswith("[{[{")
     path.write_text('{"event": "done_check", "planted": "' + "x" * (EVENT_LIMIT + 1) + '"}\n{"event": "stop"}\n')
-    with pytest.raises(EventTooLarge, match="over the 4194304 allowed"):
+    with pytest.raises(EventTooLarge, match="over the 1048576 allowed"):
         load_trace(path)
 
 

@@ -19,7 +19,7 @@ import pytest
 from bench.errors import ScoringError
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import capture_diff, make_work_copy, solution_diff
-from bench.results.schema import Cell, cell
+from bench.results.row import ResultRow
 from bench.score.graders import LocalGrader, run_pytest
 from bench.score.grading import Score, command, score_diff, score_run_dir
 from bench.score.junit import parse_junit
@@ -53,9 +53,11 @@ def pytest_runtest_makereport(item, call):
 DESELECT_NEW_FEATURE = "-k 'not due and not overdue'"
 
 
-def csv(row: dict[str, Cell]) -> dict[str, str]:
-    """A row as the CSV holds it."""
-    return {column: cell(value) for column, value in row.items()}
+def csv(score: Score) -> dict[str, str]:
+    """The results row a score fills, as the CSV holds it."""
+    row = ResultRow()
+    score.fill(row)
+    return row.cells()
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +132,7 @@ def test_editing_a_visible_test_gains_nothing_and_is_reported(todo: Fixture, tmp
 
     assert score.visible_tests_modified == ["test_todo.py"]
     assert score.error is not None and "test_todo.py" in score.error
-    assert csv(score.as_row())["visible_tests_modified"] == "test_todo.py"
+    assert csv(score)["visible_tests_modified"] == "test_todo.py"
     # The original visible tests ran against the broken listing, so they fail.
     assert (score.visible_passed, score.visible_total) == (0, 3)
 
@@ -239,7 +241,7 @@ def test_a_diff_that_does_not_apply_is_an_error_not_an_exception(todo: Fixture, 
 
     assert score.error is not None and "does not apply" in score.error
     assert (score.hidden_passed, score.visible_passed, score.tests_added) == (None, None, None)
-    assert csv(score.as_row())["hidden_passed"] == "" and csv(score.as_row())["hidden_total"] == "6"
+    assert csv(score)["hidden_passed"] == "" and csv(score)["hidden_total"] == "6"
 
 
 def test_tests_added_counts_new_functions_once_each(todo: Fixture, tmp_path: Path) -> None:
@@ -277,7 +279,7 @@ def test_code_that_breaks_collection_scores_a_measured_zero(todo: Fixture, tmp_p
     score = grade(todo, tmp_path, agent_diff(todo, tmp_path, write("todo.py", "def broken(:\n")))
 
     assert (score.hidden_passed, score.visible_passed) == (0, 0)
-    assert csv(score.as_row())["hidden_passed"] == "0"
+    assert csv(score)["hidden_passed"] == "0"
     # The hidden tests run the program, so all six ran (and failed); the visible ones import it and did not collect.
     assert sum(test_id.startswith(HIDDEN_DUE) for test_id in score.outcomes) == 4
     assert score.error is not None and "failed to collect: test_todo.py" in score.error
@@ -361,8 +363,8 @@ def test_a_rename_counts_both_paths(todo: Fixture, tmp_path: Path) -> None:
     assert (score.files_changed, score.hidden_passed) == (2, 2)
 
 
-def test_as_row_keeps_a_measured_zero_apart_from_not_measured() -> None:
-    row = csv(Score(fixture="todo_repo", hidden_total=6, hidden_passed=0, tests_added=None).as_row())
+def test_fill_keeps_a_measured_zero_apart_from_not_measured() -> None:
+    row = csv(Score(fixture="todo_repo", hidden_total=6, hidden_passed=0, tests_added=None))
 
     assert row["hidden_passed"] == "0"
     assert row["tests_added"] == ""
