@@ -35,6 +35,7 @@ from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
 from bench.run.progress import Progress
 from bench.run.record import RunRecord
 from bench.score.grading import score_run_dir
+from bench.servers.api import wait_idle
 from bench.servers.base import Endpoints, Servers
 
 Row = dict[str, str]
@@ -94,14 +95,18 @@ class Bench:
         done = completed_keys(existing)
         endpoints: Endpoints | None = None
         for index, planned in enumerate(plan, start=1):
-            # (Re)start at each new ctx, and after a server died in the previous run.
-            if endpoints is None or endpoints.ctx != planned.ctx or not servers.healthy():
+            # (Re)start at each new ctx, after a server or the forwarder died in the previous run, and when a slot
+            # is still busy (or the server stuck) a while after it: each run starts on idle servers.
+            stuck = wait_idle(endpoints.urls) if endpoints is not None else None
+            if endpoints is None or endpoints.ctx != planned.ctx or not servers.healthy() or stuck:
                 try:
                     endpoints = servers.start(planned.ctx)
                     self.speeds = server_speeds(endpoints, self.config.jeff_ctx)
                     log.debug(
                         "servers up for ctx %d: flint %s, jeff %s", planned.ctx, endpoints.flint_url, endpoints.jeff_url
                     )
+                    if stuck := wait_idle(endpoints.urls):
+                        raise ServerStartError(f"the servers are not idle after a restart: {stuck}")
                 except ServerStartError as e:
                     if endpoints is None:  # nothing measured yet: the set-up is wrong, say so and stop
                         raise
@@ -158,13 +163,14 @@ class Bench:
             uuids, size_bytes(self.config.diff_limit),
         )  # fmt: skip
         record.events, record.wall_s, record.gpu = seen.events, seen.agent.wall_s, seen.gpu
-        record.numbers = trace_numbers(seen.events)
+        record.numbers = trace_numbers(seen.events, endpoints.ctx, endpoints.jeff.n_ctx if endpoints.jeff else None)
         record.check = check_reprocessed(record.numbers, seen.counter_before, seen.counter_after)
         record.speeds = self.speeds
         if seen.events:
             record.attribution = split_reprocessing(run_dir, seen.events, endpoints.flint_url)
-        for problem in seen.problems:
+        for problem in [*seen.problems, *record.numbers.problems, *seen.limits_reached]:
             record.note(problem)
+        record.limits_reached, record.resource_exhausted = seen.limits_reached, seen.cut_short_by_limit
         if seen.trace_problem:  # the trace cannot be trusted: nothing it says goes in the row
             record.note(seen.trace_problem)
             record.infra_error = True
@@ -186,8 +192,12 @@ class Bench:
         if timed_out:
             problems.append(f"the run was killed after run_timeout_s={self.config.run_timeout_s:.0f}")
         if not servers.healthy():
-            problems.append(f"a llama-server died during the run; log tail: {servers.log_tail(5)!r}")
-        elif record.numbers is not None and record.numbers.stop_reason is None and not problems:
+            problems.append(f"a llama-server or the forwarder died during the run; log tail: {servers.log_tail(5)!r}")
+        elif (
+            record.numbers is not None
+            and record.numbers.stop_reason is None
+            and not (problems or record.resource_exhausted)
+        ):
             problems.append(f"the agent exited with status {exit_code} without a stop event: see agent.log")
         for problem in problems:
             record.note(problem)
