@@ -29,12 +29,16 @@ def test_the_command_line_wins_over_the_environment_and_unset_ones_are_the_build
 def test_a_running_process_is_read_from_proc() -> None:
     flags = ["--ctx-checkpoints", "3", "--cache-reuse", "128"]
     env = {**os.environ, "LLAMA_ARG_CACHE_RAM": "64"}
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", *flags], env=env)
+    code = "import time; print('ready', flush=True); time.sleep(30)"
+    child = subprocess.Popen([sys.executable, "-c", code, *flags], env=env, stdout=subprocess.PIPE, text=True)
     try:
+        assert child.stdout is not None and child.stdout.readline() == "ready\n"  # running, its arguments in place
         assert of_process(child.pid) == ReuseSettings(False, 3, 128, 64)
     finally:
         child.kill()
         child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
     assert of_process(child.pid) is None  # gone: not known
 
 
