@@ -10,6 +10,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from bench.config import SANDBOX_KINDS, SERVER_KINDS
 from bench.errors import BenchError
 
 
@@ -35,8 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--fixtures", type=_csv_list, help="fixture names, e.g. todo_repo")
     run.add_argument("--reps", type=int, help="runs per (fixture, preset, ctx)")
     run.add_argument("--max-steps", type=int, help="step limit per run (default: the fixture's)")
-    run.add_argument("--sandbox", choices=["auto", "docker", "local"])
-    run.add_argument("--servers", choices=["auto", "compose", "embedded", "external"])
+    run.add_argument("--sandbox", choices=SANDBOX_KINDS)
+    run.add_argument("--servers", choices=SERVER_KINDS)
     run.add_argument("--out", help="results CSV (default: results/<date>-<sha>.csv)")
     run.add_argument("--resume", action="store_true", help="skip runs already in --out with the same inputs")
     run.add_argument("--flint-url", help="with --servers external: Flint's URL (default $FLINT_URL)")
@@ -105,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     score = sub.add_parser("score", help="grade one run directory (results/runs/<run_id>)")
     score.add_argument("run_dir")
-    score.add_argument("--sandbox", choices=["auto", "docker", "local"], default="auto")
+    score.add_argument("--sandbox", choices=SANDBOX_KINDS, default="auto")
     score.set_defaults(module="bench.score.grading")
 
     predictions = sub.add_parser("predictions", help="predictions written before a bench")

@@ -26,7 +26,7 @@ from typing import Any
 
 from bench import ROOT
 from bench.config import BenchConfig, load_config
-from bench.containers.engine import docker_available, docker_client
+from bench.containers.engine import docker_or_none
 from bench.errors import BenchError
 from bench.measure.nvml import start_nvml
 from bench.measure.roles import ContainerMatcher, PidMatcher, ProcessMatcher
@@ -112,13 +112,13 @@ def memory_against_buffers(role: str, nvml_mib: int | None, log: str) -> Check:
 
 
 def check_servers(config: BenchConfig, ctx: int) -> list[Check]:
-    client = docker_client() if docker_available() else None
-    kind, reason = where_servers_run(probe_host(client))
+    host = probe_host(docker_or_none())  # the one look at the host
+    kind, reason = where_servers_run(host)
     servers: Any
     if kind == "compose":
         servers = ComposeServers(config, gpu=True)
     else:
-        servers = EmbeddedServers(config, ROOT / "results" / "gpu-check")
+        servers = EmbeddedServers(config, ROOT / "results" / "gpu-check", gpu=bool(host.llama_gpus))
         if not servers.gpu:
             return [
                 Check("servers", "FAIL", reason),

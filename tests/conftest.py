@@ -1,8 +1,9 @@
 """Test-suite wiring: markers for the real parts, and what happens when a real part is missing.
 
-A test marked `llama`, `docker`, `compose` or `binutils` needs the real thing. When it is missing, the test is skipped
-with the reason locally, but under CI (CI=true) it FAILS with the reason: a broken install step must not hide behind
-a green run. `gpu` tests run only where NVML finds a device (or with --run-gpu); elsewhere they are deselected.
+A test marked `llama`, `docker`, `podman`, `compose` or `binutils` needs the real thing. When it is missing, the test
+is skipped with the reason locally, but under CI (CI=true) it FAILS with the reason: a broken install step must not
+hide behind a green run. `gpu` tests run only where NVML finds a device (or with --run-gpu); elsewhere they are
+deselected.
 """
 
 from __future__ import annotations
@@ -53,6 +54,18 @@ def docker_missing() -> str | None:
         client.close()
     except Exception as e:  # any failure to reach the engine means "not available"
         return f"no Docker engine answers ({type(e).__name__}: {str(e)[:200]}); start dockerd"
+    return None
+
+
+@functools.cache
+def podman_missing() -> str | None:
+    from bench.errors import PrerequisiteError
+    from bench.sandbox.podman import podman_client
+
+    try:
+        podman_client().close()
+    except PrerequisiteError as e:
+        return str(e)
     return None
 
 
@@ -139,6 +152,7 @@ def gpu_present() -> bool:
 REQUIREMENTS = {
     "llama": llama_missing,
     "docker": docker_missing,
+    "podman": podman_missing,
     "compose": compose_missing,
     "binutils": binutils_missing,
 }
@@ -167,7 +181,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(SHARED_DOCKER_NAMES))
     # The long tests (real servers, containers, whole benches) first, so that the many short ones fill the workers'
     # last minutes instead of one worker finishing a long test alone; the sort is stable, so a module stays together.
-    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in ("slow", "llama", "docker", "compose")))
+    heavy = ("slow", "llama", "docker", "podman", "compose")
+    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in heavy))
     if config.getoption("--run-gpu") or gpu_present():
         return
     keep = [item for item in items if item.get_closest_marker("gpu") is None]

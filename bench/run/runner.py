@@ -18,7 +18,7 @@ from pathlib import Path
 from agent.trace import agent_version
 from bench import ROOT
 from bench.config import BenchConfig, load_config, size_bytes
-from bench.errors import BenchError, ConfigError, ResultsError, ServerStartError
+from bench.errors import BenchError, ConfigError, ResultsError, SandboxError, ServerStartError
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
 from bench.provenance import git_dirty, git_sha
 from bench.results.append import append_row, check_same_inputs, completed_keys, read_rows, set_aside_partial_row
@@ -30,6 +30,7 @@ from bench.run.observe import observe, write_run_json
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
 from bench.run.progress import Progress, summary_table
 from bench.run.record import RunRecord
+from bench.score.graders import grader_for
 from bench.score.grading import score_run_dir
 from bench.servers.base import Endpoints, Servers
 
@@ -51,16 +52,19 @@ class Bench:
         plan = plan_runs(self.config)  # a wrong matrix or server setting is refused before anything is locked
         instance = BenchInstance(self.factory.ownership, self.factory.engine)
         fixtures = list({run.fixture.name: run.fixture for run in plan}.values())  # forced tool calls offer theirs
-        servers = self.factory.make_servers(self.out.parent / "runs" / "servers" / instance.names.instance, fixtures)
         lock = ResultsLock(self.out)
         lock.acquire()
         try:
             for line in instance.start(self.out):
                 print(f"bench: {line}")
             print(f"bench: instance {instance.names.instance} (its state: {instance.ownership.state_file})")
+            servers = self.factory.make_servers(
+                self.out.parent / "runs" / "servers" / instance.names.instance, fixtures
+            )
             with instance.temp_files():
                 return self._run_instance(plan, servers)
         finally:
+            self.factory.sandboxes.close()
             instance.close()
             lock.release()
 
@@ -91,8 +95,10 @@ class Bench:
             # (Re)start at each new ctx, and after a server died in the previous run.
             if endpoints is None or endpoints.ctx != planned.ctx or not servers.healthy():
                 try:
-                    endpoints = servers.start(planned.ctx)
-                except ServerStartError as e:
+                    started = servers.start(planned.ctx)
+                    self.factory.sandboxes.connect(started)  # the sandboxes' way to these servers
+                    endpoints = started
+                except (ServerStartError, SandboxError) as e:
                     if endpoints is None:  # nothing measured yet: the set-up is wrong, say so and stop
                         raise
                     self._record(self._infra(planned, endpoints, servers.build_pin, str(e)), progress)
@@ -140,7 +146,7 @@ class Bench:
     def _measure(
         self, record: RunRecord, servers: Servers, endpoints: Endpoints, run_dir: Path, progress: Progress
     ) -> None:
-        sandbox = self.factory.make_sandbox(endpoints, record.run_id)
+        sandbox = self.factory.sandboxes.sandbox(record.run_id)
         uuids = [self.config.gpu_device] if self.config.gpu_device.startswith("GPU-") else None
         seen = observe(
             record.inputs, sandbox, servers, endpoints, run_dir, progress.on_event, self.config.gpu_sample_interval_s,
@@ -160,7 +166,7 @@ class Bench:
             record.infra_error = True
         write_run_json(run_dir, record.inputs, {"run_id": record.run_id})
         if seen.graded:  # otherwise nothing to grade: the counts stay empty, not 0
-            record.score = score_run_dir(run_dir, sandbox.grader())
+            record.score = score_run_dir(run_dir, grader_for(self.factory.sandboxes.engine))
 
     def _infra_problems(
         self, record: RunRecord, exit_code: int | None, timed_out: bool, infra_error: str | None, servers: Servers

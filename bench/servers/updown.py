@@ -13,6 +13,7 @@ from pathlib import Path
 from bench.config import load_config
 from bench.containers.engine import docker_client
 from bench.fixtures.fixture import load_fixture
+from bench.measure.nvml import nvidia_gpu_present
 from bench.servers.compose import ComposeServers, make_compose_servers
 
 
@@ -20,7 +21,8 @@ def _servers(args: argparse.Namespace, *, build_image: bool) -> ComposeServers:
     path = Path(args.config)
     config = load_config(path if path.exists() else None, {})
     fixtures = [load_fixture(name) for name in config.fixtures]  # what forced tool calls offer (flint_tools)
-    return make_compose_servers(config, docker_client(), build_image=build_image, fixtures=fixtures)
+    client = docker_client()
+    return make_compose_servers(config, client, gpu=nvidia_gpu_present(), build_image=build_image, fixtures=fixtures)
 
 
 def command(args: argparse.Namespace) -> int:

@@ -13,18 +13,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# bench's top-level modules and folders, lowest first, in the order the data flows: a bench's settings and the row it
-# writes, the container engine and the measuring tools; then the fixture (the first stage), the servers, the
-# sandboxes the agent runs in, the grading of what it did; the reading of results; the runner; the command line and
-# the test doubles. A module may import its own layer and the ones below.
+# bench's top-level modules and folders, lowest first. Above the base, the settings and the row a bench writes, and
+# its tools (the container engine, the measuring instruments), the stages in the order the data flows: the fixture,
+# the servers, the sandboxes the agent runs in, the grading of what it did, the reading of results; then the runner,
+# the command line and the test doubles. A module may import its own layer and the ones below.
 LAYERS = [
-    {"errors", "processes", "yaml_file", "ownership", "provenance"},
+    {"errors", "processes", "yaml_file", "ownership", "provenance", "untrusted"},
     {"config", "results"},
     {"containers", "measure"},
     {"fixtures"},
     {"servers"},
-    {"score"},
     {"sandbox"},
+    {"score"},
     {"analyze"},
     {"run"},
     {"cli", "__main__", "gpu_check", "testing"},
