@@ -232,7 +232,8 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> BenchConfig:
     try:
         return BenchConfig.model_validate(data)
     except ValidationError as e:
-        raise ConfigError(f"{source}: {describe(e)}") from None
+        key = str(e.errors()[0]["loc"][0]) if e.errors()[0]["loc"] else ""
+        raise ConfigError(f"{'the command line' if key in given else source}: {describe(e)}") from None
 
 
 # Where pydantic names the member of a union or a validator in an error's location, not a key.

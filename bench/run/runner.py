@@ -8,7 +8,6 @@ removes what killed ones left (bench.run.instance).
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import uuid
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from agent.trace import agent_version
 from bench import ROOT
-from bench.config import BenchConfig, load_config, size_bytes
+from bench.config import BenchConfig, size_bytes
 from bench.errors import BenchError, ConfigError, ResultsError, SandboxError, ServerStartError
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
 from bench.provenance import git_dirty, git_sha
@@ -203,17 +202,9 @@ def default_out() -> Path:
     return ROOT / "results" / f"{datetime.now():%Y%m%d-%H%M%S}-{sha}.csv"
 
 
-def command(args: argparse.Namespace) -> int:
-    """Exit 0 when every run was measured; 1 when some ended in infra_error (their rows say why)."""
-    config_path = Path(args.config)
-    if not config_path.exists() and args.config != "bench.yaml":
-        raise ConfigError(f"config file {args.config} not found")
-    overrides = {
-        "ctx": args.ctx, "presets": args.presets, "fixtures": args.fixtures, "reps": args.reps,
-        "max_steps": args.max_steps, "sandbox": args.sandbox, "servers": args.servers, "out": args.out,
-        "resume": args.resume or None, "flint_url": args.flint_url or None, "jeff_url": args.jeff_url or None,
-    }  # fmt: skip
-    config = load_config(config_path if config_path.exists() else None, overrides)
+def command(config: BenchConfig) -> int:
+    """`python -m bench run`: exit 0 when every run was measured; 1 when some ended in infra_error (their rows say
+    why)."""
     signal.signal(signal.SIGTERM, _interrupt)  # a CI timeout or `kill` stops servers and keeps rows, like Ctrl-C
     rows = Bench(config).run()
     failed = sum(row["stop_reason"] == INFRA_STOP_REASON for row in rows)
