@@ -44,7 +44,14 @@ class Factory:
     """Builds the chosen sandboxes and servers of one bench instance (whose record and names it holds)."""
 
     def __init__(
-        self, config: BenchConfig, sandbox: Choice, servers: Choice, host: Host, ownership: Ownership | None = None
+        self,
+        config: BenchConfig,
+        sandbox: Choice,
+        servers: Choice,
+        host: Host,
+        *,
+        sandboxes: Sandboxes | None = None,
+        ownership: Ownership | None = None,
     ) -> None:
         self.config = config
         self.sandbox = sandbox
@@ -52,7 +59,7 @@ class Factory:
         self.host = host
         self.ownership = ownership or Ownership.new()
         self.names = BenchNames(self.ownership.instance)
-        self.sandboxes: Sandboxes = make_sandboxes(sandbox.kind, config, self.names, docker=host.docker)
+        self.sandboxes = sandboxes or make_sandboxes(sandbox.kind, config, self.names, docker=host.docker)
         engine = self.sandboxes.engine
         # The engine whose objects this instance may leave behind (bench.run.instance removes them).
         self.engine: Any = engine.client if engine is not None else (host.docker if servers.kind == "compose" else None)
