@@ -100,3 +100,18 @@ def test_the_agent_never_imports_the_bench() -> None:
     """The agent runs alone in a bare python3 container: standard library and its own modules only."""
     for path in sorted((ROOT / "agent").glob("*.py")):
         assert not [m for m in imports_of(path) if m.split(".")[0] == "bench"], path.name
+
+
+def test_analyze_reads_results_and_nothing_that_makes_them() -> None:
+    """analyze reads what benches wrote (rows and traces): nothing above results in the data flow, not the runner,
+    the servers or the sandboxes."""
+    allowed = {"errors", "yaml_file", "provenance", "results", "analyze"}
+    reads = {
+        (module, target)
+        for module, path in bench_modules().items()
+        if module.startswith("bench.analyze")
+        for target in imports_of(path)
+        if target.startswith("bench.") and target.split(".")[1] not in allowed
+    }
+    trace = "bench.measure.trace"  # the run folders' events.jsonl, read for the report's figures
+    assert sorted(r for r in reads if r[1] != trace and not r[1].startswith(f"{trace}.")) == []
