@@ -9,14 +9,17 @@ argparse only splits text into lists and numbers.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bench.config import SANDBOX_KINDS, SERVER_KINDS, SETTINGS, BenchConfig, load_config
 from bench.errors import BenchError, ConfigError
+from bench.logs import configure_logging
 
 DEFAULT_CONFIG = "bench.yaml"
+log = logging.getLogger(__name__)
 
 
 def _csv_list(text: str) -> list[str]:
@@ -118,6 +121,8 @@ def predictions_score(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more diagnostics on stderr (debug)")
+    parser.add_argument("-q", "--quiet", action="count", default=0, help="only warnings and errors on stderr")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, function: Callable[[argparse.Namespace], int], text: str) -> argparse.ArgumentParser:
@@ -210,14 +215,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    configure_logging(args.verbose - args.quiet)
     try:
         return int(args.function(args))
     except BenchError as e:
-        print(f"bench: {e}", file=sys.stderr)
+        log.error("%s", e)
         return 2
     except BrokenPipeError:  # `python -m bench compare ... | head`: the reader left, nothing is wrong
         sys.stderr.close()
         return 0
     except KeyboardInterrupt:
-        print("bench: interrupted; rows already written are kept", file=sys.stderr)
+        log.warning("interrupted; rows already written are kept")
         return 130

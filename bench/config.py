@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from agent.presets import PRESETS
 from bench.errors import ConfigError
@@ -187,6 +187,12 @@ class BenchConfig(BaseModel):
     """Servers on the CPU (embedded without a GPU build, compose's cpu profile): small (the small model as Flint and
     Jeff) or configured (the models above, as on a GPU)."""
 
+    @model_validator(mode="after")
+    def _servers_can_be_found(self) -> BenchConfig:
+        if self.servers == "external" and not self.flint_url:
+            raise ValueError("--servers external needs Flint's URL: pass --flint-url or set FLINT_URL")
+        return self
+
     def matrix(self) -> list[tuple[str, str, int]]:
         """(fixture, preset, ctx) triples in run order, without repetitions."""
         blocks = self.groups or [Group(presets=self.presets, ctx=self.ctx)]
@@ -254,4 +260,6 @@ def describe(error: ValidationError) -> str:
         return f"unknown setting {key!r}"
     if first["type"] == "missing":
         return f"{key} is missing"
+    if not key:  # a rule between settings (a model validator): its message says it all
+        return message
     return f"{key} = {first.get('input')!r} is not allowed: {message[0].lower()}{message[1:]}"

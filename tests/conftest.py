@@ -176,15 +176,19 @@ def bench_state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 # Modules whose tests run the agent, pytest or a whole bench as child processes, a second or more each (measured
 # with --durations): they carry the `processes` marker, which `make test-fast` leaves out with the real parts.
 PROCESS_MODULES = {
+    "tests/agent/test_agent_answer_shapes.py",
     "tests/agent/test_agent_article_texts.py",
     "tests/agent/test_agent_cli.py",
     "tests/agent/test_agent_cut_answers.py",
+    "tests/agent/test_agent_deadlines.py",
     "tests/agent/test_agent_done.py",
+    "tests/agent/test_agent_done_isolation.py",
     "tests/agent/test_agent_guards.py",
     "tests/agent/test_agent_part3_plus.py",
     "tests/agent/test_agent_presets.py",
     "tests/agent/test_agent_rules.py",
     "tests/agent/test_agent_shell.py",
+    "tests/agent/test_agent_shell_reading.py",
     "tests/agent/test_agent_tool_calls.py",
     "tests/agent/test_agent_trace.py",
     "tests/bench/analyze/test_flint_serving.py",

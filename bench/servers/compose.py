@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 from collections.abc import Sequence
@@ -26,6 +27,7 @@ from bench.servers.pin import image_pin, package_pin
 from bench.servers.process import free_port
 
 COMPOSE_FILE = ROOT / "compose.yaml"
+log = logging.getLogger(__name__)
 
 
 COMPOSE_PROJECT = "agentbench"  # `bench up`'s; a bench's compose project is named after its instance
@@ -126,7 +128,7 @@ class ComposeServers:
                 "FLINT_SERVING_DIR": str(self._serving_dir(ctx)),
             }
         )
-        print(f"bench: compose servers via {self.cli.label}", flush=True)
+        log.info("compose servers via %s", self.cli.label)
         self._compose("up", "-d", "--force-recreate", *self.services, timeout=3600)  # a first pull takes a while
         flint_url = f"http://127.0.0.1:{flint_port}"
         jeff_url = f"http://127.0.0.1:{jeff_port}" if self.config.use_jeff else None

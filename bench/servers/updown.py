@@ -6,6 +6,7 @@ NVML finds one, else on CPU with the small model; then point the agent at them (
 
 from __future__ import annotations
 
+import logging
 import os
 
 from bench.config import BenchConfig
@@ -15,6 +16,7 @@ from bench.fixtures.fixture import load_fixture
 from bench.measure.nvml import nvidia_gpu_present
 from bench.servers.compose import ComposeServers, make_compose_servers
 
+log = logging.getLogger(__name__)
 # The host ports `bench up` serves on unless $FLINT_PORT and $JEFF_PORT say otherwise (compose.yaml's defaults).
 UP_PORTS = {"FLINT_PORT": 8080, "JEFF_PORT": 8081}
 
@@ -44,5 +46,5 @@ def down(config: BenchConfig) -> int:
         servers.gpu = gpu
         servers.env = dict(os.environ)
         servers.stop()
-    print("servers stopped")
+    log.info("servers stopped")
     return 0

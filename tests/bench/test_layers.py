@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # the servers, the sandboxes the agent runs in, the grading of what it did, the reading of results; then the runner,
 # the command line and the test doubles. A module may import its own layer and the ones below.
 LAYERS = [
-    {"errors", "processes", "yaml_file", "ownership", "provenance", "untrusted"},
+    {"errors", "logs", "processes", "yaml_file", "ownership", "provenance", "untrusted"},
     {"config", "results"},
     {"containers", "measure"},
     {"fixtures"},
