@@ -21,7 +21,7 @@ from bench.ownership import Ownership
 from bench.run.instance import remove_instance
 from bench.sandbox.podman import PodmanSandboxes
 from bench.sandbox.trace_file import read_trace_safely
-from bench.score.graders import grader_for
+from bench.score.graders import grader_for, run_pytest
 from bench.servers.base import Endpoints
 from bench.testing import fake_llama, host_targets
 
@@ -132,7 +132,7 @@ def test_grading_in_podman_has_no_network(kind: PodmanSandboxes, tmp_path: Path)
             f"def test_reach_this_host():\n    socket.create_connection({own.address!r}, timeout=3)\n\n"
             "def test_no_route():\n    assert not default_route()\n    assert os.listdir('/sys/class/net') == ['lo']\n"
         )
-        run = grader_for(kind.engine).run_pytest(tmp_path, ["-q", "-p", "no:cacheprovider"], timeout_s=120)
+        run = run_pytest(grader_for(kind.engine), tmp_path, ["-q", "-p", "no:cacheprovider"], timeout_s=120)
     assert run.exit_code == 1 and not run.timed_out
     assert "1 failed, 1 passed" in run.output, run.output
     assert own.accepted == []
