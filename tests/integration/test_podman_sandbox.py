@@ -98,6 +98,7 @@ def test_an_agent_run_in_a_podman_container(kind: PodmanSandboxes, served: Any, 
     events = [json.loads(line) for line in text.splitlines()]
     assert events[-1]["event"] == "stop" and events[-1]["reason"] == "done"
     assert any(e["event"] == "jeff" and e["opinion"] for e in events)  # Jeff, reached through the forwarder
+    assert kind.healthy()  # what the runner asks between runs: the forwarder answers for both servers
 
 
 def test_a_podman_sandbox_reaches_flint_and_jeff_and_nothing_else(kind: PodmanSandboxes, served: Any) -> None:
