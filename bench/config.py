@@ -22,7 +22,8 @@ from bench.yaml_file import read_mapping
 PRESET_NAMES = tuple(PRESETS)
 SANDBOX_KINDS = ("auto", "docker", "local")
 SERVER_KINDS = ("auto", "compose", "embedded", "external")
-MIN_CTX = 256  # llama-server pads windows to multiples of 256; below that nothing useful fits
+MIN_CTX = 256  # below that nothing useful fits
+CTX_PAD = 256  # llama-server pads windows to multiples of this
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,17 @@ def _device(text: str) -> str:
     return text
 
 
+def _padded_ctx(ctx: int) -> int:
+    # llama-server rounds its window up to a multiple of 256 (src/llama-context.cpp: GGML_PAD(n_ctx, 256)), so any
+    # other size would be served larger than asked, and refused only once the server is up (bench.servers.api).
+    if ctx % CTX_PAD:
+        low = ctx // CTX_PAD * CTX_PAD
+        raise ValueError(
+            f"llama-server serves windows in multiples of {CTX_PAD}: choose {low or CTX_PAD} or {low + CTX_PAD}"
+        )
+    return ctx
+
+
 SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
@@ -70,7 +82,7 @@ def _digits_as_text(value: object) -> object:
 
 
 Preset = Annotated[str, AfterValidator(_known_preset)]
-Ctx = Annotated[int, Field(ge=MIN_CTX, le=1 << 20)]
+Ctx = Annotated[int, Field(ge=MIN_CTX, le=1 << 20), AfterValidator(_padded_ctx)]
 Names = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
 Url = Annotated[str, AfterValidator(_url)]
 Seconds = Annotated[float, Field(gt=0, le=7 * 24 * 3600)]
@@ -182,6 +194,9 @@ class BenchConfig(BaseModel):
     """Servers on the CPU (embedded without a GPU build, compose's cpu profile): small (the small model as Flint and
     Jeff) or configured (the models above, as on a GPU)."""
 
+    server_stall_limit_s: Annotated[float, Field(ge=0, le=24 * 3600)] = 10.0
+    """Seconds a run may lose to servers not computing (server_stall_s) and still count; above, it is infra_error."""
+
     def matrix(self) -> list[tuple[str, str, int]]:
         """(fixture, preset, ctx) triples in run order, without repetitions."""
         blocks = self.groups or [Group(presets=self.presets, ctx=self.ctx)]
@@ -227,7 +242,8 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> BenchConfig:
     try:
         return BenchConfig.model_validate(data)
     except ValidationError as e:
-        raise ConfigError(f"{source}: {describe(e)}") from None
+        key = str(e.errors()[0]["loc"][0]) if e.errors()[0]["loc"] else ""
+        raise ConfigError(f"{'the command line' if key in given else source}: {describe(e)}") from None
 
 
 # Where pydantic names the member of a union or a validator in an error's location, not a key.

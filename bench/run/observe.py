@@ -1,5 +1,6 @@
 """One agent run observed: a fresh work copy, the servers' caches emptied, the agent in its sandbox while NVML
-samples, Flint's /metrics counter before and after; the trace, output and diff kept in the run's folder."""
+samples and the server watch probes Flint and Jeff, Flint's /metrics counter before and after; the trace, output and
+diff kept in the run's folder."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from bench.measure.sampler import GpuReading, GpuSampler
 from bench.measure.trace import TRACE_FILE, Event, load_trace
 from bench.run.plan import RunInputs
 from bench.run.progress import TraceFollower
+from bench.run.server_watch import History, ServerWatch, watched_servers
 from bench.sandbox.base import AgentRun, Sandbox
 from bench.sandbox.trace_file import read_trace_safely
 from bench.servers.api import erase_slot, prompt_counter
@@ -34,6 +36,7 @@ class Observed:
     problems: list[str]  # what went wrong around the agent (cache not emptied, diff unreadable, trace damaged)
     graded: bool  # False when the agent's changes could not be read, so there is nothing to grade
     trace_problem: str | None  # why the trace could not be used: the run measured nothing trustworthy (infra_error)
+    servers: list[History]  # what the server watch saw during the run (bench.run.server_faults judges it)
 
 
 def observe(
@@ -58,6 +61,7 @@ def observe(
         sampler = GpuSampler(endpoints.process_matcher(), device_uuids=gpu_uuids, interval_s=sample_interval_s)
         sampler.baseline()
         follower = TraceFollower(out_dir / TRACE_FILE, on_event, owner_uid=sandbox.trace_owner)
+        watch = ServerWatch(watched_servers(endpoints)).start()
         follower.start()
         sampler.start()
         try:
@@ -66,6 +70,7 @@ def observe(
             )
         finally:
             gpu = sampler.stop()
+            watched = watch.stop()
             follower.stop()
         after = prompt_counter(endpoints.flint_url)
         events, trace_problem = _keep_trace(out_dir, run_dir, sandbox.trace_owner)
@@ -78,7 +83,7 @@ def observe(
             diff, graded = _diff(workdir, base, inputs, problems, diff_limit)
     if graded:  # surrogateescape: a binary file the agent wrote comes back from git as undecodable bytes
         (run_dir / "diff.patch").write_text(diff, errors="surrogateescape")
-    return Observed(agent, events, gpu, before, after, problems, graded, trace_problem)
+    return Observed(agent, events, gpu, before, after, problems, graded, trace_problem, watched)
 
 
 def _keep_trace(out_dir: Path, run_dir: Path, owner_uid: int | None) -> tuple[list[Event], str | None]:
