@@ -25,9 +25,10 @@ def is_disk_error(error: BaseException) -> bool:
     return isinstance(error, OSError) and error.errno in DISK_ERRNOS
 
 
-def disk_error(error: OSError, results: Path | None = None) -> DiskError:
-    """The one line: what could not be written, why, and that the rows are intact and how to go on."""
-    where = f" {error.filename}" if error.filename else ""
+def disk_error(error: OSError, results: Path | None = None, folder: Path | None = None) -> DiskError:
+    """The one line: what could not be written (the file, else the folder it was written in), why, and that the rows
+    are intact and how to go on. A write that fails after its file opened names no file: then `folder` says where."""
+    where = f" {error.filename}" if error.filename else f" into {folder}" if folder else ""
     text = f"cannot write{where}: {error.strerror or error}"
     if results is not None:
         text += f"; the rows already in {results} are intact. Free some space, then continue with --resume"

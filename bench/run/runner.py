@@ -140,8 +140,8 @@ class Bench:
     def run_one(self, inputs: RunInputs, servers: Servers, endpoints: Endpoints, progress: Progress) -> RunRecord:
         record = self._new_record(inputs)
         run_dir = self.out.parent / "runs" / record.run_id
-        run_dir.mkdir(parents=True)
         try:
+            run_dir.mkdir(parents=True)
             self._measure(record, servers, endpoints, run_dir, progress)
         except DiskError:
             mark_interrupted(run_dir)
@@ -153,7 +153,7 @@ class Bench:
             mark_interrupted(run_dir)
             if not is_disk_error(e):
                 raise
-            raise disk_error(e, self.out) from None
+            raise disk_error(e, self.out, run_dir) from None
         except BaseException:  # Ctrl-C, SIGTERM: no row for this run, and its folder says it was cut short
             mark_interrupted(run_dir)
             raise
@@ -220,6 +220,8 @@ def check_writable(out: Path) -> None:
 def mark_interrupted(run_dir: Path) -> None:
     """A run cut short (Ctrl-C, SIGTERM, a full disk) has no row: its folder is renamed `<run_id>.interrupted`, so
     no later command takes it for a measured run (a rename needs no free space)."""
+    if not run_dir.is_dir():
+        return
     try:
         run_dir.rename(run_dir.with_name(run_dir.name + INTERRUPTED_SUFFIX))
     except OSError as e:
