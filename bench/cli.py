@@ -87,6 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="K",
         help="compare the last file with the runs of the K most recent earlier files of each configuration",
     )
+    compare.add_argument(
+        "--strict",
+        action="store_true",
+        help="a gate with nothing to compare (no baseline of the configuration, a metric not measured) fails",
+    )
     compare.set_defaults(module="bench.analyze.compare")
 
     history = sub.add_parser("history", help="results files lined up by date: series, change points, plots")
