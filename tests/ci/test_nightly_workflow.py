@@ -12,15 +12,19 @@ default branch), inputs (a manual run's) and vars (the repository's variables).
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import http.server
 import importlib.util
+import json
 import os
 import re
 import shutil
 import stat
 import subprocess
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -145,13 +149,56 @@ def run_job(
     branch: str = "main",
     inputs: dict[str, str] | None = None,
     variables: dict[str, str] | None = None,
+    successful_runs: int | None = 0,
 ) -> Job:
     """One night of the workflow: `night` is what the bench measures, `previous` the bench-history artifact of the
-    default branch (main); a manual run has `inputs`, the repository `variables`."""
+    default branch (main); a manual run has `inputs`, the repository `variables`. GitHub's API answers that the
+    workflow has `successful_runs` successful runs (None: it does not answer)."""
+    with github_api(successful_runs) as api:
+        return _run_job(tmp, night, previous, run_id, branch, inputs or {}, variables or {}, api)
+
+
+@contextlib.contextmanager
+def github_api(successful_runs: int | None) -> Iterator[str]:
+    """GitHub's REST API as far as the nightly asks it (the runs of nightly.yml), on 127.0.0.1."""
+
+    class Runs(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            wanted = "/repos/owner/repo/actions/workflows/nightly.yml/runs?status=success&branch=main&per_page=1"
+            ok = successful_runs is not None and self.path == wanted
+            body = json.dumps({"total_count": successful_runs} if ok else {"message": "no"}).encode()
+            self.send_response(200 if ok else 500)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Runs)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _run_job(
+    tmp: Path,
+    night: Path,
+    previous: Artifact | None,
+    run_id: int,
+    branch: str,
+    inputs: dict[str, str],
+    variables: dict[str, str],
+    api: str,
+) -> Job:
     context = {
-        "github": {"ref_name": branch, "event": {"repository": {"default_branch": "main"}}},
-        "inputs": inputs or {},
-        "vars": variables or {},
+        "github": {"ref_name": branch, "event": {"repository": {"default_branch": "main"}}, "token": "t0ken"},
+        "inputs": inputs,
+        "vars": variables,
     }
     workflow = yaml.safe_load(WORKFLOW.read_text())
     job_spec = workflow["jobs"]["bench"]
@@ -170,6 +217,9 @@ def run_job(
         "GITHUB_RUN_ID": str(run_id),
         "GITHUB_WORKSPACE": str(workspace),
         "GITHUB_ENV": str(github_env),
+        "GITHUB_API_URL": api,
+        "GITHUB_REPOSITORY": "owner/repo",
+        "RUNNER_TEMP": str(temp),
     }
     env |= {k: substitute(str(v), context) for k, v in job_spec.get("env", {}).items()}
     default_shell = job_spec.get("defaults", {}).get("run", {}).get("shell")
@@ -221,7 +271,7 @@ def test_a_first_night_passes_and_the_next_night_finds_its_csv_where_it_looks(tm
     first, second = synthetic_nights(tmp_path, 2)
     night_1 = run_job(tmp_path / "night-1", first, previous=None)
     assert night_1.ok, night_1.logs
-    assert "First night: no earlier nightly-*.csv in previous/" in night_1.logs["Compare with earlier nights"]
+    assert "First night: no successful nightly run exists yet" in night_1.logs["Compare with earlier nights"]
     history = night_1.artifacts["bench-history"]
     assert [name.startswith("nightly-") and "/" not in name for name in history] == [True]  # at the artifact's root
     kept = night_1.artifacts["bench-night"]
@@ -321,3 +371,84 @@ def test_a_manual_run_of_another_branch_passes_its_build_to_every_make_and_never
     assert [line.split()[:2] for line in job.makes] == [["gpu-check", "GPU=cpu"], ["bench", "GPU=cpu"]]
     assert "bench-history" not in job.artifacts and "bench-night" in job.artifacts  # its results, for people
     assert [d["branch"] for d in job.downloads] == ["main"]  # and its baseline is the default branch's
+
+
+# A night that cannot pass blind (issue 23): each way a baseline can be missing, and the declared ways out.
+
+COMPARE = "Compare with earlier nights"
+
+
+def renamed(night: Path, out: Path) -> Path:
+    """The night's CSV with another Flint model: a configuration no earlier night ran."""
+    with open(night, newline="") as f:
+        rows = list(csv.DictReader(f))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows({**row, "flint_model": "Qwen3-32B-Q4_K_M.gguf"} for row in rows)
+    return out
+
+
+def test_a_missing_history_fails_unless_no_successful_run_exists_or_a_first_night_is_declared(tmp_path: Path) -> None:
+    (night,) = synthetic_nights(tmp_path, 1)
+    expired = run_job(tmp_path / "expired", night, previous=None, successful_runs=12)
+    assert not expired.ok
+    assert "though 12 successful nightly runs exist: their bench-history artifact expired" in expired.logs[COMPARE]
+    assert "first_night=true" in expired.logs[COMPARE]
+    unknown = run_job(tmp_path / "unknown", night, previous=None, successful_runs=None)
+    assert not unknown.ok and "GitHub could not say whether any exist" in unknown.logs[COMPARE]
+    declared = run_job(tmp_path / "declared", night, previous=None, successful_runs=12, inputs={"first_night": "true"})
+    assert declared.ok, declared.logs
+    assert "First night, as declared (first_night)" in declared.logs[COMPARE]
+
+
+@pytest.mark.parametrize(
+    ("inputs", "variables", "first"),
+    [({}, {}, "false"), ({"first_night": "true"}, {}, "true"), ({}, {"NIGHTLY_FIRST_NIGHT": "true"}, "true")],
+)
+def test_a_first_night_is_declared_by_the_manual_input_or_the_repository_variable(
+    inputs: dict[str, str], variables: dict[str, str], first: str
+) -> None:
+    value = yaml.safe_load(WORKFLOW.read_text())["jobs"]["bench"]["env"]["FIRST_NIGHT"]
+    assert substitute(value, {"inputs": inputs, "vars": variables}) == first
+
+
+def test_a_night_whose_configuration_no_earlier_night_ran_fails_saying_what_to_do(tmp_path: Path) -> None:
+    nights = synthetic_nights(tmp_path, 12)
+    other = renamed(nights[11], tmp_path / "renamed" / nights[11].name)
+    job = run_job(tmp_path / "run", other, previous=history_artifact(tmp_path, nights[4:11]))
+    log = job.logs[COMPARE]
+    assert not job.ok, log
+    assert "FAIL  wall_s worse by more than 25% at p ≤ 0.05 in" in log and "no earlier run of this configuration" in log
+    assert "start a new baseline" in log
+
+
+def test_a_declared_change_starts_a_new_baseline_that_later_nights_compare_with(tmp_path: Path) -> None:
+    nights = synthetic_nights(tmp_path, 13)
+    changed = renamed(nights[11], tmp_path / "renamed" / nights[11].name)
+    declared = run_job(
+        tmp_path / "declared", changed, previous=history_artifact(tmp_path, nights[4:11]), run_id=11,
+        inputs={"new_baseline": "Flint is now Qwen3-32B"},
+    )  # fmt: skip
+    assert declared.ok, declared.logs
+    assert "New baseline from this night, declared: Flint is now Qwen3-32B" in declared.logs[COMPARE]
+    history = declared.artifacts["bench-history"]
+    start, reason = history["baseline.txt"].decode().strip().split("\t")
+    assert re.fullmatch(r"nightly-\d{8}-11-0123456\.csv", start) and reason == "Flint is now Qwen3-32B"
+    assert start in history and len(history) == 9  # seven earlier nights, this one, and the marker
+    after = renamed(nights[12], tmp_path / "renamed-2" / nights[12].name)  # night 12: part3 30% slower
+    later = run_job(tmp_path / "later", after, previous=history, run_id=12)
+    log = later.logs[COMPARE]
+    assert "Baseline: 3 runs from 1 files" in log  # only the night the baseline started from, not the seven before
+    # 3 runs against 3 cannot tell a 30% slowdown: the gate says so rather than pass it as fine (REPS=6 could)
+    assert "indeterminate  wall_s worse by more than 25%" in log and "3 vs 3 runs can detect no change" in log
+
+
+def test_the_nightly_runs_as_many_reps_as_its_wall_time_gate_needs() -> None:
+    from bench.analyze.power import runs_for
+
+    env = yaml.safe_load(WORKFLOW.read_text())["jobs"]["bench"]["env"]
+    chosen = runs_for(float(env["CATCH"]), float(env["WALL_GATE"]), float(env["WALL_CV"]), int(env["BASELINE_NIGHTS"]))
+    assert int(env["REPS"]) == chosen == 6
+    assert runs_for(float(env["CATCH"]), float(env["WALL_GATE"]), float(env["WALL_CV"]), 7) > 3  # 3 would not do
