@@ -103,6 +103,11 @@ def raw(body: dict[str, Any], status: int = 200) -> Reply:
     return {"kind": "raw", "status": status, "body": body}
 
 
+def raw_text(text: str, status: int = 200) -> Reply:
+    """A body of exactly this text: not JSON, or JSON no dict can build (nested thousands deep, a lone surrogate)."""
+    return {"kind": "raw_text", "status": status, "text": text}
+
+
 def loading() -> Reply:
     return http_error(503, "unavailable_error", "Loading model")
 
@@ -443,6 +448,8 @@ class _Handler(BaseHTTPRequestHandler):
                     if reply["body"].get("timings"):
                         self.fake.count(reply["body"]["timings"])
             self.send_json(reply["status"], reply["body"])
+        elif kind == "raw_text":
+            self.send_body(reply["status"], reply["text"].encode("utf-8", "surrogatepass"), "application/json")
         elif kind == "non_json":
             self.send_body(200, b"<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html")
         elif kind == "truncated":
