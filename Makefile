@@ -100,6 +100,7 @@ test: lint
 perf: setup
 	$(BIN)/python perf/gpu_sampler.py
 	$(BIN)/python perf/harness.py
+	$(BIN)/python perf/analysis.py
 
 up: setup
 	$(BIN)/python -m bench up $(if $(CTX),--ctx $(CTX))

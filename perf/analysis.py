@@ -3,7 +3,8 @@
     python perf/analysis.py [--quick]
 
 Each figure is the median of a few repeats, run in a child process so that its peak memory (ru_maxrss) is its own:
-- compare of two 1,000-row files with gates: under 2 s and 200 MB;
+- compare of two 1,000-row files with gates: under 2 s and 200 MB (and its CPU time, which a shared machine's
+  load does not inflate);
 - report of one 1,000-row file, with every trace read and every figure drawn: under 10 s;
 - the largest figure the report drew, in pixels on its longer side: bounded whatever the group's size.
 `figures(quick)` gives them as `make perf` tables them; quick mode uses 200 rows and one repeat.
@@ -88,18 +89,25 @@ def _write_trace(path: Path, rng: random.Random, ctx: int) -> None:
     path.write_text("".join(json.dumps(event) + "\n" for event in events))
 
 
-def _measure(command: list[str], repeats: int) -> tuple[list[float], float]:
-    times, peaks = [], []
+def _measure(command: list[str], repeats: int) -> tuple[list[float], float, list[float]]:
+    """Wall seconds of each repeat, the peak MiB, and CPU seconds of each repeat (on a shared machine the wall
+    time also holds the time spent waiting for a core; the CPU time does not)."""
+    times, peaks, cpu = [], [], []
     for _ in range(repeats):
         # ru_maxrss of the children is the largest of any child so far: a fresh interpreter per figure keeps it apart
-        probe = ["-c", "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, "
-                 "stdout=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+        # (exit 1 is a tripped gate: the command did its work)
+        probe = ["-c", "import resource, subprocess, sys; done = subprocess.run(sys.argv[1:], "
+                 "stdout=subprocess.DEVNULL); assert done.returncode in (0, 1), done; "
+                 "usage = resource.getrusage(resource.RUSAGE_CHILDREN); "
+                 "print(usage.ru_utime + usage.ru_stime, usage.ru_maxrss)",
                  sys.executable, *command]  # fmt: skip
         start = time.perf_counter()
         out = subprocess.run([sys.executable, *probe], check=True, capture_output=True, text=True).stdout
         times.append(time.perf_counter() - start)
-        peaks.append(int(out.split()[-1]) / 1024)
-    return times, max(peaks)
+        seconds, peak = out.split()[-2:]
+        cpu.append(float(seconds))
+        peaks.append(int(peak) / 1024)
+    return times, max(peaks), cpu
 
 
 def _figure(name: str, unit: str, values: list[float], target: float | None, higher: bool = False) -> dict:
@@ -133,15 +141,18 @@ def measure(runs: int, repeats: int) -> list[dict]:
         write_results(new, runs, seed=2, slower=1.1)
         gates = ["--fail-on", "wall_s:25", "--fail-on", "completed", "--fail-on", "infra"]
         compare = ["-m", "bench", "-q", "compare", str(old), str(new), *gates]
-        compare_times, compare_peak = _measure(compare, repeats)
+        compare_times, compare_peak, compare_cpu = _measure(compare, repeats)
         report_dir = Path(tmp) / "report"
-        report_times, _ = _measure(["-m", "bench", "-q", "report", str(new), "--out-dir", str(report_dir)], repeats)
+        report = ["-m", "bench", "-q", "report", str(new), "--out-dir", str(report_dir)]
+        report_times, _, report_cpu = _measure(report, repeats)
         largest = max(max(Image.open(png).size) for png in report_dir.glob("*.png"))
     scale = f", {rows:,} rows"
     return [
         _figure(f"compare{scale}", "s", compare_times, TARGETS["compare, 1,000 rows"]),
+        _figure(f"compare{scale}, CPU time", "s", compare_cpu, None),
         _figure("compare peak memory", "MiB", [compare_peak], TARGETS["compare peak memory"]),
         _figure(f"report{scale}", "s", report_times, TARGETS["report, 1,000 rows"]),
+        _figure(f"report{scale}, CPU time", "s", report_cpu, None),
         _figure("largest report figure", "px", [float(largest)], LARGEST_FIGURE_PX),
     ]
 
