@@ -97,19 +97,20 @@ def change_interval(old: Sequence[float], new: Sequence[float], alpha: float = A
     before, after = np.asarray(old, dtype=float), np.asarray(new, dtype=float)
     if before.min() > 0 and after.min() > 0:
         ratios = np.sort((np.log(after)[None, :] - np.log(before)[:, None]).ravel())
-        low, high = ratios[cut], ratios[ratios.size - 1 - cut]
+        low, high = ratios[cut - 1], ratios[ratios.size - cut]  # the cut-th from each end
         return float(np.expm1(low) * 100), float(np.expm1(high) * 100)
     base = float(np.median(before))
     if base == 0:
         return None
     shifts = np.sort((after[None, :] - before[:, None]).ravel())
-    return float(shifts[cut] / abs(base) * 100), float(shifts[shifts.size - 1 - cut] / abs(base) * 100)
+    return float(shifts[cut - 1] / abs(base) * 100), float(shifts[shifts.size - cut] / abs(base) * 100)
 
 
 @cache
 def excluded_pairs(n: int, m: int, alpha: float) -> int:
-    """How many of the n*m pairwise differences each end of the interval leaves out: the count of U values whose
-    lower tail probability is at most alpha/2 under no change (exact up to EXACT_U_CELLS, normal beyond)."""
+    """The count of U values whose lower tail probability is at most alpha/2 under no change (exact up to
+    EXACT_U_CELLS, normal beyond): the interval runs from the cut-th smallest pairwise difference to the cut-th
+    largest, the shifts at which the rank test stops rejecting."""
     if n * m <= EXACT_U_CELLS:
         tail = np.cumsum(u_distribution(n, m))
         return int(np.searchsorted(tail, alpha / 2, side="right"))
