@@ -105,7 +105,7 @@ def plot_summary(runs: list[Run], title: str, path: Path) -> None:
     known = [r for run in runs for r in run.requests if r.share_anew is not None]
     for after, colour in ((False, COLOURS["other"]), (True, COLOURS["after"])):
         chosen = [r for r in known if r.after_clearing == after]
-        share.scatter([r.step for r in chosen], [r.share_anew for r in chosen], s=8, color=colour, alpha=0.5)
+        share.scatter([r.step for r in chosen], [r.share_anew or 0.0 for r in chosen], s=8, color=colour, alpha=0.5)
     share.set_ylim(0, 1.05)
     share.set_ylabel("prompt processed anew")
     share.set_xlabel("step")

@@ -122,9 +122,9 @@ def excluded_pairs(n: int, m: int, alpha: float) -> int:
 def u_distribution(n: int, m: int) -> np.ndarray:
     """P(U = u) for u = 0..n*m with n and m untied runs and no change. Built up one run at a time: with i old and j
     new runs, the largest of them is either an old run (above all j new ones: U grows by j) or a new run."""
-    row = [np.ones(1) for _ in range(m + 1)]  # no old runs: U is 0 whatever j
+    row: list[np.ndarray] = [np.ones(1) for _ in range(m + 1)]  # no old runs: U is 0 whatever j
     for _ in range(n):
-        above = [np.ones(1)]  # no new runs: U is 0
+        above: list[np.ndarray] = [np.ones(1)]  # no new runs: U is 0
         for j in range(1, m + 1):
             old_largest, new_largest = np.concatenate([np.zeros(j), row[j]]), above[j - 1]
             size = max(old_largest.size, new_largest.size)
