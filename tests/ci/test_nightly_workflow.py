@@ -390,17 +390,58 @@ def renamed(night: Path, out: Path) -> Path:
     return out
 
 
-def test_a_missing_history_fails_unless_no_successful_run_exists_or_a_first_night_is_declared(tmp_path: Path) -> None:
+def test_a_missing_history_fails_the_night_saying_what_to_do(tmp_path: Path) -> None:
     (night,) = synthetic_nights(tmp_path, 1)
     expired = run_job(tmp_path / "expired", night, previous=None, successful_runs=12)
     assert not expired.ok
     assert "though 12 successful nightly runs exist: their bench-history artifact expired" in expired.logs[COMPARE]
     assert "first_night=true" in expired.logs[COMPARE]
-    unknown = run_job(tmp_path / "unknown", night, previous=None, successful_runs=None)
-    assert not unknown.ok and "GitHub could not say whether any exist" in unknown.logs[COMPARE]
-    declared = run_job(tmp_path / "declared", night, previous=None, successful_runs=12, inputs={"first_night": "true"})
-    assert declared.ok, declared.logs
-    assert "First night, as declared (first_night)" in declared.logs[COMPARE]
+
+
+def nightly_baseline() -> Any:
+    spec = importlib.util.spec_from_file_location("nightly_baseline", ROOT / ".ci" / "nightly_baseline.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("env", "runs", "says", "fails"),
+    [
+        ({}, 0, "First night: no successful nightly run exists yet", False),
+        ({}, None, "GitHub could not say whether any exist: if this is the first night", True),
+        ({"FIRST_NIGHT": "true"}, 12, "First night, as declared (first_night)", False),
+        ({"NEW_BASELINE": "a new preset"}, 12, "New baseline from this night, declared: a new preset", False),
+    ],
+)
+def test_what_a_night_without_earlier_nights_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], runs: int | None, says: str, fails: bool
+) -> None:
+    module = nightly_baseline()
+    for name in ("FIRST_NIGHT", "NEW_BASELINE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with github_api(runs) as api:
+        monkeypatch.setenv("GITHUB_API_URL", api)
+        monkeypatch.setenv("GITHUB_REPOSITORY", "owner/repo")
+        monkeypatch.setenv("DEFAULT_BRANCH", "main")
+        nights, said, failed = module.decide(tmp_path)
+    assert (nights, failed) == ([], fails) and says in said
+
+
+def test_the_baseline_starts_at_the_declared_night_in_run_order(tmp_path: Path) -> None:
+    names = ["nightly-20261110-99-aaaaaaa.csv", "nightly-20261111-100-bbbbbbb.csv", "nightly-20261111-998-c.csv"]
+    names += ["nightly-20261111-1000-ddddddd.csv", "nightly-20261109-eeeeeee.csv"]  # an older name without run id
+    for name in names:
+        (tmp_path / name).write_text("x")
+    module = nightly_baseline()
+    assert [p.name for p in module.baseline_nights(tmp_path)][0] == "nightly-20261109-eeeeeee.csv"
+    (tmp_path / "baseline.txt").write_text("nightly-20261111-998-c.csv\ta new model\n")
+    assert [p.name for p in module.baseline_nights(tmp_path)] == [
+        "nightly-20261111-998-c.csv", "nightly-20261111-1000-ddddddd.csv"
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
