@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from agent.presets import PRESETS
 from bench.errors import ConfigError
@@ -179,8 +179,10 @@ class BenchConfig(BaseModel):
     """docker sandbox CPU limit."""
     sandbox_pids: Annotated[int, Field(ge=16, le=1 << 20)] = 256
     """docker sandbox process limit."""
-    sandbox_repo_size: SpaceSize = "2g"
-    """docker sandbox: the size of the tmpfs holding the agent's repository; writes past it fail (no space left)."""
+    sandbox_repo_size: SpaceSize = "512m"
+    """docker sandbox: the size of the tmpfs holding the agent's repository; writes past it fail (no space left).
+    Its pages count against sandbox_memory, so it may be at most half of that: a full repository must leave the
+    agent room to run, or filling it gets the agent killed for memory instead of refused a write."""
     diff_limit: SpaceSize = "16m"
     """The largest diff of the agent's changes kept; a larger one is noted in `error` and the run is not graded."""
     flint_hf: HubReference = "ggml-org/gpt-oss-20b-GGUF:mxfp4"
@@ -196,6 +198,15 @@ class BenchConfig(BaseModel):
 
     server_stall_limit_s: Annotated[float, Field(ge=0, le=24 * 3600)] = 10.0
     """Seconds a run may lose to servers not computing (server_stall_s) and still count; above, it is infra_error."""
+
+    @model_validator(mode="after")
+    def _repo_fits_in_memory(self) -> BenchConfig:
+        if size_bytes(self.sandbox_repo_size) * 2 > size_bytes(self.sandbox_memory):
+            raise ValueError(
+                f"sandbox_repo_size {self.sandbox_repo_size} is more than half of sandbox_memory "
+                f"{self.sandbox_memory}: the repository's tmpfs counts against the sandbox's memory; lower it"
+            )
+        return self
 
     def matrix(self) -> list[tuple[str, str, int]]:
         """(fixture, preset, ctx) triples in run order, without repetitions."""
@@ -264,4 +275,6 @@ def describe(error: ValidationError) -> str:
         return f"unknown setting {key!r}"
     if first["type"] == "missing":
         return f"{key} is missing"
+    if not key:  # a check of several settings together: its message names them
+        return message
     return f"{key} = {first.get('input')!r} is not allowed: {message[0].lower()}{message[1:]}"

@@ -81,9 +81,10 @@ def owner_for_container(*folders: Path) -> str:
 
 
 def run_container(
-    client: Any, timeout_s: float, output_limit: int = OUTPUT_LIMIT, **kwargs: Any
+    client: Any, timeout_s: float, output_limit: int = OUTPUT_LIMIT, state: dict[str, Any] | None = None, **kwargs: Any
 ) -> tuple[int | None, bool, str]:
-    """Run a container to completion (or kill it at the timeout); returns (exit code, timed out, output).
+    """Run a container to completion (or kill it at the timeout); returns (exit code, timed out, output), and
+    fills `state`, when given, with Docker's account of how it ended (its State: OOMKilled, ...).
 
     The output is read as it comes, through an attachment made before the container starts, and kept up to
     `output_limit` bytes (its start and end, with a note where it was cut): a flood costs neither memory here
@@ -113,6 +114,10 @@ def run_container(
             code, timed_out = None, True
         reader.join(10)
         _close_stream(stream)
+        if state is not None:
+            with contextlib.suppress(docker.errors.DockerException):
+                container.reload()
+                state.update(container.attrs.get("State") or {})
         return code, timed_out, output.text()
     finally:
         remove_container(client, container.id)

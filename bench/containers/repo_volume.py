@@ -23,6 +23,7 @@ from bench.containers.names import BenchNames
 from bench.errors import SandboxError
 
 REPO_FILES_LIMIT = 100_000  # files and folders in the repository (the tmpfs's inode limit)
+FULL_MARGIN = 1024 * 1024  # bytes left in the repository below which it counts as filled up
 
 
 class RepoVolume:
@@ -61,6 +62,17 @@ class RepoVolume:
     @property
     def mounts(self) -> dict[str, dict[str, str]]:
         return {self.name: {"bind": "/repo", "mode": "rw"}}
+
+    def full(self) -> bool:
+        """Whether the model's commands filled the repository: less than FULL_MARGIN of it is left."""
+        import docker.errors
+
+        try:
+            code, output = self.holder.exec_run(["stat", "-f", "-c", "%a %S", "/repo"])
+            free_blocks, block = (int(word) for word in output.decode().split())
+        except (docker.errors.DockerException, ValueError):
+            return False  # not known: nothing is claimed
+        return code == 0 and free_blocks * block < max(FULL_MARGIN, self.size_bytes // 100)
 
     def read_back(self, workdir: Path) -> str | None:
         """Replace `workdir` with the repository's files as the run left them; returns why they could not all be

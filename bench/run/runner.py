@@ -36,6 +36,7 @@ from bench.run.record import RunRecord
 from bench.run.server_faults import Verdict, judge
 from bench.sandbox.base import AgentRun
 from bench.score.grading import score_run_dir
+from bench.servers.api import wait_idle
 from bench.servers.base import Endpoints, Servers
 
 Row = dict[str, str]
@@ -95,13 +96,17 @@ class Bench:
         done = completed_keys(existing)
         endpoints: Endpoints | None = None
         for index, planned in enumerate(plan, start=1):
-            # (Re)start at each new ctx, and after a server died in the previous run.
-            if endpoints is None or endpoints.ctx != planned.ctx or not servers.healthy():
+            # (Re)start at each new ctx, after a server or the forwarder died in the previous run, and when a slot
+            # is still busy (or the server stuck) a while after it: each run starts on idle servers.
+            stuck = wait_idle(endpoints.urls) if endpoints is not None else None
+            if endpoints is None or endpoints.ctx != planned.ctx or not servers.healthy() or stuck:
                 try:
                     endpoints = servers.start(planned.ctx)
                     log.debug(
                         "servers up for ctx %d: flint %s, jeff %s", planned.ctx, endpoints.flint_url, endpoints.jeff_url
                     )
+                    if stuck := wait_idle(endpoints.urls):
+                        raise ServerStartError(f"the servers are not idle after a restart: {stuck}")
                 except ServerStartError as e:
                     if endpoints is None:  # nothing measured yet: the set-up is wrong, say so and stop
                         raise
@@ -169,12 +174,13 @@ class Bench:
             uuids, size_bytes(self.config.diff_limit),
         )  # fmt: skip
         record.events, record.wall_s, record.gpu = seen.events, seen.agent.wall_s, seen.gpu
-        record.numbers = trace_numbers(seen.events)
+        record.numbers = trace_numbers(seen.events, endpoints.ctx, endpoints.jeff.n_ctx if endpoints.jeff else None)
         record.check = check_reprocessed(record.numbers, seen.counter_before, seen.counter_after)
         verdict = judge(seen.servers, seen.events, self.config.server_stall_limit_s)
         record.server_stall_s, record.check = verdict.stall_s, verdict.reprocessed(record.check)
-        for problem in seen.problems:
+        for problem in [*seen.problems, *record.numbers.problems, *seen.limits_reached]:
             record.note(problem)
+        record.limits_reached, record.resource_exhausted = seen.limits_reached, seen.cut_short_by_limit
         if seen.trace_problem:  # the trace cannot be trusted: nothing it says goes in the row
             record.note(seen.trace_problem)
             record.infra_error = True
@@ -195,10 +201,14 @@ class Bench:
         problems += verdict.faults
         healthy = servers.healthy()
         if not healthy and not verdict.faults:
-            problems.append("a llama-server died during the run")
+            problems.append("a llama-server or the forwarder died during the run")
         if not healthy or verdict.died:
             problems.append(f"server log tail: {servers.log_tail(5)!r}")
-        elif record.numbers is not None and record.numbers.stop_reason is None and not problems:
+        elif (
+            record.numbers is not None
+            and record.numbers.stop_reason is None
+            and not (problems or record.resource_exhausted)
+        ):
             problems.append(f"the agent exited with status {agent.exit_code} without a stop event: see agent.log")
         for problem in [*problems, *verdict.notes]:
             record.note(problem)

@@ -6,7 +6,7 @@ they live outside that copy and only meet the agent's changes later, in a separa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -21,6 +21,9 @@ class AgentRun:
     output: str  # the agent's stdout and stderr
     infra_error: str | None = None  # the sandbox itself failed (container did not start, ...)
     changes_lost: str | None = None  # why the agent's files could not all be brought back: the run is not graded
+    # The sandbox limits the run used up (memory, the repository's size): the agent's doing, so its failure.
+    resources_exhausted: list[str] = field(default_factory=list)
+    killed_for_memory: bool = False  # the kernel killed the agent itself, so it wrote no stop line
 
 
 class Sandbox(Protocol):

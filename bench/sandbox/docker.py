@@ -77,22 +77,37 @@ class DockerSandbox:
         environment = {"HOME": "/tmp", COMMAND_USER_ENV: f"{SANDBOX_UID}:{SANDBOX_UID}"}  # the volume's owner
         prepare_trace_folder(out_dir)
         start = time.monotonic()
+        state: dict[str, Any] = {}
         try:
             repo.create(workdir)
             start = time.monotonic()
             code, timed_out, logs = run_container(
-                self.client, self.config.run_timeout_s, image=self.image, command=command, volumes=volumes,
+                self.client, self.config.run_timeout_s, state=state, image=self.image, command=command, volumes=volumes,
                 user="0:0", working_dir="/opt/agentbench", environment=environment,
                 network=self.endpoints.sandbox_network,
                 labels={**self.names.labels("sandbox"), "agentbench.run": self.run_label}, **self._limits(),
             )  # fmt: skip
             wall_s = time.monotonic() - start
+            exhausted = self._limits_reached(state, repo.full())
             lost = repo.read_back(workdir)
         except SandboxError as e:
             return AgentRun(None, False, time.monotonic() - start, "", infra_error=str(e))
         finally:
             repo.remove()
-        return AgentRun(code, timed_out, wall_s, logs, changes_lost=lost)
+        run = AgentRun(code, timed_out, wall_s, logs, changes_lost=lost, resources_exhausted=exhausted)
+        run.killed_for_memory = bool(state.get("OOMKilled")) and code == 137  # the agent itself, PID 1, was killed
+        return run
+
+    def _limits_reached(self, state: dict[str, Any], repo_full: bool) -> list[str]:
+        """The sandbox limits the run used up: what the model's commands (or the agent) exhausted."""
+        reached = []
+        if state.get("OOMKilled"):
+            reached.append(
+                f"a process in the sandbox was killed for memory (sandbox_memory={self.config.sandbox_memory})"
+            )
+        if repo_full:
+            reached.append(f"the repository filled up (sandbox_repo_size={self.config.sandbox_repo_size})")
+        return reached
 
     def grader(self) -> Grader:
         return DockerGrader(self.client, self.image, labels=self.names.labels("grader"))

@@ -1,4 +1,4 @@
-"""llama-server's HTTP API as the bench uses it: /props, /health, /metrics and the slot-erase action.
+"""llama-server's HTTP API as the bench uses it: /props, /health, /metrics, /slots and the slot-erase action.
 
 All of it goes through one httpx client with explicit timeouts: a server that stops answering costs seconds, never
 a hung bench. (The agent keeps its own standard-library client: it runs in a bare python3 container.)
@@ -93,6 +93,33 @@ def is_healthy(base_url: str) -> bool:
         return _client.get(_url(base_url, "/health"), timeout=2.0).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def busy_slot(base_url: str) -> str | None:
+    """Why the server is not idle (a slot still processing, or /slots unanswered: stuck), or None when it is idle
+    or cannot tell (a server started with --no-slots)."""
+    try:
+        response = _client.get(_url(base_url, "/slots"), timeout=5.0)
+    except httpx.HTTPError as e:
+        return f"{base_url}/slots did not answer ({type(e).__name__}): the server is stuck"
+    if response.status_code in (404, 501):
+        return None
+    try:
+        slots = response.json()
+        processing = [slot.get("id") for slot in slots if slot.get("is_processing")]
+    except (ValueError, TypeError, AttributeError):
+        return f"{base_url}/slots answered no list of slots"
+    return f"slot {processing[0]} of {base_url} is still processing a request" if processing else None
+
+
+def wait_idle(urls: list[str], timeout_s: float = 30.0) -> str | None:
+    """Wait until no slot of these servers is processing; why not, when `timeout_s` passes first."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        problem = next((p for url in urls if (p := busy_slot(url))), None)
+        if problem is None or time.monotonic() >= deadline:
+            return problem
+        time.sleep(0.5)
 
 
 def parse_metrics(text: str) -> dict[str, float]:

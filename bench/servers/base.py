@@ -46,6 +46,11 @@ class Endpoints:
         return self.jeff_model_path.name if self.jeff_model_path else Path(self.jeff.model).name
 
     @property
+    def urls(self) -> list[str]:
+        """The servers' URLs as the bench reaches them."""
+        return [url for url in (self.flint_url, self.jeff_url) if url]
+
+    @property
     def server_build(self) -> str:
         return self.flint.build
 

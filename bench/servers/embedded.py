@@ -46,7 +46,9 @@ class EmbeddedServers:
         self.ownership = ownership or Ownership.new()  # the bench instance: its names, and a record of our pids
         self.names = BenchNames(self.ownership.instance)
         self.docker = docker_client  # set when sandboxes are containers: they reach us through a forwarder
-        self.forwarder = Forwarder(docker_client, sandbox_image, self.names) if docker_client is not None else None
+        self.forwarder = (
+            Forwarder(docker_client, sandbox_image, self.names, config.sampling) if docker_client is not None else None
+        )
         self.starts = 0  # each start writes logs of its own
         self.gpu = bool(llama_gpu_devices()) if gpu is None else gpu
         self.serving = resolve(config.flint_tools, small_model=serves_small_model(config, self.gpu))
@@ -103,7 +105,8 @@ class EmbeddedServers:
 
     def healthy(self) -> bool:
         servers = [s for s in (self.flint, self.jeff) if s is not None]
-        return bool(servers) and all(s.alive() and is_healthy(s.url) for s in servers)
+        healthy = bool(servers) and all(s.alive() and is_healthy(s.url) for s in servers)
+        return healthy and (self.forwarder is None or self.forwarder.healthy())
 
     def log_tail(self, lines: int = 20) -> str:
         parts = [f"[{name}]\n{s.log_tail(lines)}" for name, s in (("flint", self.flint), ("jeff", self.jeff)) if s]

@@ -30,7 +30,9 @@ class ExternalServers:
         self.jeff_url = config.jeff_url.rstrip("/") if config.jeff_url and config.use_jeff else None
         self.docker = docker_client
         self.names = names or BenchNames(new_instance_id())  # the bench instance's, or names of our own
-        self.forwarder = Forwarder(docker_client, sandbox_image, self.names) if docker_client is not None else None
+        self.forwarder = (
+            Forwarder(docker_client, sandbox_image, self.names, config.sampling) if docker_client is not None else None
+        )
 
     def start(self, ctx: int) -> Endpoints:
         for role, url in (("Flint", self.flint_url), ("Jeff", self.jeff_url)):
@@ -58,7 +60,8 @@ class ExternalServers:
         )
 
     def healthy(self) -> bool:
-        return all(is_healthy(u) for u in (self.flint_url, self.jeff_url) if u)
+        servers_healthy = all(is_healthy(u) for u in (self.flint_url, self.jeff_url) if u)
+        return servers_healthy and (self.forwarder is None or self.forwarder.healthy())
 
     def log_tail(self, lines: int = 20) -> str:
         return "(external servers: their logs are wherever they were started)"

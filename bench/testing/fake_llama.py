@@ -46,7 +46,8 @@ OLD_PARSE_MESSAGE = 'Failed to parse input at pos 131: <tool_call>\n{"name": "wr
 NEW_PARSE_MESSAGE = "The model produced output that does not match the expected peg-native format"
 
 
-# Scripted replies: plain dicts, so a JSON script file can hold them too. Each may carry "delay" (seconds).
+# Scripted replies: plain dicts, so a JSON script file can hold them too. Each may carry "delay" (seconds), and
+# "usage" or "timings" to send in place of the computed ones (a server that reports nonsense).
 
 
 def tool_calls(
@@ -267,6 +268,7 @@ class FakeLlama:
             "total_tokens": prompt_tokens + completion,
             "prompt_tokens_details": {"cached_tokens": cache_n},
         }
+        usage, timings = reply.get("usage", usage), reply.get("timings", timings)  # a hostile server's, if scripted
         response = {
             "choices": [{"finish_reason": finish, "index": 0, "message": message}],
             "created": int(time.time()),

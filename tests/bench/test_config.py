@@ -170,3 +170,12 @@ def test_a_wrong_value_from_the_file_is_blamed_on_the_file(tmp_path: Path) -> No
         load_config(config, {})
     with pytest.raises(ConfigError, match="^the command line: reps = 0"):
         load_config(None, {"reps": 0})
+
+
+def test_the_repository_may_take_at_most_half_the_sandbox_memory() -> None:
+    """Its tmpfs pages count against the memory limit: filling a repository as large as the memory got the agent
+    killed for memory instead of refused a write (issue 19)."""
+    assert load_config(None, {}).sandbox_repo_size == "512m"
+    assert load_config(None, {"sandbox_repo_size": "1g"}).sandbox_repo_size == "1g"  # half of the default 2g
+    with pytest.raises(ConfigError, match="sandbox_repo_size 2g is more than half of sandbox_memory 2g"):
+        load_config(None, {"sandbox_repo_size": "2g"})
