@@ -106,6 +106,7 @@ test-fast: $(VENV)/.deps
 perf: setup
 	$(BIN)/python perf/gpu_sampler.py
 	$(BIN)/python perf/harness.py
+	$(BIN)/python perf/analysis.py
 
 up: setup
 	$(BIN)/python -m bench up $(if $(CTX),--ctx $(CTX))

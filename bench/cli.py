@@ -10,20 +10,26 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bench.config import SANDBOX_KINDS, SERVER_KINDS, SETTINGS, BenchConfig, load_config
-from bench.errors import BenchError, ConfigError
+from bench.errors import BenchError, ConfigError, Terminated
 from bench.logs import configure_logging
+from bench.results.disk import disk_error, is_disk_error
 
 DEFAULT_CONFIG = "bench.yaml"
 log = logging.getLogger(__name__)
 
 
 def _csv_list(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
+    parts = [part.strip() for part in text.split(",")]
+    if not all(parts):  # `--ctx 4096,,8192` is a typo, never "4096 and 8192"
+        raise argparse.ArgumentTypeError(f"{text!r} has an empty item: separate the values by single commas")
+    return parts
 
 
 def _int_list(text: str) -> list[int]:
@@ -178,6 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="K",
         help="compare the last file with the runs of the K most recent earlier files of each configuration",
     )
+    one.add_argument(
+        "--strict",
+        action="store_true",
+        help="a gate with nothing to compare (no baseline of the configuration, a metric not measured) fails",
+    )
 
     one = command("history", history, "results files lined up by date: series, change points, plots")
     one.add_argument("files", nargs="+", metavar="RESULTS.csv", help="e.g. results/nightly-*.csv")
@@ -213,17 +224,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Exit statuses (README "Exit statuses"): each means one thing, whatever the command.
+EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_BUG = 0, 1, 2, 3
+EXIT_SIGINT, EXIT_SIGTERM = 128 + signal.SIGINT, 128 + signal.SIGTERM
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command's own status (0; 1: runs ended in infra_error, a gate failed); 2 a one-line error; 3 a bug in
+    the bench (its traceback); 130 Ctrl-C, 143 SIGTERM."""
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose - args.quiet)
     try:
         return int(args.function(args))
     except BenchError as e:
         log.error("%s", e)
-        return 2
+        return EXIT_ERROR
     except BrokenPipeError:  # `python -m bench compare ... | head`: the reader left, nothing is wrong
         sys.stderr.close()
-        return 0
-    except KeyboardInterrupt:
-        log.warning("interrupted; rows already written are kept")
-        return 130
+        return EXIT_OK
+    except KeyboardInterrupt as e:
+        log.warning("%s; rows already written are kept", "terminated" if isinstance(e, Terminated) else "interrupted")
+        return EXIT_SIGTERM if isinstance(e, Terminated) else EXIT_SIGINT
+    except OSError as e:
+        if not is_disk_error(e):
+            return _bug()
+        log.error("%s", disk_error(e))
+        return EXIT_ERROR
+    except Exception:
+        return _bug()
+
+
+def _bug() -> int:
+    """Anything else is a bug: its traceback, and a status of its own (1 would read as "some runs failed")."""
+    traceback.print_exc()
+    log.error("this is a bug in the bench: please report it with the traceback above")
+    return EXIT_BUG

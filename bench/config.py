@@ -25,7 +25,8 @@ SandboxKind = Literal["auto", "docker", "podman", "local"]
 ServerKind = Literal["auto", "compose", "embedded", "external"]
 SANDBOX_KINDS: tuple[str, ...] = get_args(SandboxKind)
 SERVER_KINDS: tuple[str, ...] = get_args(ServerKind)
-MIN_CTX = 256  # llama-server pads windows to multiples of 256; below that nothing useful fits
+MIN_CTX = 256  # below that nothing useful fits
+CTX_PAD = 256  # llama-server pads windows to multiples of this
 DEFAULT_CTX = 4096  # Flint's and Jeff's window unless asked otherwise (compose.yaml and .env.example agree: tested)
 
 
@@ -55,6 +56,17 @@ def _device(text: str) -> str:
     return text
 
 
+def _padded_ctx(ctx: int) -> int:
+    # llama-server rounds its window up to a multiple of 256 (src/llama-context.cpp: GGML_PAD(n_ctx, 256)), so any
+    # other size would be served larger than asked, and refused only once the server is up (bench.servers.api).
+    if ctx % CTX_PAD:
+        low = ctx // CTX_PAD * CTX_PAD
+        raise ValueError(
+            f"llama-server serves windows in multiples of {CTX_PAD}: choose {low or CTX_PAD} or {low + CTX_PAD}"
+        )
+    return ctx
+
+
 SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
@@ -74,7 +86,7 @@ def _digits_as_text(value: object) -> object:
 
 
 Preset = Annotated[str, AfterValidator(_known_preset)]
-Ctx = Annotated[int, Field(ge=MIN_CTX, le=1 << 20)]
+Ctx = Annotated[int, Field(ge=MIN_CTX, le=1 << 20), AfterValidator(_padded_ctx)]
 Names = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
 Url = Annotated[str, AfterValidator(_url)]
 Seconds = Annotated[float, Field(gt=0, le=7 * 24 * 3600)]
@@ -188,6 +200,9 @@ class BenchConfig(BaseModel):
     cpu_models: Literal["small", "configured"] = "small"
     """Servers on the CPU (embedded without a GPU build, compose's cpu profile): small (the small model as Flint and
     Jeff) or configured (the models above, as on a GPU)."""
+
+    server_stall_limit_s: Annotated[float, Field(ge=0, le=24 * 3600)] = 10.0
+    """Seconds a run may lose to servers not computing (server_stall_s) and still count; above, it is infra_error."""
 
     @model_validator(mode="after")
     def _repo_fits_in_memory(self) -> BenchConfig:

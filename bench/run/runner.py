@@ -18,11 +18,12 @@ from pathlib import Path
 from agent.trace import agent_version
 from bench import ROOT
 from bench.config import BenchConfig, size_bytes
-from bench.errors import BenchError, ConfigError, ResultsError, SandboxError, ServerStartError
+from bench.errors import BenchError, ConfigError, ResultsError, SandboxError, ServerStartError, Terminated
 from bench.logs import logging_to
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
 from bench.provenance import git_dirty, git_sha
 from bench.results.append import append_row, check_same_inputs, completed_keys, read_rows, set_aside_partial_row
+from bench.results.disk import DiskError, disk_error, is_disk_error
 from bench.results.lock import ResultsLock
 from bench.results.schema import INFRA_STOP_REASON
 from bench.run.choices import Factory
@@ -31,6 +32,8 @@ from bench.run.observe import observe, write_run_json
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
 from bench.run.progress import Progress
 from bench.run.record import RunRecord
+from bench.run.server_faults import Verdict, judge
+from bench.sandbox.base import AgentRun
 from bench.score.graders import grader_for
 from bench.score.grading import score_run_dir
 from bench.servers.api import wait_idle
@@ -38,6 +41,7 @@ from bench.servers.base import Endpoints, Servers
 
 Row = dict[str, str]
 log = logging.getLogger(__name__)
+INTERRUPTED_SUFFIX = ".interrupted"  # the folder of a run that was cut short: results/runs/<run_id>.interrupted
 
 
 class Bench:
@@ -145,12 +149,23 @@ class Bench:
     def run_one(self, inputs: RunInputs, servers: Servers, endpoints: Endpoints, progress: Progress) -> RunRecord:
         record = self._new_record(inputs)
         run_dir = self.out.parent / "runs" / record.run_id
-        run_dir.mkdir(parents=True)
         try:
+            run_dir.mkdir(parents=True)
             self._measure(record, servers, endpoints, run_dir, progress)
+        except DiskError:
+            mark_interrupted(run_dir)
+            raise
         except BenchError as e:  # the sandbox or the servers failed: the run says so, the bench goes on
             record.infra_error = True
             record.note(str(e))
+        except OSError as e:  # a full disk under the artifacts: the bench ends, its rows intact
+            mark_interrupted(run_dir)
+            if not is_disk_error(e):
+                raise
+            raise disk_error(e, self.out, run_dir) from None
+        except BaseException:  # Ctrl-C, SIGTERM: no row for this run, and its folder says it was cut short
+            mark_interrupted(run_dir)
+            raise
         return record
 
     def _measure(
@@ -165,13 +180,15 @@ class Bench:
         record.events, record.wall_s, record.gpu = seen.events, seen.agent.wall_s, seen.gpu
         record.numbers = trace_numbers(seen.events, endpoints.ctx, endpoints.jeff.n_ctx if endpoints.jeff else None)
         record.check = check_reprocessed(record.numbers, seen.counter_before, seen.counter_after)
+        verdict = judge(seen.servers, seen.events, self.config.server_stall_limit_s)
+        record.server_stall_s, record.check = verdict.stall_s, verdict.reprocessed(record.check)
         for problem in [*seen.problems, *record.numbers.problems, *seen.limits_reached]:
             record.note(problem)
         record.limits_reached, record.resource_exhausted = seen.limits_reached, seen.cut_short_by_limit
         if seen.trace_problem:  # the trace cannot be trusted: nothing it says goes in the row
             record.note(seen.trace_problem)
             record.infra_error = True
-        self._infra_problems(record, seen.agent.exit_code, seen.agent.timed_out, seen.agent.infra_error, servers)
+        self._infra_problems(record, seen.agent, verdict, servers)
         if record.numbers.start_n_ctx not in (None, endpoints.ctx):
             record.note(f"the agent saw a {record.numbers.start_n_ctx}-token window, not the row's {endpoints.ctx}")
             record.infra_error = True
@@ -183,17 +200,18 @@ class Bench:
         """The servers answer, and so does the sandboxes' way to them (the forwarder, where there is one)."""
         return servers.healthy() and self.factory.sandboxes.healthy()
 
-    def _infra_problems(
-        self, record: RunRecord, exit_code: int | None, timed_out: bool, infra_error: str | None, servers: Servers
-    ) -> None:
-        """Reasons this run failed for something other than the agent; any of them marks the row infra_error."""
-        problems = []
-        if infra_error:
-            problems.append(infra_error)
-        if timed_out:
+    def _infra_problems(self, record: RunRecord, agent: AgentRun, verdict: Verdict, servers: Servers) -> None:
+        """Reasons this run failed for something other than the agent; any of them marks the row infra_error. The
+        servers' faults (down, died, restarted, hung, stalled) come from the watch, each naming its server."""
+        problems = [agent.infra_error] if agent.infra_error else []
+        if agent.timed_out:
             problems.append(f"the run was killed after run_timeout_s={self.config.run_timeout_s:.0f}")
-        if not servers.healthy():
-            problems.append(f"a llama-server died during the run; log tail: {servers.log_tail(5)!r}")
+        problems += verdict.faults
+        healthy = servers.healthy()
+        if not healthy and not verdict.faults:
+            problems.append("a llama-server died during the run")
+        if not healthy or verdict.died:
+            problems.append(f"server log tail: {servers.log_tail(5)!r}")
         elif not self.factory.sandboxes.healthy():
             problems.append("the forwarder between the sandboxes and the servers died or stopped answering")
         elif (
@@ -201,8 +219,8 @@ class Bench:
             and record.numbers.stop_reason is None
             and not (problems or record.resource_exhausted)
         ):
-            problems.append(f"the agent exited with status {exit_code} without a stop event: see agent.log")
-        for problem in problems:
+            problems.append(f"the agent exited with status {agent.exit_code} without a stop event: see agent.log")
+        for problem in [*problems, *verdict.notes]:
             record.note(problem)
         record.infra_error = record.infra_error or bool(problems)
 
@@ -217,6 +235,17 @@ def check_writable(out: Path) -> None:
     probe = out if out.exists() else parent
     if not os.access(probe, os.W_OK):
         raise ConfigError(f"--out {out}: {probe} is not writable by this user; choose another path")
+
+
+def mark_interrupted(run_dir: Path) -> None:
+    """A run cut short (Ctrl-C, SIGTERM, a full disk) has no row: its folder is renamed `<run_id>.interrupted`, so
+    no later command takes it for a measured run (a rename needs no free space)."""
+    if not run_dir.is_dir():
+        return
+    try:
+        run_dir.rename(run_dir.with_name(run_dir.name + INTERRUPTED_SUFFIX))
+    except OSError as e:
+        log.warning("could not mark %s as interrupted: %s", run_dir, e.strerror or e)
 
 
 def log_file(out: Path) -> Path:
@@ -241,4 +270,4 @@ def command(config: BenchConfig) -> int:
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+    raise Terminated

@@ -21,9 +21,11 @@ class ExternalServers:
         self.jeff_url = config.jeff_url.rstrip("/") if config.jeff_url and config.use_jeff else None
 
     def start(self, ctx: int) -> Endpoints:
-        for url in (self.flint_url, self.jeff_url):
+        for role, url in (("Flint", self.flint_url), ("Jeff", self.jeff_url)):
             if url and not is_healthy(url):
-                raise ServerStartError(f"no healthy llama-server answers at {url}/health: start it or fix the URL")
+                raise ServerStartError(
+                    f"{role}: no healthy llama-server answers at {url}/health: start it or fix the URL"
+                )
         flint, jeff = check_windows(self.flint_url, ctx, self.jeff_url, self.config.jeff_ctx)
         return Endpoints(
             ctx=ctx,

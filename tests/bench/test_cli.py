@@ -42,3 +42,8 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], says: str, tmp_path: 
 def test_usage_errors_come_from_argparse() -> None:
     done = bench("run", "--ctx", "big")
     assert done.returncode == 2 and "expected comma-separated integers" in done.stderr
+
+
+def test_an_empty_item_in_a_list_is_refused_not_dropped() -> None:
+    done = bench("run", "--ctx", "4096,,8192")
+    assert done.returncode == 2 and "'4096,,8192' has an empty item" in done.stderr

@@ -34,7 +34,9 @@ def test_every_column_has_a_one_line_doc_and_a_known_type() -> None:
 def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -> None:
     assert schema.GROUP_COLUMNS == ["fixture", "preset", "ctx", "flint_model", "jeff_model", "flint_serving"]
     assert set(schema.SETUP_COLUMNS) == {
-        "flint_model_sha256", "jeff_model_sha256", "server_build", "gpu_name", "gpu_mem_method", "sandbox"
+        "flint_model_sha256", "jeff_model_sha256", "server_build", "gpu_name", "gpu_mem_method", "sandbox",
+        # every setting that changes results is a key (issue 23): never pooled, never compared as one
+        "servers", "server_package", "fixture_sha", "sampling", "max_steps", "keep", "clear_at",
     }  # fmt: skip
     assert set(schema.INPUT_COLUMNS) == {
         "fixture", "fixture_sha", "preset", "ctx", "rep", "flint_model_sha256", "jeff_model_sha256", "agent_version",
