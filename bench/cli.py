@@ -1,24 +1,35 @@
-"""`python -m bench <command>`: parse arguments, call the module that does the work, print one line on errors.
+"""`python -m bench <command>`: parse arguments, call the function that does the work, print one line on errors.
 
-Each command lives in its own module as `command(args) -> exit status`; this file only wires them up.
+Each command is one function below that imports the module doing its work (inside the function, so that a command
+loads only what it needs: `bench run` never loads matplotlib). Settings flags are named after the settings
+(bench.config.BenchConfig) and become settings in one place, `settings()`, where the config model validates them:
+argparse only splits text into lists and numbers.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
+import signal
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
-from bench.errors import BenchError
+from bench.config import SANDBOX_KINDS, SERVER_KINDS, SETTINGS, BenchConfig, load_config
+from bench.errors import BenchError, ConfigError, Terminated
 from bench.logs import configure_logging
+from bench.results.disk import disk_error, is_disk_error
 
+DEFAULT_CONFIG = "bench.yaml"
 log = logging.getLogger(__name__)
 
 
 def _csv_list(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
+    parts = [part.strip() for part in text.split(",")]
+    if not all(parts):  # `--ctx 4096,,8192` is a typo, never "4096 and 8192"
+        raise argparse.ArgumentTypeError(f"{text!r} has an empty item: separate the values by single commas")
+    return parts
 
 
 def _int_list(text: str) -> list[int]:
@@ -28,123 +39,235 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from e
 
 
+def settings(args: argparse.Namespace) -> BenchConfig:
+    """The one place flags become settings: the --config file (bench.yaml when there is one), then every flag named
+    after a setting that was given, validated by the config model."""
+    path = Path(getattr(args, "config", DEFAULT_CONFIG))
+    if not path.exists() and str(path) != DEFAULT_CONFIG:
+        raise ConfigError(f"config file {path} not found")
+    given = {name: value for name in SETTINGS if (value := getattr(args, name, None)) not in (None, "")}
+    return load_config(path if path.exists() else None, given)
+
+
+# The commands: each takes the parsed arguments and returns the exit status.
+
+
+def run(args: argparse.Namespace) -> int:
+    from bench.run.runner import command
+
+    return command(settings(args))
+
+
+def up(args: argparse.Namespace) -> int:
+    from bench.servers import updown
+
+    return updown.up(settings(args))
+
+
+def down(args: argparse.Namespace) -> int:
+    from bench.servers import updown
+
+    return updown.down(settings(args))
+
+
+def models(args: argparse.Namespace) -> int:
+    from bench.servers.fetch import command
+
+    return command(settings(args))
+
+
+def gpu_check(args: argparse.Namespace) -> int:
+    from bench.gpu_check import command
+
+    return command(settings(args), args.config)
+
+
+def compare(args: argparse.Namespace) -> int:
+    from bench.analyze.compare import command
+
+    return command(args)
+
+
+def history(args: argparse.Namespace) -> int:
+    from bench.analyze.history import command
+
+    return command(args)
+
+
+def report(args: argparse.Namespace) -> int:
+    from bench.analyze.report import command
+
+    return command(args)
+
+
+def replay(args: argparse.Namespace) -> int:
+    from bench.replay.command import command
+
+    return command(args)
+
+
+def migrate(args: argparse.Namespace) -> int:
+    from bench.results.migrate import command
+
+    return command(args)
+
+
+def fixtures_check(args: argparse.Namespace) -> int:
+    from bench.score.check import command
+
+    return command(args)
+
+
+def score(args: argparse.Namespace) -> int:
+    from bench.score.grading import command
+
+    args.sandbox = settings(args).sandbox  # the flag, else bench.yaml's, validated like any setting
+    return command(args)
+
+
+def predictions_score(args: argparse.Namespace) -> int:
+    from bench.analyze.predictions import command
+
+    return command(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more diagnostics on stderr (debug)")
     parser.add_argument("-q", "--quiet", action="count", default=0, help="only warnings and errors on stderr")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run the agent on each fixture and append one row per run to a results CSV")
-    run.add_argument("--config", default="bench.yaml", help="matrix and settings (default: bench.yaml)")
-    run.add_argument("--ctx", type=_int_list, help="context sizes, e.g. 4096,8192")
-    run.add_argument("--presets", type=_csv_list, help="agent presets, e.g. part2,part3")
-    run.add_argument("--fixtures", type=_csv_list, help="fixture names, e.g. todo_repo")
-    run.add_argument("--reps", type=int, help="runs per (fixture, preset, ctx)")
-    run.add_argument("--max-steps", type=int, help="step limit per run (default: the fixture's)")
-    run.add_argument("--sandbox", choices=["auto", "docker", "local"])
-    run.add_argument("--servers", choices=["auto", "compose", "embedded", "external"])
-    run.add_argument("--out", help="results CSV (default: results/<date>-<sha>.csv)")
-    run.add_argument("--resume", action="store_true", help="skip runs already in --out with the same inputs")
-    run.add_argument("--flint-url", help="with --servers external: Flint's URL (default $FLINT_URL)")
-    run.add_argument("--jeff-url", help="with --servers external: Jeff's URL (default $JEFF_URL; none: no Jeff)")
-    run.set_defaults(module="bench.run.runner")
+    def command(name: str, function: Callable[[argparse.Namespace], int], text: str) -> argparse.ArgumentParser:
+        found = sub.add_parser(name, help=text, description=text)
+        found.set_defaults(function=function)
+        return found
 
-    up = sub.add_parser("up", help="start Flint and Jeff with compose (GPU, else CPU) and leave them running")
-    up.add_argument("--config", default="bench.yaml")
-    up.add_argument("--ctx", type=int, default=4096)
-    up.set_defaults(module="bench.servers.updown")
-    down = sub.add_parser("down", help="stop what `up` started")
-    down.add_argument("--config", default="bench.yaml")
-    down.set_defaults(module="bench.servers.updown")
-    models = sub.add_parser("models", help="fetch the configured hub models into the shared cache ahead of time")
-    models.add_argument("--config", default="bench.yaml")
-    models.set_defaults(module="bench.servers.fetch")
-    gpu_check = sub.add_parser("gpu-check", help="once per GPU host: NVML, the sampler, compose, one real run")
-    gpu_check.add_argument("--config", default="bench.yaml")
-    gpu_check.add_argument("--ctx", type=int, default=4096, help="context size of the real run (default 4096)")
-    gpu_check.set_defaults(module="bench.gpu_check")
+    def config_flag(found: argparse.ArgumentParser) -> None:
+        found.add_argument("--config", default=DEFAULT_CONFIG, help="settings file (default: bench.yaml, if any)")
 
-    compare = sub.add_parser("compare", help="compare results CSVs group by group, with exact tests")
-    compare.add_argument("files", nargs="+", metavar="RESULTS.csv", help="the older file first")
-    compare.add_argument(
+    def ctx_flag(found: argparse.ArgumentParser, text: str) -> None:
+        found.add_argument("--ctx", type=_int_list, help=text)
+
+    one = command("run", run, "run the agent on each fixture and append one row per run to a results CSV")
+    config_flag(one)
+    ctx_flag(one, "context sizes, e.g. 4096,8192")
+    one.add_argument("--presets", type=_csv_list, help="agent presets, e.g. part2,part3")
+    one.add_argument("--fixtures", type=_csv_list, help="fixture names, e.g. todo_repo")
+    one.add_argument("--reps", type=int, help="runs per (fixture, preset, ctx)")
+    one.add_argument("--max-steps", type=int, help="step limit per run (default: the fixture's)")
+    one.add_argument("--sandbox", metavar="|".join(SANDBOX_KINDS), help="where the agent runs")
+    one.add_argument("--servers", metavar="|".join(SERVER_KINDS), help="where Flint and Jeff run")
+    one.add_argument("--out", help="results CSV (default: results/<date>-<sha>.csv)")
+    one.add_argument(
+        "--resume", action="store_true", default=None, help="skip runs already in --out with the same inputs"
+    )
+    one.add_argument("--flint-url", help="with --servers external: Flint's URL (default $FLINT_URL)")
+    one.add_argument("--jeff-url", help="with --servers external: Jeff's URL (default $JEFF_URL; none: no Jeff)")
+
+    one = command("up", up, "start Flint and Jeff with compose (GPU, else CPU) and leave them running")
+    config_flag(one)
+    ctx_flag(one, "Flint's context size (default: the settings' first)")
+    config_flag(command("down", down, "stop what `up` started"))
+    config_flag(command("models", models, "fetch the configured hub models into the shared cache ahead of time"))
+    one = command("gpu-check", gpu_check, "once per GPU host: NVML, the sampler, compose, one real run")
+    config_flag(one)
+    ctx_flag(one, "context size of the real run (default: the settings' first)")
+
+    one = command("compare", compare, "compare results CSVs group by group, with exact tests")
+    one.add_argument("files", nargs="+", metavar="RESULTS.csv", help="the older file first")
+    one.add_argument(
         "--fail-on",
         action="append",
         default=[],
         metavar="METRIC[:PCT]",
         help="exit 1 when METRIC got worse by more than PCT and significantly (repeatable); `infra` for infra_error",
     )
-    compare.add_argument("--alpha", type=float, default=0.05, help="significance level of tests and gates (0.05)")
-    compare.add_argument(
+    one.add_argument("--alpha", type=float, default=0.05, help="significance level of tests and gates (0.05)")
+    one.add_argument(
         "--pool-last",
         type=int,
         default=0,
         metavar="K",
         help="compare the last file with the runs of the K most recent earlier files of each configuration",
     )
-    compare.set_defaults(module="bench.analyze.compare")
-
-    history = sub.add_parser("history", help="results files lined up by date: series, change points, plots")
-    history.add_argument("files", nargs="+", metavar="RESULTS.csv", help="e.g. results/nightly-*.csv")
-    history.add_argument(
-        "--metric", action="append", help="completed, wall_s, ... (repeatable; default: the main ones)"
+    one.add_argument(
+        "--strict",
+        action="store_true",
+        help="a gate with nothing to compare (no baseline of the configuration, a metric not measured) fails",
     )
-    history.add_argument("--alpha", type=float, default=0.01, help="significance level of each change point (0.01)")
-    history.add_argument("--out-dir", help="where to write history.md and its plots (default: history-report/ beside)")
-    history.set_defaults(module="bench.analyze.history")
 
-    report = sub.add_parser("report", help="markdown report with PNG plots beside a results CSV")
-    report.add_argument("file", metavar="RESULTS.csv")
-    report.add_argument(
+    one = command("history", history, "results files lined up by date: series, change points, plots")
+    one.add_argument("files", nargs="+", metavar="RESULTS.csv", help="e.g. results/nightly-*.csv")
+    one.add_argument("--metric", action="append", help="completed, wall_s, ... (repeatable; default: the main ones)")
+    one.add_argument("--alpha", type=float, default=0.01, help="significance level of each change point (0.01)")
+    one.add_argument("--out-dir", help="where to write history.md and its plots (default: history-report/ beside)")
+
+    one = command("report", report, "markdown report with PNG plots beside a results CSV")
+    one.add_argument("file", metavar="RESULTS.csv")
+    one.add_argument(
         "--out-dir", help="where to write report.md and the plots (default: <CSV name>-report/ beside the CSV)"
     )
-    report.set_defaults(module="bench.analyze.report")
 
-    # h25: reprocessing by clearing policy (bench/analyze/replay_command.py)
-    replay = sub.add_parser("replay", help="what other clearing policies would have cost these runs' prompt cache")
-    replay.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="results/runs/<run_id> folders")
-    replay.add_argument(
-        "--policy", action="append", help="after:H, before:H, lowwater:H:L, none, run (:keep=K); default: a grid"
+    one = command("replay", replay, "what other clearing policies would have cost these runs' prompt cache")
+    one.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="results/runs/<run_id> folders")
+    one.add_argument("--policy", action="append", help="after:H, before:H, lowwater:H:L, none, run (:keep=K)")
+    one.add_argument("--flint-url", help="a llama-server with the runs' model and template, to count prompts")
+    one.add_argument("--csv", help="also write one line per run and policy to this CSV")
+
+    one = command("migrate", migrate, "rewrite a results CSV of an older bench under the current columns")
+    one.add_argument("file", metavar="OLD.csv")
+
+    group = sub.add_parser("fixtures", help="fixture tools").add_subparsers(dest="fixtures_command", required=True)
+    one = group.add_parser("check", help="verify every fixture against its hidden tests and solution")
+    one.set_defaults(function=fixtures_check)
+    one.add_argument("names", nargs="*", help="fixture names (default: all)")
+
+    one = command("score", score, "grade one run directory (results/runs/<run_id>)")
+    one.add_argument("run_dir")
+    one.add_argument("--sandbox", metavar="|".join(SANDBOX_KINDS), help="where grading runs (default: as bench run)")
+
+    group = sub.add_parser("predictions", help="predictions written before a bench").add_subparsers(
+        dest="predictions_command", required=True
     )
-    replay.add_argument("--flint-url", help="a llama-server with the runs' model and template, to count prompts")
-    replay.add_argument("--csv", help="also write one line per run and policy to this CSV")
-    replay.set_defaults(module="bench.analyze.replay_command")
-
-    migrate = sub.add_parser("migrate", help="rewrite a results CSV of an older bench under the current columns")
-    migrate.add_argument("file", metavar="OLD.csv")
-    migrate.set_defaults(module="bench.results.migrate")
-
-    fixtures = sub.add_parser("fixtures", help="fixture tools")
-    fixtures_sub = fixtures.add_subparsers(dest="fixtures_command", required=True)
-    check = fixtures_sub.add_parser("check", help="verify every fixture against its hidden tests and solution")
-    check.add_argument("names", nargs="*", help="fixture names (default: all)")
-    check.set_defaults(module="bench.score.check")
-
-    score = sub.add_parser("score", help="grade one run directory (results/runs/<run_id>)")
-    score.add_argument("run_dir")
-    score.add_argument("--sandbox", choices=["auto", "docker", "local"], default="auto")
-    score.set_defaults(module="bench.score.grading")
-
-    predictions = sub.add_parser("predictions", help="predictions written before a bench")
-    predictions_sub = predictions.add_subparsers(dest="predictions_command", required=True)
-    pscore = predictions_sub.add_parser("score", help="hit or miss for each prediction, with the numbers")
-    pscore.add_argument("predictions_file", metavar="predictions.yaml")
-    pscore.add_argument("results_file", metavar="RESULTS.csv")
-    pscore.set_defaults(module="bench.analyze.predictions")
+    one = group.add_parser("score", help="hit or miss for each prediction, with the numbers")
+    one.set_defaults(function=predictions_score)
+    one.add_argument("predictions_file", metavar="predictions.yaml")
+    one.add_argument("results_file", metavar="RESULTS.csv")
     return parser
 
 
+# Exit statuses (README "Exit statuses"): each means one thing, whatever the command.
+EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_BUG = 0, 1, 2, 3
+EXIT_SIGINT, EXIT_SIGTERM = 128 + signal.SIGINT, 128 + signal.SIGTERM
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command's own status (0; 1: runs ended in infra_error, a gate failed); 2 a one-line error; 3 a bug in
+    the bench (its traceback); 130 Ctrl-C, 143 SIGTERM."""
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose - args.quiet)
     try:
-        module = importlib.import_module(args.module)
-        return int(module.command(args))
+        return int(args.function(args))
     except BenchError as e:
         log.error("%s", e)
-        return 2
+        return EXIT_ERROR
     except BrokenPipeError:  # `python -m bench compare ... | head`: the reader left, nothing is wrong
         sys.stderr.close()
-        return 0
-    except KeyboardInterrupt:
-        log.warning("interrupted; rows already written are kept")
-        return 130
+        return EXIT_OK
+    except KeyboardInterrupt as e:
+        log.warning("%s; rows already written are kept", "terminated" if isinstance(e, Terminated) else "interrupted")
+        return EXIT_SIGTERM if isinstance(e, Terminated) else EXIT_SIGINT
+    except OSError as e:
+        if not is_disk_error(e):
+            return _bug()
+        log.error("%s", disk_error(e))
+        return EXIT_ERROR
+    except Exception:
+        return _bug()
+
+
+def _bug() -> int:
+    """Anything else is a bug: its traceback, and a status of its own (1 would read as "some runs failed")."""
+    traceback.print_exc()
+    log.error("this is a bug in the bench: please report it with the traceback above")
+    return EXIT_BUG

@@ -10,6 +10,9 @@ Anything else that escapes is a bug and keeps its traceback.
       FixtureError              a fixture is broken or unknown
       ScoringError              grading could not run (not: the agent's tests failed)
       ResultsError              a results file cannot be read, or mixing rows from different inputs was refused
+        DiskError               a file could not be written (full disk): the bench ends, its rows intact
+
+    Terminated                  SIGTERM, raised where Ctrl-C raises KeyboardInterrupt (exit 143 rather than 130)
 """
 
 
@@ -43,3 +46,7 @@ class ScoringError(BenchError):
 
 class ResultsError(BenchError):
     """A results CSV is unreadable, or a run would mix rows from different inputs into one file."""
+
+
+class Terminated(KeyboardInterrupt):
+    """The bench got SIGTERM (a CI timeout, `kill`): it stops like Ctrl-C, keeping its rows, and exits 143."""

@@ -6,27 +6,25 @@
    memory NVML reports for its process against the buffers llama-server itself logs as placed on the GPU (model,
    KV, compute, output). NVML must show at least those, and more by no more than a CUDA context.
 4. compose up and down with the GPU reservation (only where the NVIDIA Container Toolkit is installed).
-5. One real run at --ctx (default 4096) with the configured models, through `python -m bench run`.
+5. One real run at --ctx (default: the settings' first window) with the configured models, via `python -m bench run`.
 
 It prints one table and exits 1 when a check failed (a check that does not apply to this host is skipped).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from bench import ROOT
-from bench.config import BenchConfig, load_config
-from bench.containers.engine import docker_available, docker_client
+from bench.config import BenchConfig
+from bench.containers.engine import docker_or_none
 from bench.errors import BenchError
 from bench.measure.nvml import start_nvml
 from bench.measure.roles import ContainerMatcher, PidMatcher, ProcessMatcher
@@ -112,13 +110,13 @@ def memory_against_buffers(role: str, nvml_mib: int | None, log: str) -> Check:
 
 
 def check_servers(config: BenchConfig, ctx: int) -> list[Check]:
-    client = docker_client() if docker_available() else None
-    kind, reason = where_servers_run(probe_host(client))
+    host = probe_host(docker_or_none())  # the one look at the host
+    kind, reason = where_servers_run(host)
     servers: Any
     if kind == "compose":
         servers = ComposeServers(config, gpu=True)
     else:
-        servers = EmbeddedServers(config, ROOT / "results" / "gpu-check")
+        servers = EmbeddedServers(config, ROOT / "results" / "gpu-check", gpu=bool(host.llama_gpus))
         if not servers.gpu:
             return [
                 Check("servers", "FAIL", reason),
@@ -195,13 +193,13 @@ def table(checks: list[Check]) -> str:
     return "\n".join(lines)
 
 
-def command(args: argparse.Namespace) -> int:
-    path = Path(args.config)
-    config = load_config(path if path.exists() else None, {})
+def command(config: BenchConfig, config_path: str) -> int:
+    """`python -m bench gpu-check`: the checks at the settings' (first) window; the real run reads `config_path`."""
+    ctx = config.ctx[0]
     checks = [check_nvml()]
     if checks[0].status == "ok":
         checks.append(check_sampler_cost(config))
-        checks += check_servers(config, args.ctx)
-        checks.append(check_real_run(args.config, args.ctx))
+        checks += check_servers(config, ctx)
+        checks.append(check_real_run(config_path, ctx))
     print(table(checks))
     return 1 if any(c.status == "FAIL" for c in checks) else 0

@@ -78,9 +78,20 @@ def logging_to(path: Path) -> Iterator[Path]:
         handler.close()
 
 
+class _LogFile(logging.FileHandler):
+    """A log file that, once it cannot be written (a full disk), says so in one line on stderr and stops, rather than
+    printing a traceback for every record after it."""
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        error = sys.exc_info()[1]
+        reason = getattr(error, "strerror", None) or error
+        print(f"bench: warning: cannot write the log {self.baseFilename} ({reason}); it stops here", file=sys.stderr)
+        self.setLevel(logging.CRITICAL + 1)  # nothing more goes there
+
+
 def _file_handler(path: Path) -> logging.Handler:
     path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = _LogFile(path, encoding="utf-8")
     handler.setLevel(logging.DEBUG)
     handler.setFormatter(logging.Formatter(FILE_FORMAT))
     return handler

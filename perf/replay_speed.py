@@ -10,9 +10,9 @@ import tempfile
 from pathlib import Path
 
 from agent.cli import main as agent_main
-from bench.analyze.replay import RunTimeline, load_timeline, replay
-from bench.analyze.replay_policies import parse_policy
 from bench.errors import PrerequisiteError
+from bench.replay.policies import parse_policy
+from bench.replay.walk import RunTimeline, load_timeline, replay
 from bench.servers.binaries import find_small_model
 from bench.servers.process import LlamaProcess
 from bench.servers.tokenizer import ServerTokenizer
@@ -20,6 +20,7 @@ from bench.testing import fake_llama
 from perf.figures import Figure, Unavailable, figure, timed
 
 STEPS = 30
+POLICIES = ("after:0.5", "before:0.75", "lowwater:0.9:0.5")
 
 
 def figures(quick: bool) -> list[Figure]:
@@ -39,7 +40,7 @@ def figures(quick: bool) -> list[Figure]:
                 agent_main(argv)
             timeline = load_timeline(run_dir)
             if quick:
-                samples = replay_times(timeline, flint.url, repeats)
+                samples = replay_times(timeline, flint.url, repeats, POLICIES[:1])
         if not quick:
             try:
                 model = find_small_model()
@@ -50,9 +51,9 @@ def figures(quick: bool) -> list[Figure]:
     return [figure(f"replay of a {STEPS}-step trace, one policy", "s", samples, "<= 3.0", quick)]
 
 
-def replay_times(timeline: RunTimeline, url: str, repeats: int) -> list[float]:
+def replay_times(timeline: RunTimeline, url: str, repeats: int, policies: tuple[str, ...] = POLICIES) -> list[float]:
     samples = []
-    for name in ("after:0.5", "before:0.75", "lowwater:0.9:0.5"):
+    for name in policies:
         policy = parse_policy(name, "part3")
         for _ in range(repeats):
             tokenizer = ServerTokenizer(url)  # a fresh one each time: nothing counted before

@@ -53,7 +53,8 @@ def collect(quick: bool, only: list[str] | None = None) -> tuple[list[Figure], l
             traceback.print_exc()
             crashed.append(f"{name}: {type(e).__name__}: {e}")
             continue
-        figures += [{**f, "module": name} for f in found]
+        judged = [{**f, "passed": None} if quick else f for f in found]  # quick figures are never judged
+        figures += [{**f, "module": name} for f in judged]
     return figures, crashed, unavailable
 
 

@@ -24,6 +24,7 @@ from bench.errors import PrerequisiteError
 from bench.fixtures.fixture import load_fixture
 from bench.fixtures.workcopy import make_work_copy
 from bench.ownership import Ownership
+from bench.sandbox.base import Engine, Reach
 from bench.sandbox.docker import DockerSandbox
 from bench.sandbox.local import LocalSandbox
 from bench.servers.base import Endpoints
@@ -33,9 +34,9 @@ CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens, the agent's 
 FIXTURE = "todo_repo"
 
 
-def endpoints(network: str | None) -> Endpoints:
+def endpoints() -> Endpoints:
     props = Props(n_ctx=4096, model="none", build="none", supports_tool_calls=True)
-    return Endpoints(4096, CLOSED, props, None, sandbox_network=network, flint_sandbox_url=CLOSED)
+    return Endpoints(4096, CLOSED, props, None)
 
 
 def lifecycle(sandbox: DockerSandbox | LocalSandbox) -> None:
@@ -55,8 +56,8 @@ def docker_figures(quick: bool, repeats: int) -> list[Figure]:
     except PrerequisiteError as e:
         raise Unavailable(str(e)) from e
     image = ensure_sandbox_image(client)
-    names = BenchNames(Ownership.new().instance)
-    sandbox = DockerSandbox(client, image, endpoints("none"), BenchConfig(), "perf", names)
+    engine = Engine("docker", client, image, BenchNames(Ownership.new().instance))
+    sandbox = DockerSandbox(engine, Reach("none", CLOSED, None), BenchConfig(), "perf")  # no network at all
     if not quick:
         lifecycle(sandbox)  # warm: the image's layers in the page cache
     floor = timed(lambda: subprocess.run(["docker", "run", "--rm", image, "true"], check=True), repeats)
@@ -71,6 +72,6 @@ def docker_figures(quick: bool, repeats: int) -> list[Figure]:
 
 def figures(quick: bool) -> list[Figure]:
     repeats = 1 if quick else 5
-    local = LocalSandbox(endpoints(None), timeout_s=60)
+    local = LocalSandbox(endpoints(), timeout_s=60)
     out = [figure("local sandbox lifecycle", "s", timed(lambda: lifecycle(local), repeats), "<= 1.0", quick)]
     return out + docker_figures(quick, repeats)

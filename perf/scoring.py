@@ -48,7 +48,7 @@ def figures(quick: bool) -> list[Figure]:
     except PrerequisiteError:
         pass  # the local grader's figure still stands; the docker one is not measured here
     if quick:
-        graders = graders[-1:]  # one grading: the docker grader where there is one
+        graders = graders[:1]  # one grading, the local one: quick mode only proves the figure still runs
     out = []
     with tempfile.TemporaryDirectory(prefix="agentbench-perf-") as tmp:
         run_dir = run_folder(Path(tmp))

@@ -6,6 +6,7 @@ causes stacked per step for every run (from each run's reprocessed.json, bench/r
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -13,20 +14,23 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from bench.analyze.runs import Run
-from bench.analyze.table import fmt_cell, fmt_percent, markdown_table
-from bench.measure.reprocessing import CAUSES
+from bench.analyze.table import count_values, fmt_cell, fmt_number, fmt_percent, markdown_table
+from bench.results.read import measured
+from bench.results.row import ResultRow
 
 SPLIT_FILE = "reprocessed.json"
 CAUSE_COLOURS = {
     "cold": "#7f7f7f", "new": "#9cc3e6", "answer": "#e9a23b", "clearing": "#d1495b", "template": "#8c3b9e",
     "unexplained": "#3b3b3b",
 }  # fmt: skip
+CAUSES = ("cold", "new", "answer", "clearing", "template", "unexplained")  # bench/measure/reprocessing.py's
 CAUSE_COLUMNS = {
     "cold": "reprocessed_cold", "new": "reprocessed_new", "answer": "reprocessed_answer",
     "clearing": "reprocessed_by_clearing", "template": "reprocessed_by_template",
     "unexplained": "reprocessed_unexplained",
 }  # fmt: skip
 TIME_COLUMNS = ("wall_s", "flint_model_s", "jeff_model_s", "tools_s", "own_s", "floor_s")
+MAX_RUNS_SHOWN = 8  # a larger group is summarised: one line of medians, and one panel of all its runs per step
 
 
 def load_split(run_dir: Path) -> list[dict[str, Any]] | None:
@@ -41,6 +45,10 @@ def load_split(run_dir: Path) -> list[dict[str, Any]] | None:
 
 def cause_table(runs: list[Run]) -> str:
     headers = ["run", *CAUSES, "split"]
+    if len(runs) > MAX_RUNS_SHOWN:
+        rows = [run.row for run in runs]
+        line = [f"median of {len(runs)}", *(fmt_median(rows, CAUSE_COLUMNS[c]) for c in CAUSES)]
+        return markdown_table(headers, [[*line, count_values(r.reprocessed_split or "—" for r in rows)]])
     lines = [[run.name, *(fmt_cell(run.row, CAUSE_COLUMNS[c]) for c in CAUSES), run.row.reprocessed_split or "—"]
              for run in runs]  # fmt: skip
     return markdown_table(headers, lines)
@@ -48,6 +56,12 @@ def cause_table(runs: list[Run]) -> str:
 
 def time_table(runs: list[Run]) -> str:
     headers = ["run", "wall s", "Flint s", "Jeff s", "tools s", "own s", "floor s", "efficiency"]
+    if len(runs) > MAX_RUNS_SHOWN:
+        rows = [run.row for run in runs]
+        shares = measured(rows, "efficiency")
+        shown = fmt_percent(float(statistics.median(shares))) if shares else "n/a"
+        line = [f"median of {len(runs)}", *(fmt_median(rows, c) for c in TIME_COLUMNS), shown]
+        return markdown_table(headers, [line])
     lines = []
     for run in runs:
         efficiency = run.row.efficiency
@@ -56,14 +70,22 @@ def time_table(runs: list[Run]) -> str:
     return markdown_table(headers, lines)
 
 
+def fmt_median(rows: list[ResultRow], column: str) -> str:
+    values = measured(rows, column)
+    return fmt_number(statistics.median(values)) if values else "n/a"
+
+
 def plot_causes(runs: list[Run], runs_dir: Path, title: str, path: Path) -> bool:
-    """One panel per run: per step, the tokens computed anew stacked by cause. False when no run has a split."""
-    splits = [(run, load_split(runs_dir / run.row.run_id)) for run in runs]
-    shown = [(run, split) for run, split in splits if split]
+    """One panel per run (one for all of a large group's runs, summed per step): per step, the tokens computed anew
+    stacked by cause. False when no run has a split."""
+    splits = [(run.name, load_split(runs_dir / run.row.run_id)) for run in runs]
+    shown = [(name, split) for name, split in splits if split]
     if not shown:
         return False
+    if len(shown) > MAX_RUNS_SHOWN:
+        shown = [(f"all {len(shown)} runs, summed per step", _summed([split for _, split in shown]))]
     fig = Figure(figsize=(max(4.2 * min(len(shown), 4), 9.0), 1.2 + 3.2 * -(-len(shown) // 4)), layout="constrained")
-    for i, (run, split) in enumerate(shown):
+    for i, (name, split) in enumerate(shown):
         ax = fig.add_subplot(-(-len(shown) // 4), min(len(shown), 4), i + 1)
         steps = [int(r.get("step") or n + 1) for n, r in enumerate(split or [])]
         bottom = [0] * len(steps)
@@ -71,7 +93,7 @@ def plot_causes(runs: list[Run], runs_dir: Path, title: str, path: Path) -> bool
             values = [int(r.get(cause) or 0) for r in split or []]
             ax.bar(steps, values, bottom=bottom, color=CAUSE_COLOURS[cause], label=cause)
             bottom = [b + v for b, v in zip(bottom, values, strict=True)]
-        ax.set_title(run.name, fontsize=10)
+        ax.set_title(name, fontsize=10)
         ax.set_xlabel("step")
         ax.set_ylabel("tokens computed anew")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -80,6 +102,17 @@ def plot_causes(runs: list[Run], runs_dir: Path, title: str, path: Path) -> bool
     fig.suptitle(f"{title}: tokens computed anew, by cause")
     fig.savefig(path, dpi=90)
     return True
+
+
+def _summed(splits: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    steps: dict[int, dict[str, Any]] = {}
+    for split in splits:
+        for n, request in enumerate(split):
+            step = int(request.get("step") or n + 1)
+            total = steps.setdefault(step, {"step": step})
+            for cause in CAUSES:
+                total[cause] = int(total.get(cause) or 0) + int(request.get(cause) or 0)
+    return [steps[step] for step in sorted(steps)]
 
 
 def causes_section(runs: list[Run], runs_dir: Path, title: str, out_dir: Path, figure: str) -> list[str]:

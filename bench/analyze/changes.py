@@ -32,6 +32,8 @@ class Change:
     interval: str  # "-40% to +150%", "n/a"
     test: stats.Test | None  # None: not measured on both sides
     worse_by: float | None  # percent (percentage points for completed); negative when better; None: cannot tell
+    old_values: Sequence[float] = ()  # what was compared (completed: 1.0 per completed run), for the power
+    new_values: Sequence[float] = ()
 
     def verdict(self, alpha: float) -> str:
         return "not measured on both sides" if self.test is None else stats.verdict(self.test, alpha)
@@ -68,9 +70,11 @@ def fmt_metric(rows: Sequence[ResultRow], metric: str) -> str:
     return text
 
 
-def metric_change(metric: str, old: Sequence[ResultRow], new: Sequence[ResultRow]) -> Change:
+def metric_change(
+    metric: str, old: Sequence[ResultRow], new: Sequence[ResultRow], alpha: float = stats.ALPHA
+) -> Change:
     if metric == "completed":
-        return completion_change(old, new)
+        return completion_change(old, new, alpha)
     before, _ = values_of(old, metric)
     after, _ = values_of(new, metric)
     if not before or not after:
@@ -83,24 +87,37 @@ def metric_change(metric: str, old: Sequence[ResultRow], new: Sequence[ResultRow
     else:
         percent = 0.0 if delta == 0 else math.copysign(math.inf, delta)
         text = f"{signed(delta)} (from 0)"
-    interval = stats.median_change_interval(before, after)
-    interval_text = (
-        "n/a" if interval is None else f"{signed(interval[0], '{:.0f}')}% to {signed(interval[1], '{:.0f}')}%"
-    )
     worse_by = -percent if metric in HIGHER_IS_BETTER else percent
-    return Change(text, interval_text, stats.rank_test(before, after), worse_by)
+    interval = stats.change_interval(before, after, alpha)
+    return Change(text, interval_text(interval, "%"), stats.rank_test(before, after), worse_by, before, after)
 
 
-def completion_change(old: Sequence[ResultRow], new: Sequence[ResultRow]) -> Change:
+def interval_text(interval: tuple[float, float] | None, unit: str) -> str:
+    """`+25% to +34%`; `unbounded` when the runs cannot exclude any change (too few to tell)."""
+    if interval is None:
+        return "n/a"
+    low, high = interval
+    if math.isinf(low) and math.isinf(high):
+        return "unbounded (too few runs)"
+    space = " " if unit == "pp" else ""
+    return f"{signed(low, '{:.0f}')}{space}{unit} to {signed(high, '{:.0f}')}{space}{unit}"
+
+
+def completion_change(old: Sequence[ResultRow], new: Sequence[ResultRow], alpha: float = stats.ALPHA) -> Change:
     if not old or not new:
         return NOT_MEASURED
     done_old, done_new = sum(map(is_completed, old)), sum(map(is_completed, new))
     points = (done_new / len(new) - done_old / len(old)) * 100
-    low, high = stats.share_change_interval(done_old, len(old), done_new, len(new))
     test = stats.share_test(done_old, len(old), done_new, len(new))
-    return Change(
-        f"{signed(points, '{:.0f}')} pp", f"{signed(low, '{:.0f}')} to {signed(high, '{:.0f}')} pp", test, -points
-    )
+    if test.smallest_p > alpha:
+        interval = (-math.inf, math.inf)
+    else:  # Newcombe's interval, reaching to 0 when Fisher's test finds no change: the two never disagree
+        low, high = stats.share_change_interval(done_old, len(old), done_new, len(new))
+        if not stats.significant(test, alpha):
+            low, high = min(low, 0.0), max(high, 0.0)
+        interval = (max(low, -100.0), min(high, 100.0))
+    shares = ([float(is_completed(r)) for r in old], [float(is_completed(r)) for r in new])
+    return Change(f"{signed(points, '{:.0f}')} pp", interval_text(interval, "pp"), test, -points, *shares)
 
 
 def signed(value: float, style: str = "") -> str:

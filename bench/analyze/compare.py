@@ -20,9 +20,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bench.analyze import stats
-from bench.analyze.changes import LOWER_IS_BETTER, fmt_metric, metric_change
+from bench.analyze.changes import LOWER_IS_BETTER, NOT_MEASURED, fmt_metric, metric_change, signed
 from bench.analyze.gates import Gate, gate_line, infra_line, parse_gate
 from bench.analyze.matching import Group, file_date, match_files, pooled_groups
+from bench.analyze.paired import describe, paired_flips
+from bench.analyze.stats import fmt_p
 from bench.analyze.table import (
     agent_runs,
     constant_columns,
@@ -87,16 +89,18 @@ def _checks(rows: list[ResultRow]) -> str:
 
 
 def changes_table(old: list[ResultRow], new: list[ResultRow], heading: str, metrics: list[str], alpha: float) -> str:
-    """Each figure's change from `old` to `new` runs: change, 95% interval, p-value, verdict."""
+    """Each figure's change from `old` to `new` runs: change, its 1 - alpha interval, p-value, verdict."""
     old, new = agent_runs(old), agent_runs(new)
     lines = []
     for metric in ["completed", "hidden_passed", *metrics]:
-        change = metric_change(metric, old, new)
+        change = metric_change(metric, old, new, alpha)
         lines.append([metric, change.text, change.interval, change.p_text(), change.verdict(alpha)])
-    return markdown_table([heading, "change", "95% interval", "p", "verdict"], lines)
+    return markdown_table([heading, "change", f"{(1 - alpha) * 100:g}% interval", "p", "verdict"], lines)
 
 
-def check_gates(gates: Sequence[Gate], groups: list[Group], labels: list[str], alpha: float) -> list[str]:
+def check_gates(
+    gates: Sequence[Gate], groups: list[Group], labels: list[str], alpha: float, strict: bool = False
+) -> list[str]:
     """One line per gate, group and later file; lines starting with FAIL tripped."""
     lines = []
     for gate in gates:
@@ -106,14 +110,52 @@ def check_gates(gates: Sequence[Gate], groups: list[Group], labels: list[str], a
                 if gate.metric == "infra":
                     lines.append(infra_line(gate, rows, where))
                     continue
+                if strict and not group.per_file[0] and rows:
+                    lines.append(f"FAIL  {gate.describe(alpha)} in {where}: {NO_BASELINE}")
+                    continue
                 old, new = agent_runs(group.per_file[0]), agent_runs(rows)
-                change = metric_change(gate.metric, old, new) if old and new else metric_change(gate.metric, [], [])
-                lines.append(gate_line(gate, change, where, alpha))
+                change = metric_change(gate.metric, old, new, alpha) if old and new else NOT_MEASURED
+                lines.append(gate_line(gate, change, where, alpha, strict))
     return lines
 
 
+NO_BASELINE = (
+    "no earlier run of this configuration to compare with (--strict); if it changed on purpose (a new model, "
+    "preset or setting), declare it and start a new baseline"
+)
+
+
+def paired_section(tables: Sequence[Sequence[ResultRow]], labels: list[str], gates: Sequence[Gate], alpha: float):
+    """Per configuration run on the same fixtures in the first and a later file: the completion flips, McNemar's
+    exact p, and the completed gate on them."""
+    out, gate_lines = [], []
+    completed = next((g for g in gates if g.metric == "completed"), None)
+    for label, rows in zip(labels[1:], tables[1:], strict=True):
+        for config, flips in paired_flips(tables[0], rows).items():
+            where = f"{describe(config)}: {label} vs {labels[0]}, paired over {flips.fixtures} fixtures"
+            out.append(
+                [where, str(flips.pairs), str(flips.lost), str(flips.gained), f"{signed(flips.change_pp, '{:.0f}')} pp",
+                 fmt_p(flips.p)]
+            )  # fmt: skip
+            if completed is not None:
+                worse = -flips.change_pp > completed.limit and flips.p <= alpha
+                verdict = "FAIL" if worse else "ok  "
+                gate_lines.append(
+                    f"{verdict}  {completed.describe(alpha)} in {where}: {flips.lost} lost, {flips.gained} gained of "
+                    f"{flips.pairs} pairs, McNemar p = {fmt_p(flips.p)}"
+                )
+    if not out:
+        return [], []
+    headers = ["paired over fixtures", "pairs", "completed → not", "not → completed", "change", "McNemar p"]
+    return ["## Completion, paired over fixtures", "", markdown_table(headers, out), ""], gate_lines
+
+
 def compare(
-    files: Sequence[str], gates: Sequence[Gate] = (), alpha: float = stats.ALPHA, pool_last: int = 0
+    files: Sequence[str],
+    gates: Sequence[Gate] = (),
+    alpha: float = stats.ALPHA,
+    pool_last: int = 0,
+    strict: bool = False,
 ) -> tuple[str, bool]:
     """The comparison as markdown, and whether any gate tripped."""
     tables = [read_runs(file) for file in files]
@@ -140,7 +182,9 @@ def compare(
         "Values: median [min–max] over the agent's runs (infra_error runs are counted apart and left out). Each",
         "change is tested on the runs, two-sided: Mann–Whitney U for measured values, Fisher's exact test for the",
         f"completed share; a change is beyond noise at p ≤ {alpha:g}. Completed = stopped with done and all hidden",
-        "tests passed.",
+        "tests passed. An interval is the test turned around (the changes it cannot rule out): unbounded when the",
+        "runs are too few for any test to count. A gate is indeterminate when its runs can detect (80% power) only",
+        "changes larger than its threshold, or none: it neither passed nor failed, and more runs would tell.",
         "",
     ]
     for group in groups:
@@ -151,7 +195,11 @@ def compare(
             if group.per_file[0] and rows:
                 heading = f"{label} vs {labels[0]}"
                 out += [changes_table(group.per_file[0], rows, heading, metrics, alpha), ""]
-    gate_lines = check_gates(gates, groups, labels, alpha)
+    gate_lines = check_gates(gates, groups, labels, alpha, strict)
+    if not pool_last:
+        section, paired_gates = paired_section(tables, labels, gates, alpha)
+        out += section
+        gate_lines += paired_gates
     if gate_lines:
         out += ["## Gates", "", *(f"    {line}" for line in gate_lines), ""]
     return "\n".join(out), any(line.startswith("FAIL") for line in gate_lines)
@@ -163,6 +211,6 @@ def command(args: argparse.Namespace) -> int:
         raise ConfigError(f"--alpha {args.alpha}: give a level between 0 and 1, e.g. 0.05")
     if args.pool_last < 0:
         raise ConfigError(f"--pool-last {args.pool_last}: give a number of files, e.g. 7")
-    report, tripped = compare(args.files, gates, args.alpha, args.pool_last)
+    report, tripped = compare(args.files, gates, args.alpha, args.pool_last, getattr(args, "strict", False))
     print(report)
     return 1 if tripped else 0

@@ -12,10 +12,10 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from bench.analyze.changepoints import change_points
 from bench.analyze.changes import values_of
+from bench.analyze.compare import file_labels
 from bench.analyze.matching import file_date
 from bench.analyze.table import agent_runs, group_rows, infra_errors
 from bench.results.read import is_completed, read_runs
@@ -63,7 +63,8 @@ def series_of(nights: Sequence[Night], metric: str, alpha: float) -> Series:
 
 def line_up(files: Sequence[str]) -> dict[tuple[str, ...], list[Night]]:
     """Per configuration, its nights oldest first (date, then file name)."""
-    loaded = [(Path(file).name, read_runs(file)) for file in files]
+    # named as compare names them: with as many parent folders as it takes to tell files named alike apart
+    loaded = [(label, read_runs(file)) for label, file in zip(file_labels(files), files, strict=True)]
     loaded.sort(key=lambda item: (file_date(item[1]), item[0]))
     configs: dict[tuple[str, ...], list[Night]] = {}
     for name, rows in loaded:

@@ -6,6 +6,7 @@ Figures are bare matplotlib Figures rendered with Agg: nothing opens a window, s
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 from matplotlib.artist import Artist
@@ -41,10 +42,29 @@ COLOURS = {
     "other": "#9a9a9a",
 }
 PLOT_COLUMNS = 4  # runs per figure row before wrapping
+RUNS_DRAWN = 8  # a group with more runs is drawn as one summary of all of them: the figure's size stays bounded
+LABEL_CHARS = 38  # a label longer than this is wrapped onto more lines, so that no label is ever cut off
+MAX_HEIGHT_IN, MAX_WIDTH_IN = 30.0, 30.0  # at dpi 90: at most 2,700 px either way, however many groups
+
+
+def label(text: str) -> str:
+    """A group title wrapped at its separators (`·`), so the figure can make room for all of it."""
+    lines, line = [], ""
+    for part in text.split(" · "):
+        if line and len(line) + 3 + len(part) > LABEL_CHARS:
+            lines.append(line)
+            line = part
+        else:
+            line = f"{line} · {part}" if line else part
+    return "\n".join([*lines, line])
 
 
 def plot_group(runs: list[Run], title: str, path: Path) -> None:
-    """Per run: window fill per step above, share of the prompt processed anew below; one legend for all."""
+    """Per run: window fill per step above, share of the prompt processed anew below; one legend for all. A group of
+    more than RUNS_DRAWN runs is summarised instead (plot_summary): its runs are in the report's table."""
+    if len(runs) > RUNS_DRAWN:
+        plot_summary(runs, title, path)
+        return
     columns = min(len(runs), PLOT_COLUMNS)
     bands = -(-len(runs) // columns)
     fig = Figure(figsize=(max(4.2 * columns, 9.0), 1.0 + 5.4 * bands), layout="constrained")  # room for the legend
@@ -55,8 +75,45 @@ def plot_group(runs: list[Run], title: str, path: Path) -> None:
         share.sharex(fill)
         plot_fill(fill, run)
         plot_share(share, run)
-    fig.suptitle(title)
+    fig.suptitle(label(title))
     fig.legend(handles=_legend_handles(), loc="outside lower center", ncols=4, fontsize=8, frameon=False)
+    fig.savefig(path, dpi=90)
+
+
+def plot_summary(runs: list[Run], title: str, path: Path) -> None:
+    """All runs of a large group in two panels of a fixed size: per step, the median window fill with its range
+    over the runs (and the window), and every request's share processed anew (after a clearing or not)."""
+    fig = Figure(figsize=(9.0, 7.0), layout="constrained")
+    fill, share = fig.add_subplot(2, 1, 1), fig.add_subplot(2, 1, 2, sharex=None)
+    per_step: dict[int, list[int]] = {}
+    for run in runs:
+        for request in run.requests:
+            per_step.setdefault(request.step, []).append(
+                (request.prompt_tokens or 0) + (request.completion_tokens or 0)
+            )
+    steps = sorted(per_step)
+    if steps:
+        values = [per_step[step] for step in steps]
+        fill.fill_between(steps, [min(v) for v in values], [max(v) for v in values], color=COLOURS["answer"])
+        fill.plot(steps, [statistics.median(v) for v in values], color=COLOURS["prompt"])
+    windows = {run.row.ctx for run in runs if run.row.ctx}
+    for ctx in windows:
+        fill.axhline(ctx, color=COLOURS["ctx"], linewidth=1.2)
+    fill.set_title(f"{len(runs)} runs: tokens in the window per step", fontsize=10)
+    fill.set_ylabel("tokens in the window")
+    fill.xaxis.set_major_locator(MaxNLocator(integer=True))
+    known = [r for run in runs for r in run.requests if r.share_anew is not None]
+    for after, colour in ((False, COLOURS["other"]), (True, COLOURS["after"])):
+        chosen = [r for r in known if r.after_clearing == after]
+        share.scatter([r.step for r in chosen], [r.share_anew or 0.0 for r in chosen], s=8, color=colour, alpha=0.5)
+    share.set_ylim(0, 1.05)
+    share.set_ylabel("prompt processed anew")
+    share.set_xlabel("step")
+    share.xaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.suptitle(label(title))
+    handles = [*_legend_handles()[:3], Patch(color=COLOURS["after"], label="request right after a clearing"),
+               Patch(color=COLOURS["other"], label="other request")]  # fmt: skip
+    fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8, frameon=False)
     fig.savefig(path, dpi=90)
 
 
@@ -135,11 +192,13 @@ def _no_data(ax: Axes, text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="grey")
 
 
-def plot_outcomes(groups: Groups, path: Path) -> None:
+def plot_outcomes(groups: Groups, path: Path) -> Figure:
     """Per group a bar split by stop reason, with how many runs completed written beside it."""
-    fig = Figure(figsize=(8, 1.2 + 0.6 * len(groups)), layout="constrained")
+    titles = [label(title) for title, _ in groups]
+    lines = sum(title.count("\n") + 1 for title in titles)
+    fig = Figure(figsize=(10, min(1.6 + 0.35 * lines + 0.25 * len(groups), MAX_HEIGHT_IN)), layout="constrained")
     ax = fig.add_subplot()
-    titles = [title for title, _ in groups]
+    ax.tick_params(axis="y", labelsize=8 if len(groups) < 30 else 6)
     reasons = list(dict.fromkeys(r.row.stop_reason or "n/a" for _, runs in groups for r in runs))
     left = [0] * len(groups)
     for reason in reasons:
@@ -155,6 +214,7 @@ def plot_outcomes(groups: Groups, path: Path) -> None:
     ax.set_xlabel("runs")
     fig.legend(loc="outside right upper", fontsize=8, title="stop reason", title_fontsize=8)
     fig.savefig(path, dpi=90)
+    return fig
 
 
 def measured_servers(groups: Groups) -> list[str]:
@@ -165,7 +225,8 @@ def measured_servers(groups: Groups) -> list[str]:
 
 def plot_gpu(groups: Groups, path: Path) -> None:
     """Median peak MiB per server and group, written on the bar; the whisker spans min to max."""
-    fig = Figure(figsize=(8, 3.8), layout="constrained")
+    lines = max((label(t).count("\n") + 1 for t, _ in groups), default=1)
+    fig = Figure(figsize=(min(max(8.0, 1.6 * len(groups)), MAX_WIDTH_IN), 3.4 + 0.25 * lines), layout="constrained")
     ax = fig.add_subplot()
     servers = measured_servers(groups)
     width = 0.8 / len(servers)
@@ -176,7 +237,8 @@ def plot_gpu(groups: Groups, path: Path) -> None:
         errors = [[s.median - s.low for s in stats if s], [s.high - s.median for s in stats if s]]
         bars = ax.bar(xs, medians, width, yerr=errors, capsize=3, label=name)
         ax.bar_label(bars, [fmt_number(m) for m in medians], fontsize=7, padding=2)
-    ax.set_xticks([g + (len(servers) - 1) * width / 2 for g in range(len(groups))], [t for t, _ in groups], fontsize=8)
+    ticks = [label(t) for t, _ in groups]
+    ax.set_xticks([g + (len(servers) - 1) * width / 2 for g in range(len(groups))], ticks, fontsize=7)
     ax.set_ylabel("peak GPU memory (MiB)")
     ax.margins(y=0.12)
     fig.legend(loc="outside right upper", fontsize=8)

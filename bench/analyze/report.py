@@ -20,7 +20,15 @@ from pathlib import Path
 
 from bench.analyze.causes import causes_section
 from bench.analyze.changes import CONFIRMED, fmt_metric
-from bench.analyze.plots import GPU_COLUMNS, Groups, measured_servers, plot_gpu, plot_group, plot_outcomes
+from bench.analyze.plots import (
+    GPU_COLUMNS,
+    RUNS_DRAWN,
+    Groups,
+    measured_servers,
+    plot_gpu,
+    plot_group,
+    plot_outcomes,
+)
 from bench.analyze.runs import Run, load_run
 from bench.analyze.table import (
     agent_runs,
@@ -110,7 +118,26 @@ def gpu_table(groups: Groups) -> str:
     return markdown_table(["group", *(f"peak MiB, {name}" for name in servers)], lines)
 
 
-def group_section(title: str, runs: list[Run], figure: str) -> list[str]:
+RUNS_PER_PAGE = 50  # a larger group's runs table goes to pages of its own, linked from the report
+
+
+def runs_pages(runs: list[Run], stem: str, out_dir: Path) -> list[str]:
+    """The group's runs table in the report, or, for a group larger than the summary threshold, in pages of
+    RUNS_PER_PAGE runs beside it (`<stem>-runs-1.md`, ...), with links."""
+    if len(runs) <= RUNS_DRAWN:
+        return [run_table(runs), ""]
+    links = []
+    for page, start in enumerate(range(0, len(runs), RUNS_PER_PAGE), start=1):
+        chunk = runs[start : start + RUNS_PER_PAGE]
+        name = f"{stem}-runs-{page}.md"
+        (out_dir / name).write_text(
+            f"# Runs {start + 1}–{start + len(chunk)}\n\n{run_table(chunk)}\n", encoding="utf-8"
+        )
+        links.append(f"[runs {start + 1}–{start + len(chunk)}]({name})")
+    return [f"{len(runs)} runs, summarised in the figure below; each run's numbers: {', '.join(links)}.", ""]
+
+
+def group_section(title: str, runs: list[Run], figure: str, out_dir: Path | None = None) -> list[str]:
     rows = [run.row for run in runs]
     label_counts = Counter(label for row in rows for label in row.failure_labels)
     labels = ", ".join(f"{label} {count}" for label, count in sorted(label_counts.items())) or "none"
@@ -119,10 +146,15 @@ def group_section(title: str, runs: list[Run], figure: str) -> list[str]:
     failed = infra_errors(rows)
     infra = f" {failed} infra_error run(s) measured nothing about the agent and are left out." if failed else ""
     out = [f"## {title}", "", f"{completed}; hidden tests passed per run: {hidden}.{infra}", ""]
-    out += [run_table(runs), "", f"Failure labels: {labels}.", "", cache_summary(runs), ""]
+    stem = figure.removesuffix(".png")
+    out += runs_pages(runs, stem, out_dir) if out_dir is not None else [run_table(runs), ""]
+    out += [f"Failure labels: {labels}.", "", cache_summary(runs), ""]
     out += [f"![window fill and prompt processed anew, {title}]({figure})", ""]
-    out += [f"- {run.name} ({run.row.run_id}): {run.note}; its plots are empty." for run in runs if run.note]
-    return out + ([""] if any(run.note for run in runs) else [])
+    noted = [run for run in runs if run.note]
+    out += [f"- {run.name} ({run.row.run_id}): {run.note}; its plots are empty." for run in noted[:RUNS_DRAWN]]
+    if len(noted) > RUNS_DRAWN:
+        out.append(f"- and {len(noted) - RUNS_DRAWN} more runs without a usable trace (their rows say why).")
+    return out + ([""] if noted else [])
 
 
 def slug(text: str) -> str:
@@ -150,7 +182,7 @@ def write_report(csv_path: Path, out_dir: Path) -> Path:
     for index, (title, runs) in enumerate(groups, start=1):
         figure = f"group-{index}-{slug(title)}.png"
         plot_group(runs, title, out_dir / figure)
-        out += group_section(title, runs, figure)
+        out += group_section(title, runs, figure, out_dir)
         out += causes_section(runs, runs_dir, title, out_dir, f"causes-{index}-{slug(title)}.png")
     report = out_dir / "report.md"
     report.write_text("\n".join(out).rstrip() + "\n", encoding="utf-8")

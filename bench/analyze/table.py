@@ -27,8 +27,13 @@ def memory_method(value: str) -> str:
 
 
 def group_key(row: ResultRow) -> GroupKey:
-    """The configuration a run belongs to: its names (GROUP_COLUMNS) and what it ran on (SETUP_COLUMNS)."""
-    return tuple(memory_method(row.text(c)) if c == "gpu_mem_method" else row.text(c) for c in KEY_COLUMNS)
+    """The configuration a run belongs to: its names (GROUP_COLUMNS) and what it ran on (SETUP_COLUMNS). Kept on
+    the row once made (analysis never changes a row it read): a 1,000-row comparison asks for it thousands of times."""
+    key: GroupKey | None = row.__dict__.get("_group_key")
+    if key is None:
+        key = tuple(memory_method(row.text(c)) if c == "gpu_mem_method" else row.text(c) for c in KEY_COLUMNS)
+        row.__dict__["_group_key"] = key
+    return key
 
 
 def names_of(key: GroupKey) -> GroupKey:

@@ -12,6 +12,7 @@ files are read back. Its pages count against the memory of the container that wr
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import shutil
 from pathlib import Path
@@ -42,7 +43,10 @@ class RepoVolume:
         """The volume, its holder, and the work copy in it, owned by the sandbox's user."""
         import docker.errors
 
-        options = f"size={self.size_bytes},nr_inodes={REPO_FILES_LIMIT},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"
+        # The size in pages (nr_blocks, tmpfs's other spelling of size=): podman takes size= in a volume's options
+        # for a disk quota, which tmpfs has no use for.
+        pages = -(-self.size_bytes // os.sysconf("SC_PAGE_SIZE"))
+        options = f"nr_blocks={pages},nr_inodes={REPO_FILES_LIMIT},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"
         try:
             self.volume = self.client.volumes.create(
                 self.name, driver="local", driver_opts={"type": "tmpfs", "device": "tmpfs", "o": options},

@@ -86,8 +86,11 @@ def trace_numbers(events: list[Event], window: int | None = None, jeff_window: i
     measured_sizes = [float(s) for s in sizes if _is_number(s)]
     largest = max(measured_sizes) if sizes and len(measured_sizes) == len(sizes) else None
 
+    asked = any(e.get("event") == "jeff" for e in events)
+
     def jeff_figure(value: float | None) -> float | None:
-        return value if jeff_on else None
+        # Jeff off, or asked and never answered (dead, silent): not measured. Never asked: a measured 0.
+        return value if jeff_on and (answered or not asked) else None
 
     return TraceNumbers(
         stop_reason=str(stop["reason"]) if stop and stop.get("reason") else None,

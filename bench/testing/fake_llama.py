@@ -138,6 +138,12 @@ def die() -> Reply:
     return {"kind": "die"}
 
 
+def hang() -> Reply:
+    """Never answer this request (until the double stops), while /health and /metrics go on answering: a server
+    whose slot is stuck."""
+    return {"kind": "hang"}
+
+
 class FakeLlama:
     """The double; see the module docstring.
 
@@ -184,6 +190,7 @@ class FakeLlama:
         self.server.daemon_threads = True
         self.server.fake = self  # type: ignore[attr-defined]
         self.thread: threading.Thread | None = None
+        self.stopped = threading.Event()  # hung requests end when the double stops
 
     @property
     def url(self) -> str:
@@ -202,6 +209,7 @@ class FakeLlama:
         return self
 
     def stop(self) -> None:
+        self.stopped.set()
         if self.thread is not None:
             self.server.shutdown()
             self.thread = None
@@ -443,6 +451,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         reply, prompt_tokens = self.fake.next_reply(body)
         time.sleep(float(reply.get("delay") or 0))
+        if reply["kind"] == "hang":
+            self.fake.stopped.wait()
+            self.close_connection = True
+            return
         self.serve_reply(reply, body, prompt_tokens)
 
     def tokenizer_endpoint(self, body: dict[str, Any]) -> None:

@@ -84,6 +84,7 @@ WRONG = {
     "jeff_hf": (["o/r"], "o/r:Q8 0"),
     "model_cache": (1, None),
     "cpu_models": (True, "big"),
+    "server_stall_limit_s": ('"10"', -1),
 }
 
 
@@ -150,6 +151,25 @@ def test_the_compose_variables_override_the_file_when_set(tmp_path: Path, monkey
     config = load_config(path, {})
     assert config.models_dir == "/srv/models" and config.flint_model == "coder.gguf"
     assert config.jeff_model == "b.gguf" and config.llama_image.endswith("-b7786")
+
+
+def test_a_window_llama_server_would_serve_larger_is_refused_at_once_naming_the_sizes_it_serves() -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_config(None, {"ctx": [4096, 4000]})
+    assert str(refused.value) == (
+        "the command line: ctx[1] = 4000 is not allowed: llama-server serves windows in multiples of 256: choose "
+        "3840 or 4096"
+    )
+    assert load_config(None, {"ctx": [4352]}).ctx == [4352]
+
+
+def test_a_wrong_value_from_the_file_is_blamed_on_the_file(tmp_path: Path) -> None:
+    config = tmp_path / "bench.yaml"
+    config.write_text("reps: 0\n")
+    with pytest.raises(ConfigError, match=f"^{config}: reps = 0"):
+        load_config(config, {})
+    with pytest.raises(ConfigError, match="^the command line: reps = 0"):
+        load_config(None, {"reps": 0})
 
 
 def test_the_repository_may_take_at_most_half_the_sandbox_memory() -> None:

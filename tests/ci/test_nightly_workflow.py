@@ -6,16 +6,25 @@ common ancestor of its search paths (a single path: that path), and dawidd6/acti
 unpacks it into `path`. Only the GPU is stubbed: a `make` on PATH that copies a prepared results CSV to OUT=.
 
 Nights come from experiments/synthetic_nights.py: part3 gets 30% slower on night 12, nothing changes before.
+Expressions (`if:`, `${{ }}` in env and inputs) are evaluated for the contexts a night has: github (ref_name, the
+default branch), inputs (a manual run's) and vars (the repository's variables).
 """
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import http.server
 import importlib.util
+import json
 import os
+import re
 import shutil
 import stat
 import subprocess
 import sys
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,8 +36,9 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "nightly.yml"
 SHELLS = {"bash": "bash --noprofile --norc -eo pipefail {0}", "sh": "sh -e {0}", None: "bash -e {0}"}
 # `make bench ... OUT=FILE` without a GPU: the night's CSV is copied to FILE. `make gpu-check` (the GPU self-check
-# that runs first) passes.
+# that runs first) passes. Every make command line is logged to $MAKE_LOG.
 MAKE_STUB = """#!/bin/sh
+echo "$@" >> "$MAKE_LOG"
 [ "$1" = gpu-check ] && exit 0
 [ "$1" = bench ] || exit 2
 for arg; do case "$arg" in OUT=*) mkdir -p "$(dirname "${arg#OUT=}")"; cp "$NIGHT_SOURCE" "${arg#OUT=}";; esac; done
@@ -43,6 +53,48 @@ class Job:
     ok: bool
     logs: dict[str, str] = field(default_factory=dict)  # step name -> what its script printed
     artifacts: dict[str, Artifact] = field(default_factory=dict)
+    makes: list[str] = field(default_factory=list)  # the make command lines, in order
+    downloads: list[dict[str, str]] = field(default_factory=list)  # the download step's inputs, evaluated
+
+
+_TOKEN = re.compile(r"'[^']*'|&&|\|\||==|!=|[\w.-]+\(\)|[\w.-]+")
+
+
+def evaluate(expression: str, context: dict[str, Any], ok: bool) -> Any:
+    """A GitHub expression of literals, context paths, always()/success(), ==, !=, && and ||."""
+    tokens = _TOKEN.findall(expression)
+
+    def atom(token: str) -> Any:
+        if token.startswith("'"):
+            return token[1:-1]
+        if token in ("always()", "success()", "failure()"):
+            return {"always()": True, "success()": ok, "failure()": not ok}[token]
+        value: Any = context
+        for part in token.split("."):
+            value = value.get(part, "") if isinstance(value, dict) else ""
+        return value
+
+    def compare(part: list[str]) -> Any:
+        if len(part) == 3:
+            return (atom(part[0]) == atom(part[2])) == (part[1] == "==")
+        return atom(part[0])
+
+    def split(items: list[str], operator: str) -> list[list[str]]:
+        groups: list[list[str]] = [[]]
+        for item in items:
+            groups.append([]) if item == operator else groups[-1].append(item)
+        return groups
+
+    value: Any = ""
+    for alternative in split(tokens, "||"):
+        value = all(compare(p) for p in split(alternative, "&&")) if "&&" in alternative else compare(alternative)
+        if value:
+            return value
+    return value
+
+
+def substitute(text: str, context: dict[str, Any], ok: bool = True) -> str:
+    return re.sub(r"\$\{\{(.*?)\}\}", lambda m: str(evaluate(m.group(1), context, ok)), text)
 
 
 def upload(workspace: Path, paths: str) -> Artifact:
@@ -79,6 +131,7 @@ def download(workspace: Path, artifact: Artifact, path: str) -> None:
 def checkout(tmp: Path) -> Path:
     workspace = tmp / "workspace"
     shutil.copytree(ROOT / "bench", workspace / "bench", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / ".ci", workspace / ".ci", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(WORKFLOW, workspace / "nightly.yml")
     python = workspace / ".venv" / "bin" / "python"  # what `make bench` leaves behind: a venv with the bench
     python.parent.mkdir(parents=True)
@@ -87,8 +140,66 @@ def checkout(tmp: Path) -> Path:
     return workspace
 
 
-def run_job(tmp: Path, night: Path, previous: Artifact | None, run_id: int = 1) -> Job:
-    """One night of the workflow: `night` is what the bench measures, `previous` the bench-history artifact."""
+def run_job(
+    tmp: Path,
+    night: Path,
+    previous: Artifact | None,
+    run_id: int = 1,
+    *,
+    branch: str = "main",
+    inputs: dict[str, str] | None = None,
+    variables: dict[str, str] | None = None,
+    successful_runs: int | None = 0,
+) -> Job:
+    """One night of the workflow: `night` is what the bench measures, `previous` the bench-history artifact of the
+    default branch (main); a manual run has `inputs`, the repository `variables`. GitHub's API answers that the
+    workflow has `successful_runs` successful runs (None: it does not answer)."""
+    with github_api(successful_runs) as api:
+        return _run_job(tmp, night, previous, run_id, branch, inputs or {}, variables or {}, api)
+
+
+@contextlib.contextmanager
+def github_api(successful_runs: int | None) -> Iterator[str]:
+    """GitHub's REST API as far as the nightly asks it (the runs of nightly.yml), on 127.0.0.1."""
+
+    class Runs(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            wanted = "/repos/owner/repo/actions/workflows/nightly.yml/runs?status=success&branch=main&per_page=1"
+            ok = successful_runs is not None and self.path == wanted
+            body = json.dumps({"total_count": successful_runs} if ok else {"message": "no"}).encode()
+            self.send_response(200 if ok else 500)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Runs)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _run_job(
+    tmp: Path,
+    night: Path,
+    previous: Artifact | None,
+    run_id: int,
+    branch: str,
+    inputs: dict[str, str],
+    variables: dict[str, str],
+    api: str,
+) -> Job:
+    context = {
+        "github": {"ref_name": branch, "event": {"repository": {"default_branch": "main"}}, "token": "t0ken"},
+        "inputs": inputs,
+        "vars": variables,
+    }
     workflow = yaml.safe_load(WORKFLOW.read_text())
     job_spec = workflow["jobs"]["bench"]
     workspace, bin_dir, temp = checkout(tmp), tmp / "bin", tmp / "runner-temp"
@@ -98,26 +209,33 @@ def run_job(tmp: Path, night: Path, previous: Artifact | None, run_id: int = 1) 
     (bin_dir / "make").chmod(0o755)
     github_env = temp / "github_env"
     github_env.touch()
+    make_log = tmp / "make.log"
     env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(tmp), "CI": "true", "NIGHT_SOURCE": str(night)}
+    env["MAKE_LOG"] = str(make_log)
     env |= {
         "GITHUB_SHA": "0123456789abcdef",
         "GITHUB_RUN_ID": str(run_id),
         "GITHUB_WORKSPACE": str(workspace),
         "GITHUB_ENV": str(github_env),
+        "GITHUB_API_URL": api,
+        "GITHUB_REPOSITORY": "owner/repo",
+        "RUNNER_TEMP": str(temp),
     }
-    env |= {k: str(v) for k, v in job_spec.get("env", {}).items()}
+    env |= {k: substitute(str(v), context) for k, v in job_spec.get("env", {}).items()}
     default_shell = job_spec.get("defaults", {}).get("run", {}).get("shell")
     job = Job(ok=True)
     for index, step in enumerate(job_spec["steps"]):
-        if not job.ok and "always()" not in str(step.get("if", "")):
+        condition = str(step.get("if", "success()"))
+        if not evaluate(condition.removeprefix("${{").removesuffix("}}"), context, job.ok):
             continue
         uses: str = step.get("uses", "")
-        inputs: dict[str, Any] = step.get("with", {})
+        given = {k: substitute(str(v), context) for k, v in step.get("with", {}).items()}
         if uses.startswith("dawidd6/action-download-artifact"):
+            job.downloads.append(given)
             if previous is not None:
-                download(workspace, previous, inputs["path"])
+                download(workspace, previous, given["path"])
         elif uses.startswith("actions/upload-artifact"):
-            job.artifacts[inputs["name"]] = upload(workspace, inputs["path"])
+            job.artifacts[given["name"]] = upload(workspace, given["path"])
         elif "run" in step:
             script = temp / f"step-{index}.sh"
             script.write_text(step["run"])
@@ -126,6 +244,7 @@ def run_job(tmp: Path, night: Path, previous: Artifact | None, run_id: int = 1) 
             result = subprocess.run(command, cwd=workspace, env=step_env, capture_output=True, text=True, timeout=300)
             job.logs[step["name"]] = result.stdout + result.stderr
             job.ok = job.ok and result.returncode == 0
+    job.makes = make_log.read_text().splitlines() if make_log.exists() else []
     return job
 
 
@@ -152,7 +271,7 @@ def test_a_first_night_passes_and_the_next_night_finds_its_csv_where_it_looks(tm
     first, second = synthetic_nights(tmp_path, 2)
     night_1 = run_job(tmp_path / "night-1", first, previous=None)
     assert night_1.ok, night_1.logs
-    assert "First night: no earlier nightly-*.csv in previous/" in night_1.logs["Compare with earlier nights"]
+    assert "First night: no successful nightly run exists yet" in night_1.logs["Compare with earlier nights"]
     history = night_1.artifacts["bench-history"]
     assert [name.startswith("nightly-") and "/" not in name for name in history] == [True]  # at the artifact's root
     kept = night_1.artifacts["bench-night"]
@@ -187,3 +306,190 @@ def test_the_old_layout_stored_the_csv_where_the_next_night_never_looked(tmp_pat
     (tmp_path / "results" / "nightly-1.csv").write_text("x")
     (tmp_path / "compare.md").write_text("x")
     assert sorted(upload(tmp_path, "results/nightly-*.csv\ncompare.md")) == ["compare.md", "results/nightly-1.csv"]
+
+
+def with_flint(night: Path, out: Path, peak: Callable[[str], str], method: str | None = None) -> Path:
+    """The night's CSV with Flint's peak rewritten (and the GPU method, when given)."""
+    with open(night, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        row["peak_gpu_mib_flint"] = peak(row["peak_gpu_mib_flint"])
+        if method is not None:
+            row["gpu_mem_method"] = method
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return out
+
+
+def test_the_workflow_reads_no_more_than_it_needs_and_asks_for_the_gpu_build() -> None:
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    assert workflow["permissions"] == {"contents": "read", "actions": "read"}
+    trigger = workflow[True]  # YAML 1.1 reads the key `on` as true
+    build = trigger["workflow_dispatch"]["inputs"]["gpu_build"]
+    assert build["options"] == ["cuda", "cpu"] and build["default"] == "cuda"
+
+
+@pytest.mark.parametrize(
+    ("inputs", "variables", "build"),
+    [({}, {}, "cuda"), ({"gpu_build": "cpu"}, {"GPU_BUILD": "cuda"}, "cpu"), ({}, {"GPU_BUILD": "cpu"}, "cpu")],
+)
+def test_the_gpu_build_comes_from_the_manual_input_else_the_variable_else_cuda(
+    inputs: dict[str, str], variables: dict[str, str], build: str
+) -> None:
+    value = yaml.safe_load(WORKFLOW.read_text())["jobs"]["bench"]["env"]["GPU_BUILD"]
+    assert substitute(value, {"inputs": inputs, "vars": variables}) == build
+
+
+def test_a_night_whose_flint_peak_grew_fails(tmp_path: Path) -> None:
+    nights = synthetic_nights(tmp_path, 12)
+    grown = with_flint(nights[11], tmp_path / "grown" / nights[11].name, lambda mib: str(int(int(mib) * 1.08)))
+    job = run_job(tmp_path / "run", grown, previous=history_artifact(tmp_path, nights[4:11]))
+    log = job.logs["Compare with earlier nights"]
+    assert not job.ok, log
+    assert "FAIL  peak_gpu_mib_flint worse by more than 5% at p ≤ 0.05" in log
+
+
+def test_a_night_whose_gpu_reading_became_unavailable_fails(tmp_path: Path) -> None:
+    nights = synthetic_nights(tmp_path, 12)
+    method = "unavailable: no NVIDIA driver (Driver Not Loaded)"
+    blind = with_flint(nights[11], tmp_path / "blind" / nights[11].name, lambda mib: "", method)
+    job = run_job(tmp_path / "run", blind, previous=history_artifact(tmp_path, nights[4:11]))
+    assert not job.ok
+    assert f"no GPU reading for Flint ({method})" in job.logs["Bench"]
+    assert "Compare with earlier nights" not in job.logs  # failed at the bench step: nothing is compared
+
+
+def test_a_manual_run_of_another_branch_passes_its_build_to_every_make_and_never_becomes_a_baseline(
+    tmp_path: Path,
+) -> None:
+    (night,) = synthetic_nights(tmp_path, 1)
+    job = run_job(tmp_path / "run", night, previous=None, branch="try-a-flag", inputs={"gpu_build": "cpu"})
+    assert job.ok, job.logs
+    assert [line.split()[:2] for line in job.makes] == [["gpu-check", "GPU=cpu"], ["bench", "GPU=cpu"]]
+    assert "bench-history" not in job.artifacts and "bench-night" in job.artifacts  # its results, for people
+    assert [d["branch"] for d in job.downloads] == ["main"]  # and its baseline is the default branch's
+
+
+# A night that cannot pass blind (issue 23): each way a baseline can be missing, and the declared ways out.
+
+COMPARE = "Compare with earlier nights"
+
+
+def renamed(night: Path, out: Path) -> Path:
+    """The night's CSV with another Flint model: a configuration no earlier night ran."""
+    with open(night, newline="") as f:
+        rows = list(csv.DictReader(f))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows({**row, "flint_model": "Qwen3-32B-Q4_K_M.gguf"} for row in rows)
+    return out
+
+
+def test_a_missing_history_fails_the_night_saying_what_to_do(tmp_path: Path) -> None:
+    (night,) = synthetic_nights(tmp_path, 1)
+    expired = run_job(tmp_path / "expired", night, previous=None, successful_runs=12)
+    assert not expired.ok
+    assert "though 12 successful nightly runs exist: their bench-history artifact expired" in expired.logs[COMPARE]
+    assert "first_night=true" in expired.logs[COMPARE]
+
+
+def nightly_baseline() -> Any:
+    spec = importlib.util.spec_from_file_location("nightly_baseline", ROOT / ".ci" / "nightly_baseline.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("env", "runs", "says", "fails"),
+    [
+        ({}, 0, "First night: no successful nightly run exists yet", False),
+        ({}, None, "GitHub could not say whether any exist: if this is the first night", True),
+        ({"FIRST_NIGHT": "true"}, 12, "First night, as declared (first_night)", False),
+        ({"NEW_BASELINE": "a new preset"}, 12, "New baseline from this night, declared: a new preset", False),
+    ],
+)
+def test_what_a_night_without_earlier_nights_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], runs: int | None, says: str, fails: bool
+) -> None:
+    module = nightly_baseline()
+    for name in ("FIRST_NIGHT", "NEW_BASELINE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with github_api(runs) as api:
+        monkeypatch.setenv("GITHUB_API_URL", api)
+        monkeypatch.setenv("GITHUB_REPOSITORY", "owner/repo")
+        monkeypatch.setenv("DEFAULT_BRANCH", "main")
+        nights, said, failed = module.decide(tmp_path)
+    assert (nights, failed) == ([], fails) and says in said
+
+
+def test_the_baseline_starts_at_the_declared_night_in_run_order(tmp_path: Path) -> None:
+    names = ["nightly-20261110-99-aaaaaaa.csv", "nightly-20261111-100-bbbbbbb.csv", "nightly-20261111-998-c.csv"]
+    names += ["nightly-20261111-1000-ddddddd.csv", "nightly-20261109-eeeeeee.csv"]  # an older name without run id
+    for name in names:
+        (tmp_path / name).write_text("x")
+    module = nightly_baseline()
+    assert [p.name for p in module.baseline_nights(tmp_path)][0] == "nightly-20261109-eeeeeee.csv"
+    (tmp_path / "baseline.txt").write_text("nightly-20261111-998-c.csv\ta new model\n")
+    assert [p.name for p in module.baseline_nights(tmp_path)] == [
+        "nightly-20261111-998-c.csv", "nightly-20261111-1000-ddddddd.csv"
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("inputs", "variables", "first"),
+    [({}, {}, "false"), ({"first_night": "true"}, {}, "true"), ({}, {"NIGHTLY_FIRST_NIGHT": "true"}, "true")],
+)
+def test_a_first_night_is_declared_by_the_manual_input_or_the_repository_variable(
+    inputs: dict[str, str], variables: dict[str, str], first: str
+) -> None:
+    value = yaml.safe_load(WORKFLOW.read_text())["jobs"]["bench"]["env"]["FIRST_NIGHT"]
+    assert substitute(value, {"inputs": inputs, "vars": variables}) == first
+
+
+def test_a_night_whose_configuration_no_earlier_night_ran_fails_saying_what_to_do(tmp_path: Path) -> None:
+    nights = synthetic_nights(tmp_path, 12)
+    other = renamed(nights[11], tmp_path / "renamed" / nights[11].name)
+    job = run_job(tmp_path / "run", other, previous=history_artifact(tmp_path, nights[4:11]))
+    log = job.logs[COMPARE]
+    assert not job.ok, log
+    assert "FAIL  wall_s worse by more than 25% at p ≤ 0.05 in" in log and "no earlier run of this configuration" in log
+    assert "start a new baseline" in log
+
+
+def test_a_declared_change_starts_a_new_baseline_that_later_nights_compare_with(tmp_path: Path) -> None:
+    nights = synthetic_nights(tmp_path, 13)
+    changed = renamed(nights[11], tmp_path / "renamed" / nights[11].name)
+    declared = run_job(
+        tmp_path / "declared", changed, previous=history_artifact(tmp_path, nights[4:11]), run_id=11,
+        inputs={"new_baseline": "Flint is now Qwen3-32B"},
+    )  # fmt: skip
+    assert declared.ok, declared.logs
+    assert "New baseline from this night, declared: Flint is now Qwen3-32B" in declared.logs[COMPARE]
+    history = declared.artifacts["bench-history"]
+    start, reason = history["baseline.txt"].decode().strip().split("\t")
+    assert re.fullmatch(r"nightly-\d{8}-11-0123456\.csv", start) and reason == "Flint is now Qwen3-32B"
+    assert start in history and len(history) == 9  # seven earlier nights, this one, and the marker
+    after = renamed(nights[12], tmp_path / "renamed-2" / nights[12].name)  # night 12: part3 30% slower
+    later = run_job(tmp_path / "later", after, previous=history, run_id=12)
+    log = later.logs[COMPARE]
+    assert "Baseline: 3 runs from 1 files" in log  # only the night the baseline started from, not the seven before
+    # 3 runs against 3 cannot tell a 30% slowdown: the gate says so rather than pass it as fine (REPS=6 could)
+    assert "indeterminate  wall_s worse by more than 25%" in log and "3 vs 3 runs can detect no change" in log
+
+
+def test_the_nightly_runs_as_many_reps_as_its_wall_time_gate_needs() -> None:
+    from bench.analyze.power import runs_for
+
+    env = yaml.safe_load(WORKFLOW.read_text())["jobs"]["bench"]["env"]
+    chosen = runs_for(float(env["CATCH"]), float(env["WALL_GATE"]), float(env["WALL_CV"]), int(env["BASELINE_NIGHTS"]))
+    assert int(env["REPS"]) == chosen == 6
+    assert runs_for(float(env["CATCH"]), float(env["WALL_GATE"]), float(env["WALL_CV"]), 7) > 3  # 3 would not do

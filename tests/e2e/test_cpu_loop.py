@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from agent.presets import PRESETS
-from bench.analyze.replay import load_timeline, replay
-from bench.analyze.replay_command import tokenizer_for
-from bench.analyze.replay_policies import parse_policy
+from bench.replay.command import tokenizer_for
+from bench.replay.policies import parse_policy
+from bench.replay.walk import load_timeline, replay
 from bench.results.append import read_rows
 
 # One group: the module's one bench run (its fixture) is made once, on one pytest-xdist worker, not once per worker.

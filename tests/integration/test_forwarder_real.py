@@ -15,10 +15,11 @@ import pytest
 
 from bench.config import BenchConfig
 from bench.containers.engine import LABEL, docker_client
-from bench.containers.images import ensure_sandbox_image
+from bench.containers.names import BenchNames
 from bench.fixtures.fixture import load_fixture
 from bench.ownership import Ownership
 from bench.run.instance import remove_instance
+from bench.sandbox.docker import DockerSandboxes
 from bench.servers.api import busy_slot, wait_idle
 from bench.servers.base import Endpoints
 from bench.servers.embedded import EmbeddedServers
@@ -75,32 +76,39 @@ print(json.dumps(results))
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, EmbeddedServers, Endpoints]]:
+def served(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Any, DockerSandboxes, EmbeddedServers, Endpoints]]:
     """The real CPU llama-server (one slot, a 1024-token window) behind this bench instance's forwarder."""
     client = docker_client()
     ownership = Ownership.new()
     ownership.docker = True
     config = BenchConfig(use_jeff=False, sampling={"temperature": 0.0, "seed": 42})
+    sandboxes = DockerSandboxes(config, BenchNames(ownership.instance), docker=client)
     servers = EmbeddedServers(
-        config, tmp_path_factory.mktemp("servers"), docker_client=client, sandbox_image=ensure_sandbox_image(client),
-        ownership=ownership, fixtures=[load_fixture("todo_repo")],
+        config, tmp_path_factory.mktemp("servers"), host=sandboxes.server_host(), ownership=ownership,
+        fixtures=[load_fixture("todo_repo")],
     )  # fmt: skip
     try:
-        yield client, servers, servers.start(1024)
+        endpoints = servers.start(1024)
+        sandboxes.connect(endpoints)
+        yield client, sandboxes, servers, endpoints
     finally:
         servers.stop()
+        sandboxes.close()
         remove_instance(ownership, client)
 
 
 def test_the_forwarder_refuses_each_attack_and_the_slot_stays_idle(
-    served: tuple[Any, EmbeddedServers, Endpoints], tmp_path: Path
+    served: tuple[Any, DockerSandboxes, EmbeddedServers, Endpoints], tmp_path: Path
 ) -> None:
-    client, servers, endpoints = served
-    image = ensure_sandbox_image(client)
+    client, sandboxes, servers, endpoints = served
+    assert sandboxes.reach is not None
 
     output = client.containers.run(
-        image, ["python3", "-c", ATTACKS], network=endpoints.sandbox_network, remove=True, labels={LABEL: "sandbox"}
-    )
+        sandboxes.engine.image, ["python3", "-c", ATTACKS], network=sandboxes.reach.network, remove=True,
+        labels={LABEL: "sandbox"},
+    )  # fmt: skip
     results = json.loads(output.decode().strip().splitlines()[-1])
 
     assert results["six 60 MiB bodies"] == [413] * 6
@@ -108,25 +116,25 @@ def test_the_forwarder_refuses_each_attack_and_the_slot_stays_idle(
     assert results["six bodies of arrays"] == [400] * 6
     assert results["twelve idle connections"] == [503] * 4
     assert results["the agent's request"] == 200  # the filter passes what the agent sends
-    forwarder = servers.forwarder
-    assert forwarder is not None and forwarder.container is not None
+    forwarder = sandboxes.forwarder
+    assert forwarder.container is not None
     forwarder.container.reload()
     state = forwarder.container.attrs["State"]
     assert (state["Status"], state["OOMKilled"], forwarder.container.attrs["RestartCount"]) == ("running", False, 0)
     memory = forwarder.container.stats(stream=False)["memory_stats"]
     peak = memory.get("max_usage") or memory.get("usage", 0)  # cgroup v1 keeps the peak; v2 only the current use
     assert peak < 128 * 2**20, f"the forwarder used {peak / 2**20:.0f} MiB"  # its limit is 256m (measured: 41 MiB)
-    assert servers.healthy()  # through the forwarder: its /health and the server's
+    assert servers.healthy() and sandboxes.healthy()  # the latter through the forwarder: its /health and the server's
     assert busy_slot(endpoints.flint_url) is None and wait_idle(endpoints.urls, timeout_s=5) is None
 
 
-def test_a_dead_forwarder_is_unhealthy_and_a_restart_brings_it_back(
-    served: tuple[Any, EmbeddedServers, Endpoints],
+def test_a_dead_forwarder_is_unhealthy_and_a_reconnect_brings_it_back(
+    served: tuple[Any, DockerSandboxes, EmbeddedServers, Endpoints],
 ) -> None:
-    client, servers, endpoints = served
-    assert servers.forwarder is not None and servers.forwarder.container is not None
-    servers.forwarder.container.kill()
+    _, sandboxes, servers, endpoints = served
+    assert sandboxes.forwarder.container is not None
+    sandboxes.forwarder.container.kill()
 
-    assert not servers.healthy()  # what the runner asks between runs: it restarts the servers, forwarder included
-    servers.start(endpoints.ctx)
-    assert servers.healthy()
+    assert servers.healthy() and not sandboxes.healthy()  # what the runner asks between runs
+    sandboxes.connect(servers.start(endpoints.ctx))  # the runner's restart: servers, then the way to them
+    assert sandboxes.healthy()

@@ -106,7 +106,7 @@ def test_enough_runs_tell_a_change_from_noise(tmp_path: Path) -> None:
     text, _ = compare([old, slower, same])
     title = "todo_repo · part3 · ctx 8192 · flint.gguf · jeff.gguf"
     slower_line = table_line(text, title, "wall_s", 1)
-    assert slower_line.startswith("| wall_s | +30 (+29.9%) | +25% to +34% |")
+    assert slower_line.startswith("| wall_s | +30 (+29.9%) | +26% to +34% |")  # the rank test turned around
     assert slower_line.endswith("| 0.0022 | beyond noise |")  # 2 / C(12, 6): the smallest p 6 vs 6 can reach
     assert table_line(text, title, "wall_s", 2).endswith("| 0.98 | within noise |")
 
@@ -123,8 +123,8 @@ def test_one_run_flipping_between_three_run_files_does_not_fail_the_gate(tmp_pat
     new = write_results(tmp_path / "new.csv", [*runs("b", [10, 11]), run_row("b3", hidden_passed="5", wall_s="12")])
     assert main(["compare", old, new, "--fail-on", "completed"]) == 0
     out = capsys.readouterr().out
-    assert "ok    completed worse by more than 0 pp at p ≤ 0.05 in" in out
-    assert f"-33 pp, 95% interval -79 to +29 pp, p = 1.00: larger than the threshold, but {TOO_FEW_3_3}" in out
+    assert "indeterminate  completed worse by more than 0 pp at p ≤ 0.05 in" in out  # neither passed nor failed
+    assert "-33 pp, interval unbounded (too few runs), p = 1.00; indeterminate: 3 vs 3 runs can detect no change" in out
 
 
 def test_a_completion_drop_that_many_runs_show_fails(tmp_path: Path, capsys: Capture) -> None:
@@ -277,3 +277,44 @@ def test_a_file_without_runs_is_refused(tmp_path: Path) -> None:
     empty = write_results(tmp_path / "empty.csv", [])
     with pytest.raises(ResultsError, match="empty.csv has no runs yet; run the bench first"):
         compare([empty])
+
+
+def test_completion_paired_over_fixtures_counts_flips_with_mcnemars_exact_test(tmp_path: Path, capsys: Capture) -> None:
+    """Ten fixtures, one run each: eight that completed stop completing. Unpaired, 10 vs 10 shares; paired, eight
+    flips one way and none the other: McNemar's p = 2 / 2^8."""
+    fixtures = [f"task_{i}" for i in range(10)]
+    old = [run_row(f"a{i}", fixture=name, rep="1") for i, name in enumerate(fixtures)]
+    new = [
+        run_row(f"b{i}", fixture=name, rep="1", hidden_passed="2" if i < 8 else "6") for i, name in enumerate(fixtures)
+    ]
+    args = ["compare", write_results(tmp_path / "old.csv", old), write_results(tmp_path / "new.csv", new)]
+    assert main([*args, "--fail-on", "completed"]) == 1
+    out = capsys.readouterr().out
+    assert "## Completion, paired over fixtures" in out
+    assert "| part3 · ctx 8192: new.csv vs old.csv, paired over 10 fixtures | 10 | 8 | 0 | -80 pp | 0.0078 |" in out
+    assert "FAIL  completed worse by more than 0 pp at p ≤ 0.05 in part3 · ctx 8192: new.csv vs old.csv, paired" in out
+    assert "8 lost, 0 gained of 10 pairs, McNemar p = 0.0078" in out
+
+
+def test_strict_fails_a_gate_that_has_no_baseline_of_its_configuration(tmp_path: Path, capsys: Capture) -> None:
+    earlier = write_results(tmp_path / "night-1.csv", runs("a", [100, 101, 99]))
+    renamed = write_results(tmp_path / "night-2.csv", runs("b", [130, 131, 129], flint_model="other.gguf"))
+    gates = ["--fail-on", "wall_s:25", "--pool-last", "7"]
+    assert main(["compare", earlier, renamed, *gates]) == 0  # without --strict: a skip, which passes
+    assert "skip  wall_s" in capsys.readouterr().out
+    assert main(["compare", earlier, renamed, *gates, "--strict"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  wall_s worse by more than 25% at p ≤ 0.05 in" in out and "no earlier run of this configuration" in out
+    assert "declare it and start a new baseline" in out
+
+
+def test_settings_that_change_results_are_never_pooled_and_the_heading_says_which(tmp_path: Path) -> None:
+    cold = write_results(tmp_path / "t0.csv", runs("a", [100, 101, 99], sampling='{"temperature": 0.0}'))
+    warm = write_results(tmp_path / "t7.csv", runs("b", [100, 101, 99], sampling='{"temperature": 0.7}'))
+    text, _ = compare([cold, warm])
+    assert 'differs: sampling {"temperature": 0.0} (t0.csv) vs sampling {"temperature": 0.7} (t7.csv)' in text
+    mixed = write_results(
+        tmp_path / "mixed.csv", [*runs("c", [100, 101], max_steps="8"), *runs("d", [50], max_steps="3")]
+    )
+    text, _ = compare([mixed, mixed])
+    assert "· max_steps 8" in text and "· max_steps 3" in text  # one file, two step limits: two groups

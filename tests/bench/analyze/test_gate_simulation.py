@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from bench.analyze.changes import metric_change
-from bench.analyze.gates import Gate, tripped
+from bench.analyze.gates import Gate, detectable, power_text, tripped
 from bench.analyze.stats import ALPHA
 from bench.results.row import ResultRow
 
@@ -63,3 +63,54 @@ def test_the_completed_gate_rarely_fires_for_nothing() -> None:
         fired += tripped(gate, metric_change("completed", old, new), ALPHA)
     print(f"completed gate, 10 runs a side, p(completed) 0.8: false alarms {fired / TRIALS:.1%}")
     assert fired / TRIALS <= ALPHA
+
+
+# The nightly's gate (wall_s:25) in two designs: 10 runs a side, and 3 runs against a baseline of 21 pooled (7
+# nights of 3). For each true change: how often it fails (a false alarm at 0%), and how often it says indeterminate.
+DESIGNS = {"10 vs 10": (10, 10), "3 vs 21": (21, 3)}
+CHANGES = [0.0, 15.0, 25.0, 30.0]
+POWER_TRIALS = 300
+
+
+def nightly_gate(old_runs: int, new_runs: int, change: float, rng: np.random.Generator) -> tuple[float, float, float]:
+    """(share failed, share indeterminate, median MDE stated) of the wall_s:25 gate over POWER_TRIALS trials."""
+    gate, failed, unsure, stated = Gate("wall_s", 25.0), 0, 0, []
+    for _ in range(POWER_TRIALS):
+        old = rng.lognormal(math.log(100), SIGMA, old_runs)
+        new = rng.lognormal(math.log(100 * (1 + change / 100)), SIGMA, new_runs)
+        result = metric_change("wall_s", rows(old), rows(new))
+        failed += tripped(gate, result, ALPHA)
+        unsure += not tripped(gate, result, ALPHA) and power_text(gate, result, ALPHA)[1]
+        stated.append(detectable(gate, result, ALPHA))
+    return failed / POWER_TRIALS, unsure / POWER_TRIALS, float(np.median(stated))
+
+
+def test_the_nightly_gate_states_its_power_and_is_indeterminate_where_it_lacks_it() -> None:
+    rng = np.random.default_rng(SEED)
+    table = {(design, change): nightly_gate(*DESIGNS[design], change, rng) for design in DESIGNS for change in CHANGES}
+    for (design, change), (failed, unsure, mde) in table.items():
+        print(f"wall_s:25, {design}, CV {CV:.0%}, change +{change:.0f}%: failed {failed:.1%}, "
+              f"indeterminate {unsure:.1%}, stated MDE {mde:.0f}%")  # fmt: skip
+    assert table[("10 vs 10", 0.0)][0] <= ALPHA and table[("3 vs 21", 0.0)][0] <= ALPHA  # false alarms
+    assert table[("10 vs 10", 30.0)][0] >= 0.55  # caught more often than not: the threshold is near the change
+    assert table[("10 vs 10", 0.0)][1] < 0.35  # 10 runs a side can resolve 25%: mostly not indeterminate
+    assert table[("3 vs 21", 0.0)][1] > 0.5  # 3 runs against 21 cannot (MDE above 25%): it says so
+    assert table[("10 vs 10", 0.0)][2] < 25 < table[("3 vs 21", 0.0)][2]
+
+
+def test_the_stated_detectable_change_is_detected_four_times_in_five() -> None:
+    """The rank test alone (no threshold), at the MDE the gate states: significant about 80% of the time."""
+    rng = np.random.default_rng(SEED)
+    for old_runs, new_runs in DESIGNS.values():
+        stated = []
+        for _ in range(40):  # what the gate typically states: one set of runs' spread is itself noisy
+            old, new = rng.lognormal(math.log(100), SIGMA, old_runs), rng.lognormal(math.log(100), SIGMA, new_runs)
+            stated.append(detectable(Gate("wall_s", 0.0), metric_change("wall_s", rows(old), rows(new)), ALPHA))
+        mde = float(np.median(stated))
+        hits = 0
+        for _ in range(POWER_TRIALS):
+            before = rng.lognormal(math.log(100), SIGMA, old_runs)
+            after = rng.lognormal(math.log(100 * (1 + mde / 100)), SIGMA, new_runs)
+            hits += metric_change("wall_s", rows(before), rows(after)).test.p <= ALPHA  # type: ignore[union-attr]
+        print(f"{new_runs} vs {old_runs}: stated MDE {mde:.0f}%, detected {hits / POWER_TRIALS:.0%}")
+        assert 0.65 <= hits / POWER_TRIALS <= 0.9  # 70% at 10 vs 10, 79% at 3 vs 21: close to the 80% aimed at

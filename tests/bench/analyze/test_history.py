@@ -87,3 +87,12 @@ def test_the_command_writes_beside_the_files_and_refuses_unknown_metrics(tmp_pat
     assert main(["history", *files]) == 0
     assert (tmp_path / "history-report" / "history.md").exists()
     assert main(["history", *files, "--metric", "speed"]) == 2
+
+
+def test_files_named_alike_are_told_apart_by_their_folders(tmp_path: Path) -> None:
+    files = []
+    for i, folder in enumerate(["mon", "tue", "wed"]):
+        (tmp_path / folder).mkdir()
+        files.append(night(tmp_path / folder / "r.csv", f"2026-11-0{i + 1}", [100, 101, 102]))
+    (nights,) = line_up(files).values()
+    assert [n.label for n in nights] == ["mon/r.csv", "tue/r.csv", "wed/r.csv"]  # not three times "r.csv"

@@ -13,10 +13,10 @@ import pytest
 
 from agent.clearing import RequestEstimate, is_placeholder
 from agent.cli import main as agent_main
-from bench.analyze.replay import CANNOT_KNOW, load_timeline, replay
-from bench.analyze.replay_policies import parse_policy
 from bench.cli import main as bench_main
 from bench.errors import ConfigError
+from bench.replay.policies import parse_policy
+from bench.replay.walk import CANNOT_KNOW, load_timeline, replay
 from bench.servers.tokenizer import ServerTokenizer
 from bench.testing import fake_llama
 

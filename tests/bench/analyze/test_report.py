@@ -113,7 +113,7 @@ def test_report_tables_carry_each_runs_numbers(results: Path) -> None:
     text = write_report(results, results.parent).read_text(encoding="utf-8")
     assert "4 runs in 2 groups." in text
     assert "Same in every group: fixture todo_repo, ctx 8192, flint_model f.gguf, jeff_model j.gguf, " in text
-    assert "sandbox n/a, server_build n/a, gpu_name n/a, gpu_mem_method n/a, flint_model_sha256 n/a" in text
+    assert "sandbox n/a, servers n/a, server_build n/a, gpu_name n/a, gpu_mem_method n/a, fixture_sha n/a" in text
     assert "| part3 | 3 | 2 of 3 | 6, 6, 2 | done 2, step_limit 1 | 110 [96.2–124] | 2,855 [1,410–4,300] |" in text
     assert "| part2 | 1 | 0 of 1 | 3 | server_error 1 | 30 | n/a |" in text
     assert "| rep 1 | r1 | 6 of 6 | 2 | 1 | 1 | 4,300 | 8,300 | 124 | done | cut_answers |" in text
@@ -229,6 +229,54 @@ def test_a_prompt_size_missing_from_usage_comes_from_the_timings() -> None:
     assert request.share_anew == 0.25
 
 
+def write_group(tmp_path: Path, runs: int, **values: str) -> Path:
+    """A results file of one group of `runs` runs, each with a short trace."""
+    path = tmp_path / "results.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        for i in range(1, runs + 1):
+            row = {"run_id": f"r{i}", "fixture": "todo_repo", "preset": "part3", "ctx": "8192", "rep": str(i)}
+            writer.writerow(row | {"stop_reason": "done", "hidden_passed": "6", "hidden_total": "6", **values})
+            trace = tmp_path / "runs" / f"r{i}" / "events.jsonl"
+            trace.parent.mkdir(parents=True)
+            events = [response(step, 1000 * step + i, 50, 900) for step in range(1, 6)] + [STOP]
+            trace.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return path
+
+
+def test_a_hundred_run_group_is_summarised_in_a_bounded_figure_and_its_runs_paged(tmp_path: Path) -> None:
+    results = write_group(tmp_path, 100)
+    text = write_report(results, tmp_path / "report").read_text(encoding="utf-8")
+    (figure,) = (tmp_path / "report").glob("group-1-*.png")
+    assert max(png_size(figure)) <= 1000  # 100 runs drawn one by one made it 1512 x 12240 px
+    assert "100 runs, summarised in the figure below; each run's numbers: [runs 1–50](" in text
+    pages = sorted((tmp_path / "report").glob("*-runs-*.md"))
+    assert [p.name[-9:] for p in pages] == ["runs-1.md", "runs-2.md"]
+    assert "| rep 100 | r100 |" in pages[1].read_text(encoding="utf-8")
+    assert "| rep 1 | r1 |" not in text  # the report itself stays short
+
+
+def test_no_label_of_the_outcomes_figure_is_cut_off(tmp_path: Path) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from bench.analyze.plots import plot_outcomes
+    from bench.analyze.report import load_run
+    from bench.results.read import read_runs
+
+    results = write_group(tmp_path, 2)
+    runs = [load_run(row, tmp_path / "runs") for row in read_runs(results)]
+    title = "todo_repo · part3 · ctx 8192 · Qwen3-14B-Q4_K_M.gguf · Qwen3-0.6B-Q8_0.gguf · flint_serving forced_tools"
+    fig = plot_outcomes([(title, runs)], tmp_path / "outcomes.png")
+    FigureCanvasAgg(fig).draw()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    labels = fig.axes[0].get_yticklabels()
+    assert "forced_tools" in labels[0].get_text() and "todo_repo" in labels[0].get_text()
+    for text in labels:
+        box = text.get_window_extent(renderer)
+        assert box.x0 >= 0 and box.x1 <= fig.bbox.x1 and box.y0 >= 0 and box.y1 <= fig.bbox.y1, text.get_text()
+
+
 DONE = {"t": 9.0, "event": "stop", "reason": "done", "steps": 2, "message": None}
 
 
@@ -247,3 +295,14 @@ def test_the_report_shows_the_time_split_and_the_causes_stacked_per_step(tmp_pat
     assert "| rep 2 | n/a | n/a | n/a | n/a | n/a | n/a | unavailable |" in report
     (figure,) = (tmp_path / "report").glob("causes-1-*.png")
     assert figure.name in report and figure.read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_a_large_groups_causes_are_one_line_of_medians_and_one_panel(tmp_path: Path) -> None:
+    results = write_group(tmp_path, 20, reprocessed_cold="900", reprocessed_new="100", reprocessed_split="ok")
+    for i in range(1, 21):
+        split = [{"step": 1, "cold": 900}, {"step": 2, "new": 100}]
+        (tmp_path / "runs" / f"r{i}" / "reprocessed.json").write_text(json.dumps({"requests": split}))
+    text = write_report(results, tmp_path / "report").read_text(encoding="utf-8")
+    assert "| median of 20 | 900 | 100 | n/a | n/a | n/a | n/a | ok 20 |" in text
+    (figure,) = (tmp_path / "report").glob("causes-1-*.png")
+    assert max(png_size(figure)) <= 1000

@@ -136,6 +136,16 @@ def test_a_counter_that_went_down_means_the_server_restarted() -> None:
     assert check.status == "counter_reset" and check.metrics_delta is None and "restarted" in (check.note or "")
 
 
+def test_jeff_asked_but_never_answering_leaves_his_figures_empty_not_zero() -> None:
+    silent = [
+        {**e, "opinion": None, "usage": None, "timings": None, "error": "timed out"} if e["event"] == "jeff" else e
+        for e in TRACE
+    ]
+    n = trace_numbers(silent)
+    assert (n.jeff_model_s, n.jeff_prompt_tokens, n.jeff_completion_tokens, n.jeff_requests) == (None, None, None, 1)
+    assert n.model_s == 2.5  # Flint's answers are still measured: Jeff's unanswered requests add no server time
+
+
 @pytest.mark.parametrize(
     ("usage", "says"),
     [

@@ -44,3 +44,32 @@ def test_a_killed_holder_lets_go_of_the_lock(tmp_path: Path) -> None:
     lock = ResultsLock(out)
     lock.acquire()
     lock.release()
+
+
+def test_a_link_to_the_same_file_takes_the_same_lock(tmp_path: Path) -> None:
+    out = tmp_path / "results.csv"
+    (tmp_path / "other").mkdir()
+    link = tmp_path / "other" / "r.csv"
+    link.symlink_to(out)
+    first = ResultsLock(out)
+    first.acquire()
+    for spelling in (link, tmp_path / "other" / ".." / "results.csv"):
+        with pytest.raises(ResultsError, match=f"pid {os.getpid()}"):
+            ResultsLock(spelling).acquire()
+    first.release()
+
+
+def test_no_lock_file_is_left_and_an_empty_file_the_bench_created_goes_again(tmp_path: Path) -> None:
+    out = tmp_path / "results.csv"
+    first = ResultsLock(out)
+    first.acquire()
+    with pytest.raises(ResultsError):
+        ResultsLock(out).acquire()  # refused
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.csv"]  # no *.lock beside it
+    first.release()
+    assert list(tmp_path.iterdir()) == []  # created, never written: removed
+    out.write_bytes(b"run_id\r\n")
+    kept = ResultsLock(out)
+    kept.acquire()
+    kept.release()
+    assert out.read_bytes() == b"run_id\r\n"  # a file the lock did not create is never touched

@@ -35,6 +35,8 @@ def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -
     assert schema.GROUP_COLUMNS == ["fixture", "preset", "ctx", "flint_model", "jeff_model", "flint_serving"]
     assert set(schema.SETUP_COLUMNS) == {
         "flint_model_sha256", "jeff_model_sha256", "server_build", "gpu_name", "gpu_mem_method", "sandbox",
+        # every setting that changes results is a key (issue 23): never pooled, never compared as one
+        "servers", "server_package", "fixture_sha", "sampling", "max_steps", "keep", "clear_at",
         "swa_full", "ctx_checkpoints", "cache_reuse", "cache_ram_mib",  # what the prompt cache can reuse
     }  # fmt: skip
     assert set(schema.INPUT_COLUMNS) == {

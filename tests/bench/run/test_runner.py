@@ -84,6 +84,8 @@ def test_resume_skips_measured_runs_and_refuses_other_inputs(
         assert "run 2/2 already in results.csv: skipped (--resume)" in capsys.readouterr().out  # the live display
         more = Bench(config(tmp_path, flint, reps=3, resume=True)).run()
         assert [r["rep"] for r in more] == ["3"]
+        with pytest.raises(ResultsError, match="todo_repo part2 with a different max_steps"):
+            Bench(config(tmp_path, flint, reps=3, resume=True, max_steps=3)).run()  # the file's runs had 4
         with pytest.raises(ResultsError, match="different sampling"):
             Bench(config(tmp_path, flint, reps=4, resume=True, sampling={"temperature": 0.7})).run()
     assert [r["rep"] for r in read_rows(tmp_path / "results.csv")] == ["1", "2", "3"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.sandbox.trace_file import read_trace_safely
-from bench.score.untrusted import read_untrusted
+from bench.untrusted import read_untrusted
 
 TRACE = '{"t": 0.1, "event": "start"}\n{"t": 0.2, "event": "stop", "reason": "done", "steps": 1}\n'
 

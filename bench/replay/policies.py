@@ -1,4 +1,4 @@
-"""Clearing policies the replay can apply (bench/analyze/replay.py), named on the command line:
+"""Clearing policies the replay can apply (bench/replay/walk.py), named on the command line:
 
     after:H            the article's clearing: after an answer that left the window past H (part3 at H = 0.5)
     before:H           part3+'s: before a request estimated past H, older done-check output cleared too

@@ -2,7 +2,7 @@
 
 From a run's folder (its trace and the agent's request log) the replay rebuilds the conversation as it grew: each
 step's new messages as first sent, the model's answers, their sizes. It then walks the steps again under a policy
-(bench/analyze/replay_policies.py), clearing where that policy clears, and counts each prompt with Flint's own
+(bench/replay/policies.py), clearing where that policy clears, and counts each prompt with Flint's own
 tokenizer. The cache is llama-server's: the longest common prefix of the new prompt and the previous prompt with
 its answer. How much of an answer as sent back matches the tokens the model generated is taken from the run
 (its next request's cache_n), or, where the run never showed it, the run's median.
@@ -25,11 +25,11 @@ from typing import Any
 
 from agent.clearing import RequestEstimate
 from agent.requests import common_prefix
-from bench.analyze.replay_policies import Message, Policy
 from bench.errors import ResultsError
 from bench.measure.reprocessing import Tokenizer
 from bench.measure.request_log import load_request_log
 from bench.measure.trace import Event, int_field, run_events
+from bench.replay.policies import Message, Policy
 
 CANNOT_KNOW = (
     "The replay keeps the run's answers: under another policy the model would have seen another conversation and "

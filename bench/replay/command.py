@@ -1,5 +1,5 @@
 """`python -m bench replay RUN_DIR... [--policy P]... [--flint-url URL] [--csv OUT]`: what each clearing policy would
-have cost the prompt cache on these runs (bench/analyze/replay.py), one table, with what a replay cannot know.
+have cost the prompt cache on these runs (bench/replay/walk.py), one table, with what a replay cannot know.
 
 The prompts are counted by a llama-server with the runs' model and chat template: --flint-url names a running one;
 without it, runs of the small model (CPU rows) get one started here, with the template they were served with.
@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench.analyze.replay import CANNOT_KNOW, Replayed, RunTimeline, load_timeline, replay
-from bench.analyze.replay_policies import DEFAULT_POLICIES, parse_policy
 from bench.analyze.table import fmt_number, markdown_table
 from bench.errors import ConfigError, PrerequisiteError
+from bench.replay.policies import DEFAULT_POLICIES, parse_policy
+from bench.replay.walk import CANNOT_KNOW, Replayed, RunTimeline, load_timeline, replay
 from bench.servers.binaries import find_small_model
 from bench.servers.forced_tools import FORCED, TEMPLATE
 from bench.servers.process import LlamaProcess

@@ -1,0 +1,69 @@
+"""A paired design for completion: when both sides ran the same fixtures, each fixture's run is compared with its
+own counterpart (the same fixture and repetition), and only the flips count: completed before and not after, or the
+other way. McNemar's exact test (a two-sided binomial test of the flips, scipy.stats.binomtest) then asks whether
+the flips lean one way more than chance would, as evaluation harnesses do for two models on one set of tasks.
+Pairing takes the fixtures' difficulty out of the comparison, so it can show what unpaired shares cannot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from scipy import stats
+
+from bench.analyze.table import KEY_COLUMNS, agent_runs, group_key
+from bench.results.read import is_completed
+from bench.results.row import ResultRow
+
+# The configuration a fixture's runs belong to, fixture and its content left out: what is paired across fixtures.
+ACROSS_FIXTURES = [i for i, column in enumerate(KEY_COLUMNS) if column not in ("fixture", "fixture_sha", "max_steps")]
+MIN_FIXTURES = 2  # one fixture's repetitions are no pairs: they are exchangeable
+
+
+@dataclass(frozen=True)
+class Flips:
+    """The pairs of one configuration across fixtures, and how many flipped each way."""
+
+    pairs: int
+    fixtures: int
+    lost: int  # completed before, not after
+    gained: int  # not before, completed after
+
+    @property
+    def p(self) -> float:
+        """McNemar's exact test, two-sided: the flips as a binomial of lost + gained with p = 1/2."""
+        flips = self.lost + self.gained
+        return 1.0 if flips == 0 else float(stats.binomtest(self.lost, flips, 0.5).pvalue)
+
+    @property
+    def change_pp(self) -> float:
+        return (self.gained - self.lost) / self.pairs * 100
+
+
+def configuration(row: ResultRow) -> tuple[str, ...]:
+    key = group_key(row)
+    return tuple(key[i] for i in ACROSS_FIXTURES)
+
+
+def paired_flips(old: Sequence[ResultRow], new: Sequence[ResultRow]) -> dict[tuple[str, ...], Flips]:
+    """Per configuration that both sides ran on at least MIN_FIXTURES common fixtures: its flips."""
+    before = {(configuration(r), r.fixture, r.rep): is_completed(r) for r in agent_runs(old)}
+    after = {(configuration(r), r.fixture, r.rep): is_completed(r) for r in agent_runs(new)}
+    found: dict[tuple[str, ...], list[tuple[str, bool, bool]]] = {}
+    for key in before.keys() & after.keys():
+        found.setdefault(key[0], []).append((key[1], before[key], after[key]))
+    result = {}
+    for config, pairs in found.items():
+        fixtures = {fixture for fixture, _, _ in pairs}
+        if len(fixtures) >= MIN_FIXTURES:
+            lost = sum(b and not a for _, b, a in pairs)
+            gained = sum(a and not b for _, b, a in pairs)
+            result[config] = Flips(len(pairs), len(fixtures), lost, gained)
+    return result
+
+
+def describe(config: tuple[str, ...]) -> str:
+    """`part3 · ctx 4096`: the configuration's preset and window (its other columns are in the headings)."""
+    names = dict(zip([KEY_COLUMNS[i] for i in ACROSS_FIXTURES], config, strict=True))
+    return f"{names['preset']} · ctx {names['ctx']}"
