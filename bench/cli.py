@@ -57,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     gpu_check.add_argument("--config", default="bench.yaml")
     gpu_check.add_argument("--ctx", type=int, default=4096, help="context size of the real run (default 4096)")
     gpu_check.set_defaults(module="bench.gpu_check")
+    gpu_image = sub.add_parser("gpu-image", help="build the CUDA llama-server image from the pinned source, once")
+    gpu_image.set_defaults(module="bench.servers.cuda_image")
 
     compare = sub.add_parser("compare", help="compare results CSVs group by group, with exact tests")
     compare.add_argument("files", nargs="+", metavar="RESULTS.csv", help="the older file first")

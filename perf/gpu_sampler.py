@@ -20,7 +20,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # run from anywhere: bench/ and
 
 from fake_pynvml import GIB, FakeDevice, FakeNvml, State  # noqa: E402
 
-from bench.gpu_check import measure_sampler_cost  # noqa: E402
+from bench.measure.cost import measure_sampler_cost  # noqa: E402
 
 DEFAULT_INTERVAL_S = 0.1
 INTERVALS_S = (DEFAULT_INTERVAL_S, 0.05, 0.25)

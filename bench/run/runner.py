@@ -32,6 +32,8 @@ from bench.run.provenance import git_dirty, git_sha
 from bench.run.record import RunRecord
 from bench.score.grading import score_run_dir
 from bench.servers.base import Endpoints, Servers
+from bench.servers.gpu_pin import watched_uuids
+from bench.servers.warmup import warm_up_servers
 
 Row = dict[str, str]
 
@@ -92,6 +94,8 @@ class Bench:
             if endpoints is None or endpoints.ctx != planned.ctx or not servers.healthy():
                 try:
                     endpoints = servers.start(planned.ctx)
+                    for line in warm_up_servers([endpoints.flint_url, endpoints.jeff_url] if endpoints.on_gpu else []):
+                        print(f"bench: {line}")
                 except ServerStartError as e:
                     if endpoints is None:  # nothing measured yet: the set-up is wrong, say so and stop
                         raise
@@ -141,7 +145,7 @@ class Bench:
         self, record: RunRecord, servers: Servers, endpoints: Endpoints, run_dir: Path, progress: Progress
     ) -> None:
         sandbox = self.factory.make_sandbox(endpoints, record.run_id)
-        uuids = [self.config.gpu_device] if self.config.gpu_device.startswith("GPU-") else None
+        uuids = watched_uuids(self.config.gpu_device, self.choice[1])
         seen = observe(
             record.inputs, sandbox, servers, endpoints, run_dir, progress.on_event, self.config.gpu_sample_interval_s,
             uuids, size_bytes(self.config.diff_limit),

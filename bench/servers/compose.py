@@ -22,12 +22,15 @@ from bench.servers.base import Endpoints, check_windows
 from bench.servers.choose import probe_host, where_servers_run
 from bench.servers.compose_cli import ComposeCli, find_compose
 from bench.servers.cpu_image import ensure_llama_cpu_image
+from bench.servers.cuda_image import ensure_gpu_image
 from bench.servers.download import DownloadWatch, either
 from bench.servers.forced_tools import FORCED, NATIVE_DIR, resolve, write_serving_files
+from bench.servers.gpu_pin import resolve_pin
 from bench.servers.hub import cache_dir, host_path
 from bench.servers.models import Model, Models, models_for, serves_small_model
 from bench.servers.pin import image_pin, package_pin
 from bench.servers.process import free_port
+from bench.servers.server_env import offline_environment
 
 COMPOSE_FILE = ROOT / "compose.yaml"
 
@@ -123,11 +126,15 @@ class ComposeServers:
                 "LLAMA_GID": str(os.getgid()),
                 "LLAMA_IMAGE": self.config.llama_image,
                 "LLAMA_CPU_IMAGE": self.cpu_image,
-                "GPU_DEVICE": self.config.gpu_device,
+                "GPU_DEVICE": resolve_pin(self.config.gpu_device).device,  # the card's UUID where NVML knows it
                 "SANDBOX_INTERFACE": self.interface,
                 "FLINT_SERVING_DIR": str(self._serving_dir(ctx)),
+                "CUDA_JIT_CACHE": str(jit_cache()),
             }
+            | offline_environment([models.flint, models.jeff], cache)
         )
+        if self.gpu:  # ours is built once here; a published tag that does not exist is one line naming the fix
+            ensure_gpu_image(docker_client(), self.config.llama_image)
         print(f"bench: compose servers via {self.cli.label}", flush=True)
         self._compose("up", "-d", "--force-recreate", *self.services, timeout=3600)  # a first pull takes a while
         warn_once(isolate_from_host(self.firewall))
@@ -159,6 +166,7 @@ class ComposeServers:
             jeff_sandbox_url="http://jeff:8080" if jeff_url else None,
             server_containers=self._container_ids(),
             flint_serving=self.serving,
+            on_gpu=self.gpu,
         )
 
     def _serving_dir(self, ctx: int) -> Path:
@@ -181,6 +189,11 @@ class ComposeServers:
         """The whole log of one server ("flint" or "jeff")."""
         return self._log(self.services[ROLES.index(role)], tail="all")
 
+    def logs_after_stop(self) -> dict[str, str]:
+        """Stop the servers (llama-server then prints its memory breakdown) and return their whole logs."""
+        self._compose("stop", *self.services, check=False)
+        return {role: self.role_log(role) for role in ROLES[: len(self.services)]}
+
     def _container_ids(self) -> dict[str, str]:
         ids = {}
         for role, service in zip(ROLES, self.services, strict=False):
@@ -199,6 +212,13 @@ class ComposeServers:
             self._compose("down", "--remove-orphans", check=False)
             self.env = {}
         end_isolation(self.firewall)  # added again at the next start
+
+
+def jit_cache() -> Path:
+    """CUDA's JIT cache for the GPU containers (made here, so that it is the user's and not the Docker daemon's)."""
+    folder = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "agent-bench" / "cuda-jit"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def choose_servers(requested: str, engine: bool) -> Choice:
