@@ -27,6 +27,7 @@ import sys
 import tempfile
 from importlib import metadata
 from pathlib import Path
+from types import ModuleType
 
 from bench.measure.nvml import start_nvml
 from bench.servers.cuda_compat import driver_cuda, parse_cuda, runs_on
@@ -42,6 +43,11 @@ CUDA_PACKAGES = [
     "nvidia-cublas==13.1.1.3",
     "nvidia-cuda-nvrtc==13.0.88",
 ]
+PYPI_FIX = (
+    "install a complete CUDA 12 toolkit (nvcc and cuBLAS, e.g. the distribution's cuda-toolkit-12-x) and run "
+    "`rm .venv/cuda.mk && make setup GPU=cuda` again, or update the driver to 580 or later (PyPI's CUDA 12 nvcc "
+    "packages hold ptxas only)"
+)
 RUNTIME_LIBRARIES = ("libcudart.so", "libcublas.so", "libcublasLt.so")
 HEADERS = ("cuda_runtime.h", "cublas_v2.h", "cuda.h")
 STUB_LIBRARY_ERROR = 34  # CUDA_ERROR_STUB_LIBRARY in cuda.h: what NVIDIA's own stub answers
@@ -121,9 +127,9 @@ def toolkit_cuda(root: Path) -> tuple[int, int] | None:
     return parse_cuda(found.group(1)) if found else None
 
 
-def check_driver(cuda: tuple[int, int] | None, where: str, fix: str) -> None:
+def check_driver(cuda: tuple[int, int] | None, where: str, fix: str, nvml_module: ModuleType | None = None) -> None:
     """Refuse a toolkit whose CUDA the driver here cannot run (nothing to check without a driver)."""
-    nvml, _ = start_nvml()
+    nvml, _ = start_nvml(nvml_module)
     if nvml is None or cuda is None:
         return
     try:
@@ -228,13 +234,7 @@ def main(view: Path) -> str:
         return f"-DCMAKE_CUDA_COMPILER={root}/bin/nvcc -DCUDAToolkit_ROOT={root}"
     where = f"the CUDA toolkit at {root}" if root else "no CUDA toolkit on this machine"
     log(f"{where}{' lacks ' + ', '.join(missing) if root else ''}: installing PyPI's CUDA packages into {sys.prefix}")
-    check_driver(
-        parse_cuda(CUDA_PACKAGES[0].split("==")[1]),
-        "PyPI's CUDA compiler",
-        "install a complete CUDA 12 toolkit (nvcc and cuBLAS, e.g. the distribution's cuda-toolkit-12-x) and run "
-        "`make setup GPU=cuda` again, or update the driver to 580 or later (PyPI's CUDA 12 nvcc packages hold ptxas "
-        "only)",
-    )
+    check_driver(parse_cuda(CUDA_PACKAGES[0].split("==")[1]), "PyPI's CUDA compiler", PYPI_FIX)
     tree = install_pypi_toolkit()
     make_view(tree, view)
     log(f"PyPI's CUDA {toolkit_cuda(view)} in {tree}, viewed as a toolkit at {view}")

@@ -69,6 +69,7 @@ def _head(url: str, token: str, timeout: float) -> int:
         with urllib.request.urlopen(request, timeout=timeout) as answer:
             return int(answer.status)
     except urllib.error.HTTPError as e:
+        e.close()  # an HTTPError holds the connection open
         if e.code == 401 and not token:
             challenge = e.headers.get("WWW-Authenticate", "")
             if challenge.lower().startswith("bearer"):

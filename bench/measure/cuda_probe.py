@@ -51,14 +51,14 @@ def allocate(n_bytes: int) -> None:
 
 def relay(n_bytes: int) -> None:
     """This process: a child that allocates; its `ready` line is passed on, and so is the end of stdin."""
-    child = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "bench.measure.cuda_probe", str(n_bytes)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-    )
-    assert child.stdout is not None and child.stdin is not None
-    print(child.stdout.readline().decode().strip(), flush=True)
-    sys.stdin.readline()
-    child.stdin.close()
-    sys.exit(child.wait())
+    ) as child:
+        assert child.stdout is not None and child.stdin is not None
+        print(child.stdout.readline().decode().strip(), flush=True)
+        sys.stdin.readline()
+        child.stdin.close()
+    sys.exit(child.returncode)
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,7 @@ def held(n_bytes: int, depth: int = 1, device: str = "", cwd: str | None = None)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        proc.stdout.close()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -94,9 +94,12 @@ def progress_lines(chunks: Iterable[dict[str, Any]], clock: Any = time.monotonic
         for line in str(chunk.get("stream", "")).splitlines():
             if not _PROGRESS.match(line):
                 continue
-            step = not line.lstrip().startswith("[")
-            if step or clock() - last >= PROGRESS_EVERY_S:
-                last = last if step else clock()
+            if not line.lstrip().startswith("["):  # a build step: always shown
+                yield line.strip()
+                continue
+            now = clock()
+            if now - last >= PROGRESS_EVERY_S:
+                last = now
                 yield line.strip()
 
 

@@ -6,16 +6,21 @@ common ancestor of its search paths (a single path: that path), and dawidd6/acti
 unpacks it into `path`. Only the GPU is stubbed: a `make` on PATH that copies a prepared results CSV to OUT=.
 
 Nights come from experiments/synthetic_nights.py: part3 gets 30% slower on night 12, nothing changes before.
+Expressions (`if:`, `${{ }}` in env and inputs) are evaluated for the contexts a night has: github (ref_name, the
+default branch), inputs (a manual run's) and vars (the repository's variables).
 """
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import os
+import re
 import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,8 +32,9 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "nightly.yml"
 SHELLS = {"bash": "bash --noprofile --norc -eo pipefail {0}", "sh": "sh -e {0}", None: "bash -e {0}"}
 # `make bench ... OUT=FILE` without a GPU: the night's CSV is copied to FILE. `make gpu-check` (the GPU self-check
-# that runs first) passes.
+# that runs first) passes. Every make command line is logged to $MAKE_LOG.
 MAKE_STUB = """#!/bin/sh
+echo "$@" >> "$MAKE_LOG"
 [ "$1" = gpu-check ] && exit 0
 [ "$1" = bench ] || exit 2
 for arg; do case "$arg" in OUT=*) mkdir -p "$(dirname "${arg#OUT=}")"; cp "$NIGHT_SOURCE" "${arg#OUT=}";; esac; done
@@ -43,6 +49,48 @@ class Job:
     ok: bool
     logs: dict[str, str] = field(default_factory=dict)  # step name -> what its script printed
     artifacts: dict[str, Artifact] = field(default_factory=dict)
+    makes: list[str] = field(default_factory=list)  # the make command lines, in order
+    downloads: list[dict[str, str]] = field(default_factory=list)  # the download step's inputs, evaluated
+
+
+_TOKEN = re.compile(r"'[^']*'|&&|\|\||==|!=|[\w.-]+\(\)|[\w.-]+")
+
+
+def evaluate(expression: str, context: dict[str, Any], ok: bool) -> Any:
+    """A GitHub expression of literals, context paths, always()/success(), ==, !=, && and ||."""
+    tokens = _TOKEN.findall(expression)
+
+    def atom(token: str) -> Any:
+        if token.startswith("'"):
+            return token[1:-1]
+        if token in ("always()", "success()", "failure()"):
+            return {"always()": True, "success()": ok, "failure()": not ok}[token]
+        value: Any = context
+        for part in token.split("."):
+            value = value.get(part, "") if isinstance(value, dict) else ""
+        return value
+
+    def compare(part: list[str]) -> Any:
+        if len(part) == 3:
+            return (atom(part[0]) == atom(part[2])) == (part[1] == "==")
+        return atom(part[0])
+
+    def split(items: list[str], operator: str) -> list[list[str]]:
+        groups: list[list[str]] = [[]]
+        for item in items:
+            groups.append([]) if item == operator else groups[-1].append(item)
+        return groups
+
+    value: Any = ""
+    for alternative in split(tokens, "||"):
+        value = all(compare(p) for p in split(alternative, "&&")) if "&&" in alternative else compare(alternative)
+        if value:
+            return value
+    return value
+
+
+def substitute(text: str, context: dict[str, Any], ok: bool = True) -> str:
+    return re.sub(r"\$\{\{(.*?)\}\}", lambda m: str(evaluate(m.group(1), context, ok)), text)
 
 
 def upload(workspace: Path, paths: str) -> Artifact:
@@ -79,6 +127,7 @@ def download(workspace: Path, artifact: Artifact, path: str) -> None:
 def checkout(tmp: Path) -> Path:
     workspace = tmp / "workspace"
     shutil.copytree(ROOT / "bench", workspace / "bench", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / ".ci", workspace / ".ci", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(WORKFLOW, workspace / "nightly.yml")
     python = workspace / ".venv" / "bin" / "python"  # what `make bench` leaves behind: a venv with the bench
     python.parent.mkdir(parents=True)
@@ -87,8 +136,23 @@ def checkout(tmp: Path) -> Path:
     return workspace
 
 
-def run_job(tmp: Path, night: Path, previous: Artifact | None, run_id: int = 1) -> Job:
-    """One night of the workflow: `night` is what the bench measures, `previous` the bench-history artifact."""
+def run_job(
+    tmp: Path,
+    night: Path,
+    previous: Artifact | None,
+    run_id: int = 1,
+    *,
+    branch: str = "main",
+    inputs: dict[str, str] | None = None,
+    variables: dict[str, str] | None = None,
+) -> Job:
+    """One night of the workflow: `night` is what the bench measures, `previous` the bench-history artifact of the
+    default branch (main); a manual run has `inputs`, the repository `variables`."""
+    context = {
+        "github": {"ref_name": branch, "event": {"repository": {"default_branch": "main"}}},
+        "inputs": inputs or {},
+        "vars": variables or {},
+    }
     workflow = yaml.safe_load(WORKFLOW.read_text())
     job_spec = workflow["jobs"]["bench"]
     workspace, bin_dir, temp = checkout(tmp), tmp / "bin", tmp / "runner-temp"
@@ -98,26 +162,30 @@ def run_job(tmp: Path, night: Path, previous: Artifact | None, run_id: int = 1) 
     (bin_dir / "make").chmod(0o755)
     github_env = temp / "github_env"
     github_env.touch()
+    make_log = tmp / "make.log"
     env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(tmp), "CI": "true", "NIGHT_SOURCE": str(night)}
+    env["MAKE_LOG"] = str(make_log)
     env |= {
         "GITHUB_SHA": "0123456789abcdef",
         "GITHUB_RUN_ID": str(run_id),
         "GITHUB_WORKSPACE": str(workspace),
         "GITHUB_ENV": str(github_env),
     }
-    env |= {k: str(v) for k, v in job_spec.get("env", {}).items()}
+    env |= {k: substitute(str(v), context) for k, v in job_spec.get("env", {}).items()}
     default_shell = job_spec.get("defaults", {}).get("run", {}).get("shell")
     job = Job(ok=True)
     for index, step in enumerate(job_spec["steps"]):
-        if not job.ok and "always()" not in str(step.get("if", "")):
+        condition = str(step.get("if", "success()"))
+        if not evaluate(condition.removeprefix("${{").removesuffix("}}"), context, job.ok):
             continue
         uses: str = step.get("uses", "")
-        inputs: dict[str, Any] = step.get("with", {})
+        given = {k: substitute(str(v), context) for k, v in step.get("with", {}).items()}
         if uses.startswith("dawidd6/action-download-artifact"):
+            job.downloads.append(given)
             if previous is not None:
-                download(workspace, previous, inputs["path"])
+                download(workspace, previous, given["path"])
         elif uses.startswith("actions/upload-artifact"):
-            job.artifacts[inputs["name"]] = upload(workspace, inputs["path"])
+            job.artifacts[given["name"]] = upload(workspace, given["path"])
         elif "run" in step:
             script = temp / f"step-{index}.sh"
             script.write_text(step["run"])
@@ -126,6 +194,7 @@ def run_job(tmp: Path, night: Path, previous: Artifact | None, run_id: int = 1) 
             result = subprocess.run(command, cwd=workspace, env=step_env, capture_output=True, text=True, timeout=300)
             job.logs[step["name"]] = result.stdout + result.stderr
             job.ok = job.ok and result.returncode == 0
+    job.makes = make_log.read_text().splitlines() if make_log.exists() else []
     return job
 
 
@@ -187,3 +256,68 @@ def test_the_old_layout_stored_the_csv_where_the_next_night_never_looked(tmp_pat
     (tmp_path / "results" / "nightly-1.csv").write_text("x")
     (tmp_path / "compare.md").write_text("x")
     assert sorted(upload(tmp_path, "results/nightly-*.csv\ncompare.md")) == ["compare.md", "results/nightly-1.csv"]
+
+
+def with_flint(night: Path, out: Path, peak: Callable[[str], str], method: str | None = None) -> Path:
+    """The night's CSV with Flint's peak rewritten (and the GPU method, when given)."""
+    with open(night, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        row["peak_gpu_mib_flint"] = peak(row["peak_gpu_mib_flint"])
+        if method is not None:
+            row["gpu_mem_method"] = method
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return out
+
+
+def test_the_workflow_reads_no_more_than_it_needs_and_asks_for_the_gpu_build() -> None:
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    assert workflow["permissions"] == {"contents": "read", "actions": "read"}
+    trigger = workflow[True]  # YAML 1.1 reads the key `on` as true
+    build = trigger["workflow_dispatch"]["inputs"]["gpu_build"]
+    assert build["options"] == ["cuda", "cpu"] and build["default"] == "cuda"
+
+
+@pytest.mark.parametrize(
+    ("inputs", "variables", "build"),
+    [({}, {}, "cuda"), ({"gpu_build": "cpu"}, {"GPU_BUILD": "cuda"}, "cpu"), ({}, {"GPU_BUILD": "cpu"}, "cpu")],
+)
+def test_the_gpu_build_comes_from_the_manual_input_else_the_variable_else_cuda(
+    inputs: dict[str, str], variables: dict[str, str], build: str
+) -> None:
+    value = yaml.safe_load(WORKFLOW.read_text())["jobs"]["bench"]["env"]["GPU_BUILD"]
+    assert substitute(value, {"inputs": inputs, "vars": variables}) == build
+
+
+def test_a_night_whose_flint_peak_grew_fails(tmp_path: Path) -> None:
+    nights = synthetic_nights(tmp_path, 12)
+    grown = with_flint(nights[11], tmp_path / "grown" / nights[11].name, lambda mib: str(int(int(mib) * 1.08)))
+    job = run_job(tmp_path / "run", grown, previous=history_artifact(tmp_path, nights[4:11]))
+    log = job.logs["Compare with earlier nights"]
+    assert not job.ok, log
+    assert "FAIL  peak_gpu_mib_flint worse by more than 5% at p ≤ 0.05" in log
+
+
+def test_a_night_whose_gpu_reading_became_unavailable_fails(tmp_path: Path) -> None:
+    nights = synthetic_nights(tmp_path, 12)
+    method = "unavailable: no NVIDIA driver (Driver Not Loaded)"
+    blind = with_flint(nights[11], tmp_path / "blind" / nights[11].name, lambda mib: "", method)
+    job = run_job(tmp_path / "run", blind, previous=history_artifact(tmp_path, nights[4:11]))
+    assert not job.ok
+    assert f"no GPU reading for Flint ({method})" in job.logs["Bench"]
+    assert "Compare with earlier nights" not in job.logs  # failed at the bench step: nothing is compared
+
+
+def test_a_manual_run_of_another_branch_passes_its_build_to_every_make_and_never_becomes_a_baseline(
+    tmp_path: Path,
+) -> None:
+    (night,) = synthetic_nights(tmp_path, 1)
+    job = run_job(tmp_path / "run", night, previous=None, branch="try-a-flag", inputs={"gpu_build": "cpu"})
+    assert job.ok, job.logs
+    assert [line.split()[:2] for line in job.makes] == [["gpu-check", "GPU=cpu"], ["bench", "GPU=cpu"]]
+    assert "bench-history" not in job.artifacts and "bench-night" in job.artifacts  # its results, for people
+    assert [d["branch"] for d in job.downloads] == ["main"]  # and its baseline is the default branch's
