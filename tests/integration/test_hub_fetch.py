@@ -1,7 +1,8 @@
 """The download path for real: llama-server's own `-hf` against a local stand-in for the hub, serving the small
 model under the default Flint's and Jeff's repository and file names. Host servers and compose's cpu profile each
 fetch into the shared cache once, start again from it offline (no hub request, also with the hub gone), and the
-bench finds and hashes the file that was served. The memory sampler attributes each server's GPU process, by host PID or by container cgroup.
+bench finds and hashes the file that was served. The memory sampler attributes each server's GPU process, by host
+PID or by container cgroup.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.gpu_check import Check, table
-from bench.servers.buffers import Buffer, BreakdownRow, breakdown_in_log, buffers_in_log, on_gpu
+from bench.servers.buffers import BreakdownRow, Buffer, breakdown_in_log, buffers_in_log, on_gpu
 from bench.servers.memory_check import ServerMemory, compare
 
 DATA = Path(__file__).parent / "data"
