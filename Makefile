@@ -134,7 +134,7 @@ gpu-image: setup
 
 # The day a GPU is lent: what NVML, libcuda and the sampler do there, in at most 10 minutes, offline (docs/gpu.md).
 gpu-rehearsal:
-	python3 -m bench.rehearsal $(if $(OUT),--out $(OUT))
+	$(if $(wildcard $(BIN)/python),$(BIN)/python,python3) -m bench.rehearsal $(if $(OUT),--out $(OUT))
 
 fixtures-check: setup
 	$(BIN)/python -m bench fixtures check

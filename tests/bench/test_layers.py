@@ -23,7 +23,7 @@ LAYERS = [
     {"sandbox"},
     {"run"},
     {"analyze"},
-    {"cli", "__main__", "gpu_check"},
+    {"cli", "__main__", "gpu_check", "rehearsal"},
 ]
 LAYER_OF = {part: level for level, parts in enumerate(LAYERS) for part in parts}
 

@@ -173,3 +173,20 @@ def test_native_code_is_read_from_our_label_and_known_for_llama_cpps_images() ->
     assert native_for(client, CUDA_IMAGE, (9, 0)) is True and native_for(client, CUDA_IMAGE, (7, 5)) is False
     assert native_for(client, official, (8, 0)) is False and native_for(client, official, (8, 6)) is True
     assert native_for(client, "other:1", (9, 0)) is None and native_for(client, "missing:1", (9, 0)) is None
+
+
+def test_the_default_image_is_ours_everywhere_and_compose_passes_offline_and_the_jit_cache() -> None:
+    import yaml
+
+    from bench.config import BenchConfig
+
+    root = Path(__file__).resolve().parents[3]
+    compose = yaml.safe_load((root / "compose.yaml").read_text())
+    for service in ("flint", "jeff"):
+        spec = compose["services"][service]
+        assert spec["image"] == f"${{LLAMA_IMAGE:-{CUDA_IMAGE}}}"
+        assert "CUDA_CACHE_PATH=/jit-cache" in spec["environment"] and "LLAMA_ARG_OFFLINE" in spec["environment"]
+        assert any(volume.endswith(":/jit-cache") for volume in spec["volumes"])
+    assert "LLAMA_ARG_OFFLINE" in compose["services"]["flint-cpu"]["environment"]
+    assert BenchConfig().llama_image == CUDA_IMAGE
+    assert yaml.safe_load((root / "bench.yaml").read_text())["llama_image"] == CUDA_IMAGE
