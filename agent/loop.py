@@ -7,6 +7,7 @@ clearing belongs to the same step. The run ends by raising Stop, whose reason go
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,6 +188,7 @@ class Agent:
         return clean, raw
 
     def check_done(self) -> None:
+        started = time.monotonic()
         result = check_done(
             self.actions.workspace.root,
             self.snapshot,
@@ -205,6 +207,7 @@ class Agent:
             summary=result.summary,
             missing=result.missing,
             planted=result.planted,
+            seconds=round(time.monotonic() - started, 3),  # the check's pytest and the restore: part of tools_s
         )
         if passed:
             raise Stop("done", result.summary)

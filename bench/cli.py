@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from collections.abc import Sequence
 
 from bench.errors import BenchError
+from bench.logs import configure_logging
+
+log = logging.getLogger(__name__)
 
 
 def _csv_list(text: str) -> list[str]:
@@ -26,6 +30,8 @@ def _int_list(text: str) -> list[int]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more diagnostics on stderr (debug)")
+    parser.add_argument("-q", "--quiet", action="count", default=0, help="only warnings and errors on stderr")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run the agent on each fixture and append one row per run to a results CSV")
@@ -121,15 +127,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    configure_logging(args.verbose - args.quiet)
     try:
         module = importlib.import_module(args.module)
         return int(module.command(args))
     except BenchError as e:
-        print(f"bench: {e}", file=sys.stderr)
+        log.error("%s", e)
         return 2
     except BrokenPipeError:  # `python -m bench compare ... | head`: the reader left, nothing is wrong
         sys.stderr.close()
         return 0
     except KeyboardInterrupt:
-        print("bench: interrupted; rows already written are kept", file=sys.stderr)
+        log.warning("interrupted; rows already written are kept")
         return 130

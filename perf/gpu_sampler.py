@@ -1,8 +1,9 @@
 """Benchmark (not a test): the CPU the GPU-memory sampler costs at a few sample intervals.
 
-Uses the real NVML where it finds a GPU, else the scripted fake from tests/ (or always the fake with --fake). For
-each interval it prints the samples per second and the sampler thread's CPU time as a percentage of one core, and
-exits 1 when the default interval costs more than its target: 2% of one core with the real NVML, 1% with the fake.
+Uses the real NVML where it finds a GPU, else the scripted fake bench/testing/fake_pynvml.py (or always the fake with
+--fake). For each interval it prints the samples per second and the sampler thread's CPU time as a percentage of one
+core, and exits 1 when the default interval costs more than its target: 2% of one core with the real NVML, 1% with
+the fake.
 
     python perf/gpu_sampler.py [--seconds 3] [--fake]
 """
@@ -12,15 +13,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # run from anywhere: bench/ and the fake live in the repository
-
-from fake_pynvml import GIB, FakeDevice, FakeNvml, State  # noqa: E402
-
-from bench.measure.cost import measure_sampler_cost  # noqa: E402
+from bench.measure.cost import measure_sampler_cost
+from bench.testing.fake_pynvml import GIB, FakeDevice, FakeNvml, State
 
 DEFAULT_INTERVAL_S = 0.1
 INTERVALS_S = (DEFAULT_INTERVAL_S, 0.05, 0.25)

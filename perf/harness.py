@@ -21,15 +21,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
-import fake_llama  # noqa: E402
-
-from agent.clearing import clear_old  # noqa: E402
-from agent.cli import main as agent_main  # noqa: E402
-from bench.measure.labels import failure_labels  # noqa: E402
-from bench.measure.trace_numbers import trace_metrics  # noqa: E402
+from agent.clearing import clear_old
+from agent.cli import main as agent_main
+from bench.measure.labels import failure_labels
+from bench.measure.trace_numbers import trace_metrics
+from bench.testing import fake_llama
 
 TARGETS_MS = {"clear_old, 300 tool results": 50.0, "agent time per step": 40.0, "row from 10,000 events": 500.0}
 

@@ -18,9 +18,6 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-gpu", action="store_true", help="run tests marked gpu even when NVML finds no device")

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agent import prompts  # noqa: E402
-from bench.score.fixtures import load_fixture  # noqa: E402
+from bench.fixtures.fixture import load_fixture  # noqa: E402
 from bench.servers.binaries import find_small_model  # noqa: E402
 from bench.servers.forced_tools import write_serving_files  # noqa: E402
 from bench.servers.process import LlamaProcess  # noqa: E402

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from host_targets import bridge_host_address
+
+from bench.testing.host_targets import bridge_host_address
 
 DEFAULT_BRIDGE = {"Name": "bridge", "Id": "f00d" * 16, "Options": {"com.docker.network.bridge.name": "docker0"}}
 

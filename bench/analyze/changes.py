@@ -15,28 +15,11 @@ from dataclasses import dataclass
 
 from bench.analyze import stats
 from bench.analyze.table import fmt_number, fmt_spread, spread
-from bench.results.read import Row, is_completed, number_in
+from bench.results.read import is_completed
+from bench.results.row import ResultRow
+from bench.results.schema import HIGHER_IS_BETTER as HIGHER_IS_BETTER  # each column's direction: the row model
+from bench.results.schema import LOWER_IS_BETTER as LOWER_IS_BETTER
 
-LOWER_IS_BETTER = [
-    "wall_s",
-    "model_s",
-    "harness_s",
-    "steps",
-    "prompt_tokens",
-    "prompt_tokens_reprocessed",
-    "completion_tokens",
-    "max_request_tokens",
-    "clearings",
-    "cut_answers",
-    "context_400s",
-    "peak_gpu_mib_flint",
-    "peak_gpu_mib_jeff",
-    "peak_gpu_mib_device",
-    "jeff_prompt_tokens",
-    "jeff_completion_tokens",
-    "jeff_model_s",
-]
-HIGHER_IS_BETTER = ["hidden_passed"]
 CHECKED_BY = {"prompt_tokens_reprocessed": "reprocessed_check"}  # metric -> the column that says it was confirmed
 CONFIRMED = ("ok", "")  # "": a file from before the check existed
 
@@ -60,23 +43,23 @@ class Change:
 NOT_MEASURED = Change("n/a", "n/a", None, None)
 
 
-def values_of(rows: Sequence[Row], metric: str) -> tuple[list[float], Counter[str]]:
+def values_of(rows: Sequence[ResultRow], metric: str) -> tuple[list[float], Counter[str]]:
     """The measured values of a metric that may be compared, and how many were left out for which check value."""
     check = CHECKED_BY.get(metric)
     left_out: Counter[str] = Counter()
     values = []
     for row in rows:
-        value = number_in(row, metric)
+        value = row.number(metric)
         if value is None:
             continue
-        if check and row.get(check, "") not in CONFIRMED:
-            left_out[row[check]] += 1
+        if check and row.text(check) not in CONFIRMED:
+            left_out[row.text(check)] += 1
         else:
             values.append(value)
     return values, left_out
 
 
-def fmt_metric(rows: Sequence[Row], metric: str) -> str:
+def fmt_metric(rows: Sequence[ResultRow], metric: str) -> str:
     """`667 [603–667]`, with `; 1 mismatch left out` when some figures were not confirmed."""
     values, left_out = values_of(rows, metric)
     text = fmt_spread(spread(values))
@@ -85,7 +68,7 @@ def fmt_metric(rows: Sequence[Row], metric: str) -> str:
     return text
 
 
-def metric_change(metric: str, old: Sequence[Row], new: Sequence[Row]) -> Change:
+def metric_change(metric: str, old: Sequence[ResultRow], new: Sequence[ResultRow]) -> Change:
     if metric == "completed":
         return completion_change(old, new)
     before, _ = values_of(old, metric)
@@ -108,7 +91,7 @@ def metric_change(metric: str, old: Sequence[Row], new: Sequence[Row]) -> Change
     return Change(text, interval_text, stats.rank_test(before, after), worse_by)
 
 
-def completion_change(old: Sequence[Row], new: Sequence[Row]) -> Change:
+def completion_change(old: Sequence[ResultRow], new: Sequence[ResultRow]) -> Change:
     if not old or not new:
         return NOT_MEASURED
     done_old, done_new = sum(map(is_completed, old)), sum(map(is_completed, new))

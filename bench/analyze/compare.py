@@ -34,7 +34,8 @@ from bench.analyze.table import (
     stop_reasons,
 )
 from bench.errors import ConfigError
-from bench.results.read import Row, measured, read_runs
+from bench.results.read import measured, read_runs
+from bench.results.row import ResultRow
 
 SHOWN_METRICS = [
     "wall_s",
@@ -60,7 +61,7 @@ def values_table(group: Group, labels: list[str], metrics: list[str]) -> str:
     """One configuration: a line per figure, a column per file (infra_error runs only in their own line)."""
     per_file = group.per_file
 
-    def line(name: str, cell: Callable[[list[Row]], str]) -> list[str]:
+    def line(name: str, cell: Callable[[list[ResultRow]], str]) -> list[str]:
         return [name, *(cell(agent_runs(rows)) if rows else NO_RUNS for rows in per_file)]
 
     lines = [line("runs", lambda rows: str(len(rows)))]
@@ -71,21 +72,21 @@ def values_table(group: Group, labels: list[str], metrics: list[str]) -> str:
         line("hidden passed", lambda rows: fmt_values(rows, "hidden_passed")),
         line("stop reasons", stop_reasons),
     ]
-    if any(row.get("reprocessed_check") for rows in per_file for row in rows):
+    if any(row.reprocessed_check for rows in per_file for row in rows):
         lines.append(line("reprocessed check", lambda rows: _checks(rows)))
     lines += [line(metric, lambda rows, m=metric: fmt_metric(rows, m)) for metric in metrics]  # type: ignore[misc]
     return markdown_table(["", *labels], lines)
 
 
-def _checks(rows: list[Row]) -> str:
+def _checks(rows: list[ResultRow]) -> str:
     counts: dict[str, int] = {}
     for row in rows:
-        value = row.get("reprocessed_check") or "not recorded"
+        value = row.reprocessed_check or "not recorded"
         counts[value] = counts.get(value, 0) + 1
     return ", ".join(f"{value} {count}" for value, count in sorted(counts.items(), key=lambda i: (-i[1], i[0])))
 
 
-def changes_table(old: list[Row], new: list[Row], heading: str, metrics: list[str], alpha: float) -> str:
+def changes_table(old: list[ResultRow], new: list[ResultRow], heading: str, metrics: list[str], alpha: float) -> str:
     """Each figure's change from `old` to `new` runs: change, 95% interval, p-value, verdict."""
     old, new = agent_runs(old), agent_runs(new)
     lines = []

@@ -19,7 +19,7 @@ from bench.analyze import stats
 from bench.analyze.changes import HIGHER_IS_BETTER, LOWER_IS_BETTER, Change
 from bench.analyze.table import infra_errors
 from bench.errors import ConfigError
-from bench.results.read import Row
+from bench.results.row import ResultRow
 
 DEFAULT_LIMITS = {"completed": 0.0, "hidden_passed": 0.0, "infra": 0.0}
 DEFAULT_LIMIT = 10.0
@@ -75,7 +75,7 @@ def gate_line(gate: Gate, change: Change, where: str, alpha: float) -> str:
     return f"ok    {head}: {detail}"
 
 
-def infra_line(gate: Gate, rows: Sequence[Row], where: str) -> str:
+def infra_line(gate: Gate, rows: Sequence[ResultRow], where: str) -> str:
     """The infra gate on one file's runs of a group."""
     head = f"{gate.describe(stats.ALPHA)} in {where}"
     if not rows:

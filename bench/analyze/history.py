@@ -11,6 +11,7 @@ runs (infra_error runs are counted apart), and completed is the share of runs co
 from __future__ import annotations
 
 import argparse
+import logging
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ from bench.analyze.report import slug
 from bench.analyze.table import constant_columns, fmt_number, markdown_table
 from bench.errors import ConfigError
 
+log = logging.getLogger(__name__)
 DEFAULT_METRICS = ["completed", "wall_s", "prompt_tokens_reprocessed", "peak_gpu_mib_flint"]
 
 
@@ -96,5 +98,5 @@ def command(args: argparse.Namespace) -> int:
     out_dir = Path(args.out_dir) if args.out_dir else Path(args.files[0]).parent / "history-report"
     path = write_history(args.files, out_dir, args.metric or DEFAULT_METRICS, args.alpha)
     print(path.read_text(encoding="utf-8"))
-    print(f"wrote {path} and its plots")
+    log.info("wrote %s and its plots", path)
     return 0

@@ -27,7 +27,7 @@ from bench.analyze.table import (
     names_of,
     varying_columns,
 )
-from bench.results.read import Row
+from bench.results.row import ResultRow
 
 
 @dataclass
@@ -35,7 +35,7 @@ class Group:
     """One configuration: its rows in each file (or baseline), and what differs between them, if anything."""
 
     key: GroupKey
-    per_file: list[list[Row]]
+    per_file: list[list[ResultRow]]
     differs: str = ""  # "server_build b4000 (a.csv) vs b4100 (b.csv)"
     split: bool = False  # one of several setups of the same names inside a file
     title: str = ""
@@ -46,12 +46,12 @@ class Group:
         return f"{self.title} — differs: {self.differs}" if self.differs else self.title
 
 
-def file_date(rows: Sequence[Row]) -> str:
+def file_date(rows: Sequence[ResultRow]) -> str:
     """When a file's runs started (the earliest started_at); "" when none says."""
-    return min((row.get("started_at", "") for row in rows if row.get("started_at")), default="")
+    return min((row.started_at for row in rows if row.started_at), default="")
 
 
-def match_files(tables: Sequence[Sequence[Row]], labels: Sequence[str]) -> list[Group]:
+def match_files(tables: Sequence[Sequence[ResultRow]], labels: Sequence[str]) -> list[Group]:
     keyed = [group_rows(rows) for rows in tables]
     names_order = list(dict.fromkeys(names_of(key) for table in keyed for key in table))
     groups = []
@@ -70,7 +70,7 @@ def match_files(tables: Sequence[Sequence[Row]], labels: Sequence[str]) -> list[
 
 
 def pooled_groups(
-    earlier: Sequence[tuple[str, Sequence[Row]]], new: Sequence[Row], label: str, last: int
+    earlier: Sequence[tuple[str, Sequence[ResultRow]]], new: Sequence[ResultRow], label: str, last: int
 ) -> list[Group]:
     """For each configuration of the new file: [baseline rows, new rows], the baseline pooled from the `last`
     most recent earlier files of that configuration (files in `earlier` are oldest first)."""

@@ -18,7 +18,8 @@ from bench.analyze.changepoints import change_points
 from bench.analyze.changes import values_of
 from bench.analyze.matching import file_date
 from bench.analyze.table import agent_runs, group_rows, infra_errors
-from bench.results.read import Row, is_completed, read_runs
+from bench.results.read import is_completed, read_runs
+from bench.results.row import ResultRow
 
 
 @dataclass(frozen=True)
@@ -28,11 +29,11 @@ class Night:
     date: str
     version: str
     label: str
-    rows: list[Row]  # all of them, infra_error included
+    rows: list[ResultRow]  # all of them, infra_error included
     infra: int
 
     @property
-    def agent_rows(self) -> list[Row]:
+    def agent_rows(self) -> list[ResultRow]:
         return agent_runs(self.rows)
 
 
@@ -46,7 +47,7 @@ class Series:
     shifts: list[int]
 
 
-def night_value(rows: Sequence[Row], metric: str) -> float | None:
+def night_value(rows: Sequence[ResultRow], metric: str) -> float | None:
     if not rows:
         return None
     if metric == "completed":
@@ -66,7 +67,7 @@ def line_up(files: Sequence[str]) -> dict[tuple[str, ...], list[Night]]:
     loaded.sort(key=lambda item: (file_date(item[1]), item[0]))
     configs: dict[tuple[str, ...], list[Night]] = {}
     for name, rows in loaded:
-        version = ", ".join(sorted({row.get("git_sha", "")[:7] or "n/a" for row in rows}))
+        version = ", ".join(sorted({row.git_sha[:7] or "n/a" for row in rows}))
         for key, group in group_rows(rows).items():
             night = Night(file_date(group)[:10] or name, version, name, group, infra_errors(group))
             configs.setdefault(key, []).append(night)

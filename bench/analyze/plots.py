@@ -18,7 +18,7 @@ from matplotlib.ticker import MaxNLocator
 from bench.analyze.runs import Run
 from bench.analyze.table import fmt_completed, fmt_number, spread
 from bench.measure.trace import int_field, is_clearing, is_context_400
-from bench.results.read import measured, number_in
+from bench.results.read import measured
 
 Groups = list[tuple[str, list[Run]]]  # (group title, its runs), in report order
 
@@ -74,8 +74,8 @@ def _legend_handles() -> list[Artist]:
 
 
 def plot_fill(ax: Axes, run: Run) -> None:
-    ctx = number_in(run.row, "ctx")
-    ax.set_title(f"{run.name}: {run.row['stop_reason'] or 'n/a'}", fontsize=10)
+    ctx = run.row.ctx
+    ax.set_title(f"{run.name}: {run.row.stop_reason or 'n/a'}", fontsize=10)
     ax.set_ylabel("tokens in the window")
     if run.events is None:
         _no_data(ax, run.missing)
@@ -140,10 +140,10 @@ def plot_outcomes(groups: Groups, path: Path) -> None:
     fig = Figure(figsize=(8, 1.2 + 0.6 * len(groups)), layout="constrained")
     ax = fig.add_subplot()
     titles = [title for title, _ in groups]
-    reasons = list(dict.fromkeys(r.row["stop_reason"] or "n/a" for _, runs in groups for r in runs))
+    reasons = list(dict.fromkeys(r.row.stop_reason or "n/a" for _, runs in groups for r in runs))
     left = [0] * len(groups)
     for reason in reasons:
-        counts = [sum((r.row["stop_reason"] or "n/a") == reason for r in runs) for _, runs in groups]
+        counts = [sum((r.row.stop_reason or "n/a") == reason for r in runs) for _, runs in groups]
         ax.barh(titles, counts, left=left, color=STOP_COLOURS.get(reason, "#bbbbbb"), label=reason)
         left = [a + b for a, b in zip(left, counts, strict=True)]
     for y, (_, runs) in enumerate(groups):

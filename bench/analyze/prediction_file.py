@@ -170,7 +170,7 @@ def _condition(column: str, op: Any, value: Any) -> Condition:
 
 def _check_column(column: Any) -> None:
     if column not in COLUMNS:
-        raise ValueError(f"unknown column {column!r}; see bench/results.py COLUMNS")
+        raise ValueError(f"unknown column {column!r}; see docs/results.md")
 
 
 def _is_scalar(value: Any) -> bool:

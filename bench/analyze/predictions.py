@@ -16,8 +16,10 @@ from pathlib import Path
 
 from bench.analyze.prediction_file import COMPARISONS, ORDERING, Condition, Prediction, as_float, load_predictions
 from bench.errors import ResultsError
-from bench.results.read import Row, is_completed, number, number_in, read_runs
-from bench.run.provenance import git
+from bench.provenance import git
+from bench.results.column import as_number
+from bench.results.read import is_completed, read_runs
+from bench.results.row import ResultRow
 
 HIT, MISS, NOT_SCORABLE = "HIT", "MISS", "NOT SCORABLE"
 
@@ -32,13 +34,13 @@ class Verdict:
     values: str  # the values behind the verdict, per matching row
 
 
-def holds(condition: Condition, row: Row) -> bool | None:
+def holds(condition: Condition, row: ResultRow) -> bool | None:
     """True, False, or None when a value it needs was not measured."""
     if condition.column == "completed":
         completed = _completed(row)
         return None if completed is None else completed == condition.value
-    left, value = row.get(condition.column, ""), str(condition.value)
-    right = row.get(value[1:], "") if value.startswith("$") else value
+    left, value = row.text(condition.column), str(condition.value)
+    right = row.text(value[1:]) if value.startswith("$") else value
     if condition.op == "contains":
         return right in [item.strip() for item in left.split(";")]
     if value == "":  # a literal "" asks whether the column was measured at all
@@ -46,7 +48,7 @@ def holds(condition: Condition, row: Row) -> bool | None:
     if left == "" or right == "":
         return None
     if condition.op in ORDERING:
-        a, b = number_in(row, condition.column), number(right, value, row.get("run_id", "?"))
+        a, b = row.number(condition.column), as_number(right, value, row.run_id or "?")
     else:
         a, b = as_float(left), as_float(right)
         if a is None or b is None:  # not both numbers: compare the text
@@ -54,16 +56,16 @@ def holds(condition: Condition, row: Row) -> bool | None:
     return None if a is None or b is None else COMPARISONS[condition.op](a, b)
 
 
-def _completed(row: Row) -> bool | None:
+def _completed(row: ResultRow) -> bool | None:
     """Whether the run completed; None when the stop reason, or the hidden counts of a `done` run, are missing."""
-    if not row.get("stop_reason"):
+    if not row.stop_reason:
         return None
-    if row["stop_reason"] == "done" and "" in (row.get("hidden_passed", ""), row.get("hidden_total", "")):
+    if row.stop_reason == "done" and None in (row.hidden_passed, row.hidden_total):
         return None
     return is_completed(row)
 
 
-def satisfies(conditions: list[Condition], row: Row) -> bool | None:
+def satisfies(conditions: list[Condition], row: ResultRow) -> bool | None:
     results = [holds(condition, row) for condition in conditions]
     if False in results:
         return False
@@ -85,8 +87,8 @@ def verdict(prediction: Prediction, matching: int, satisfied: int, unknown: int)
     return HIT if hit else MISS if miss else NOT_SCORABLE
 
 
-def score(prediction: Prediction, rows: list[Row]) -> Verdict:
-    matching = [row for row in rows if all(_matches(row.get(c, ""), v) for c, v in prediction.where.items())]
+def score(prediction: Prediction, rows: list[ResultRow]) -> Verdict:
+    matching = [row for row in rows if all(_matches(row.text(c), v) for c, v in prediction.where.items())]
     results = [satisfies(prediction.conditions, row) for row in matching]
     satisfied, unknown = results.count(True), results.count(None)
     return Verdict(
@@ -104,7 +106,7 @@ def _matches(cell: str, wanted: list[str]) -> bool:
     return any(cell == w or (cell_number is not None and cell_number == as_float(w)) for w in wanted)
 
 
-def _values(prediction: Prediction, rows: list[Row]) -> str:
+def _values(prediction: Prediction, rows: list[ResultRow]) -> str:
     """`hidden_passed 3, 6, 6`: each column the predicate reads, per matching row."""
     columns = list(dict.fromkeys(c.column for c in prediction.conditions))
     columns += [str(c.value)[1:] for c in prediction.conditions if str(c.value).startswith("$")]
@@ -113,7 +115,7 @@ def _values(prediction: Prediction, rows: list[Row]) -> str:
         if column == "completed":
             cells = [{None: "n/a", True: "yes", False: "no"}[_completed(row)] for row in rows]
         else:
-            cells = [row.get(column, "") or "n/a" for row in rows]
+            cells = [row.text(column) or "n/a" for row in rows]
         parts.append(f"{column} {', '.join(cells)}")
     return "; ".join(parts)
 
@@ -135,7 +137,7 @@ def describe(result: Verdict) -> list[str]:
 # ---- predictions must come first --------------------------------------------------------------------------------
 
 
-def check_committed_before(path: Path, rows: list[Row]) -> None:
+def check_committed_before(path: Path, rows: list[ResultRow]) -> None:
     """Refuse a predictions file that is not committed as is, or whose last commit is later than the first run."""
     first_run = earliest_start(rows)
     fix = "commit predictions before running the bench"
@@ -165,8 +167,8 @@ def _git(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         ) from None
 
 
-def earliest_start(rows: list[Row]) -> datetime:
-    starts = [parse_time(row["started_at"], f"run {row['run_id']} started_at") for row in rows if row.get("started_at")]
+def earliest_start(rows: list[ResultRow]) -> datetime:
+    starts = [parse_time(row.started_at, f"run {row.run_id} started_at") for row in rows if row.started_at]
     if not starts:
         raise ResultsError("no run in the results has a started_at time, so the predictions cannot be dated against it")
     return min(starts)

@@ -12,6 +12,7 @@ bench.analyze.runs reads the traces.
 from __future__ import annotations
 
 import argparse
+import logging
 import re
 import statistics
 from collections import Counter
@@ -35,7 +36,10 @@ from bench.analyze.table import (
     stop_reasons,
     varying_columns,
 )
-from bench.results.read import Row, labels_of, measured, read_runs
+from bench.results.read import measured, read_runs
+from bench.results.row import ResultRow
+
+log = logging.getLogger(__name__)
 
 
 def cache_summary(runs: list[Run]) -> str:
@@ -69,14 +73,14 @@ def run_table(runs: list[Run]) -> str:
         hidden = f"{fmt_cell(row, 'hidden_passed')} of {fmt_cell(row, 'hidden_total')}"
         counts = [fmt_cell(row, c) for c in ("clearings", "cut_answers", "context_400s")]
         counts.append(reprocessed_cell(row))
-        tail = [fmt_cell(row, "max_request_tokens"), fmt_cell(row, "wall_s"), row["stop_reason"] or "n/a"]
-        lines.append([run.name, row["run_id"], hidden, *counts, *tail, ", ".join(labels_of(row)) or "—"])
+        tail = [fmt_cell(row, "max_request_tokens"), fmt_cell(row, "wall_s"), row.stop_reason or "n/a"]
+        lines.append([run.name, row.run_id, hidden, *counts, *tail, ", ".join(row.failure_labels) or "—"])
     return markdown_table(headers, lines)
 
 
-def reprocessed_cell(row: Row) -> str:
+def reprocessed_cell(row: ResultRow) -> str:
     """`4,300`, or `4,300 (mismatch)` when the server's own counter did not confirm the figure."""
-    check = row.get("reprocessed_check", "")
+    check = row.reprocessed_check
     value = fmt_cell(row, "prompt_tokens_reprocessed")
     return f"{value} ({check})" if check not in CONFIRMED else value
 
@@ -107,7 +111,7 @@ def gpu_table(groups: Groups) -> str:
 
 def group_section(title: str, runs: list[Run], figure: str) -> list[str]:
     rows = [run.row for run in runs]
-    label_counts = Counter(label for row in rows for label in labels_of(row))
+    label_counts = Counter(label for row in rows for label in row.failure_labels)
     labels = ", ".join(f"{label} {count}" for label, count in sorted(label_counts.items())) or "none"
     completed = f"Completed {fmt_completed(rows)}"
     hidden = fmt_values(agent_runs(rows), "hidden_passed")
@@ -116,7 +120,7 @@ def group_section(title: str, runs: list[Run], figure: str) -> list[str]:
     out = [f"## {title}", "", f"{completed}; hidden tests passed per run: {hidden}.{infra}", ""]
     out += [run_table(runs), "", f"Failure labels: {labels}.", "", cache_summary(runs), ""]
     out += [f"![window fill and prompt processed anew, {title}]({figure})", ""]
-    out += [f"- {run.name} ({run.row['run_id']}): {run.note}; its plots are empty." for run in runs if run.note]
+    out += [f"- {run.name} ({run.row.run_id}): {run.note}; its plots are empty." for run in runs if run.note]
     return out + ([""] if any(run.note for run in runs) else [])
 
 
@@ -151,10 +155,10 @@ def write_report(csv_path: Path, out_dir: Path) -> Path:
     return report
 
 
-def _gpu_section(groups: Groups, rows: list[Row], out_dir: Path) -> list[str]:
+def _gpu_section(groups: Groups, rows: list[ResultRow], out_dir: Path) -> list[str]:
     out = ["## Peak GPU memory", ""]
     if not any(measured(rows, column) for column in GPU_COLUMNS.values()):
-        methods = "; ".join(sorted({row.get("gpu_mem_method", "") or "n/a" for row in rows}))
+        methods = "; ".join(sorted({row.gpu_mem_method or "n/a" for row in rows}))
         return [*out, f"Not measured in any run (gpu_mem_method: {methods}).", ""]
     plot_gpu(groups, out_dir / "gpu-memory.png")
     return [*out, gpu_table(groups), "", "![peak GPU memory per server and group](gpu-memory.png)", ""]
@@ -166,5 +170,5 @@ def command(args: argparse.Namespace) -> int:
     report = write_report(
         csv_path, Path(args.out_dir) if args.out_dir else csv_path.with_name(f"{csv_path.stem}-report")
     )
-    print(f"wrote {report} and its plots")
+    log.info("wrote %s and its plots", report)
     return 0

@@ -7,14 +7,14 @@ from pathlib import Path
 
 from bench.errors import ResultsError
 from bench.measure.trace import TRACE_FILE, Event, Request, load_trace, requests_of
-from bench.results.read import Row
+from bench.results.row import ResultRow
 
 
 @dataclass
 class Run:
     """A results row with its trace, for the report; `events` is None when the trace is missing or unreadable."""
 
-    row: Row
+    row: ResultRow
     events: list[Event] | None
     note: str = ""  # why the trace could not be used
     requests: list[Request] = field(default_factory=list)
@@ -25,11 +25,11 @@ class Run:
 
     @property
     def name(self) -> str:
-        return f"rep {self.row['rep']}" if self.row.get("rep") else self.row["run_id"]
+        return f"rep {self.row.rep}" if self.row.rep is not None else self.row.run_id
 
 
-def load_run(row: Row, runs_dir: Path) -> Run:
-    path = runs_dir / row["run_id"] / TRACE_FILE
+def load_run(row: ResultRow, runs_dir: Path) -> Run:
+    path = runs_dir / row.run_id / TRACE_FILE
     if not path.is_file():
         return Run(row, None, f"no event trace at {path.relative_to(runs_dir.parent)}")
     try:

@@ -9,11 +9,11 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bench.results.read import Row, is_completed, measured, number_in
-from bench.results.schema import GROUP_COLUMNS, INFRA_STOP_REASON, NATIVE_SERVING
+from bench.results.read import is_completed, measured
+from bench.results.row import ResultRow
+from bench.results.schema import GROUP_COLUMNS, INFRA_STOP_REASON, NATIVE_SERVING, SETUP_COLUMNS
 
-# What a run ran on, beyond the configuration's names: runs that differ in any of these are never pooled.
-SETUP_COLUMNS = ["flint_model_sha256", "jeff_model_sha256", "server_build", "gpu_name", "gpu_mem_method", "sandbox"]
+# A configuration: its names, and what it ran on (runs that differ in any of these are never pooled).
 KEY_COLUMNS = [*GROUP_COLUMNS, *SETUP_COLUMNS]
 SHA_SHOWN = 12  # characters of a sha256 in a heading
 
@@ -26,9 +26,9 @@ def memory_method(value: str) -> str:
     return "unavailable" if method.startswith("unavailable") else method
 
 
-def group_key(row: Row) -> GroupKey:
+def group_key(row: ResultRow) -> GroupKey:
     """The configuration a run belongs to: its names (GROUP_COLUMNS) and what it ran on (SETUP_COLUMNS)."""
-    return tuple(memory_method(row.get(c, "")) if c == "gpu_mem_method" else row.get(c, "") for c in KEY_COLUMNS)
+    return tuple(memory_method(row.text(c)) if c == "gpu_mem_method" else row.text(c) for c in KEY_COLUMNS)
 
 
 def names_of(key: GroupKey) -> GroupKey:
@@ -36,21 +36,21 @@ def names_of(key: GroupKey) -> GroupKey:
     return key[: len(GROUP_COLUMNS)]
 
 
-def group_rows(rows: Iterable[Row]) -> dict[GroupKey, list[Row]]:
+def group_rows(rows: Iterable[ResultRow]) -> dict[GroupKey, list[ResultRow]]:
     """Rows by configuration, groups in the order they first appear (the order the bench ran them)."""
-    groups: dict[GroupKey, list[Row]] = {}
+    groups: dict[GroupKey, list[ResultRow]] = {}
     for row in rows:
         groups.setdefault(group_key(row), []).append(row)
     return groups
 
 
-def agent_runs(rows: Iterable[Row]) -> list[Row]:
+def agent_runs(rows: Iterable[ResultRow]) -> list[ResultRow]:
     """The runs that measured the agent: all but infra_error ones (a dead server says nothing about the agent)."""
-    return [row for row in rows if row.get("stop_reason") != INFRA_STOP_REASON]
+    return [row for row in rows if row.stop_reason != INFRA_STOP_REASON]
 
 
-def infra_errors(rows: Iterable[Row]) -> int:
-    return sum(row.get("stop_reason") == INFRA_STOP_REASON for row in rows)
+def infra_errors(rows: Iterable[ResultRow]) -> int:
+    return sum(row.stop_reason == INFRA_STOP_REASON for row in rows)
 
 
 def varying_columns(keys: Sequence[GroupKey]) -> list[int]:
@@ -126,22 +126,22 @@ def fmt_spread(stats: Spread | None) -> str:
     return f"{fmt_number(stats.median)} [{fmt_number(stats.low)}–{fmt_number(stats.high)}]"
 
 
-def fmt_measured(rows: Sequence[Row], column: str) -> str:
+def fmt_measured(rows: Sequence[ResultRow], column: str) -> str:
     """`124 [96–231]` over the runs that measured `column`."""
     return fmt_spread(spread(measured(rows, column)))
 
 
-def fmt_cell(row: Row, column: str) -> str:
+def fmt_cell(row: ResultRow, column: str) -> str:
     """One run's value as shown in a table: `14,689`, `25.3`, or "n/a" when not measured."""
-    return fmt_number(number_in(row, column))
+    return fmt_number(row.number(column))
 
 
-def fmt_values(rows: Iterable[Row], column: str) -> str:
+def fmt_values(rows: Iterable[ResultRow], column: str) -> str:
     """Each run's value in row order, e.g. hidden tests passed "3, 6, 6"; "n/a" for a run not measured."""
     return ", ".join(fmt_cell(row, column) for row in rows)
 
 
-def fmt_completed(rows: Sequence[Row]) -> str:
+def fmt_completed(rows: Sequence[ResultRow]) -> str:
     """`2 of 3`: how many of the agent's runs completed (infra_error runs are not among them)."""
     runs = agent_runs(rows)
     return f"{sum(is_completed(row) for row in runs)} of {len(runs)}"
@@ -160,9 +160,9 @@ def count_values(values: Iterable[str]) -> str:
     return ", ".join(f"{value} {count}" for value, count in ordered) or "none"
 
 
-def stop_reasons(rows: Iterable[Row]) -> str:
+def stop_reasons(rows: Iterable[ResultRow]) -> str:
     """`done 2, step_limit 1`: the runs' stop reasons counted."""
-    return count_values(row["stop_reason"] for row in rows)
+    return count_values(row.stop_reason for row in rows)
 
 
 def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:

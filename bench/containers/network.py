@@ -9,14 +9,16 @@ never shares a network with another bench's.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
-import sys
 from typing import Any
 
 from bench.containers.names import BenchNames
 from bench.errors import SandboxError
+
+log = logging.getLogger(__name__)
 
 FLINT_PORT_IN_SANDBOX = 8080
 JEFF_PORT_IN_SANDBOX = 8081
@@ -91,4 +93,4 @@ _warned: set[str] = set()
 def warn_once(message: str | None) -> None:
     if message and message not in _warned:
         _warned.add(message)
-        print(f"bench: warning: {message}", file=sys.stderr)
+        log.warning("%s", message)

@@ -17,7 +17,8 @@ from typing import Any
 from bench.errors import ConfigError
 from bench.measure.nvml import NvmlCalls, start_nvml
 from bench.measure.roles import ROLES, ProcessMatcher, Role
-from bench.results.schema import Cell, cell
+from bench.results.column import cell
+from bench.results.row import ResultRow
 
 MIB = 2**20
 NO_PROCESS_MEMORY = "process memory not available (NVML reports N/A)"
@@ -66,22 +67,17 @@ class GpuReading:
     def measured(self) -> bool:
         return not self.method.startswith("unavailable")
 
-    def as_row(self) -> dict[str, Cell]:
+    def fill(self, row: ResultRow) -> None:
+        row.peak_gpu_mib_flint, row.peak_gpu_mib_jeff = self.peak_role_mib.get("flint"), self.peak_role_mib.get("jeff")
+        row.peak_gpu_mib_device = self.peak_device_mib
+        row.gpu_name, row.gpu_mem_method, row.gpu_uuid = self.gpu_name or "", self.method, self.gpu_uuid or ""
+        row.baseline_gpu_mib_device = self.baseline_device_mib
+        row.baseline_gpu_mib_flint = self.baseline_role_mib.get("flint")
+        row.baseline_gpu_mib_jeff = self.baseline_role_mib.get("jeff")
+        row.gpu_other_processes = list(self.other_processes)
         # Without NVML nothing was sampled: a sample count of 0 would read as a measurement, so it stays empty.
-        return {
-            "peak_gpu_mib_flint": self.peak_role_mib.get("flint"),
-            "peak_gpu_mib_jeff": self.peak_role_mib.get("jeff"),
-            "peak_gpu_mib_device": self.peak_device_mib,
-            "gpu_name": self.gpu_name,
-            "gpu_mem_method": self.method,
-            "baseline_gpu_mib_device": self.baseline_device_mib,
-            "baseline_gpu_mib_flint": self.baseline_role_mib.get("flint"),
-            "baseline_gpu_mib_jeff": self.baseline_role_mib.get("jeff"),
-            "gpu_uuid": self.gpu_uuid,
-            "gpu_other_processes": ";".join(self.other_processes),
-            "gpu_samples": self.samples if self.measured else None,
-            "gpu_sample_interval_s": self.interval_s if self.measured else None,
-        }
+        row.gpu_samples = self.samples if self.measured else None
+        row.gpu_sample_interval_s = self.interval_s if self.measured else None
 
 
 @dataclass

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import os
-import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from bench.errors import ResultsError
 from bench.results.read import REQUIRED_COLUMNS, CsvContent, Row, load_csv
 from bench.results.schema import COLUMNS, INFRA_STOP_REASON, SHARED_INPUT_COLUMNS, run_key
+
+log = logging.getLogger(__name__)
 
 
 def read_rows(path: Path, columns: Sequence[str] = COLUMNS) -> list[Row]:
@@ -99,7 +101,7 @@ def append_row(path: Path, row: dict[str, str], columns: Sequence[str] = COLUMNS
     if content is not None and content.header:
         check_header(path, content.header, columns)
     if content is not None and content.partial:  # never glue a row onto half of another
-        print(f"bench: {_set_aside(path, content)}", file=sys.stderr)
+        log.warning("%s", _set_aside(path, content))
     line = encode_line([row.get(column, "") for column in columns])
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:

@@ -1,22 +1,24 @@
-"""Reading results CSVs: rows of strings where the empty string means "not measured", and numbers parsed once.
+"""Reading results CSVs: the file's cells, and typed rows (bench.results.row.ResultRow) for the commands that read.
 
 Every value in a results CSV is a string and the empty string means "not measured": it is never read as 0.
+Cells become typed values once, in ResultRow.from_cells; the writer's side (bench.results.append) keeps the cells.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import math
-import sys
+import logging
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench.errors import ResultsError
-from bench.results.schema import ADDED_COLUMN_VALUES, COLUMNS, CONTRACT_COLUMNS, GROUP_COLUMNS
+from bench.results.row import ResultRow
+from bench.results.schema import ADDED_COLUMN_VALUES, CONTRACT_COLUMNS, GROUP_COLUMNS
 
-Row = dict[str, str]
+Row = dict[str, str]  # a row's cells, as the file holds them
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -90,11 +92,12 @@ def _cut_short(records: list[tuple[list[str], int]], text: str) -> bool:
 REQUIRED_COLUMNS = ["run_id", *(c for c in GROUP_COLUMNS if c in CONTRACT_COLUMNS), "stop_reason"]
 
 
-def read_runs(path: str | Path) -> list[Row]:
-    """The runs of a results CSV, every known column present (missing ones as ""), values read by column name.
+def read_runs(path: str | Path) -> list[ResultRow]:
+    """The runs of a results CSV as typed rows, values read by column name (missing columns as not measured).
 
     For the read-only commands: they have nothing to say about a file without runs, so that is an error here.
-    A last row cut short by a crash is left out, with a note on stderr.
+    A last row cut short by a crash is left out, with a note on stderr. A cell that is not of its column's type is
+    a ResultsError naming the run.
     """
     path = Path(path)
     try:
@@ -107,14 +110,10 @@ def read_runs(path: str | Path) -> list[Row]:
             f"{path} is not a bench results CSV (no column {', '.join(missing)}); pass a file bench run wrote"
         )
     if content.partial:
-        print(f"note: {path}: its last row was cut short (a crash while writing it?); left out", file=sys.stderr)
+        log.warning("%s: its last row was cut short (a crash while writing it?); left out", path)
     if not content.rows:
         raise ResultsError(f"{path} has no runs yet; run the bench first")
-    rows = with_added_columns(content.header, content.rows)
-    for row in rows:
-        for column in COLUMNS:
-            row[column] = (row.get(column) or "").strip()
-    return rows
+    return [ResultRow.from_cells(row) for row in content.rows]
 
 
 def with_added_columns(header: Sequence[str], rows: Iterable[Row]) -> list[Row]:
@@ -123,33 +122,13 @@ def with_added_columns(header: Sequence[str], rows: Iterable[Row]) -> list[Row]:
     return [{**row, **added} for row in rows]
 
 
-def number(value: str, column: str = "value", run_id: str = "?") -> float | None:
-    """A measured number, or None when the value is empty (not measured)."""
-    if value == "":
-        return None
-    try:
-        parsed = float(value)
-    except ValueError:
-        raise ResultsError(f"run {run_id}: {column} is {value!r}, not a number; fix or remove that row") from None
-    return None if math.isnan(parsed) else parsed
-
-
-def number_in(row: Row, column: str) -> float | None:
-    """The number in one column of a row, or None when it was not measured; errors name the run."""
-    return number(row.get(column, ""), column, row.get("run_id", "?"))
-
-
-def measured(rows: Iterable[Row], column: str) -> list[float]:
+def measured(rows: Iterable[ResultRow], column: str) -> list[float]:
     """The measured values of one column, in row order, skipping empty ones."""
-    values = (number_in(row, column) for row in rows)
+    values = (row.number(column) for row in rows)
     return [value for value in values if value is not None]
 
 
-def is_completed(row: Row) -> bool:
+def is_completed(row: ResultRow) -> bool:
     """A run completed when the agent stopped with `done` and every hidden test passed (both counts measured)."""
-    passed, total = number_in(row, "hidden_passed"), number_in(row, "hidden_total")
-    return row.get("stop_reason") == "done" and passed is not None and total is not None and passed == total
-
-
-def labels_of(row: Row) -> list[str]:
-    return [label for label in row.get("failure_labels", "").split(";") if label.strip()]
+    passed, total = row.hidden_passed, row.hidden_total
+    return row.stop_reason == "done" and passed is not None and total is not None and passed == total

@@ -11,11 +11,11 @@ from bench.config import BenchConfig, Choice
 from bench.containers.engine import choose_sandbox, docker_available, docker_client
 from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
+from bench.fixtures.fixture import Fixture
 from bench.ownership import Ownership
 from bench.sandbox.base import Sandbox
 from bench.sandbox.docker import DockerSandbox
 from bench.sandbox.local import LocalSandbox
-from bench.score.fixtures import Fixture
 from bench.servers.base import Endpoints, Servers
 from bench.servers.compose import choose_servers, make_compose_servers
 from bench.servers.embedded import EmbeddedServers

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import FixtureError, ResultsError
+from bench.fixtures.workcopy import DiffTooLarge, capture_diff, make_work_copy
 from bench.measure.sampler import GpuReading, GpuSampler
 from bench.measure.trace import TRACE_FILE, Event, load_trace
 from bench.run.plan import RunInputs
 from bench.run.progress import TraceFollower
 from bench.sandbox.base import AgentRun, Sandbox
 from bench.sandbox.trace_file import read_trace_safely
-from bench.score.workcopy import DiffTooLarge, capture_diff, make_work_copy
 from bench.servers.api import erase_slot, prompt_counter
 from bench.servers.base import Endpoints, Servers
 

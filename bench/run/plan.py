@@ -1,7 +1,7 @@
 """The plan of a bench: which runs, in which order, and the inputs that define each run.
 
 `ctx` takes five steps from the command line to the CSV: argparse (int) -> BenchConfig.ctx -> PlannedRun.ctx ->
-RunInputs.ctx -> the row, where it becomes text once (bench.results.schema.cell).
+RunInputs.ctx -> ResultRow.ctx, which becomes text once, at the CSV edge (bench.results.column.cell).
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ import json
 from dataclasses import dataclass
 
 from bench.config import BenchConfig
-from bench.results.schema import Cell, cell, run_key
-from bench.run.provenance import file_sha256
-from bench.score.fixtures import Fixture, fixture_hash, load_fixture
+from bench.fixtures.fixture import Fixture, fixture_hash, load_fixture
+from bench.provenance import file_sha256
+from bench.results.row import ResultRow
+from bench.results.schema import run_key
 from bench.servers.base import Endpoints
 
 
@@ -106,35 +107,26 @@ class RunInputs:
             provenance=provenance,
         )
 
-    def as_row(self) -> dict[str, Cell]:
+    def fill(self, row: ResultRow) -> None:
         planned, origin = self.planned, self.provenance
-        return {
-            "fixture": planned.fixture.name,
-            "fixture_sha": planned.fixture_sha,
-            "preset": planned.preset,
-            "ctx": planned.ctx,
-            "rep": planned.rep,
-            "flint_model": self.flint_model,
-            "jeff_model": self.jeff_model,
-            "flint_model_sha256": self.flint_model_sha256,
-            "jeff_model_sha256": self.jeff_model_sha256,
-            "agent_version": origin.agent_version,
-            "sampling": self.sampling,
-            "max_steps": self.max_steps,
-            "keep": self.keep,
-            "clear_at": self.clear_at,
-            "server_build": self.server_build,
-            "server_build_pin": self.server_build_pin or None,
-            "flint_serving": self.flint_serving,
-            "sandbox": self.sandbox,
-            "servers": self.servers,
-            "git_sha": origin.git_sha,
-            "git_dirty": origin.git_dirty,
-        }
+        row.fixture, row.fixture_sha, row.preset = planned.fixture.name, planned.fixture_sha, planned.preset
+        row.ctx, row.rep = planned.ctx, planned.rep
+        row.flint_model, row.jeff_model = self.flint_model, self.jeff_model
+        row.flint_model_sha256, row.jeff_model_sha256 = self.flint_model_sha256 or "", self.jeff_model_sha256 or ""
+        row.agent_version, row.git_sha, row.git_dirty = origin.agent_version, origin.git_sha, origin.git_dirty
+        row.sampling, row.max_steps, row.keep, row.clear_at = self.sampling, self.max_steps, self.keep, self.clear_at
+        row.server_build, row.server_build_pin = self.server_build, self.server_build_pin
+        row.flint_serving, row.sandbox, row.servers = self.flint_serving, self.sandbox, self.servers
+
+    def cells(self) -> dict[str, str]:
+        """The row's cells this run's inputs fill (the rest empty), as the CSV holds them."""
+        row = ResultRow()
+        self.fill(row)
+        return row.cells()
 
     def key(self) -> tuple[str, ...]:
         """The --resume key, in the form a CSV row gives it back."""
-        return run_key({column: cell(value) for column, value in self.as_row().items()})
+        return run_key(self.cells())
 
     def agent_args(self) -> list[str]:
         """The agent's command-line flags for this run (besides repo, task, servers and trace)."""

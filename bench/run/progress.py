@@ -90,6 +90,15 @@ class Progress:
             line += f" ({row['error'][:120]})"
         self._show(line, final=True)
 
+    def run_skipped(self, index: int, results_file: str) -> None:
+        self._show(f"run {index}/{self.total} already in {results_file}: skipped (--resume)", final=True)
+
+    def summary(self, rows: list[dict[str, str]]) -> None:
+        """The table of this bench's runs, after the last one (nothing when none ran)."""
+        if rows:
+            self.stream.write(summary_table(rows) + "\n")
+            self.stream.flush()
+
     def _show(self, text: str, final: bool = False) -> None:
         if self.tty:
             self.stream.write("\r\033[K" + text + ("\n" if final else ""))

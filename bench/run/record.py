@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 
 from bench.measure.labels import Outcome, failure_labels
 from bench.measure.sampler import GpuReading
+from bench.measure.tool_time import tools_seconds
 from bench.measure.trace import Event
 from bench.measure.trace_numbers import ReprocessedCheck, TraceNumbers
-from bench.results.schema import INFRA_STOP_REASON, Cell
+from bench.results.row import ResultRow
+from bench.results.schema import INFRA_STOP_REASON
 from bench.run.plan import RunInputs
 from bench.score.grading import Score
 from bench.servers.pin import build_mismatch
@@ -66,42 +68,37 @@ class RunRecord:
             )
         return harness
 
-    def row(self) -> dict[str, Cell]:
-        row: dict[str, Cell] = {**self.inputs.as_row(), "run_id": self.run_id, "started_at": self.started_at}
+    def row(self) -> ResultRow:
+        row = ResultRow(run_id=self.run_id, started_at=self.started_at)
+        self.inputs.fill(row)
         self.note(build_mismatch(self.inputs.server_build, self.inputs.server_build_pin))
-        row["wall_s"] = None if self.wall_s is None else round(self.wall_s, 2)
-        row["harness_s"] = self.harness_s()
+        row.wall_s = None if self.wall_s is None else round(self.wall_s, 2)
+        row.harness_s = self.harness_s()
+        row.tools_s = tools_seconds(self.events) if self.events else None
         if self.numbers is not None:
-            row.update(_numbers_row(self.numbers))
+            _fill_numbers(row, self.numbers)
         if self.check is not None:
-            row.update(reprocessed_check=self.check.status, prompt_tokens_metrics=self.check.metrics_delta)
+            row.reprocessed_check, row.prompt_tokens_metrics = self.check.status, self.check.metrics_delta
             self.note(self.check.note)
         if self.gpu is not None:
-            row.update(self.gpu.as_row())
+            self.gpu.fill(row)
         if self.score is not None:
-            row.update(self.score.as_row())
+            self.score.fill(row)
             self.note(self.score.error)
-        row["stop_reason"] = self.stop_reason
-        row["failure_labels"] = ";".join(self.labels())
-        row["error"] = " | ".join(self.errors)
+        row.stop_reason = self.stop_reason or ""
+        row.failure_labels = self.labels()
+        row.error = " | ".join(self.errors)
         return row
 
 
-def _numbers_row(n: TraceNumbers) -> dict[str, Cell]:
-    return {
-        "claimed_done": n.claimed_done,
-        "steps": n.steps,
-        "model_s": n.model_s,
-        "prompt_tokens": n.prompt_tokens,
-        "prompt_tokens_reprocessed": n.prompt_tokens_reprocessed,
-        "cache_tokens": n.cache_tokens,
-        "completion_tokens": n.completion_tokens,
-        "max_request_tokens": n.max_request_tokens,
-        "clearings": n.clearings,
-        "cut_answers": n.cut_answers,
-        "context_400s": n.context_400s,
-        "jeff_requests": n.jeff_requests,
-        "jeff_prompt_tokens": n.jeff_prompt_tokens,
-        "jeff_completion_tokens": n.jeff_completion_tokens,
-        "jeff_model_s": n.jeff_model_s,
-    }
+def _fill_numbers(row: ResultRow, n: TraceNumbers) -> None:
+    row.claimed_done, row.steps, row.model_s = n.claimed_done, n.steps, n.model_s
+    row.prompt_tokens, row.prompt_tokens_reprocessed = n.prompt_tokens, n.prompt_tokens_reprocessed
+    row.cache_tokens, row.completion_tokens, row.max_request_tokens = (
+        n.cache_tokens,
+        n.completion_tokens,
+        n.max_request_tokens,
+    )
+    row.clearings, row.cut_answers, row.context_400s = n.clearings, n.cut_answers, n.context_400s
+    row.jeff_requests, row.jeff_model_s = n.jeff_requests, n.jeff_model_s
+    row.jeff_prompt_tokens, row.jeff_completion_tokens = n.jeff_prompt_tokens, n.jeff_completion_tokens

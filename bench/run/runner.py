@@ -9,6 +9,7 @@ removes what killed ones left (bench.run.instance).
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import uuid
@@ -19,16 +20,17 @@ from agent.trace import agent_version
 from bench import ROOT
 from bench.config import BenchConfig, load_config, size_bytes
 from bench.errors import BenchError, ConfigError, ResultsError, ServerStartError
+from bench.logs import logging_to
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
+from bench.provenance import git_dirty, git_sha
 from bench.results.append import append_row, check_same_inputs, completed_keys, read_rows, set_aside_partial_row
 from bench.results.lock import ResultsLock
-from bench.results.schema import INFRA_STOP_REASON, cell
+from bench.results.schema import INFRA_STOP_REASON
 from bench.run.choices import Factory
 from bench.run.instance import BenchInstance
 from bench.run.observe import observe, write_run_json
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
-from bench.run.progress import Progress, summary_table
-from bench.run.provenance import git_dirty, git_sha
+from bench.run.progress import Progress
 from bench.run.record import RunRecord
 from bench.score.grading import score_run_dir
 from bench.servers.base import Endpoints, Servers
@@ -36,6 +38,7 @@ from bench.servers.gpu_pin import watched_uuids
 from bench.servers.warmup import warm_up_servers
 
 Row = dict[str, str]
+log = logging.getLogger(__name__)
 
 
 class Bench:
@@ -57,11 +60,12 @@ class Bench:
         lock = ResultsLock(self.out)
         lock.acquire()
         try:
-            for line in instance.start(self.out):
-                print(f"bench: {line}")
-            print(f"bench: instance {instance.names.instance} (its state: {instance.ownership.state_file})")
-            with instance.temp_files():
-                return self._run_instance(plan, servers)
+            with logging_to(log_file(self.out)):
+                for line in instance.start(self.out):
+                    log.info("%s", line)
+                log.info("instance %s (its state: %s)", instance.names.instance, instance.ownership.state_file)
+                with instance.temp_files():
+                    return self._run_instance(plan, servers)
         finally:
             instance.close()
             lock.release()
@@ -70,20 +74,19 @@ class Bench:
         if self.config.resume:
             cut = set_aside_partial_row(self.out)  # a row a crash left half-written: its run runs again
             if cut:
-                print(f"bench: {cut}")
+                log.warning("%s", cut)
         existing = read_rows(self.out)
         if existing and not self.config.resume:
             raise ResultsError(f"{self.out} already holds {len(existing)} rows: pass --resume to continue it, or --out")
         progress = Progress(len(plan))
         sandbox, kind = self.factory.sandbox, self.factory.servers
-        print(f"bench: {len(plan)} runs -> {self.out}")
-        print(f"bench: sandbox {sandbox.kind} ({sandbox.reason}), servers {kind.kind} ({kind.reason})")
+        log.info("%d runs -> %s (log: %s)", len(plan), self.out, log_file(self.out))
+        log.info("sandbox %s (%s), servers %s (%s)", sandbox.kind, sandbox.reason, kind.kind, kind.reason)
         try:
             self._run_plan(plan, servers, existing, progress)
         finally:
             servers.stop()
-        if self.rows:
-            print(summary_table(self.rows))
+        progress.summary(self.rows)
         return self.rows
 
     def _run_plan(self, plan: list[PlannedRun], servers: Servers, existing: list[Row], progress: Progress) -> None:
@@ -94,8 +97,11 @@ class Bench:
             if endpoints is None or endpoints.ctx != planned.ctx or not servers.healthy():
                 try:
                     endpoints = servers.start(planned.ctx)
+                    log.debug(
+                        "servers up for ctx %d: flint %s, jeff %s", planned.ctx, endpoints.flint_url, endpoints.jeff_url
+                    )
                     for line in warm_up_servers([endpoints.flint_url, endpoints.jeff_url] if endpoints.on_gpu else []):
-                        print(f"bench: {line}")
+                        log.info("%s", line)
                 except ServerStartError as e:
                     if endpoints is None:  # nothing measured yet: the set-up is wrong, say so and stop
                         raise
@@ -103,16 +109,17 @@ class Bench:
                     continue
             inputs = RunInputs.of(planned, self.config, endpoints, self.choice, self.provenance, servers.build_pin)
             if existing:
-                check_same_inputs(self.out, existing, {k: cell(v) for k, v in inputs.as_row().items()})
+                check_same_inputs(self.out, existing, inputs.cells())
             if inputs.key() in done:
-                print(f"run {index}/{len(plan)} already in {self.out.name}: skipped (--resume)")
+                progress.run_skipped(index, self.out.name)
                 continue
             progress.run_started(index, planned.fixture.name, planned.preset, planned.ctx, planned.rep)
             self._record(self.run_one(inputs, servers, endpoints, progress), progress)
 
     def _record(self, record: RunRecord, progress: Progress) -> None:
-        row = {column: cell(value) for column, value in record.row().items()}
+        row = record.row().cells()
         append_row(self.out, row)
+        log.debug("row of %s: %s", row["run_id"], {column: text for column, text in row.items() if text})
         self.rows.append(row)
         progress.run_finished(row)
 
@@ -196,6 +203,11 @@ def check_writable(out: Path) -> None:
         raise ConfigError(f"--out {out}: {probe} is not writable by this user; choose another path")
 
 
+def log_file(out: Path) -> Path:
+    """A bench's log, beside its results file: every diagnostic from DEBUG up, appended by each bench on it."""
+    return out.with_name(out.name + ".log")
+
+
 def default_out() -> Path:
     sha = git_sha()[:7] or "nogit"
     return ROOT / "results" / f"{datetime.now():%Y%m%d-%H%M%S}-{sha}.csv"
@@ -216,7 +228,7 @@ def command(args: argparse.Namespace) -> int:
     rows = Bench(config).run()
     failed = sum(row["stop_reason"] == INFRA_STOP_REASON for row in rows)
     if failed:
-        print(f"bench: {failed} of {len(rows)} runs failed outside the agent (infra_error): see their error column")
+        log.warning("%d of %d runs failed outside the agent (infra_error): see their error column", failed, len(rows))
     return 1 if failed else 0
 
 

@@ -1,1 +1,1 @@
-"""Grading: fixtures, the agent's work copy and diff, hidden tests in a clean copy, and `fixtures check`."""
+"""Grading: hidden tests in a clean copy of the fixture with the agent's diff applied, and `fixtures check`."""

@@ -12,10 +12,10 @@ import tempfile
 from pathlib import Path
 
 from bench.errors import FixtureError
-from bench.score.fixtures import Fixture, fixture_files, load_fixture, repo_root
+from bench.fixtures.fixture import Fixture, fixture_files, load_fixture, repo_root
+from bench.fixtures.workcopy import solution_diff
 from bench.score.graders import Grader, LocalGrader
 from bench.score.grading import BASE_ARGS, Score, clean_grading_copy, is_test_file, score_diff
-from bench.score.workcopy import solution_diff
 
 
 def layout_problems(fx: Fixture) -> list[str]:

@@ -21,13 +21,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bench.errors import FixtureError, ScoringError
-from bench.results.schema import Cell
-from bench.score.fixtures import Fixture, load_fixture
+from bench.fixtures.fixture import Fixture, load_fixture
+from bench.fixtures.workcopy import make_work_copy, run_git
+from bench.results.row import ResultRow
 from bench.score.graders import Grader, make_grader
 from bench.score.junit import count, parse_junit
 from bench.score.tamper import WITNESS_MODULE, new_canaries, read_witness, tampering
 from bench.score.tests_added import count_tests_added, is_test_file
-from bench.score.workcopy import make_work_copy, run_git
 
 GRADING_DIR = ".bench-grading"  # ours, recreated after the diff is applied, so the agent cannot pre-fill it
 INI_FILE = f"{GRADING_DIR}/pytest.ini"
@@ -58,16 +58,11 @@ class Score:
     def note(self, problem: str) -> None:
         self.error = f"{self.error}; {problem}" if self.error else problem
 
-    def as_row(self) -> dict[str, Cell]:
-        return {
-            "hidden_passed": self.hidden_passed,
-            "hidden_total": self.hidden_total,
-            "visible_passed": self.visible_passed,
-            "visible_total": self.visible_total,
-            "files_changed": self.files_changed,
-            "tests_added": self.tests_added,
-            "visible_tests_modified": ";".join(self.visible_tests_modified),
-        }
+    def fill(self, row: ResultRow) -> None:
+        row.hidden_passed, row.hidden_total = self.hidden_passed, self.hidden_total
+        row.visible_passed, row.visible_total = self.visible_passed, self.visible_total
+        row.files_changed, row.tests_added = self.files_changed, self.tests_added
+        row.visible_tests_modified = list(self.visible_tests_modified)
 
     def as_json(self) -> dict[str, object]:
         data = asdict(self)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from agent.tools import is_test_file as agent_is_test_file
-from bench.score.fixtures import Fixture, fixture_files
+from bench.fixtures.fixture import Fixture, fixture_files
 
 
 def is_test_file(path: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 from collections.abc import Sequence
@@ -15,8 +16,8 @@ from bench.containers.engine import docker_client
 from bench.containers.names import BenchNames
 from bench.containers.network import UP_SANDBOX_INTERFACE, end_isolation, isolate_from_host, warn_once
 from bench.errors import PrerequisiteError, ServerStartError
+from bench.fixtures.fixture import Fixture
 from bench.measure.nvml import nvidia_gpu_present
-from bench.score.fixtures import Fixture
 from bench.servers.api import is_healthy, model_path, wait_healthy
 from bench.servers.base import Endpoints, check_windows
 from bench.servers.choose import probe_host, where_servers_run
@@ -33,6 +34,7 @@ from bench.servers.process import free_port
 from bench.servers.server_env import offline_environment
 
 COMPOSE_FILE = ROOT / "compose.yaml"
+log = logging.getLogger(__name__)
 
 
 COMPOSE_PROJECT = "agentbench"  # `bench up`'s; a bench's compose project is named after its instance
@@ -135,7 +137,7 @@ class ComposeServers:
         )
         if self.gpu:  # ours is built once here; a published tag that does not exist is one line naming the fix
             ensure_gpu_image(docker_client(), self.config.llama_image)
-        print(f"bench: compose servers via {self.cli.label}", flush=True)
+        log.info("compose servers via %s", self.cli.label)
         self._compose("up", "-d", "--force-recreate", *self.services, timeout=3600)  # a first pull takes a while
         warn_once(isolate_from_host(self.firewall))
         flint_url = f"http://127.0.0.1:{flint_port}"

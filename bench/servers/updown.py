@@ -7,13 +7,16 @@ NVML finds one, else on CPU with the small model; then point the agent at them (
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 from pathlib import Path
 
 from bench.config import load_config
 from bench.containers.engine import docker_client
-from bench.score.fixtures import load_fixture
+from bench.fixtures.fixture import load_fixture
 from bench.servers.compose import ComposeServers, make_compose_servers
+
+log = logging.getLogger(__name__)
 
 
 def _servers(args: argparse.Namespace, *, build_image: bool) -> ComposeServers:
@@ -30,7 +33,7 @@ def command(args: argparse.Namespace) -> int:
             servers.gpu = gpu
             servers.env = dict(os.environ)
             servers.stop()
-        print("servers stopped")
+        log.info("servers stopped")
         return 0
     ports = (int(os.environ.get("FLINT_PORT", "8080")), int(os.environ.get("JEFF_PORT", "8081")))
     endpoints = servers.start(args.ctx, ports=ports)

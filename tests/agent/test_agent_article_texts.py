@@ -12,12 +12,12 @@ import json
 import re
 from pathlib import Path
 
-import fake_llama as fl
 import pytest
 from agent_helpers import run_agent
-from fake_llama import FakeLlama
 
 from agent import prompts
+from bench.testing import fake_llama as fl
+from bench.testing.fake_llama import FakeLlama
 
 ARTICLE = Path("/work/shared/seed/part3-when-the-context-runs-out.txt")
 CUT_NOTE = (

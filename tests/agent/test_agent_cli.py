@@ -12,13 +12,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import fake_llama as fl
 import pytest
 from agent_helpers import ROOT, read_events, run_agent, run_agent_process
-from fake_llama import FakeLlama
 
 from agent.cli import main
 from bench.servers.process import free_port
+from bench.testing import fake_llama as fl
+from bench.testing.fake_llama import FakeLlama
 
 
 def test_an_unreachable_server_at_start_exits_2_with_one_line_naming_the_url(repo: Path, tmp_path: Path) -> None:

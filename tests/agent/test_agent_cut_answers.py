@@ -18,15 +18,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-import fake_llama as fl
 import pytest
 from agent_helpers import run_agent
-from fake_llama import FakeLlama
 
 from agent import prompts
 from agent.parse_failures import PARSE_FAILURES, is_parse_failure
 from agent.server import ChatClient, TransportError, UnparsedOutput
 from agent.tools import signature
+from bench.testing import fake_llama as fl
+from bench.testing.fake_llama import FakeLlama
 
 REAL = json.loads((Path(__file__).parent / "data" / "cut_bodies.json").read_text())
 COMPLETE_CALL = REAL["complete call"]

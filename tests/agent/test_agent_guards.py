@@ -8,16 +8,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import fake_llama as fl
 import pytest
 from agent_helpers import TEST_CALC, Run, run_agent
-from fake_llama import FakeLlama
 
 from agent.actions import Actions
 from agent.approval import Approver
 from agent.guards import ProtectedTests, planted
 from agent.tools import Workspace
 from agent.trace import Trace
+from bench.testing import fake_llama as fl
+from bench.testing.fake_llama import FakeLlama
 
 PRESETS = ["part2", "clearing", "part3", "part3+", "strict"]
 BROKEN = "def add(a, b):\n    return a - b\n"

@@ -13,12 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import fake_llama as fl
 import pytest
 from agent_helpers import CALC, Run, run_agent
-from fake_llama import FakeLlama
 
 from agent.clearing import is_placeholder
+from bench.testing import fake_llama as fl
+from bench.testing.fake_llama import FakeLlama
 
 BROKEN = "def add(a, b):\n    return a - b\n"
 

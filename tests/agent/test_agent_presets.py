@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import fake_llama as fl
 import pytest
 from agent_helpers import CALC, run_agent
-from fake_llama import FakeLlama
 
 from agent import prompts
 from agent.clearing import is_placeholder
+from bench.testing import fake_llama as fl
+from bench.testing.fake_llama import FakeLlama
 
 THINKING = "Let me think about how to add sub. First I need to consider the existing structure " * 3
 

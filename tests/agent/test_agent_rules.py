@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import fake_llama as fl
 import pytest
 from agent_helpers import TEST_CALC, run_agent
-from fake_llama import FakeLlama
 
 from agent.approval import Approver
 from agent.rules import is_safe
+from bench.testing import fake_llama as fl
+from bench.testing.fake_llama import FakeLlama
 
 SAFE = [
     "ls",

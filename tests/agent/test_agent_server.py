@@ -7,9 +7,7 @@ import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import fake_llama
 import pytest
-from fake_llama import FakeLlama
 
 from agent.server import (
     ChatClient,
@@ -22,6 +20,8 @@ from agent.server import (
     read_props,
 )
 from bench.servers.process import free_port
+from bench.testing import fake_llama
+from bench.testing.fake_llama import FakeLlama
 
 BODY = {"messages": [{"role": "user", "content": "hi"}]}
 

@@ -8,14 +8,14 @@ import socket
 import time
 from pathlib import Path
 
-import fake_llama as fl
 import pytest
 from agent_helpers import run_agent
-from fake_llama import FakeLlama
 
 from agent.cli import build_parser
 from agent.jeff import Jeff
 from bench.servers.process import free_port
+from bench.testing import fake_llama as fl
+from bench.testing.fake_llama import FakeLlama
 
 
 def tool_results(request: dict) -> list[str]:

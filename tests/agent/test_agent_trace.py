@@ -5,11 +5,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import fake_llama as fl
 from agent_helpers import run_agent
-from fake_llama import FakeLlama
 
 from agent.trace import Trace, agent_version
+from bench.testing import fake_llama as fl
+from bench.testing.fake_llama import FakeLlama
 
 FIELDS = {
     "start": {"preset", "n_ctx", "flint", "jeff", "jeff_timeout", "request_timeout", "flint_model", "flint_build",
@@ -22,7 +22,7 @@ FIELDS = {
     "tool": {"step", "name", "args", "ok", "result_chars", "truncated", "refused", "error", "seconds"},
     "jeff": {"step", "command", "opinion", "seconds", "usage", "timings", "error"},
     "approval": {"step", "command", "decision", "by"},
-    "done_check": {"step", "passed", "pytest_exit", "summary", "missing", "planted"},
+    "done_check": {"step", "passed", "pytest_exit", "summary", "missing", "planted", "seconds"},
     "restored": {"step", "after", "files"},
     "stop": {"reason", "steps", "message"},
 }  # fmt: skip

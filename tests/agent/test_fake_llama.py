@@ -10,13 +10,11 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import fake_llama
 import pytest
-from fake_llama import FakeLlama
 
 from bench.servers.api import parse_metrics
-
-ROOT = Path(__file__).resolve().parents[2]
+from bench.testing import fake_llama
+from bench.testing.fake_llama import FakeLlama
 
 
 def post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -128,7 +126,7 @@ def test_script_mode_serves_a_json_script_and_records_requests(tmp_path: Path) -
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"n_ctx": 1000, "replies": [fake_llama.prose("from the script")]}))
     record = tmp_path / "requests.jsonl"
-    command = [sys.executable, str(ROOT / "tests" / "fake_llama.py"), "--script", str(script), "--record", str(record)]
+    command = [sys.executable, "-m", "bench.testing.fake_llama", "--script", str(script), "--record", str(record)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None

@@ -13,17 +13,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# bench's top-level modules and folders, lowest first. A module may import its own layer and the ones below.
+# bench's top-level modules and folders, lowest first, in the order the data flows: a bench's settings and the row it
+# writes, the container engine and the measuring tools; then the fixture (the first stage), the servers, the
+# sandboxes the agent runs in, the grading of what it did; the reading of results; the runner; the command line and
+# the test doubles. A module may import its own layer and the ones below.
 LAYERS = [
-    {"errors", "processes", "yaml_file", "ownership"},
+    {"errors", "logs", "processes", "yaml_file", "ownership", "provenance"},
     {"config", "results"},
     {"containers", "measure"},
-    {"score"},
+    {"fixtures"},
     {"servers"},
+    {"score"},
     {"sandbox"},
-    {"run"},
     {"analyze"},
-    {"cli", "__main__", "gpu_check", "rehearsal"},
+    {"run"},
+    {"cli", "__main__", "gpu_check", "testing", "rehearsal"},
 ]
 LAYER_OF = {part: level for level, parts in enumerate(LAYERS) for part in parts}
 

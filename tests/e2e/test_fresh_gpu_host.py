@@ -19,11 +19,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hub_standin import DEFAULT_FILES, HubStandIn, default_models_as
 
 from bench.results.append import read_rows
 from bench.results.schema import AGENT_STOP_REASONS
 from bench.servers.binaries import find_small_model
+from bench.testing.hub_standin import DEFAULT_FILES, HubStandIn, default_models_as
 
 pytestmark = [pytest.mark.llama, pytest.mark.docker, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]

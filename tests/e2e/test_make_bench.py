@@ -23,6 +23,7 @@ ALWAYS_MEASURED = (
     "prompt_tokens_reprocessed", "cache_tokens", "completion_tokens", "max_request_tokens", "clearings",
     "cut_answers", "context_400s", "gpu_mem_method", "hidden_passed", "hidden_total", "visible_passed",
     "files_changed", "tests_added", "agent_version", "fixture_sha", "flint_model_sha256", "prompt_tokens_metrics",
+    "tools_s",
 )  # fmt: skip
 
 
@@ -39,6 +40,7 @@ def make_bench(tmp_path: Path, sandbox: str) -> dict[str, str]:
     assert row["sandbox"] == sandbox and row["servers"] == "embedded" and row["ctx"] == "2048"
     assert row["flint_serving"] == "forced_tools" and row["stop_reason"] == "step_limit", row["error"]
     assert row["prompt_tokens_reprocessed"] == row["prompt_tokens_metrics"]
+    assert 0 <= float(row["tools_s"]) <= float(row["harness_s"])  # the tools' time is part of the harness's
     assert row["hidden_total"] == "6" and row["visible_passed"] == "3"
     assert row["error"] == ""
     if row["peak_gpu_mib_device"] == "":

@@ -135,8 +135,8 @@ def test_a_bench_killed_mid_run_is_cleaned_up_by_the_next_which_resumes(tmp_path
     resumed = subprocess.run([*cmd, "--resume"], cwd=ROOT, capture_output=True, text=True, timeout=900)
 
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
-    assert f"bench {record.instance} (pid {bench.pid}" in resumed.stdout
-    assert "ended without cleaning up; removed: flint (pid" in resumed.stdout
+    assert f"bench {record.instance} (pid {bench.pid}" in resumed.stderr  # diagnostics: logged on stderr
+    assert "ended without cleaning up; removed: flint (pid" in resumed.stderr
     assert not any(is_running(p.pid, p.start_time) for p in servers)
     assert client.containers.list(all=True, filters=owned) == [] and client.networks.list(filters=owned) == []
     assert client.volumes.list(filters=owned) == [] and not any(Path(f).exists() for f in record.folders)

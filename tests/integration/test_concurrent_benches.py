@@ -12,14 +12,14 @@ import sys
 import time
 from pathlib import Path
 
-import fake_llama
 import pytest
-from host_targets import default_bridge_address
 
 from bench.containers.engine import docker_client
 from bench.containers.names import OWNER_LABEL
 from bench.results.append import read_rows
 from bench.results.lock import ResultsLock
+from bench.testing import fake_llama
+from bench.testing.host_targets import default_bridge_address
 
 ROOT = Path(__file__).resolve().parents[2]
 

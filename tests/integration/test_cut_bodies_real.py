@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import fake_llama as fl
 import pytest
 from cut_bodies import SHAPES, STORED, capture, shape_of
-from fake_llama import FakeLlama
 
 from agent.server import ChatClient, UnparsedOutput
+from bench.testing import fake_llama as fl
+from bench.testing.fake_llama import FakeLlama
 
 pytestmark = pytest.mark.llama
 

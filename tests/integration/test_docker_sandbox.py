@@ -11,8 +11,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import fake_llama
-import host_targets
 import pytest
 
 from agent.server import Props
@@ -22,14 +20,15 @@ from bench.containers.forwarder import Forwarder
 from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
 from bench.containers.network import bridge_gateway, sandbox_network
+from bench.fixtures.fixture import Fixture, load_fixture
+from bench.fixtures.workcopy import make_work_copy
 from bench.ownership import Ownership, new_instance_id
 from bench.run.instance import reap_dead, remove_instance
 from bench.sandbox.docker import DockerSandbox
 from bench.sandbox.trace_file import read_trace_safely
-from bench.score.fixtures import Fixture, load_fixture
 from bench.score.graders import DockerGrader
-from bench.score.workcopy import make_work_copy
 from bench.servers.base import Endpoints
+from bench.testing import fake_llama, host_targets
 
 pytestmark = pytest.mark.docker
 

@@ -16,9 +16,6 @@ from typing import Any
 
 import httpx
 import pytest
-from fake_pynvml import GIB, FakeDevice, FakeNvml, State
-from host_targets import default_bridge_address
-from hub_standin import DEFAULT_FILES, HubStandIn, default_models_as
 
 from bench.config import BenchConfig
 from bench.containers.engine import docker_client
@@ -32,6 +29,9 @@ from bench.servers.binaries import find_small_model
 from bench.servers.compose import ComposeServers
 from bench.servers.cpu_image import ensure_llama_cpu_image
 from bench.servers.embedded import EmbeddedServers
+from bench.testing.fake_pynvml import GIB, FakeDevice, FakeNvml, State
+from bench.testing.host_targets import default_bridge_address
+from bench.testing.hub_standin import DEFAULT_FILES, HubStandIn, default_models_as
 
 pytestmark = pytest.mark.llama
 ROOT = Path(__file__).resolve().parents[2]

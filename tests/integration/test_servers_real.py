@@ -18,8 +18,8 @@ from bench.config import BenchConfig
 from bench.containers.engine import LABEL, docker_client
 from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
+from bench.fixtures.fixture import load_fixture
 from bench.ownership import new_instance_id
-from bench.score.fixtures import load_fixture
 from bench.servers.api import is_healthy, read_metrics, read_props
 from bench.servers.compose import COMPOSE_PROJECT, ComposeServers
 from bench.servers.cpu_image import ensure_llama_cpu_image
@@ -146,7 +146,7 @@ def test_make_up_serves_flint_and_jeff_and_make_down_removes_them(compose_line: 
     try:
         up = subprocess.run(["make", "up", "CTX=1024"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
         assert up.returncode == 0, up.stdout[-2000:] + up.stderr[-2000:]
-        assert f"compose servers via {compose_line.label}" in up.stdout
+        assert f"compose servers via {compose_line.label}" in up.stderr
         assert read_props(f"http://127.0.0.1:{flint_port}").n_ctx == 1024
         assert is_healthy(f"http://127.0.0.1:{jeff_port}")
     finally:

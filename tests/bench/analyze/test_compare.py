@@ -153,8 +153,9 @@ def test_a_setup_that_differs_between_files_is_said_in_the_heading(tmp_path: Pat
     new = write_results(tmp_path / "new.csv", runs("b", [12, 13], server_build="b4100", flint_model_sha256="e" * 64))
     text, _ = compare([old, new])
     heading = (
-        "## todo_repo · part3 · ctx 8192 · flint.gguf · jeff.gguf — differs: flint_model_sha256 ffffffffffff (old.csv)"
-        " vs flint_model_sha256 eeeeeeeeeeee (new.csv); server_build b4000 (old.csv) vs server_build b4100 (new.csv)"
+        "## todo_repo · part3 · ctx 8192 · flint.gguf · jeff.gguf — differs: server_build b4000 (old.csv) vs "
+        "server_build b4100 (new.csv); flint_model_sha256 ffffffffffff (old.csv) vs flint_model_sha256 eeeeeeeeeeee "
+        "(new.csv)"
     )
     assert heading + "\n" in text  # the memory method's notes after ";" are not a different method
     assert "gpu_mem_method nvml_device_v2+process_v3" in text.split("\n## ")[0]

@@ -87,10 +87,10 @@ def test_report_groups_forced_rows_apart_and_says_so_in_the_title(tmp_path: Path
 def test_a_file_written_before_the_column_reads_as_native_and_is_compared_with_native_rows(tmp_path: Path) -> None:
     before = [c for c in COLUMNS if c != "flint_serving"]
     old = write(tmp_path / "old.csv", runs("a", NATIVE_WALLS), before)
-    assert {r["flint_serving"] for r in read_runs(old)} == {"native"}
+    assert {r.flint_serving for r in read_runs(old)} == {"native"}
     new = write(tmp_path / "new.csv", runs("b", NATIVE_WALLS))
     text, _ = compare([old, new])
     assert "new.csv vs old.csv" in text  # one group, compared
     assert "migrated" in migrate(Path(old))
-    assert {r["flint_serving"] for r in read_runs(old)} == {"native"}
+    assert {r.flint_serving for r in read_runs(old)} == {"native"}
     assert "flint_serving" in Path(old).read_text().splitlines()[0].split(",")

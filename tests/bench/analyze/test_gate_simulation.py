@@ -16,6 +16,7 @@ import numpy as np
 from bench.analyze.changes import metric_change
 from bench.analyze.gates import Gate, tripped
 from bench.analyze.stats import ALPHA
+from bench.results.row import ResultRow
 
 SEED = 11
 TRIALS = 600
@@ -23,11 +24,12 @@ CV = 0.15
 SIGMA = math.sqrt(math.log(1 + CV**2))  # the log-normal's sigma for that coefficient of variation
 
 
-def rows(walls: np.ndarray, completed: np.ndarray | None = None) -> list[dict[str, str]]:
+def rows(walls: np.ndarray, completed: np.ndarray | None = None) -> list[ResultRow]:
     done = completed if completed is not None else np.ones(len(walls), dtype=bool)
     return [
-        {"run_id": f"r{i}", "wall_s": f"{wall:.2f}", "stop_reason": "done", "hidden_total": "6"}
-        | {"hidden_passed": "6" if ok else "4"}
+        ResultRow(
+            f"r{i}", wall_s=round(float(wall), 2), stop_reason="done", hidden_total=6, hidden_passed=6 if ok else 4
+        )
         for i, (wall, ok) in enumerate(zip(walls, done, strict=True))
     ]
 

@@ -14,6 +14,7 @@ from bench.analyze.prediction_file import Condition, Prediction, load_prediction
 from bench.analyze.predictions import holds, score_file, verdict
 from bench.cli import main
 from bench.errors import ConfigError, ResultsError
+from bench.results.row import ResultRow
 from bench.results.schema import COLUMNS
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -198,12 +199,12 @@ def test_verdicts_never_guess_about_unmeasured_runs(
     ],
 )
 def test_conditions_on_one_row(condition: Condition, values: dict[str, str], expected: bool | None) -> None:
-    assert holds(condition, {"run_id": "r", **values}) is expected
+    assert holds(condition, ResultRow.from_cells({"run_id": "r", **values})) is expected
 
 
 def test_an_ordering_on_a_column_that_is_not_a_number_names_the_run() -> None:
     with pytest.raises(ResultsError, match="run r9: stop_reason is 'done', not a number"):
-        holds(Condition("stop_reason", ">", "1"), {"run_id": "r9", "stop_reason": "done"})
+        holds(Condition("stop_reason", ">", "1"), ResultRow.from_cells({"run_id": "r9", "stop_reason": "done"}))
 
 
 GOOD = "  says: s\n  where: {ctx: 4096}\n  all: {completed: true}\n"

@@ -14,10 +14,10 @@ import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
-import fake_llama
 import pytest
 
 from bench import ROOT
+from bench.testing import fake_llama
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from fake_pynvml import GIB, FakeDevice, FakeNvml, State
+
+from bench.testing.fake_pynvml import GIB, FakeDevice, FakeNvml, State
 
 ROOT = Path(__file__).resolve().parents[3]
 HEADER = """typedef int CUresult;

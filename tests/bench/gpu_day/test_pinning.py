@@ -9,10 +9,10 @@ import stat
 from pathlib import Path
 
 import pytest
-from fake_pynvml import GIB, FakeDevice, FakeNvml, NVMLError_LibraryNotFound, State
 
 from bench.servers.gpu_pin import GpuPin, resolve_pin, watched_uuids
 from bench.servers.process import LlamaProcess
+from bench.testing.fake_pynvml import GIB, FakeDevice, FakeNvml, NVMLError_LibraryNotFound, State
 
 CARDS = [FakeDevice(f"GPU-0000000{i}-aaaa-bbbb-cccc-dddddddddddd", [State(used=GIB)]) for i in range(8)]
 MIG = "MIG-4b5a1c2d-0000-5f6e-8a9b-0123456789ab"

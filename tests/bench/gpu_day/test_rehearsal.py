@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_pynvml import GIB, MIB, FakeDevice, FakeNvml, State
 
 from bench.measure.cuda_probe import Held
 from bench.rehearsal.__main__ import parse, rehearse, table, write
+from bench.testing.fake_pynvml import GIB, MIB, FakeDevice, FakeNvml, State
 
 ROOT = Path(__file__).resolve().parents[3]
 CONTEXT = 500 * MIB

@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pynvml
 import pytest
-from fake_pynvml import (
+
+from bench.errors import ConfigError
+from bench.measure.roles import ContainerMatcher, PidMatcher, ProcessMatcher
+from bench.measure.sampler import NO_PROCESS_MEMORY, GpuReading, GpuSampler
+from bench.results.row import ResultRow
+from bench.testing.fake_pynvml import (
     GIB,
     MIB,
     NVML_VALUE_NOT_AVAILABLE,
@@ -20,11 +25,6 @@ from fake_pynvml import (
     NVMLError_LibraryNotFound,
     State,
 )
-
-from bench.errors import ConfigError
-from bench.measure.roles import ContainerMatcher, PidMatcher, ProcessMatcher
-from bench.measure.sampler import NO_PROCESS_MEMORY, GpuReading, GpuSampler
-from bench.results.schema import COLUMNS, Cell, cell
 
 FLINT, JEFF, CHILD, STRANGER = 100, 200, 300, 900
 SERVERS = PidMatcher({"flint": FLINT, "jeff": JEFF}, proc_root=Path("/nonexistent"))
@@ -38,9 +38,11 @@ MIB_COLUMNS = [
 ]
 
 
-def csv(row: dict[str, Cell]) -> dict[str, str]:
-    """A row as the CSV holds it."""
-    return {column: cell(value) for column, value in row.items()}
+def csv(reading: GpuReading) -> dict[str, str]:
+    """The results row a reading fills, as the CSV holds it."""
+    row = ResultRow()
+    reading.fill(row)
+    return row.cells()
 
 
 def wait_until(condition: Callable[[], bool]) -> None:
@@ -80,13 +82,13 @@ def test_other_processes_at_baseline_are_listed_with_their_memory() -> None:
     crowded = steady(4 * GIB, GIB, others=[(STRANGER, 700 * MIB), (STRANGER + 1, NVML_VALUE_NOT_AVAILABLE)])
     reading = play(FakeNvml([FakeDevice("GPU-a", [crowded, steady(4 * GIB, GIB)])]))
     assert reading.other_processes == [f"{STRANGER}:700", f"{STRANGER + 1}:?"]
-    assert csv(reading.as_row())["gpu_other_processes"] == f"{STRANGER}:700;{STRANGER + 1}:?"
+    assert csv(reading)["gpu_other_processes"] == f"{STRANGER}:700;{STRANGER + 1}:?"
 
 
 def test_a_quiet_gpu_lists_no_other_process() -> None:
     reading = play(FakeNvml([FakeDevice("GPU-a", [steady(GIB, GIB)])]))
     assert reading.other_processes == []
-    assert csv(reading.as_row())["gpu_other_processes"] == ""
+    assert csv(reading)["gpu_other_processes"] == ""
 
 
 def write_stat(proc: Path, pid: int, parent: int, name: str = "llama-server") -> None:
@@ -156,7 +158,7 @@ def test_without_a_driver_the_reading_is_empty_with_the_reason(error: Exception,
     sampler = GpuSampler(SERVERS, nvml=FakeNvml([], init_error=error))
     sampler.baseline()
     sampler.start()
-    row = csv(sampler.stop().as_row())
+    row = csv(sampler.stop())
     assert row["gpu_mem_method"] == reason
     assert [row[c] for c in [*MIB_COLUMNS, "gpu_name", "gpu_uuid", "gpu_samples", "gpu_sample_interval_s"]] == [""] * 10
 
@@ -189,15 +191,15 @@ def test_process_memory_reported_as_not_available_stays_empty() -> None:
     assert reading.peak_role_mib == {"flint": None, "jeff": 1024}
     assert reading.peak_device_mib == 6 * 1024
     assert NO_PROCESS_MEMORY in reading.method
-    assert csv(reading.as_row())["peak_gpu_mib_flint"] == ""
-    assert csv(reading.as_row())["baseline_gpu_mib_flint"] == ""
+    assert csv(reading)["peak_gpu_mib_flint"] == ""
+    assert csv(reading)["baseline_gpu_mib_flint"] == ""
 
 
 def test_a_server_without_a_gpu_process_is_empty_not_zero() -> None:
     state = State(used=5 * GIB, processes=[(FLINT, 4 * GIB)])
     reading = play(FakeNvml([FakeDevice("GPU-a", [state])]))
     assert reading.peak_role_mib["jeff"] is None
-    assert csv(reading.as_row())["peak_gpu_mib_jeff"] == ""
+    assert csv(reading)["peak_gpu_mib_jeff"] == ""
     assert "no GPU process matched jeff" in reading.method
 
 
@@ -275,7 +277,7 @@ def test_a_sample_interval_of_zero_is_refused() -> None:
         GpuSampler(SERVERS, interval_s=0, nvml=FakeNvml([]))
 
 
-def test_as_row_writes_every_column_and_empty_for_not_measured() -> None:
+def test_fill_writes_every_gpu_column_and_empty_for_not_measured() -> None:
     reading = GpuReading(
         method="nvml_device_v2+nvml_process",
         gpu_name="NVIDIA H200",
@@ -288,7 +290,7 @@ def test_as_row_writes_every_column_and_empty_for_not_measured() -> None:
         samples=1234,
         interval_s=0.1,
     )
-    assert csv(reading.as_row()) == {
+    expected = {
         "peak_gpu_mib_flint": "13652",
         "peak_gpu_mib_jeff": "",
         "peak_gpu_mib_device": "14386",
@@ -302,7 +304,11 @@ def test_as_row_writes_every_column_and_empty_for_not_measured() -> None:
         "gpu_samples": "1234",
         "gpu_sample_interval_s": "0.1",
     }
-    assert set(csv(reading.as_row())) <= set(COLUMNS)
+    cells = csv(reading)
+    assert {column: cells[column] for column in expected} == expected
+    assert {column: text for column, text in cells.items() if column not in expected} == {
+        column: text for column, text in ResultRow().cells().items() if column not in expected
+    }  # nothing else is filled
 
 
 def test_mib_are_rounded_down() -> None:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fake_pynvml import GIB, FakeDevice, FakeNvml, State
-
 from bench.measure.roles import PidMatcher
 from bench.measure.sampler import LIST_REFUSED, GpuSampler
+from bench.testing.fake_pynvml import GIB, FakeDevice, FakeNvml, State
 
 FLINT = 100
 MIG_UUID = "MIG-4b5a1c2d-0000-5f6e-8a9b-0123456789ab"

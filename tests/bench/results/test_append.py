@@ -107,24 +107,24 @@ def test_a_row_cut_short_by_a_crash_is_set_aside_and_its_run_runs_again(tmp_path
     assert set_aside_partial_row(out) is None
 
 
-def test_appending_after_a_cut_row_sets_it_aside_first(tmp_path: Path, capsys: Capture) -> None:
+def test_appending_after_a_cut_row_sets_it_aside_first(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     out = tmp_path / "results.csv"
     append_row(out, row("a"))
     with open(out, "ab") as f:
         f.write(b'b,2026,"an open quote\n')  # cut right after a line break inside a quoted value
     append_row(out, row("c"))
-    assert "cut short" in capsys.readouterr().err
+    assert "cut short" in caplog.text
     assert [r["run_id"] for r in read_rows(out)] == ["a", "c"]
     assert (tmp_path / "results.csv.partial").read_bytes() == b'b,2026,"an open quote\n'
 
 
-def test_the_readers_leave_a_cut_row_out(tmp_path: Path, capsys: Capture) -> None:
+def test_the_readers_leave_a_cut_row_out(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     out = tmp_path / "results.csv"
     append_row(out, row("a"))
     with open(out, "ab") as f:
         f.write(b"b,2026-11-30,abc,todo_repo,part3,40")
-    assert [r["run_id"] for r in read_runs(out)] == ["a"]
-    assert "last row was cut short" in capsys.readouterr().err
+    assert [r.run_id for r in read_runs(out)] == ["a"]
+    assert "last row was cut short" in caplog.text
 
 
 def test_an_empty_file_counts_as_new(tmp_path: Path) -> None:

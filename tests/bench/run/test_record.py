@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agent.server import Props
 from bench.config import BenchConfig
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
-from bench.results.schema import COLUMNS, cell
+from bench.results.row import ResultRow
 from bench.run.plan import Provenance, RunInputs, plan_runs
 from bench.run.record import RunRecord
 from bench.servers.base import Endpoints
@@ -33,28 +35,36 @@ def record(build: str = "b11434-abc", pin: str = "b11434") -> RunRecord:
     return RunRecord(inputs, "r1", "2026-11-30T00:00:00+00:00")
 
 
-def test_a_row_has_only_schema_columns_and_becomes_text_once() -> None:
+def test_a_row_is_typed_and_becomes_text_once() -> None:
     rec = record()
     rec.events, rec.wall_s, rec.numbers = TRACE, 20.0, trace_numbers(TRACE)
     row = rec.row()
-    assert set(row) <= set(COLUMNS)
-    assert (row["ctx"], row["git_dirty"], row["model_s"], row["harness_s"]) == (4096, False, 12.0, 8.0)
-    assert [cell(row[c]) for c in ("ctx", "git_dirty", "clear_at", "jeff_model_s")] == ["4096", "false", "0.5", ""]
-    assert row["error"] == "" and row["stop_reason"] == "done"
+    assert (row.ctx, row.git_dirty, row.model_s, row.harness_s) == (4096, False, 12.0, 8.0)
+    cells = row.cells()
+    assert [cells[c] for c in ("ctx", "git_dirty", "clear_at", "jeff_model_s")] == ["4096", "false", "0.5", ""]
+    assert row.error == "" and row.stop_reason == "done"
+    assert ResultRow.from_cells(cells) == row  # what is written reads back the same
+
+
+def test_a_value_of_the_wrong_type_is_refused_at_the_csv_edge() -> None:
+    row = record().row()
+    row.ctx = "4096"  # type: ignore[assignment]
+    with pytest.raises(TypeError, match="ctx holds '4096', not int"):
+        row.cells()
 
 
 def test_server_time_beyond_the_wall_is_kept_negative_and_explained() -> None:
     rec = record()
     rec.events, rec.wall_s, rec.numbers = TRACE, 10.0, trace_numbers(TRACE)
     row = rec.row()
-    assert row["harness_s"] == -2.0
-    assert "exceed the run's wall time" in str(row["error"])
+    assert row.harness_s == -2.0
+    assert "exceed the run's wall time" in row.error
 
 
 def test_a_server_on_another_build_than_the_pin_is_noted() -> None:
-    assert "not the pinned b11434" in str(record(build="b9999-def").row()["error"])
-    assert record(build="b0-unknown").row()["error"] == ""  # built without git data: cannot be told
-    assert record(pin="").row()["server_build_pin"] is None
+    assert "not the pinned b11434" in record(build="b9999-def").row().error
+    assert record(build="b0-unknown").row().error == ""  # built without git data: cannot be told
+    assert record(pin="").row().cells()["server_build_pin"] == ""
 
 
 def test_a_counter_reset_is_in_the_row_and_its_error() -> None:
@@ -62,8 +72,8 @@ def test_a_counter_reset_is_in_the_row_and_its_error() -> None:
     rec.events, rec.numbers = TRACE, trace_numbers(TRACE)
     rec.check = check_reprocessed(rec.numbers, 5000.0, 10.0)
     row = rec.row()
-    assert row["reprocessed_check"] == "counter_reset" and row["prompt_tokens_metrics"] is None
-    assert "restarted" in str(row["error"])
+    assert row.reprocessed_check == "counter_reset" and row.prompt_tokens_metrics is None
+    assert "restarted" in row.error
 
 
 def test_an_infra_failure_is_the_stop_reason_and_a_label() -> None:
@@ -71,4 +81,17 @@ def test_an_infra_failure_is_the_stop_reason_and_a_label() -> None:
     rec.infra_error = True
     rec.note("the sandbox container did not start")
     row = rec.row()
-    assert row["stop_reason"] == "infra_error" and row["failure_labels"] == "infrastructure"
+    assert row.stop_reason == "infra_error" and row.failure_labels == ["infrastructure"]
+
+
+def test_tools_s_is_the_tools_share_of_harness_s() -> None:
+    rec = record()
+    tools = [
+        {"t": 1.5, "event": "tool", "step": 1, "name": "run", "seconds": 3.0},
+        {"t": 1.9, "event": "done_check", "step": 1, "passed": True, "seconds": 1.5},
+    ]
+    rec.events = [*TRACE[:2], *tools, TRACE[2]]
+    rec.wall_s, rec.numbers = 20.0, trace_numbers(rec.events)
+    row = rec.row()
+    assert (row.tools_s, row.harness_s) == (4.5, 8.0)
+    assert record().row().tools_s is None  # no trace at all: not measured

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import fake_llama
 import pytest
 
 from bench.config import BenchConfig
 from bench.errors import ResultsError, ServerStartError
+from bench.fixtures.fixture import load_fixture
 from bench.results.append import read_rows
 from bench.run.runner import Bench
-from bench.score.fixtures import load_fixture
+from bench.testing import fake_llama
 
 SOLUTION = Path(load_fixture("todo_repo").solution_dir)
 
@@ -70,7 +70,9 @@ def test_a_solved_task_scores_six_of_six_with_its_new_tests(tmp_path: Path) -> N
     assert row["steps"] == "4"
 
 
-def test_resume_skips_measured_runs_and_refuses_other_inputs(tmp_path: Path) -> None:
+def test_resume_skips_measured_runs_and_refuses_other_inputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with fake_llama.FakeLlama() as flint:
         first = Bench(config(tmp_path, flint, reps=2)).run()
         assert [r["rep"] for r in first] == ["1", "2"]
@@ -79,11 +81,14 @@ def test_resume_skips_measured_runs_and_refuses_other_inputs(tmp_path: Path) -> 
             Bench(config(tmp_path, flint, reps=2)).run()
         assert Bench(config(tmp_path, flint, reps=2, resume=True)).run() == []
         assert len(flint.requests) == served  # nothing was run again
+        assert "run 2/2 already in results.csv: skipped (--resume)" in capsys.readouterr().out  # the live display
         more = Bench(config(tmp_path, flint, reps=3, resume=True)).run()
         assert [r["rep"] for r in more] == ["3"]
         with pytest.raises(ResultsError, match="different sampling"):
             Bench(config(tmp_path, flint, reps=4, resume=True, sampling={"temperature": 0.7})).run()
     assert [r["rep"] for r in read_rows(tmp_path / "results.csv")] == ["1", "2", "3"]
+    log = (tmp_path / "results.csv.log").read_text()  # every bench on the file appended its diagnostics
+    assert log.count(" INFO bench.run.runner: 2 runs -> ") == 2 and " DEBUG bench.run.runner: row of " in log
 
 
 def test_a_server_that_dies_mid_run_is_an_infrastructure_failure_and_the_bench_goes_on(tmp_path: Path) -> None:
@@ -148,7 +153,7 @@ def test_a_server_that_cannot_empty_its_cache_is_noted(tmp_path: Path) -> None:
 
 
 def test_resume_sets_a_half_written_row_aside_and_runs_it_again(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     out = tmp_path / "results.csv"
     with fake_llama.FakeLlama() as flint:
@@ -157,7 +162,7 @@ def test_resume_sets_a_half_written_row_aside_and_runs_it_again(
         out.write_text("".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # a crash in the middle of rep 2
         again = Bench(config(tmp_path, flint, reps=2, resume=True)).run()
     assert [r["rep"] for r in again] == ["2"]
-    assert "partial" in capsys.readouterr().out
+    assert "partial" in caplog.text
     assert [r["rep"] for r in read_rows(out)] == ["1", "2"]
     assert (tmp_path / "results.csv.partial").read_text().strip()
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+import bench.fixtures.fixture
 import bench.score.check
-import bench.score.fixtures
 from bench.errors import FixtureError
+from bench.fixtures.fixture import fixture_hash, list_fixtures, load_fixture
+from bench.fixtures.workcopy import COMMIT_MESSAGE, capture_diff, make_work_copy
 from bench.score.check import check_fixture, command
-from bench.score.fixtures import fixture_hash, list_fixtures, load_fixture
-from bench.score.workcopy import COMMIT_MESSAGE, capture_diff, make_work_copy
 
 
 def copy_tree(root: Path) -> Path:
@@ -238,7 +238,7 @@ def test_fixtures_check_command_names_the_broken_fixture(
 ) -> None:
     shutil.copytree(tree / "fixtures/todo_repo", tree / "fixtures/broken_repo")
     (tree / "fixtures/broken_repo/fixture.yaml").unlink()
-    monkeypatch.setattr(bench.score.fixtures, "repo_root", lambda: tree)
+    monkeypatch.setattr(bench.fixtures.fixture, "repo_root", lambda: tree)
     monkeypatch.setattr(bench.score.check, "repo_root", lambda: tree)
 
     status = command(argparse.Namespace(names=[]))

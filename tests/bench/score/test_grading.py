@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from bench.errors import ScoringError
-from bench.results.schema import Cell, cell
-from bench.score.fixtures import Fixture, load_fixture
+from bench.fixtures.fixture import Fixture, load_fixture
+from bench.fixtures.workcopy import capture_diff, make_work_copy, solution_diff
+from bench.results.row import ResultRow
 from bench.score.graders import LocalGrader
 from bench.score.grading import BASE_ARGS, GRADING_DIR, INI_FILE, INI_TEXT, Score, command, score_diff, score_run_dir
 from bench.score.junit import parse_junit
-from bench.score.workcopy import capture_diff, make_work_copy, solution_diff
 
 HIDDEN_DUE = "test_hidden_due_dates.py"
 HIDDEN_REGRESSIONS = "test_hidden_regressions.py"
@@ -52,9 +52,11 @@ def pytest_runtest_makereport(item, call):
 DESELECT_NEW_FEATURE = "-k 'not due and not overdue'"
 
 
-def csv(row: dict[str, Cell]) -> dict[str, str]:
-    """A row as the CSV holds it."""
-    return {column: cell(value) for column, value in row.items()}
+def csv(score: Score) -> dict[str, str]:
+    """The results row a score fills, as the CSV holds it."""
+    row = ResultRow()
+    score.fill(row)
+    return row.cells()
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +131,7 @@ def test_editing_a_visible_test_gains_nothing_and_is_reported(todo: Fixture, tmp
 
     assert score.visible_tests_modified == ["test_todo.py"]
     assert score.error is not None and "test_todo.py" in score.error
-    assert csv(score.as_row())["visible_tests_modified"] == "test_todo.py"
+    assert csv(score)["visible_tests_modified"] == "test_todo.py"
     # The original visible tests ran against the broken listing, so they fail.
     assert (score.visible_passed, score.visible_total) == (0, 3)
 
@@ -238,7 +240,7 @@ def test_a_diff_that_does_not_apply_is_an_error_not_an_exception(todo: Fixture, 
 
     assert score.error is not None and "does not apply" in score.error
     assert (score.hidden_passed, score.visible_passed, score.tests_added) == (None, None, None)
-    assert csv(score.as_row())["hidden_passed"] == "" and csv(score.as_row())["hidden_total"] == "6"
+    assert csv(score)["hidden_passed"] == "" and csv(score)["hidden_total"] == "6"
 
 
 def test_tests_added_counts_new_functions_once_each(todo: Fixture, tmp_path: Path) -> None:
@@ -276,7 +278,7 @@ def test_code_that_breaks_collection_scores_a_measured_zero(todo: Fixture, tmp_p
     score = grade(todo, tmp_path, agent_diff(todo, tmp_path, write("todo.py", "def broken(:\n")))
 
     assert (score.hidden_passed, score.visible_passed) == (0, 0)
-    assert csv(score.as_row())["hidden_passed"] == "0"
+    assert csv(score)["hidden_passed"] == "0"
     assert score.error is not None and HIDDEN_DUE in score.error and "0 hidden tests ran" in score.error
 
 
@@ -358,8 +360,8 @@ def test_a_rename_counts_both_paths(todo: Fixture, tmp_path: Path) -> None:
     assert (score.files_changed, score.hidden_passed) == (2, 2)
 
 
-def test_as_row_keeps_a_measured_zero_apart_from_not_measured() -> None:
-    row = csv(Score(fixture="todo_repo", hidden_total=6, hidden_passed=0, tests_added=None).as_row())
+def test_fill_keeps_a_measured_zero_apart_from_not_measured() -> None:
+    row = csv(Score(fixture="todo_repo", hidden_total=6, hidden_passed=0, tests_added=None))
 
     assert row["hidden_passed"] == "0"
     assert row["tests_added"] == ""

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from test_grading import agent_diff, both, write
 
+from bench.fixtures.fixture import Fixture, load_fixture
+from bench.fixtures.workcopy import capture_diff, make_work_copy
 from bench.score import tamper
-from bench.score.fixtures import Fixture, load_fixture
 from bench.score.graders import Grader, LocalGrader
 from bench.score.grading import Score, score_diff
-from bench.score.workcopy import capture_diff, make_work_copy
 
 # Rewrites every report pytest makes to "passed" (what a hookwrapper conftest did, without needing a conftest).
 # SPARE: tests whose id holds it are left alone ("" spares none): an attacker who knows the canaries' names.

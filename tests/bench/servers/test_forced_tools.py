@@ -15,7 +15,7 @@ import pytest
 from agent.tools import TOOL_ARGS, parse_arguments
 from bench import ROOT
 from bench.errors import PrerequisiteError
-from bench.score.fixtures import load_fixture
+from bench.fixtures.fixture import load_fixture
 from bench.servers.binaries import find_llama_server, llama_env
 from bench.servers.forced_tools import (
     FORCED,

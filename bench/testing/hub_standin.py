@@ -57,6 +57,7 @@ class HubStandIn:
     @property
     def url(self) -> str:
         host, port = self.server.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server's address
         return f"http://{host}:{port}/"
 
     def __enter__(self) -> HubStandIn:

@@ -7,7 +7,7 @@ In a test:
 
 As a separate process (for tests that need an external server):
 
-    python tests/fake_llama.py --port 8081 --script replies.json [--record requests.jsonl]
+    python -m bench.testing.fake_llama --port 8081 --script replies.json [--record requests.jsonl]
 
 where replies.json is {"replies": [...], "n_ctx": 4096, ...} with the same dicts the helpers below build.
 
@@ -173,6 +173,7 @@ class FakeLlama:
     @property
     def url(self) -> str:
         host, port = self.server.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server's address
         return f"http://{host}:{port}"
 
     def add(self, *replies: Reply) -> None:
@@ -361,7 +362,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     @property
     def fake(self) -> FakeLlama:
-        return self.server.fake  # type: ignore[attr-defined,no-any-return]
+        return self.server.fake  # type: ignore[attr-defined]
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep test output quiet
         pass

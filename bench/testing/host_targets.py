@@ -47,7 +47,7 @@ while True:
 """
 
 
-def _ip_json(*args: str) -> list[dict[str, object]]:
+def _ip_json(*args: str) -> list[dict[str, Any]]:
     done = subprocess.run(["ip", "-j", *args], capture_output=True, text=True, timeout=10)
     if done.returncode != 0:
         raise RuntimeError(f"`ip -j {' '.join(args)}` failed ({done.stderr.strip()}): install iproute2")
@@ -59,7 +59,7 @@ def host_addresses() -> dict[str, str]:
     """Every IPv4 address of this host but loopback, by interface name (eth0, docker0, the bench's bridges)."""
     found = {}
     for interface in _ip_json("-4", "addr", "show"):
-        for info in interface.get("addr_info", []):  # type: ignore[union-attr]
+        for info in interface.get("addr_info", []):
             if info.get("scope") != "host":
                 found[f"{interface['ifname']}:{info['local']}"] = str(info["local"])
     return found
@@ -112,7 +112,7 @@ class Listener:
 def interface_address(name: str) -> str | None:
     """The first IPv4 address `ip` lists on interface `name`, or None when it holds none."""
     for interface in _ip_json("-4", "addr", "show", "dev", name):
-        for info in interface.get("addr_info", []):  # type: ignore[union-attr]
+        for info in interface.get("addr_info", []):
             return str(info["local"])
     return None
 

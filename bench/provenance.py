@@ -12,7 +12,8 @@ from bench import ROOT
 
 
 def git(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """git in `folder`, with the user's own configuration (our repository, not an agent's: see fixtures.run_git).
+    """git in `folder`, with the user's own configuration: our repository, not an agent's copy (for that, see
+    bench.fixtures.workcopy.run_git).
 
     Raises OSError when git cannot start, subprocess.TimeoutExpired after 30 s.
     """

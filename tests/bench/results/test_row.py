@@ -1,0 +1,94 @@
+"""The row model: the one place columns are declared, their cells written and read back, docs/results.md made."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench import ROOT
+from bench.errors import ResultsError
+from bench.results import schema
+from bench.results.column import KINDS
+from bench.results.docs import render
+from bench.results.row import ResultRow
+
+
+def full_row() -> ResultRow:
+    """A row with a value in every column, each of its column's type."""
+    samples = {str: "x;y", int: 7, float: 1.25, bool: True, list: ["a", "b"]}
+    return ResultRow(**{c.name: samples[c.kind] for c in schema.MODEL})
+
+
+def test_docs_results_md_is_generated_from_the_model() -> None:
+    assert (ROOT / "docs" / "results.md").read_text(encoding="utf-8") == render(), (
+        "docs/results.md is out of date: run python -m bench.results.docs"
+    )
+
+
+def test_every_column_has_a_one_line_doc_and_a_known_type() -> None:
+    assert len(set(schema.COLUMNS)) == len(schema.COLUMNS)
+    for column in schema.MODEL:
+        assert column.doc.strip() and "\n" not in column.doc, column.name
+        assert column.kind in KINDS, column.name
+
+
+def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -> None:
+    assert schema.GROUP_COLUMNS == ["fixture", "preset", "ctx", "flint_model", "jeff_model", "flint_serving"]
+    assert set(schema.SETUP_COLUMNS) == {
+        "flint_model_sha256", "jeff_model_sha256", "server_build", "gpu_name", "gpu_mem_method", "sandbox"
+    }  # fmt: skip
+    assert set(schema.INPUT_COLUMNS) == {
+        "fixture", "fixture_sha", "preset", "ctx", "rep", "flint_model_sha256", "jeff_model_sha256", "agent_version",
+        "sampling", "max_steps", "keep", "clear_at", "flint_serving",
+    }  # fmt: skip
+    assert set(schema.SHARED_INPUT_COLUMNS) == {
+        "flint_model_sha256", "jeff_model_sha256", "agent_version", "sampling", "keep", "clear_at", "flint_serving"
+    }  # fmt: skip
+    assert schema.HIGHER_IS_BETTER == ["hidden_passed"]
+    assert {"wall_s", "harness_s", "tools_s", "peak_gpu_mib_device", "jeff_model_s"} <= set(schema.LOWER_IS_BETTER)
+    assert not {"cache_tokens", "hidden_total", "rep"} & set(schema.LOWER_IS_BETTER)
+
+
+def test_a_row_reads_back_as_it_was_written() -> None:
+    row = full_row()
+    cells = row.cells()
+    assert list(cells) == schema.COLUMNS
+    assert (cells["ctx"], cells["wall_s"], cells["git_dirty"], cells["failure_labels"]) == ("7", "1.25", "true", "a;b")
+    assert ResultRow.from_cells(cells) == row
+
+
+def test_an_empty_cell_is_not_measured_and_never_zero() -> None:
+    row = ResultRow.from_cells({"run_id": "r1", "ctx": "", "wall_s": " ", "claimed_done": ""})
+    assert (row.ctx, row.wall_s, row.claimed_done, row.failure_labels, row.error) == (None, None, None, [], "")
+    assert set(ResultRow().cells().values()) == {""}
+
+
+def test_numbers_are_read_the_way_older_files_wrote_them() -> None:
+    row = ResultRow.from_cells({"ctx": "8192.0", "wall_s": "nan", "git_dirty": "False"})
+    assert (row.ctx, row.wall_s, row.git_dirty) == (8192, None, False)
+
+
+@pytest.mark.parametrize(
+    ("column", "text", "message"),
+    [
+        ("ctx", "4096.5", "ctx is '4096.5', not an integer"),
+        ("wall_s", "fast", "wall_s is 'fast', not a number"),
+        ("git_dirty", "yes", "git_dirty is 'yes', not a true/false"),
+    ],
+)
+def test_a_cell_of_the_wrong_type_names_the_run_and_the_column(column: str, text: str, message: str) -> None:
+    with pytest.raises(ResultsError, match=f"run r7: {message}; fix or remove that row"):
+        ResultRow.from_cells({"run_id": "r7", column: text})
+
+
+def test_a_column_a_file_predates_reads_as_the_value_its_rows_had() -> None:
+    assert ResultRow.from_cells({"run_id": "old"}).flint_serving == "native"
+    assert ResultRow.from_cells({"run_id": "old", "flint_serving": ""}).flint_serving == ""
+
+
+def test_lookups_by_name_are_typed_and_refuse_unknown_columns() -> None:
+    row = ResultRow.from_cells({"run_id": "r1", "ctx": "4096", "preset": "part3"})
+    assert (row.number("ctx"), row.text("ctx"), row.number("wall_s")) == (4096.0, "4096", None)
+    with pytest.raises(ResultsError, match="run r1: preset is 'part3', not a number"):
+        row.number("preset")
+    with pytest.raises(KeyError, match="no column 'bogus'"):
+        row.value("bogus")
