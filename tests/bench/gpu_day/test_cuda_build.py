@@ -87,3 +87,16 @@ def test_the_cuda_libraries_are_on_the_servers_loader_path_and_the_stub_only_wit
 def test_llama_env_puts_the_build_folder_first(tmp_path: Path) -> None:
     server = fake_server(tmp_path, "")
     assert llama_env(server)["LD_LIBRARY_PATH"].split(":")[0] == str(server.parent)
+
+
+def test_the_self_check_says_whether_each_build_runs_on_this_driver() -> None:
+    from bench.gpu_check import build_runs
+
+    r535 = (12, 2)
+    ours = build_runs("image agentbench/llama-cuda:cu12.2-b11434", "12.2.2", r535, native=True)
+    assert ours.status == "ok" and "native code" in ours.detail
+    published = build_runs("image ghcr.io/ggml-org/llama.cpp:server-cuda-b11000", "12.8.1", r535, native=False)
+    assert published.status == "FAIL" and "PTX" in published.detail
+    pypi = build_runs("host CUDA build (make setup GPU=cuda)", "13.0", r535, native=True)
+    assert pypi.status == "FAIL" and "580.65.06" in pypi.detail
+    assert build_runs("image x", "", r535, native=None).status == "skipped"
