@@ -14,6 +14,7 @@ build takes a while (all of llama.cpp's CUDA kernels, four times), once per host
 from __future__ import annotations
 
 import argparse
+import hashlib
 import logging
 import os
 import re
@@ -66,8 +67,6 @@ def fetch_sdist(folder: Path | None = None) -> Path:
 
 
 def check_sha256(path: Path) -> Path:
-    import hashlib
-
     found = hashlib.sha256(path.read_bytes()).hexdigest()
     if found != SDIST_SHA256:
         raise PrerequisiteError(f"{path} has sha256 {found}, not the pinned {SDIST_SHA256}: delete it and run again")

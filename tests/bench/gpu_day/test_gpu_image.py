@@ -190,3 +190,12 @@ def test_the_default_image_is_ours_everywhere_and_compose_passes_offline_and_the
     assert "LLAMA_ARG_OFFLINE" in compose["services"]["flint-cpu"]["environment"]
     assert BenchConfig().llama_image == CUDA_IMAGE
     assert yaml.safe_load((root / "bench.yaml").read_text())["llama_image"] == CUDA_IMAGE
+
+
+def test_the_image_is_built_from_the_host_builds_own_source_and_a_changed_sdist_is_refused(tmp_path: Path) -> None:
+    makefile = (Path(__file__).resolve().parents[3] / "Makefile").read_text()
+    assert f"LLAMA_VERSION := {cuda_image.SDIST_REQUIREMENT.split('==')[1]}\n" in makefile
+    other = tmp_path / cuda_image.SDIST
+    other.write_bytes(b"not the pinned source")
+    with pytest.raises(PrerequisiteError, match="not the pinned"):
+        cuda_image.check_sha256(other)
