@@ -115,6 +115,10 @@ def machine_toolkit() -> tuple[Path | None, list[str]]:
     return top, missing_parts(top)
 
 
+def version_text(cuda: tuple[int, int] | None) -> str:
+    return f"{cuda[0]}.{cuda[1]}" if cuda else "of unknown version"
+
+
 def toolkit_cuda(root: Path) -> tuple[int, int] | None:
     """The toolkit's CUDA version: version.json, else the nvcc that is there."""
     info = root / "version.json"
@@ -227,7 +231,7 @@ def write_version(view: Path, cuda: tuple[int, int] | None) -> None:
 def main(view: Path) -> str:
     root, missing = machine_toolkit()
     if root is not None and not missing:
-        log(f"the machine's CUDA toolkit at {root} ({toolkit_cuda(root)})")
+        log(f"the machine's CUDA {version_text(toolkit_cuda(root))} toolkit at {root}")
         check_driver(toolkit_cuda(root), f"the CUDA toolkit at {root}", "install a toolkit this driver runs")
         machine_view(root, view)
         write_version(view, toolkit_cuda(root))
@@ -237,7 +241,7 @@ def main(view: Path) -> str:
     check_driver(parse_cuda(CUDA_PACKAGES[0].split("==")[1]), "PyPI's CUDA compiler", PYPI_FIX)
     tree = install_pypi_toolkit()
     make_view(tree, view)
-    log(f"PyPI's CUDA {toolkit_cuda(view)} in {tree}, viewed as a toolkit at {view}")
+    log(f"PyPI's CUDA {version_text(toolkit_cuda(view))} in {tree}, viewed as a toolkit at {view}")
     write_version(view, toolkit_cuda(view))
     # Executables leave the driver's symbols (needed by libggml-cuda) to the loader, as llama.cpp's own CUDA builds do.
     return (

@@ -38,7 +38,7 @@ from bench.measure.roles import ContainerMatcher, PidMatcher, ProcessMatcher
 from bench.measure.sampler import GpuSampler
 from bench.ownership import Ownership
 from bench.results.append import read_rows
-from bench.servers.choose import probe_host, where_servers_run
+from bench.servers.choose import llama_backend, probe_host, where_servers_run
 from bench.servers.compose import ComposeServers
 from bench.servers.cuda_compat import driver_cuda, parse_cuda, runs_on
 from bench.servers.cuda_image import image_cuda, native_for
@@ -101,7 +101,7 @@ def check_builds(config: BenchConfig, client: Any) -> list[Check]:
         cuda = image_cuda(client, config.llama_image)
         native = native_for(client, config.llama_image, (capability[0], capability[1]))
         checks.append(build_runs(f"image {config.llama_image}", cuda, driver, native))
-    host = host_build_cuda()
+    host = host_build_cuda() if llama_backend() == "cuda" else ""
     if host:
         checks.append(build_runs("host CUDA build (make setup GPU=cuda)", host, driver, True))
     return checks

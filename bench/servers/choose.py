@@ -71,7 +71,7 @@ def llama_backend(server: Path | None = None) -> str:
         info = (server or find_llama_server()).parent.parent / "build_info.json"
         return str(json.loads(info.read_text()).get("backend", ""))
     except (OSError, ValueError, PrerequisiteError):
-        return ""
+        return ""  # cuda_libs.is_cuda_build asks the same file a yes-or-no question
 
 
 def check_cuda_build(host: HostGpu) -> None:

