@@ -1,8 +1,8 @@
 # Two commands do all their own set-up on a fresh machine and reuse what is already there:
 #   make bench [CTX=4096] [REPS= PRESETS= FIXTURES= MAX_STEPS= SANDBOX= SERVERS= OUT=]
 #   make test
-# Also: make setup [GPU=cuda] | up | down | models | gpu-check | gpu-image | gpu-rehearsal | perf | lint |
-#       fixtures-check | clean
+# Also: make setup [GPU=cuda] | test-fast | up | down | models | gpu-check | gpu-image | gpu-rehearsal | perf |
+#       lint | fixtures-check | clean
 
 PYTHON ?= python3
 VENV := .venv
@@ -55,7 +55,7 @@ $(VENV)/.gpu: FORCE
 	@echo '$(GPU)' | cmp -s - $@ || echo '$(GPU)' >$@
 FORCE:
 
-.PHONY: setup bench test lint perf up down models gpu-check gpu-image gpu-rehearsal fixtures-check clean FORCE
+.PHONY: setup bench test test-fast lint perf up down models gpu-check gpu-image gpu-rehearsal fixtures-check clean FORCE
 
 $(VENV)/.deps: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -109,6 +109,12 @@ lint: setup
 # pytest-xdist: one worker per core; tests that share Docker names stay together (tests/conftest.py).
 test: lint
 	$(BIN)/python -m pytest -n auto --dist loadgroup $(PYTEST_ARGS)
+
+# The fast tier: no llama-server, no container engine, no agent or bench processes (the fakes of bench/testing/
+# stand in), in under a minute; `make test` runs everything.
+FAST_TESTS := not llama and not docker and not podman and not compose and not binutils and not slow and not processes
+test-fast: $(VENV)/.deps
+	$(BIN)/python -m pytest -n auto -m "$(FAST_TESTS)" $(PYTEST_ARGS)
 
 perf: setup
 	$(BIN)/python perf/gpu_sampler.py

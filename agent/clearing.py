@@ -102,10 +102,10 @@ class RequestEstimate:
         self.tokens: int | None = None
         self.chars = 0
 
-    def measured(self, tokens: object, messages: list[Message]) -> None:
-        """The server counted `tokens` for the conversation as it is now (`messages`)."""
-        if isinstance(tokens, (int, float)) and not isinstance(tokens, bool):
-            self.tokens, self.chars = int(tokens), conversation_chars(messages)
+    def measured(self, tokens: int | None, messages: list[Message]) -> None:
+        """The server counted `tokens` for the conversation as it is now (`messages`); None: it did not say."""
+        if tokens is not None:
+            self.tokens, self.chars = tokens, conversation_chars(messages)
 
     def tokens_for(self, messages: list[Message]) -> int | None:
         if self.tokens is None:

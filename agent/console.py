@@ -9,7 +9,10 @@ Event = dict[str, Any]
 
 
 def show(record: Event) -> None:
-    line = describe(record)
+    try:
+        line = describe(record)
+    except (KeyError, TypeError, AttributeError, IndexError):  # a field cut down to its name (agent/trace.py)
+        line = f"{record.get('event')}: (too large to show; see the trace)"
     if line is not None:
         print(line, file=sys.stdout, flush=True)
 
@@ -27,8 +30,9 @@ def _start(r: Event) -> str:
 
 
 def _response(r: Event) -> str:
-    usage = r["usage"] or {}
-    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens", "?")
+    usage = r["usage"] if isinstance(r["usage"], dict) else {}
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens", "?") if isinstance(details, dict) else "?"
     return (
         f"step {r['step']}: {r['finish_reason']}, prompt {usage.get('prompt_tokens', '?')} tokens (cached {cached}), "
         f"answer {usage.get('completion_tokens', '?')}, window now {usage.get('total_tokens', '?')}, "

@@ -1,55 +1,53 @@
 """The done check, run when Flint answers without a tool call.
 
 Every preset requires pytest to pass on the repository. pytest is started so that nothing in the repository can
-stand in for it (a `pytest.py` the agent wrote is not imported in its place), without bytecode or cache files.
+stand in for it (a `pytest.py` the agent wrote is not imported in its place), without bytecode or cache files, and
+whatever the run started is killed when it ends (a background process a conftest.py started cannot change the
+tests afterwards).
 
 What the agent planted (test files, conftest.py and __init__.py files that did not exist at start) is reported.
-part2, clearing and part3 run pytest in the repository as it is, as the article did. part3+ and strict do not trust
-what was planted: they run pytest in a copy of the repository without the planted conftest.py files, and, when
-anything was planted, once more in a copy without any planted file, so that the repository's own tests pass on
-their own and not only next to test code that patches what they test.
+part2, clearing and part3 run pytest in the repository as it is, as the article did, and trust what it says.
+part3+ and strict do not trust what was planted: pytest runs in throwaway copies with the start's configuration
+and no plugins from outside (agent/isolated_pytest.py): once without the planted conftest.py files, and, when
+anything was planted and the repository had tests at start, once more without any planted file, so that the
+repository's own tests pass on their own and not only next to test code that patches what they test. Neither
+run may collect nothing, and a test of the start that changed in the copy fails the check.
 
-`strict` also requires that a non-test file differs from the start (or is new, or is gone) and that a test function
-exists that did not at start; the model is told exactly what is missing.
+`strict` also requires that a non-test file differs from the start (or is new, or is gone) and that pytest
+collects a test from a test file that did not exist at start; the model is told exactly what is missing.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import os
-import re
 import shlex
-import shutil
-import stat
 import sys
-import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent import prompts
 from agent.guards import planted
-from agent.shell import CommandOutput, run_command
-from agent.tools import OUTPUT_LIMIT, SKIPPED_DIRS, is_test_file, repo_files
-
-TEST_FUNCTION = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(test\w*)[ \t]*\(", re.MULTILINE)
-# `python -m pytest` would import a pytest.py from the repository first: drop the current folder from the front of
-# the path before importing pytest, and put it at the end, where the repository's modules are still found.
-PYTEST_MAIN = (
-    "import os, sys\n"
-    "if sys.path and sys.path[0] in ('', os.getcwd()): sys.path.pop(0)\n"
-    "import pytest\n"
-    "sys.path.append(os.getcwd())\n"
-    "raise SystemExit(pytest.console_main())"
+from agent.isolated_pytest import (
+    NO_TESTS_COLLECTED,
+    PYTEST,
+    IsolatedRun,
+    collected_count,
+    file_digest,
+    run_isolated,
+    start_config,
 )
-PYTEST = f"PYTHONDONTWRITEBYTECODE=1 {shlex.quote(sys.executable)} -c {shlex.quote(PYTEST_MAIN)} -q -p no:cacheprovider"
-NO_TESTS_COLLECTED = 5
+from agent.shell import CommandOutput, run_command
+from agent.tools import OUTPUT_LIMIT, is_test_file, repo_files
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    files: dict[str, str]  # relative path -> sha256 of the content
-    tests: frozenset[tuple[str, str]]  # (test file, test function name)
+    files: dict[str, str]  # relative path -> sha256 of the content (read in pieces: a huge file costs no memory)
+    config: dict[str, bytes] = field(default_factory=dict)  # pytest's configuration files at the root
+
+    def test_files(self, *, conftests: bool = True) -> dict[str, str]:
+        return {p: d for p, d in self.files.items() if is_test_file(Path(p).name) and (conftests or not _conftest(p))}
 
 
 @dataclass(frozen=True)
@@ -60,6 +58,7 @@ class DoneResult:
     missing: list[str] = field(default_factory=list)
     planted: list[str] = field(default_factory=list)
     feedback: str | None = None  # what the model is told when not done
+    new_tests: int | None = None  # strict: tests collected from test files that did not exist at start
 
 
 def pytest_missing() -> str | None:
@@ -70,69 +69,83 @@ def pytest_missing() -> str | None:
 
 
 def take_snapshot(root: Path) -> Snapshot:
-    files: dict[str, str] = {}
-    tests: set[tuple[str, str]] = set()
-    for path in repo_files(root):
-        relative = path.relative_to(root).as_posix()
-        data = path.read_bytes()
-        files[relative] = hashlib.sha256(data).hexdigest()
-        if is_test_file(path.name):
-            text = data.decode("utf-8", errors="replace")
-            tests.update((relative, name) for name in TEST_FUNCTION.findall(text))
-    return Snapshot(files, frozenset(tests))
+    files = {path.relative_to(root).as_posix(): file_digest(path) for path in repo_files(root)}
+    return Snapshot(files, start_config(root))
 
 
 def check_done(root: Path, start: Snapshot, *, strict: bool, trust_planted: bool, timeout: float) -> DoneResult:
     made = planted(root, start.files)
-    conftests = [p for p in made if Path(p).name == "conftest.py"]
+    new_test_files = [p for p in made if is_test_file(Path(p).name) and not _conftest(p)]
     if trust_planted:
-        output = run_command(PYTEST, root, timeout, OUTPUT_LIMIT)
-        own = None
-    else:
-        output = _pytest_in_copy(root, conftests, timeout)
-        own = _pytest_in_copy(root, made, timeout) if made and output.exit_code == 0 else None
-    missing = unmet_conditions(start, take_snapshot(root)) if strict else []
+        return _trusting_check(root, start, made, new_test_files if strict else None, timeout)
+    conftests = [p for p in made if _conftest(p)]
+    protected = start.test_files()
+    first = run_isolated(root, conftests, start.config, protected, timeout, new_test_files if strict else None)
+    missing = unmet_conditions(start, take_snapshot(root), first.new_tests) if strict else []
+    summary = _summary(first.output, timeout)
+    if feedback := _feedback(first, timeout, prompts.tests_failed, conftests):
+        return DoneResult(False, first.output.exit_code, summary, missing, made, feedback, first.new_tests)
+    if made and start.test_files(conftests=False):  # the repository's own tests, without anything planted
+        own = run_isolated(root, made, start.config, protected, timeout)
+        if feedback := _feedback(own, timeout, prompts.own_tests_fail, []):
+            own_summary = _summary(own.output, timeout)
+            return DoneResult(False, own.output.exit_code, own_summary, missing, made, feedback, first.new_tests)
+    if missing:
+        feedback = prompts.not_done_yet(missing)
+        return DoneResult(False, first.output.exit_code, summary, missing, made, feedback, first.new_tests)
+    return DoneResult(True, first.output.exit_code, summary, [], made, None, first.new_tests)
+
+
+def _trusting_check(
+    root: Path, start: Snapshot, made: list[str], new_test_files: list[str] | None, timeout: float
+) -> DoneResult:
+    """part2, clearing, part3: pytest in the repository as it is."""
+    output = run_command(PYTEST, root, timeout, OUTPUT_LIMIT, kill_leftovers=True)
     summary = _summary(output, timeout)
+    new_tests = None
+    if new_test_files is not None:
+        present = [f for f in new_test_files if (root / f).is_file()]
+        command = f"{PYTEST} --collect-only {shlex.join(present)}"
+        new_tests = collected_count(run_command(command, root, timeout, OUTPUT_LIMIT)) if present else 0
+    missing = unmet_conditions(start, take_snapshot(root), new_tests) if new_test_files is not None else []
     if output.exit_code != 0:
         text = output.text if output.exit_code is not None else summary
-        if not trust_planted and conftests:
-            text += prompts.planted_distrusted(conftests)
-        return DoneResult(False, output.exit_code, summary, missing, made, prompts.tests_failed(text))
-    if own is not None and own.exit_code not in (0, NO_TESTS_COLLECTED):
-        text = own.text if own.exit_code is not None else _summary(own, timeout)
-        return DoneResult(False, own.exit_code, _summary(own, timeout), missing, made, prompts.own_tests_fail(text))
+        return DoneResult(False, output.exit_code, summary, missing, made, prompts.tests_failed(text), new_tests)
     if missing:
-        return DoneResult(False, output.exit_code, summary, missing, made, prompts.not_done_yet(missing))
-    return DoneResult(True, output.exit_code, summary, [], made)
+        return DoneResult(False, 0, summary, missing, made, prompts.not_done_yet(missing), new_tests)
+    return DoneResult(True, 0, summary, [], made, None, new_tests)
 
 
-def _pytest_in_copy(root: Path, left_out: list[str], timeout: float) -> CommandOutput:
-    """pytest in a throwaway copy of the repository without the files `left_out`."""
-    with tempfile.TemporaryDirectory(prefix="agent-done-") as folder:
-        copy = Path(folder) / root.name
-        ignored = shutil.ignore_patterns(*SKIPPED_DIRS, "*.pyc", "*.pyo")
-        shutil.copytree(root, copy, symlinks=True, ignore=ignored, copy_function=_copy_regular_file)
-        for path in left_out:
-            (copy / path).unlink(missing_ok=True)
-        return run_command(PYTEST, copy, timeout, OUTPUT_LIMIT)
+def _feedback(run: IsolatedRun, timeout: float, failed: Callable[[str], str], conftests: list[str]) -> str | None:
+    """None when the run passed; otherwise what the model is told: `failed(pytest's output and notes)`, or that the
+    tests changed while pytest ran, which makes the run prove nothing."""
+    output = run.output
+    if run.changed_tests:
+        return prompts.tests_changed_during_check(run.changed_tests)
+    if output.exit_code == 0:
+        return None
+    text = output.text if output.exit_code is not None else _summary(output, timeout)
+    if output.exit_code == NO_TESTS_COLLECTED:
+        text += prompts.NO_TESTS_RAN
+    if conftests:
+        text += prompts.planted_distrusted(conftests)
+    return failed(text)
 
 
-def _copy_regular_file(source: str, destination: str) -> None:
-    """Copy plain files only: a FIFO or a device the agent made would block or never end."""
-    if stat.S_ISREG(os.lstat(source).st_mode):
-        shutil.copy2(source, destination)
-
-
-def unmet_conditions(start: Snapshot, now: Snapshot) -> list[str]:
+def unmet_conditions(start: Snapshot, now: Snapshot, new_tests: int | None) -> list[str]:
     """strict's extra conditions that do not hold yet, as sentences for the model."""
     missing = []
     paths = set(start.files) | set(now.files)
     changed = [p for p in paths if not is_test_file(Path(p).name) and start.files.get(p) != now.files.get(p)]
     if not changed:
         missing.append(prompts.MISSING_CHANGE)
-    if not now.tests - start.tests:
+    if not new_tests:
         missing.append(prompts.MISSING_TEST)
     return missing
+
+
+def _conftest(path: str) -> bool:
+    return Path(path).name == "conftest.py"
 
 
 def _summary(output: CommandOutput, timeout: float) -> str:

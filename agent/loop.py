@@ -7,6 +7,7 @@ clearing belongs to the same step. The run ends by raising Stop, whose reason go
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,7 @@ from agent import prompts
 from agent.actions import Actions, restored_note
 from agent.clearing import RequestEstimate, clear_old
 from agent.done import Snapshot, check_done
+from agent.event_bounds import valid_text
 from agent.presets import Preset
 from agent.server import ChatClient, ContextOverflow, Reply, RequestRejected, ServerError, UnparsedOutput
 from agent.trace import Trace
@@ -92,7 +94,7 @@ class Agent:
             # did: its runs cleared after the cut answer that they then took as done.
             self.maybe_clear(reply.usage)
         if reply.finish_reason == "length" and self.preset.drops_cut:
-            self.estimate.measured((reply.usage or {}).get("prompt_tokens"), self.messages)  # the answer is gone
+            self.estimate.measured(usage_count(reply.usage, "prompt_tokens"), self.messages)  # the answer is gone
             self.handle_cut("length", None)
         else:
             self.handle_answer(reply)
@@ -156,7 +158,7 @@ class Agent:
         if reply.finish_reason == "length":  # part2 and clearing take a cut answer as it is
             self.trace.emit("cut", step=self.step, kind="length", dropped=False, message=None)
         calls = self.remember(reply.message)
-        self.estimate.measured((reply.usage or {}).get("total_tokens"), self.messages)
+        self.estimate.measured(usage_count(reply.usage, "total_tokens"), self.messages)
         if calls:
             for call, raw in calls:
                 text = self.actions.run(self.step, call["function"]["name"], raw)
@@ -167,9 +169,9 @@ class Agent:
     def remember(self, message: Message) -> list[tuple[Message, object]]:
         """Append the answer to the conversation; returns its tool calls with their raw arguments."""
         calls = [self.clean_call(call, i) for i, call in enumerate(message.get("tool_calls") or [])]
-        stored: Message = {"role": "assistant", "content": message.get("content") or ""}
+        stored: Message = {"role": "assistant", "content": valid_text(message.get("content") or "")}
         if message.get("reasoning_content"):
-            stored["reasoning_content"] = message["reasoning_content"]
+            stored["reasoning_content"] = valid_text(message["reasoning_content"])
         if calls:
             stored["tool_calls"] = [call for call, _ in calls]
         self.messages.append(stored)
@@ -207,6 +209,7 @@ class Agent:
             summary=result.summary,
             missing=result.missing,
             planted=result.planted,
+            new_tests=result.new_tests,
             seconds=round(time.monotonic() - started, 3),  # the check's pytest and the restore: part of tools_s
         )
         if passed:
@@ -217,10 +220,10 @@ class Agent:
 
     # Clearing
 
-    def maybe_clear(self, usage: dict[str, Any] | None) -> None:
+    def maybe_clear(self, usage: object) -> None:
         """The article's clearing: after an answer that left the window past --clear-at."""
-        total = (usage or {}).get("total_tokens")
-        if not self.preset.clears or not isinstance(total, (int, float)):
+        total = usage_count(usage, "total_tokens")
+        if not self.preset.clears or total is None:
             return
         if total > self.config.clear_at * self.config.n_ctx:
             changed = clear_old(self.messages, self.config.keep)
@@ -248,6 +251,20 @@ class Agent:
         return clear_old(self.messages, self.config.keep, done_outputs)
 
 
+def usage_count(usage: object, key: str) -> int | None:
+    """A token count from the server's `usage`, or None when usage is no object or the value is no count (a
+    hostile or broken server may send text, true, NaN, 1e308 or a negative number)."""
+    value = usage.get(key) if isinstance(usage, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if not math.isfinite(value) or not 0 <= value <= MAX_TOKEN_COUNT:
+        return None
+    return int(value)
+
+
+MAX_TOKEN_COUNT = 10**9  # no window is larger
+
+
 def _json_object_text(raw: object) -> str:
     if isinstance(raw, dict):
         return json.dumps(raw)
@@ -255,6 +272,6 @@ def _json_object_text(raw: object) -> str:
         try:
             if isinstance(json.loads(raw), dict):
                 return raw  # unchanged, so the prompt stays byte-identical and the server's cache still matches
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     return "{}"

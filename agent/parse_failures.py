@@ -3,13 +3,15 @@
 The server generates the answer, then parses it into content and tool calls with llama.cpp's chat parser; when the
 final parse fails, the exception's text becomes a 500 `server_error` (notes/llama-server.md §2). An answer cut in
 the middle of a tool call is the usual cause. Each wording below is a throw site of that final parse in some build
-of llama.cpp, read in its sources; a 500 whose message contains one of them is a cut answer, any other 500 stays a
-transport error (retried). Matching is case-sensitive, so client-side errors that look alike stay apart.
+of llama.cpp, read in its sources. The article treated every 500 that says "Failed to parse" as a cut answer, so
+any other 500 message containing "Failed to parse" (e.g. "Failed to parse tool call") is one too, unless it names
+a part of the request (REQUEST_PARTS). Any other 500 stays a transport error (retried). Matching is
+case-sensitive, so client-side errors that look alike stay apart.
 
-Not listed on purpose, since they are about the request, not the model's output: "Failed to parse tool call
-arguments as JSON" (an assistant message in the history, common/chat.cpp `func_args_not_string`), "Failed to parse
-messages", "Failed to parse tools", "Failed to parse due to missing parser definition." and "Unsupported format"
-(server set-up).
+The request's parts, on purpose not cut answers (sending the same request again fails the same way, and the agent
+never sends them malformed): "Failed to parse tool call arguments as JSON" (an assistant message in the history,
+common/chat.cpp `func_args_not_string`), "Failed to parse messages", "Failed to parse tools", "Failed to parse due
+to missing parser definition." and "Unsupported format" (server set-up).
 """
 
 from __future__ import annotations
@@ -50,6 +52,19 @@ PARSE_FAILURES: tuple[Wording, ...] = (
 )
 
 
+FAILED_TO_PARSE = "Failed to parse"
+REQUEST_PARTS = (
+    "Failed to parse tool call arguments as JSON",
+    "Failed to parse messages",
+    "Failed to parse tools",
+    "Failed to parse due to missing parser definition",
+)
+
+
 def is_parse_failure(status: int, message: str) -> bool:
     """True for a 500 whose message says the model's output could not be parsed."""
-    return status == 500 and any(wording.text in message for wording in PARSE_FAILURES)
+    if status != 500:
+        return False
+    if any(wording.text in message for wording in PARSE_FAILURES):
+        return True
+    return FAILED_TO_PARSE in message and not any(part in message for part in REQUEST_PARTS)

@@ -4,9 +4,9 @@ part2     no clearing; a cut answer is taken as the answer; done = pytest passes
 clearing  part2 plus clearing past --clear-at of the window
 part3     clearing; a cut answer is dropped and the model is told so
 part3+    part3 with what the article left open: clearing before a request that would pass --clear-at (not after
-          an answer that is then dropped), older done-check output cleared too, and conftest.py files the agent
-          created not trusted by the done check
-strict    part3+, and done also needs a changed non-test file and a new test
+          an answer that is then dropped), older done-check output cleared too, and a done check that planted
+          files cannot fool (agent/isolated_pytest.py)
+strict    part3+, and done also needs a changed non-test file and a new test (collected by pytest)
 
 The first three send the article's words and behave as its code did; improvements go into part3+ and strict only.
 The guards against the shell (approval rules, restored tests, refused hard links) hold in every preset.
@@ -26,7 +26,7 @@ class Preset:
     # part3+: clear before sending a request estimated past --clear-at (instead of after the answer that came back),
     # and clear the output of older failed done checks along with old tool results
     clears_before_send: bool = False
-    trusts_planted: bool = True  # the done check loads conftest.py files the agent created
+    trusts_planted: bool = True  # the done check runs pytest in the repository as it is (the article's)
 
 
 PRESETS: dict[str, Preset] = {

@@ -96,7 +96,7 @@ def own_tests_fail(output: str) -> str:
 
 
 MISSING_CHANGE = "no file other than a test file has changed: make the change the task asks for"
-MISSING_TEST = "no new test function (def test_...) exists: add one in a new test file"
+MISSING_TEST = "pytest collects no test from a new test file: add a test function (def test_...) in a new test file"
 
 
 def not_done_yet(missing: list[str]) -> str:
@@ -153,6 +153,16 @@ def protected_restored(changes: list[str]) -> str:
     return (
         f"\n[The repository's existing tests are read-only, and this changed them: {', '.join(changes)}. "
         "They were restored to their original content. Put new tests in new files.]"
+    )
+
+
+NO_TESTS_RAN = "\n(pytest collected no tests, so nothing was shown to pass.)"
+
+
+def tests_changed_during_check(paths: list[str]) -> str:
+    return (
+        "You replied without a tool call, but the repository's existing tests changed while the done check ran "
+        f"({', '.join(paths)}), so the check proves nothing and the task is not done. Do not change existing tests."
     )
 
 

@@ -1,142 +1,302 @@
 """Which shell commands run without asking: only those that read, or run the tests, and cannot write files.
 
-A command runs by rule when every part of its pipeline is one of: ls, cat, head, tail, grep, wc, find (without
-actions that run, delete or write), pytest or python/python3 -m pytest (with the options below only),
-git status/diff/log/show (without --output); when every path it names stays inside the repository (after `~`,
-globs and symlinks); and when bash cannot expand anything in it (no `$`, backquotes or braces outside single
-quotes). Parts may be joined by `|`, and `2>&1` is allowed. Anything else, including `;`, `&`, `&&`, `||` and other
-redirections, needs approval.
+A command runs by rule when agent/shell_words.py can read it exactly as bash will (anything it does not model needs
+approval: `;`, `&`, `&&`, `||`, redirections other than `2>&1`, `$`, backquotes, comments, `~`, braces, brackets,
+line breaks, ...), and when every command of its pipeline is one of the programs in PROGRAMS, given only the
+options listed for it, with every path it names inside the repository (after globs and symlinks):
 
-pytest's options are allowed by name: the ones that only choose, show or stop tests. Everything else needs approval,
-among them the ones that write files or load code: --junitxml, --basetemp, -p, --rootdir, -o/--override-ini,
---confcutdir, --resultlog, --debug, -c, --log-file (and abbreviations, which pytest's parser may accept).
+    ls, cat, head, tail, grep, wc, find (tests and -print only: no -exec, -delete, -fprint, -L),
+    pytest, python -m pytest, python3 -m pytest, git status|diff|log|show
+
+Options are allowed by name, so an option that writes a file, reads its value from a file, follows symlinks out of
+the repository or loads code (pytest's --junitxml, --basetemp, -p, -c, -o, --rootdir, grep's -f and -R, wc's
+--files0-from, git's --output and --no-index, ...) needs approval, and so does any abbreviation. A short option
+that takes a value is accepted alone (`-n 5`) or with its value attached (`-n5`), never inside a bundle (`-hf/x`),
+whose value would be hidden. A value in the next word may not start with `-`. pytest reads arguments from a file
+named `@file`: a word starting with `@` needs approval, as does a glob match that starts with `-` or `@` (a file
+named `--basetemp=..` must not become an option).
 """
 
 from __future__ import annotations
 
-import glob
 import os
-import re
-import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
-SAFE_PROGRAMS = frozenset({"ls", "cat", "head", "tail", "grep", "wc"})
-FIND_ACTIONS = frozenset({"-exec", "-execdir", "-delete", "-ok", "-okdir", "-fls"})  # and -fprint*
-GIT_READ_ONLY = frozenset({"status", "diff", "log", "show"})
-MERGED_STDERR = re.compile(r"(?<!\S)2>&1(?!\S)")
-SHELL_PUNCTUATION = frozenset("();<>|&")
-GLOB_CHARACTERS = frozenset("*?[")
+from agent.shell_words import Unsupported, Word, expand, read_pipeline
 
-# pytest options that neither write files nor load code. Short ones may be bundled (-qx); a valued one ends the
-# bundle, its value attached (-kadd) or in the next word (-k add).
-PYTEST_SHORT_FLAGS = frozenset("qvxslhV")
-PYTEST_SHORT_VALUED = frozenset("kmr")
-PYTEST_LONG_FLAGS = frozenset(
-    {"--quiet", "--verbose", "--exitfirst", "--showlocals", "--last-failed", "--lf", "--failed-first", "--ff",
-     "--new-first", "--nf", "--stepwise", "--sw", "--stepwise-skip", "--collect-only", "--co", "--no-header",
-     "--no-summary", "--strict-markers", "--strict", "--fixtures", "--fixtures-per-test", "--markers", "--help",
-     "--version", "--full-trace", "--disable-warnings", "--runxfail", "--setup-show", "--setup-plan",
-     "--cache-show", "--doctest-modules"}
-)  # fmt: skip
-PYTEST_LONG_VALUED = frozenset(
-    {"--tb", "--maxfail", "--durations", "--durations-min", "--color", "--code-highlight", "--capture",
-     "--show-capture", "--deselect", "--ignore", "--ignore-glob", "--import-mode", "--log-level",
-     "--log-cli-level", "--assert", "--verbosity"}
-)  # fmt: skip
+PATH, TEXT = "path", "text"  # what an option's value is: a path (must stay inside), or anything else
+
+
+class NotSafe(Exception):
+    """This command does not run by rule."""
+
+
+@dataclass(frozen=True)
+class Options:
+    flags: str = ""  # short options without a value; they may be bundled (-la)
+    valued: dict[str, str] = field(default_factory=dict)  # short option -> PATH or TEXT
+    long_flags: frozenset[str] = frozenset()
+    long_valued: dict[str, str] = field(default_factory=dict)  # --name -> PATH or TEXT (--name=V or --name V)
+    long_attached: frozenset[str] = frozenset()  # --name=V only: the value is optional, or the tool's parser unclear
+    numeric: bool = False  # `-20` is allowed (head, tail, git log)
+
+
+def _names(names: str) -> list[str]:
+    return names.split()
+
+
+def _longs(names: str) -> frozenset[str]:
+    return frozenset(f"--{name}" for name in _names(names))
+
+
+def _valued(kind: str, names: str) -> dict[str, str]:
+    return {(f"--{name}" if len(name) > 1 else name): kind for name in _names(names)}
+
+
+LS = Options("1aAdFhilnoprRsStuUvx", long_flags=_longs("all almost-all human-readable recursive directory"))
+CAT = Options("AbeEnstTuv", long_flags=_longs("number number-nonblank show-all squeeze-blank"))
+HEAD = Options("qv", _valued(TEXT, "n c"), _longs("quiet silent verbose"), _valued(TEXT, "lines bytes"), numeric=True)
+GREP = Options(
+    "abcEFGhHiIlLnoPqrsTUvwxzZ",
+    _valued(TEXT, "e m A B C"),
+    _longs(
+        "ignore-case invert-match word-regexp line-regexp count files-with-matches files-without-match line-number "
+        "no-filename with-filename only-matching quiet silent no-messages recursive extended-regexp fixed-strings "
+        "basic-regexp perl-regexp text"
+    ),
+    _valued(TEXT, "regexp max-count after-context before-context context include exclude exclude-dir"),
+    _longs("color colour"),
+)
+WC = Options("clmwL", long_flags=_longs("bytes chars lines words max-line-length"))
+PYTEST = Options(
+    "qvxslhV",
+    _valued(TEXT, "k m r"),
+    _longs(
+        "quiet verbose exitfirst showlocals last-failed lf failed-first ff new-first nf stepwise sw stepwise-skip "
+        "collect-only co no-header no-summary strict-markers strict fixtures fixtures-per-test markers help version "
+        "full-trace disable-warnings runxfail setup-show setup-plan cache-show doctest-modules"
+    ),
+    {
+        **_valued(
+            TEXT,
+            "tb maxfail durations durations-min color code-highlight capture show-capture deselect ignore-glob "
+            "import-mode log-level log-cli-level assert verbosity",
+        ),
+        **_valued(PATH, "ignore"),
+    },
+)
+GIT = {
+    "status": Options("sb", long_flags=_longs("short branch long porcelain")),
+    "diff": Options(
+        "w",
+        long_flags=_longs(
+            "stat cached staged name-only name-status no-color shortstat numstat summary ignore-all-space "
+            "ignore-space-change no-ext-diff no-textconv raw exit-code check"
+        ),
+    ),
+    "log": Options(
+        "p",
+        _valued(TEXT, "n"),
+        _longs(
+            "oneline stat patch graph all decorate no-decorate reverse name-only name-status follow no-color "
+            "first-parent no-merges merges shortstat"
+        ),
+        long_attached=_longs("max-count format pretty since until author grep skip"),
+        numeric=True,
+    ),
+    "show": Options(
+        "ps",
+        long_flags=_longs("stat name-only name-status oneline no-color no-patch patch shortstat"),
+        long_attached=_longs("format pretty"),
+    ),
+}
+
+# find: the expression after the starting points, primary by primary (whether each takes a value, and its kind).
+FIND_OPERATORS = frozenset(_names("! -not -a -and -o -or ( ) ,"))
+FIND_PLAIN = frozenset(
+    _names(
+        "-print -print0 -empty -true -false -prune -quit -ls -depth -xdev -mount -readable -writable -executable "
+        "-nouser -nogroup"
+    )
+)
+FIND_VALUED = {
+    **dict.fromkeys(
+        _names(
+            "-name -iname -path -ipath -wholename -iwholename -regex -iregex -regextype -type -xtype -size -mtime "
+            "-mmin -atime -amin -ctime -cmin -perm -user -group -uid -gid -links -inum -maxdepth -mindepth -printf "
+            "-newermt"
+        ),
+        TEXT,
+    ),
+    **dict.fromkeys(_names("-newer -anewer -cnewer -samefile"), PATH),
+}
 
 
 def is_safe(command: str, repo: Path) -> bool:
     """True when the command only reads inside `repo` or runs its tests, by the rules above."""
-    if "\n" in command or "\r" in command or _expands(command):
-        return False
-    try:
-        lexer = shlex.shlex(MERGED_STDERR.sub(" ", command), posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-    except ValueError:  # unbalanced quotes: bash would not read it the way we do
-        return False
-    segments: list[list[str]] = [[]]
-    for token in tokens:
-        if token == "|":
-            segments.append([])
-        elif token and set(token) <= SHELL_PUNCTUATION:
-            return False
-        else:
-            segments[-1].append(token)
     root = Path(os.path.realpath(repo))
-    return all(segment and _safe_program(segment) and _paths_inside(segment[1:], root) for segment in segments)
-
-
-def _expands(command: str) -> bool:
-    """True when bash might substitute something: `$`, a backquote, or (unquoted) a brace or a backslash, which
-    would also make our reading of the quotes differ from bash's."""
-    quote = None
-    escaped = False
-    for char in command:
-        if escaped:  # the character after a backslash inside double quotes
-            escaped = False
-        elif quote == "'":
-            quote = None if char == "'" else quote
-        elif char in "$`":
-            return True
-        elif quote == '"':
-            quote, escaped = (None if char == '"' else quote), char == "\\"
-        elif char in "{}\\":
-            return True
-        elif char in "'\"":
-            quote = char
-    return False
-
-
-def _safe_program(words: list[str]) -> bool:
-    program, rest = words[0], words[1:]
-    if program in SAFE_PROGRAMS:
-        return True
-    if program == "pytest":
-        return _safe_pytest_options(rest)
-    if program in ("python", "python3"):
-        return rest[:2] == ["-m", "pytest"] and _safe_pytest_options(rest[2:])
-    if program == "find":
-        return not any(w in FIND_ACTIONS or w.startswith("-fprint") for w in rest)
-    if program == "git":  # `git diff --output=FILE` writes a file
-        return bool(rest) and rest[0] in GIT_READ_ONLY and not any(w.startswith("--output") for w in rest)
-    return False
-
-
-def _safe_pytest_options(args: list[str]) -> bool:
-    for word in args:
-        if word.startswith("--"):
-            name, has_value, _ = word.partition("=")
-            if not (name in PYTEST_LONG_VALUED or (name in PYTEST_LONG_FLAGS and not has_value)):
-                return False
-        elif word.startswith("-") and word != "-":
-            for char in word[1:]:
-                if char in PYTEST_SHORT_VALUED:
-                    break  # the rest of the word, or the next word, is its value
-                if char not in PYTEST_SHORT_FLAGS:
-                    return False
+    try:
+        pipeline = read_pipeline(command)
+        for words in pipeline:
+            _check_command(words, root)
+    except (Unsupported, NotSafe):
+        return False
     return True
 
 
-def _paths_inside(words: list[str], root: Path) -> bool:
-    """Every word that could name a path (an argument, or an option's attached value) resolves inside `root`."""
-    for word in words:
-        if word.startswith("--"):
-            word = word.partition("=")[2]
-        elif word.startswith("-"):
-            word = word[2:]  # `-f/etc/x`: a short option with its value attached
-        if word and not _inside(word, root):
-            return False
-    return True
+@dataclass(frozen=True)
+class _Argument:
+    text: str
+    from_glob: bool
 
 
-def _inside(word: str, root: Path) -> bool:
-    path = os.path.expanduser(word)
-    candidates = [os.path.join(root, path)]  # an absolute path replaces the root here
-    if GLOB_CHARACTERS & set(path):
-        candidates += glob.glob(candidates[0], recursive=True)
-    for candidate in candidates:
-        real = Path(os.path.realpath(candidate))
-        if real != root and root not in real.parents:
-            return False
-    return True
+def _check_command(words: list[Word], root: Path) -> None:
+    if words[0].pattern is not None:
+        raise NotSafe("the program is a glob")
+    program = words[0].text
+    args = [_Argument(text, word.pattern is not None) for word in words[1:] for text in expand(word, root)]
+    for arg in args:
+        if arg.from_glob and arg.text.startswith(("-", "@")):
+            raise NotSafe("a glob match that would read as an option")
+    checker = _PROGRAMS.get(program)
+    if checker is None:
+        raise NotSafe(f"{program} is not a program that runs by rule")
+    checker(args, root)
+
+
+def _check_plain(options: Options) -> Callable[[list[_Argument], Path], None]:
+    def check(args: list[_Argument], root: Path) -> None:
+        for operand in _operands(args, options, root):
+            _require_inside(operand.text, root)
+
+    return check
+
+
+def _check_grep(args: list[_Argument], root: Path) -> None:
+    operands, seen = _parse(args, GREP, root)
+    if not seen & {"e", "--regexp"}:  # the first operand is the pattern, not a file
+        if not operands or operands[0].from_glob:
+            raise NotSafe("grep's pattern must be a word of its own")
+        operands = operands[1:]
+    for operand in operands:
+        _require_inside(operand.text, root)
+
+
+def _check_pytest(args: list[_Argument], root: Path) -> None:
+    if any(arg.text.startswith("@") for arg in args):  # pytest reads more arguments from the file @name
+        raise NotSafe("pytest @file")
+    for operand in _operands(args, PYTEST, root):
+        _require_inside(operand.text, root)
+
+
+def _check_python(args: list[_Argument], root: Path) -> None:
+    if [a.text for a in args[:2]] != ["-m", "pytest"]:
+        raise NotSafe("python runs by rule only as python -m pytest")
+    _check_pytest(args[2:], root)
+
+
+def _check_git(args: list[_Argument], root: Path) -> None:
+    if not args or args[0].text not in GIT:
+        raise NotSafe("git runs by rule only as git status, diff, log or show")
+    for operand in _operands(args[1:], GIT[args[0].text], root):  # revisions are checked as paths: harmless
+        _require_inside(operand.text, root)
+
+
+def _check_find(args: list[_Argument], root: Path) -> None:
+    position = 0
+    while position < len(args) and not _starts_find_expression(args[position].text):
+        _require_inside(args[position].text, root)  # a starting point
+        position += 1
+    while position < len(args):
+        word = args[position].text
+        if word in FIND_VALUED:
+            position += 1
+            if position == len(args):
+                raise NotSafe(f"find {word} without its value")
+            if FIND_VALUED[word] == PATH:
+                _require_inside(args[position].text, root)
+        elif word not in FIND_OPERATORS and word not in FIND_PLAIN:
+            raise NotSafe(f"find {word}")
+        position += 1
+
+
+def _starts_find_expression(word: str) -> bool:
+    return word.startswith("-") or word in FIND_OPERATORS
+
+
+def _operands(args: list[_Argument], options: Options, root: Path) -> list[_Argument]:
+    return _parse(args, options, root)[0]
+
+
+def _parse(args: list[_Argument], options: Options, root: Path) -> tuple[list[_Argument], set[str]]:
+    """The operands, and the names of the options seen; NotSafe for an option not in `options`. Values of PATH
+    options are checked here. Options may come after operands (GNU tools and argparse both allow it)."""
+    operands: list[_Argument] = []
+    seen: set[str] = set()
+    position = 0
+    while position < len(args):
+        word = args[position].text
+        value: str | None = None
+        if word == "--":
+            operands += args[position + 1 :]
+            break
+        if word == "-" or not word.startswith("-"):
+            operands.append(args[position])
+        elif options.numeric and word[1:].isdigit():
+            pass
+        else:
+            name, kind, value = _option(word, options)
+            seen.add(name)
+            if kind is not None and value is None:  # the value is the next word
+                position += 1
+                if position == len(args) or args[position].text.startswith("-"):
+                    raise NotSafe(f"{name} without a value")
+                value = args[position].text
+            if kind == PATH and value is not None:
+                _require_inside(value, root)
+        position += 1
+    return operands, seen
+
+
+def _option(word: str, options: Options) -> tuple[str, str | None, str | None]:
+    """(name, kind of its value or None, the value when attached) for one option word; NotSafe if not allowed."""
+    if word.startswith("--"):
+        name, equals, attached = word.partition("=")
+        if name in options.long_valued:
+            return name, options.long_valued[name], attached if equals else None
+        if name in options.long_attached and equals:
+            return name, TEXT, attached
+        if name in options.long_flags and not equals:
+            return name, None, None
+        raise NotSafe(f"the option {name}")
+    letter, rest = word[1], word[2:]
+    if letter in options.valued:
+        return letter, options.valued[letter], rest or None
+    if all(char in options.flags for char in word[1:]):
+        return word[1:], None, None
+    raise NotSafe(f"the option {word}")
+
+
+def _require_inside(path: str, root: Path) -> None:
+    real = Path(os.path.realpath(os.path.join(root, path)))  # an absolute path replaces the root here
+    if real != root and root not in real.parents:
+        raise NotSafe(f"{path} is outside the repository")
+
+
+_PROGRAMS: dict[str, Callable[[list[_Argument], Path], None]] = {
+    "ls": _check_plain(LS),
+    "cat": _check_plain(CAT),
+    "head": _check_plain(HEAD),
+    "tail": _check_plain(HEAD),
+    "wc": _check_plain(WC),
+    "grep": _check_grep,
+    "find": _check_find,
+    "pytest": _check_pytest,
+    "python": _check_python,
+    "python3": _check_python,
+    "git": _check_git,
+}
+
+PROGRAMS_RUN_BY_RULE = frozenset(_PROGRAMS)

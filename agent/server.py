@@ -7,21 +7,28 @@ Failures are sorted by what the loop should do about them (shapes: notes/llama-s
       UnparsedOutput       500 whose message says the model's output could not be parsed: a cut answer
                            (every wording found in llama.cpp's sources: agent/parse_failures.py)
       RequestRejected      any other 4xx: sending the same request again cannot help
-      TransportError       no usable answer (refused, reset, timeout, 5xx, non-JSON or truncated body): retry
+      TransportError       no usable answer (refused, reset, timeout, 5xx, non-JSON, truncated or malformed
+                           body): retry
+
+`timeout` bounds each request whole, from connecting to the last byte of the answer (agent/http_call.py). An
+answer is usable only in the shape the API promises: a JSON object nested at most MAX_NESTING deep, with
+choices[0].message an object whose content and reasoning_content are text or null and whose tool_calls is a list
+or null. Anything else is a `bad_body` transport error that says which part was wrong. `usage` and `timings` are
+kept as sent, whatever they are: the loop reads numbers from them only where they are numbers.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from agent.http_call import CallFailed, call
 from agent.parse_failures import is_parse_failure
+
+MAX_NESTING = 64  # the API's answers are about 6 deep; arguments sent as an object may add a few levels
 
 
 class ServerError(Exception):
@@ -69,15 +76,15 @@ class Reply:
 
     message: dict[str, Any]
     finish_reason: str | None
-    usage: dict[str, Any] | None
-    timings: dict[str, Any] | None
+    usage: Any  # usually an object; whatever the server sent
+    timings: Any
 
 
 def read_props(base_url: str, timeout: float = 10.0) -> Props:
     """The window size and model of the server at base_url; SetupError naming the URL when that fails."""
     url = base_url.rstrip("/") + "/props"
     try:
-        document = _decode(_request(url, None, timeout))
+        document = _decode(_request(url, None, timeout), url)
     except ServerError as e:
         raise SetupError(f"cannot read {url} ({e.message}): start llama-server there, or use the right URL") from e
     return props_from(document, url)
@@ -85,19 +92,21 @@ def read_props(base_url: str, timeout: float = 10.0) -> Props:
 
 def props_from(document: object, url: str) -> Props:
     """The Props in a /props document; SetupError when it is not one (the bench reads /props with this too)."""
-    try:
-        if not isinstance(document, dict):
-            raise TypeError("the answer is not a JSON object")
-        settings = document.get("default_generation_settings") or {}
-        caps = document.get("chat_template_caps") or {}
-        return Props(
-            n_ctx=int(settings["n_ctx"]),
-            model=str(document.get("model_alias") or document.get("model_path") or ""),
-            build=str(document.get("build_info") or ""),
-            supports_tool_calls=caps.get("supports_tool_calls"),
-        )
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise SetupError(f"{url} has no default_generation_settings.n_ctx ({e!r}): is this a llama-server?") from e
+    settings = document.get("default_generation_settings") if isinstance(document, dict) else None
+    if not isinstance(document, dict) or not isinstance(settings, dict) or "n_ctx" not in settings:
+        raise SetupError(f"{url} has no default_generation_settings.n_ctx: is this a llama-server?")
+    n_ctx = settings["n_ctx"]
+    if not isinstance(n_ctx, int) or isinstance(n_ctx, bool) or n_ctx <= 0:
+        shown = json.dumps(n_ctx)[:40]
+        raise SetupError(f"{url} gives the window (n_ctx) as {shown}, not a positive whole number: check the server")
+    caps = document.get("chat_template_caps")
+    supports = caps.get("supports_tool_calls") if isinstance(caps, dict) else None
+    return Props(
+        n_ctx=n_ctx,
+        model=str(document.get("model_alias") or document.get("model_path") or ""),
+        build=str(document.get("build_info") or ""),
+        supports_tool_calls=supports if isinstance(supports, bool) else None,
+    )
 
 
 class ChatClient:
@@ -115,7 +124,7 @@ class ChatClient:
         while True:
             attempt += 1
             try:
-                return _parse_reply(_decode(_request(self.url, body, self.timeout)))
+                return _parse_reply(_decode(_request(self.url, body, self.timeout), self.url))
             except TransportError as e:
                 if on_error is not None:
                     on_error(e, attempt)
@@ -125,28 +134,22 @@ class ChatClient:
 
 
 def _request(url: str, body: dict[str, Any] | None, timeout: float) -> bytes:
+    """The body of a 2xx answer; an HTTP error or no answer becomes the ServerError the loop acts on."""
     data = None if body is None else json.dumps(body).encode("utf-8")
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return bytes(response.read())
-    except urllib.error.HTTPError as e:
-        raise _classify_http_error(e.code, _read_error_body(e)) from None
-    except urllib.error.URLError as e:
-        kind = "timeout" if isinstance(e.reason, TimeoutError) else "connection"
-        raise TransportError(None, kind, f"{url}: {e.reason}") from None
-    except TimeoutError:
-        raise TransportError(None, "timeout", f"{url}: no answer within {timeout:g} s") from None
-    except http.client.IncompleteRead as e:
-        raise TransportError(None, "bad_body", f"{url}: body cut off after {len(e.partial)} bytes") from None
-    except (ConnectionError, http.client.HTTPException) as e:
-        raise TransportError(None, "connection", f"{url}: {type(e).__name__}: {e}") from None
+        answer = call(url, data, timeout)
+    except CallFailed as e:
+        raise TransportError(None, e.kind, e.message) from None
+    if answer.status >= 400:
+        raise _classify_http_error(answer.status, _error_object(answer.body))
+    return answer.body
 
 
-def _read_error_body(e: urllib.error.HTTPError) -> dict[str, Any]:
+def _error_object(raw: bytes) -> dict[str, Any]:
+    """The `error` object of an error answer, or {} when the body is not one."""
     try:
-        body = json.loads(e.read().decode("utf-8", errors="replace"))
-    except (OSError, ValueError, http.client.HTTPException):
+        body = _loads(raw)
+    except ValueError:
         return {}
     error = body.get("error") if isinstance(body, dict) else None
     return error if isinstance(error, dict) else {}
@@ -165,22 +168,52 @@ def _classify_http_error(status: int, error: dict[str, Any]) -> ServerError:
     return TransportError(status, type_, message)
 
 
-def _decode(raw: bytes) -> dict[str, Any]:
+def _loads(raw: bytes) -> object:
+    """JSON, nested at most MAX_NESTING deep; ValueError otherwise (also for what Python's parser cannot take)."""
     try:
         document = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise TransportError(200, "bad_body", f"the answer is not JSON: {raw[:80]!r}") from None
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_NESTING} levels") from None
+    if _nesting(document) > MAX_NESTING:
+        raise ValueError(f"nested deeper than {MAX_NESTING} levels")
+    return document
+
+
+def _nesting(document: object) -> int:
+    """How deep lists and objects are nested, counted without recursion."""
+    deepest = 0
+    pending = [(document, 1)]
+    while pending:
+        value, depth = pending.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            if depth <= MAX_NESTING:
+                pending.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _decode(raw: bytes, url: str) -> dict[str, Any]:
+    try:
+        document = _loads(raw)
+    except ValueError as e:  # UnicodeDecodeError is one too
+        raise TransportError(200, "bad_body", f"{url}: the answer is not usable JSON ({e}): {raw[:80]!r}") from None
     if not isinstance(document, dict):
-        raise TransportError(200, "bad_body", "the answer is JSON but not an object")
+        raise TransportError(200, "bad_body", f"{url}: the answer is JSON but not an object")
     return document
 
 
 def _parse_reply(document: dict[str, Any]) -> Reply:
-    try:
-        choice = document["choices"][0]
-        message = choice["message"]
-    except (KeyError, IndexError, TypeError):
-        raise TransportError(200, "bad_body", "the answer has no choices[0].message") from None
-    if not isinstance(message, dict):
-        raise TransportError(200, "bad_body", "choices[0].message is not an object")
-    return Reply(message, choice.get("finish_reason"), document.get("usage"), document.get("timings"))
+    choices = document.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(choice, dict) or not isinstance(message, dict):
+        raise TransportError(200, "bad_body", "the answer has no choices[0].message object")
+    for key, kinds in (("content", (str,)), ("reasoning_content", (str,)), ("tool_calls", (list,))):
+        if message.get(key) is not None and not isinstance(message[key], kinds):
+            expected = "text" if kinds == (str,) else "a list"
+            raise TransportError(200, "bad_body", f"choices[0].message.{key} is neither {expected} nor null")
+    finish = choice.get("finish_reason")
+    if finish is not None and not isinstance(finish, str):
+        raise TransportError(200, "bad_body", "choices[0].finish_reason is neither text nor null")
+    return Reply(message, finish, document.get("usage"), document.get("timings"))

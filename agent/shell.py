@@ -2,7 +2,8 @@
 
 A command can print without end (`cat /dev/zero`, a runaway test). The agent reads the output as it comes, keeps
 the first and the last `limit // 2` characters and counts the rest, so its memory does not grow with the output.
-A command that runs past its timeout is killed with everything it started (its own session).
+A command that runs past its timeout is killed with everything in its session (agent/reaper.py); with
+`kill_leftovers` (the done check), also with whatever it started that left the session.
 """
 
 from __future__ import annotations
@@ -12,17 +13,17 @@ import contextlib
 import os
 import selectors
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent import prompts
+from agent import prompts, reaper
 from agent.command_user import drop_to_command_user
 
 CHUNK_BYTES = 65_536
-DRAIN_SECONDS = 5.0  # after a kill, how long to wait for what is left in the pipe
+EXIT_POLL_SECONDS = 0.05
+DRAIN_SECONDS = 1.0  # after a kill, how long to wait for what is left in the pipe (part of the timeout's margin)
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,15 @@ def truncate_middle(text: str, limit: int) -> tuple[str, bool]:
     return kept.text(), kept.dropped > 0
 
 
-def run_command(command: str, cwd: Path, timeout: float, limit: int) -> CommandOutput:
-    """`bash -c command` in `cwd`, stdout and stderr together, at most about `limit` characters kept."""
+def run_command(command: str, cwd: Path, timeout: float, limit: int, *, kill_leftovers: bool = False) -> CommandOutput:
+    """`bash -c command` in `cwd`, stdout and stderr together, at most about `limit` characters kept.
+    `kill_leftovers`: when it ends, also end whatever it started that is still running, even what left its session
+    (agent/reaper.py); the done check wants that, a `run` command leaves its background jobs alone."""
+    with reaper.Contained() if kill_leftovers else contextlib.nullcontext() as contained:
+        return _run(command, cwd, timeout, limit, contained)
+
+
+def _run(command: str, cwd: Path, timeout: float, limit: int, contained: reaper.Contained | None) -> CommandOutput:
     shell = shutil.which("bash") or "/bin/sh"
     proc = subprocess.Popen(
         [shell, "-c", command],
@@ -82,28 +90,36 @@ def run_command(command: str, cwd: Path, timeout: float, limit: int) -> CommandO
     deadline = time.monotonic() + timeout
     try:
         exit_code = None
-        if _read_until(proc, kept, decoder, deadline):
+        # Contained, the command is over when its shell is, even if something it left holds the output open.
+        if _read_until(proc, kept, decoder, deadline, until_exit=contained is not None):
             with contextlib.suppress(subprocess.TimeoutExpired):  # the output ended but the shell goes on
                 exit_code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-        if exit_code is None:
-            _kill_group(proc)
-            _read_until(proc, kept, decoder, time.monotonic() + DRAIN_SECONDS)
+        if exit_code is None or contained is not None:
+            _kill_all(proc, contained)
+            _read_until(proc, kept, decoder, time.monotonic() + DRAIN_SECONDS)  # what is left in the pipe
         kept.add(decoder.decode(b"", final=True))
     except BaseException:
-        _kill_group(proc)
+        _kill_all(proc, contained)
         raise
     finally:
         proc.stdout.close()
         if proc.poll() is None:  # the shell outlived its pipe (something else held it open)
-            _kill_group(proc)
+            _kill_all(proc, contained)
             proc.wait()
+        if contained is not None:
+            contained.kill_all(proc.pid)
     return CommandOutput(kept.text(), exit_code, kept.dropped > 0)
 
 
 def _read_until(
-    proc: subprocess.Popen[bytes], kept: HeadAndTail, decoder: codecs.IncrementalDecoder, deadline: float
+    proc: subprocess.Popen[bytes],
+    kept: HeadAndTail,
+    decoder: codecs.IncrementalDecoder,
+    deadline: float,
+    until_exit: bool = False,
 ) -> bool:
-    """Read the output into `kept` until it ends (True) or the deadline passes (False)."""
+    """Read the output into `kept` until it ends, or (`until_exit`) the shell has exited, (True) or the deadline
+    passes (False)."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     with selectors.DefaultSelector() as selector:
@@ -112,7 +128,9 @@ def _read_until(
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
-            if not selector.select(remaining):
+            if not selector.select(min(remaining, EXIT_POLL_SECONDS) if until_exit else remaining):
+                if until_exit and proc.poll() is not None:
+                    return True
                 continue
             chunk = os.read(fd, CHUNK_BYTES)
             if not chunk:
@@ -120,6 +138,9 @@ def _read_until(
             kept.add(decoder.decode(chunk))
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # it ended on its own meanwhile
-        os.killpg(proc.pid, signal.SIGKILL)
+def _kill_all(proc: subprocess.Popen[bytes], contained: reaper.Contained | None) -> None:
+    """Kill the command's session (its shell's pid is the session id), and what it left behind when contained."""
+    if contained is not None:
+        contained.kill_all(proc.pid)
+    else:
+        reaper.kill_session(proc.pid)

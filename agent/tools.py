@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,8 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from agent import prompts
+from agent.event_bounds import LONE_SURROGATE
 from agent.shell import run_command
 
+MAX_WHOLE_NUMBER = 10**12  # offsets and limits beyond any file the tools read
 FILE_LIMIT = 12_000  # characters of a file that read_file returns
 OUTPUT_LIMIT = 8_000  # characters of command output that run returns (half from the start, half from the end)
 TEST_FILE_PATTERNS = ("test_*.py", "*_test.py", "conftest.py")
@@ -66,13 +69,15 @@ def parse_arguments(name: str, raw: object) -> dict[str, Any]:
     """The arguments of a call to a known tool, checked against its argument list (optional ones are numbers)."""
     try:
         args = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested thousands deep, as a degenerate model may
         raise ToolCallError(prompts.bad_arguments(name, "not valid JSON", signature(name))) from None
     if not isinstance(args, dict):
         raise ToolCallError(prompts.bad_arguments(name, "not a JSON object", signature(name)))
     for key in TOOL_ARGS[name]:
         if not isinstance(args.get(key), str):
             raise ToolCallError(prompts.bad_arguments(name, f"{key!r} is missing or not a string", signature(name)))
+        if LONE_SURROGATE.search(args[key]):
+            raise ToolCallError(prompts.bad_arguments(name, f"{key!r} is not valid text", signature(name)))
     checked: dict[str, Any] = {key: args[key] for key in TOOL_ARGS[name]}
     for key in OPTIONAL_ARGS[name]:
         if args.get(key) is not None:
@@ -82,10 +87,12 @@ def parse_arguments(name: str, raw: object) -> dict[str, Any]:
 
 def _whole_number(tool: str, key: str, value: object) -> int:
     """A count or position; small models often send numbers as strings."""
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == int(value) and value >= 0:
-        return int(value)
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_WHOLE_NUMBER:
+        return value
     raise ToolCallError(prompts.bad_arguments(tool, f"{key!r} is not a whole number", signature(tool)))
 
 

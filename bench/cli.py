@@ -1,19 +1,24 @@
-"""`python -m bench <command>`: parse arguments, call the module that does the work, print one line on errors.
+"""`python -m bench <command>`: parse arguments, call the function that does the work, print one line on errors.
 
-Each command lives in its own module as `command(args) -> exit status`; this file only wires them up.
+Each command is one function below that imports the module doing its work (inside the function, so that a command
+loads only what it needs: `bench run` never loads matplotlib). Settings flags are named after the settings
+(bench.config.BenchConfig) and become settings in one place, `settings()`, where the config model validates them:
+argparse only splits text into lists and numbers.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
-from bench.errors import BenchError
+from bench.config import SANDBOX_KINDS, SERVER_KINDS, SETTINGS, BenchConfig, load_config
+from bench.errors import BenchError, ConfigError
 from bench.logs import configure_logging
 
+DEFAULT_CONFIG = "bench.yaml"
 log = logging.getLogger(__name__)
 
 
@@ -28,100 +33,190 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from e
 
 
+def settings(args: argparse.Namespace) -> BenchConfig:
+    """The one place flags become settings: the --config file (bench.yaml when there is one), then every flag named
+    after a setting that was given, validated by the config model."""
+    path = Path(getattr(args, "config", DEFAULT_CONFIG))
+    if not path.exists() and str(path) != DEFAULT_CONFIG:
+        raise ConfigError(f"config file {path} not found")
+    given = {name: value for name in SETTINGS if (value := getattr(args, name, None)) not in (None, "")}
+    return load_config(path if path.exists() else None, given)
+
+
+# The commands: each takes the parsed arguments and returns the exit status.
+
+
+def run(args: argparse.Namespace) -> int:
+    from bench.run.runner import command
+
+    return command(settings(args))
+
+
+def up(args: argparse.Namespace) -> int:
+    from bench.servers import updown
+
+    return updown.up(settings(args))
+
+
+def down(args: argparse.Namespace) -> int:
+    from bench.servers import updown
+
+    return updown.down(settings(args))
+
+
+def models(args: argparse.Namespace) -> int:
+    from bench.servers.fetch import command
+
+    return command(settings(args))
+
+
+def gpu_check(args: argparse.Namespace) -> int:
+    from bench.gpu_check import command
+
+    return command(settings(args), args.config)
+
+
+def gpu_image(args: argparse.Namespace) -> int:
+    from bench.servers.cuda_image import command
+
+    return command()
+
+
+def compare(args: argparse.Namespace) -> int:
+    from bench.analyze.compare import command
+
+    return command(args)
+
+
+def history(args: argparse.Namespace) -> int:
+    from bench.analyze.history import command
+
+    return command(args)
+
+
+def report(args: argparse.Namespace) -> int:
+    from bench.analyze.report import command
+
+    return command(args)
+
+
+def migrate(args: argparse.Namespace) -> int:
+    from bench.results.migrate import command
+
+    return command(args)
+
+
+def fixtures_check(args: argparse.Namespace) -> int:
+    from bench.score.check import command
+
+    return command(args)
+
+
+def score(args: argparse.Namespace) -> int:
+    from bench.score.grading import command
+
+    args.sandbox = settings(args).sandbox  # the flag, else bench.yaml's, validated like any setting
+    return command(args)
+
+
+def predictions_score(args: argparse.Namespace) -> int:
+    from bench.analyze.predictions import command
+
+    return command(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more diagnostics on stderr (debug)")
     parser.add_argument("-q", "--quiet", action="count", default=0, help="only warnings and errors on stderr")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run the agent on each fixture and append one row per run to a results CSV")
-    run.add_argument("--config", default="bench.yaml", help="matrix and settings (default: bench.yaml)")
-    run.add_argument("--ctx", type=_int_list, help="context sizes, e.g. 4096,8192")
-    run.add_argument("--presets", type=_csv_list, help="agent presets, e.g. part2,part3")
-    run.add_argument("--fixtures", type=_csv_list, help="fixture names, e.g. todo_repo")
-    run.add_argument("--reps", type=int, help="runs per (fixture, preset, ctx)")
-    run.add_argument("--max-steps", type=int, help="step limit per run (default: the fixture's)")
-    run.add_argument("--sandbox", choices=["auto", "docker", "local"])
-    run.add_argument("--servers", choices=["auto", "compose", "embedded", "external"])
-    run.add_argument("--out", help="results CSV (default: results/<date>-<sha>.csv)")
-    run.add_argument("--resume", action="store_true", help="skip runs already in --out with the same inputs")
-    run.add_argument("--flint-url", help="with --servers external: Flint's URL (default $FLINT_URL)")
-    run.add_argument("--jeff-url", help="with --servers external: Jeff's URL (default $JEFF_URL; none: no Jeff)")
-    run.set_defaults(module="bench.run.runner")
+    def command(name: str, function: Callable[[argparse.Namespace], int], text: str) -> argparse.ArgumentParser:
+        found = sub.add_parser(name, help=text, description=text)
+        found.set_defaults(function=function)
+        return found
 
-    up = sub.add_parser("up", help="start Flint and Jeff with compose (GPU, else CPU) and leave them running")
-    up.add_argument("--config", default="bench.yaml")
-    up.add_argument("--ctx", type=int, default=4096)
-    up.set_defaults(module="bench.servers.updown")
-    down = sub.add_parser("down", help="stop what `up` started")
-    down.add_argument("--config", default="bench.yaml")
-    down.set_defaults(module="bench.servers.updown")
-    models = sub.add_parser("models", help="fetch the configured hub models into the shared cache ahead of time")
-    models.add_argument("--config", default="bench.yaml")
-    models.set_defaults(module="bench.servers.fetch")
-    gpu_check = sub.add_parser("gpu-check", help="once per GPU host: NVML, the sampler, compose, one real run")
-    gpu_check.add_argument("--config", default="bench.yaml")
-    gpu_check.add_argument("--ctx", type=int, default=4096, help="context size of the real run (default 4096)")
-    gpu_check.set_defaults(module="bench.gpu_check")
-    gpu_image = sub.add_parser("gpu-image", help="build the CUDA llama-server image from the pinned source, once")
-    gpu_image.set_defaults(module="bench.servers.cuda_image")
+    def config_flag(found: argparse.ArgumentParser) -> None:
+        found.add_argument("--config", default=DEFAULT_CONFIG, help="settings file (default: bench.yaml, if any)")
 
-    compare = sub.add_parser("compare", help="compare results CSVs group by group, with exact tests")
-    compare.add_argument("files", nargs="+", metavar="RESULTS.csv", help="the older file first")
-    compare.add_argument(
+    def ctx_flag(found: argparse.ArgumentParser, text: str) -> None:
+        found.add_argument("--ctx", type=_int_list, help=text)
+
+    one = command("run", run, "run the agent on each fixture and append one row per run to a results CSV")
+    config_flag(one)
+    ctx_flag(one, "context sizes, e.g. 4096,8192")
+    one.add_argument("--presets", type=_csv_list, help="agent presets, e.g. part2,part3")
+    one.add_argument("--fixtures", type=_csv_list, help="fixture names, e.g. todo_repo")
+    one.add_argument("--reps", type=int, help="runs per (fixture, preset, ctx)")
+    one.add_argument("--max-steps", type=int, help="step limit per run (default: the fixture's)")
+    one.add_argument("--sandbox", metavar="|".join(SANDBOX_KINDS), help="where the agent runs")
+    one.add_argument("--servers", metavar="|".join(SERVER_KINDS), help="where Flint and Jeff run")
+    one.add_argument("--out", help="results CSV (default: results/<date>-<sha>.csv)")
+    one.add_argument(
+        "--resume", action="store_true", default=None, help="skip runs already in --out with the same inputs"
+    )
+    one.add_argument("--flint-url", help="with --servers external: Flint's URL (default $FLINT_URL)")
+    one.add_argument("--jeff-url", help="with --servers external: Jeff's URL (default $JEFF_URL; none: no Jeff)")
+
+    one = command("up", up, "start Flint and Jeff with compose (GPU, else CPU) and leave them running")
+    config_flag(one)
+    ctx_flag(one, "Flint's context size (default: the settings' first)")
+    config_flag(command("down", down, "stop what `up` started"))
+    config_flag(command("models", models, "fetch the configured hub models into the shared cache ahead of time"))
+    one = command("gpu-check", gpu_check, "once per GPU host: NVML, the sampler, compose, one real run")
+    config_flag(one)
+    ctx_flag(one, "context size of the real run (default: the settings' first)")
+    command("gpu-image", gpu_image, "build the CUDA llama-server image from the pinned llama.cpp source, once per host")
+
+    one = command("compare", compare, "compare results CSVs group by group, with exact tests")
+    one.add_argument("files", nargs="+", metavar="RESULTS.csv", help="the older file first")
+    one.add_argument(
         "--fail-on",
         action="append",
         default=[],
         metavar="METRIC[:PCT]",
         help="exit 1 when METRIC got worse by more than PCT and significantly (repeatable); `infra` for infra_error",
     )
-    compare.add_argument("--alpha", type=float, default=0.05, help="significance level of tests and gates (0.05)")
-    compare.add_argument(
+    one.add_argument("--alpha", type=float, default=0.05, help="significance level of tests and gates (0.05)")
+    one.add_argument(
         "--pool-last",
         type=int,
         default=0,
         metavar="K",
         help="compare the last file with the runs of the K most recent earlier files of each configuration",
     )
-    compare.set_defaults(module="bench.analyze.compare")
 
-    history = sub.add_parser("history", help="results files lined up by date: series, change points, plots")
-    history.add_argument("files", nargs="+", metavar="RESULTS.csv", help="e.g. results/nightly-*.csv")
-    history.add_argument(
-        "--metric", action="append", help="completed, wall_s, ... (repeatable; default: the main ones)"
-    )
-    history.add_argument("--alpha", type=float, default=0.01, help="significance level of each change point (0.01)")
-    history.add_argument("--out-dir", help="where to write history.md and its plots (default: history-report/ beside)")
-    history.set_defaults(module="bench.analyze.history")
+    one = command("history", history, "results files lined up by date: series, change points, plots")
+    one.add_argument("files", nargs="+", metavar="RESULTS.csv", help="e.g. results/nightly-*.csv")
+    one.add_argument("--metric", action="append", help="completed, wall_s, ... (repeatable; default: the main ones)")
+    one.add_argument("--alpha", type=float, default=0.01, help="significance level of each change point (0.01)")
+    one.add_argument("--out-dir", help="where to write history.md and its plots (default: history-report/ beside)")
 
-    report = sub.add_parser("report", help="markdown report with PNG plots beside a results CSV")
-    report.add_argument("file", metavar="RESULTS.csv")
-    report.add_argument(
+    one = command("report", report, "markdown report with PNG plots beside a results CSV")
+    one.add_argument("file", metavar="RESULTS.csv")
+    one.add_argument(
         "--out-dir", help="where to write report.md and the plots (default: <CSV name>-report/ beside the CSV)"
     )
-    report.set_defaults(module="bench.analyze.report")
 
-    migrate = sub.add_parser("migrate", help="rewrite a results CSV of an older bench under the current columns")
-    migrate.add_argument("file", metavar="OLD.csv")
-    migrate.set_defaults(module="bench.results.migrate")
+    one = command("migrate", migrate, "rewrite a results CSV of an older bench under the current columns")
+    one.add_argument("file", metavar="OLD.csv")
 
-    fixtures = sub.add_parser("fixtures", help="fixture tools")
-    fixtures_sub = fixtures.add_subparsers(dest="fixtures_command", required=True)
-    check = fixtures_sub.add_parser("check", help="verify every fixture against its hidden tests and solution")
-    check.add_argument("names", nargs="*", help="fixture names (default: all)")
-    check.set_defaults(module="bench.score.check")
+    group = sub.add_parser("fixtures", help="fixture tools").add_subparsers(dest="fixtures_command", required=True)
+    one = group.add_parser("check", help="verify every fixture against its hidden tests and solution")
+    one.set_defaults(function=fixtures_check)
+    one.add_argument("names", nargs="*", help="fixture names (default: all)")
 
-    score = sub.add_parser("score", help="grade one run directory (results/runs/<run_id>)")
-    score.add_argument("run_dir")
-    score.add_argument("--sandbox", choices=["auto", "docker", "local"], default="auto")
-    score.set_defaults(module="bench.score.grading")
+    one = command("score", score, "grade one run directory (results/runs/<run_id>)")
+    one.add_argument("run_dir")
+    one.add_argument("--sandbox", metavar="|".join(SANDBOX_KINDS), help="where grading runs (default: as bench run)")
 
-    predictions = sub.add_parser("predictions", help="predictions written before a bench")
-    predictions_sub = predictions.add_subparsers(dest="predictions_command", required=True)
-    pscore = predictions_sub.add_parser("score", help="hit or miss for each prediction, with the numbers")
-    pscore.add_argument("predictions_file", metavar="predictions.yaml")
-    pscore.add_argument("results_file", metavar="RESULTS.csv")
-    pscore.set_defaults(module="bench.analyze.predictions")
+    group = sub.add_parser("predictions", help="predictions written before a bench").add_subparsers(
+        dest="predictions_command", required=True
+    )
+    one = group.add_parser("score", help="hit or miss for each prediction, with the numbers")
+    one.set_defaults(function=predictions_score)
+    one.add_argument("predictions_file", metavar="predictions.yaml")
+    one.add_argument("results_file", metavar="RESULTS.csv")
     return parser
 
 
@@ -129,8 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose - args.quiet)
     try:
-        module = importlib.import_module(args.module)
-        return int(module.command(args))
+        return int(args.function(args))
     except BenchError as e:
         log.error("%s", e)
         return 2

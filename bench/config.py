@@ -11,18 +11,22 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from agent.presets import PRESETS
 from bench.errors import ConfigError
 from bench.yaml_file import read_mapping
 
 PRESET_NAMES = tuple(PRESETS)
-SANDBOX_KINDS = ("auto", "docker", "local")
-SERVER_KINDS = ("auto", "compose", "embedded", "external")
+# The kinds, each listed once: bench.sandbox.kinds and bench.run.choices build them (a test holds them equal).
+SandboxKind = Literal["auto", "docker", "podman", "local"]
+ServerKind = Literal["auto", "compose", "embedded", "external"]
+SANDBOX_KINDS: tuple[str, ...] = get_args(SandboxKind)
+SERVER_KINDS: tuple[str, ...] = get_args(ServerKind)
 MIN_CTX = 256  # llama-server pads windows to multiples of 256; below that nothing useful fits
+DEFAULT_CTX = 4096  # Flint's and Jeff's window unless asked otherwise (compose.yaml and .env.example agree: tested)
 
 
 @dataclass(frozen=True)
@@ -102,7 +106,7 @@ class BenchConfig(BaseModel):
     """Fixture names under fixtures/."""
     presets: Annotated[list[Preset], Field(min_length=1)] = ["part3"]
     """Agent presets (the agent's own: part2, clearing, part3, strict, ...)."""
-    ctx: Annotated[list[Ctx], Field(min_length=1)] = [4096]
+    ctx: Annotated[list[Ctx], Field(min_length=1)] = [DEFAULT_CTX]
     """Flint's context sizes in tokens."""
     groups: list[Group] = []
     """Explicit matrix blocks; when given (and no --ctx/--presets override), they replace fixtures x presets x ctx."""
@@ -110,9 +114,10 @@ class BenchConfig(BaseModel):
     """Runs per (fixture, preset, ctx)."""
     max_steps: Annotated[int, Field(ge=1, le=10_000)] | None = None
     """Step limit per run; None: each fixture's own (fixture.yaml max_steps)."""
-    sandbox: Literal["auto", "docker", "local"] = "auto"
-    """docker (throwaway container), local (temp dir), or auto (docker when the engine answers)."""
-    servers: Literal["auto", "compose", "embedded", "external"] = "auto"
+    sandbox: SandboxKind = "auto"
+    """docker (throwaway container), podman (the same, in podman), local (temp dir), or auto (docker when its engine
+    answers, else podman when its API does, else local)."""
+    servers: ServerKind = "auto"
     """compose, embedded (host llama-server), external (URLs), or auto (see bench.run.choices)."""
     out: Annotated[str, Field(min_length=1)] | None = None
     """Results CSV; None: results/<date>-<git sha>.csv."""
@@ -138,7 +143,7 @@ class BenchConfig(BaseModel):
     """A run still going after this long is killed and recorded as an infrastructure failure."""
     server_start_timeout_s: Seconds = 600.0
     """How long a llama-server may take to become healthy (large GPU models load slowly)."""
-    jeff_ctx: Ctx = 4096
+    jeff_ctx: Ctx = DEFAULT_CTX
     """Jeff's context size."""
     models_dir: Annotated[str, Field(min_length=1)] = "./models"
     """compose servers: host folder with the GGUF files (mounted read-only at /models)."""
@@ -169,8 +174,10 @@ class BenchConfig(BaseModel):
     """docker sandbox CPU limit."""
     sandbox_pids: Annotated[int, Field(ge=16, le=1 << 20)] = 256
     """docker sandbox process limit."""
-    sandbox_repo_size: SpaceSize = "2g"
-    """docker sandbox: the size of the tmpfs holding the agent's repository; writes past it fail (no space left)."""
+    sandbox_repo_size: SpaceSize = "512m"
+    """docker sandbox: the size of the tmpfs holding the agent's repository; writes past it fail (no space left).
+    Its pages count against sandbox_memory, so it may be at most half of that: a full repository must leave the
+    agent room to run, or filling it gets the agent killed for memory instead of refused a write."""
     diff_limit: SpaceSize = "16m"
     """The largest diff of the agent's changes kept; a larger one is noted in `error` and the run is not graded."""
     flint_hf: HubReference = "ggml-org/gpt-oss-20b-GGUF:mxfp4"
@@ -183,6 +190,21 @@ class BenchConfig(BaseModel):
     cpu_models: Literal["small", "configured"] = "small"
     """Servers on the CPU (embedded without a GPU build, compose's cpu profile): small (the small model as Flint and
     Jeff) or configured (the models above, as on a GPU)."""
+
+    @model_validator(mode="after")
+    def _repo_fits_in_memory(self) -> BenchConfig:
+        if size_bytes(self.sandbox_repo_size) * 2 > size_bytes(self.sandbox_memory):
+            raise ValueError(
+                f"sandbox_repo_size {self.sandbox_repo_size} is more than half of sandbox_memory "
+                f"{self.sandbox_memory}: the repository's tmpfs counts against the sandbox's memory; lower it"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _servers_can_be_found(self) -> BenchConfig:
+        if self.servers == "external" and not self.flint_url:
+            raise ValueError("--servers external needs Flint's URL: pass --flint-url or set FLINT_URL")
+        return self
 
     def matrix(self) -> list[tuple[str, str, int]]:
         """(fixture, preset, ctx) triples in run order, without repetitions."""
@@ -229,7 +251,8 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> BenchConfig:
     try:
         return BenchConfig.model_validate(data)
     except ValidationError as e:
-        raise ConfigError(f"{source}: {describe(e)}") from None
+        key = str(e.errors()[0]["loc"][0]) if e.errors()[0]["loc"] else ""
+        raise ConfigError(f"{'the command line' if key in given else source}: {describe(e)}") from None
 
 
 # Where pydantic names the member of a union or a validator in an error's location, not a key.
@@ -250,4 +273,6 @@ def describe(error: ValidationError) -> str:
         return f"unknown setting {key!r}"
     if first["type"] == "missing":
         return f"{key} is missing"
+    if not key:  # a rule between settings (a model validator): its message says it all
+        return message
     return f"{key} = {first.get('input')!r} is not allowed: {message[0].lower()}{message[1:]}"

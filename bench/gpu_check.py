@@ -8,14 +8,13 @@
    figure at rest and across a request that fills most of the window, against the buffers its log names and the
    breakdown it prints at exit, with the allowed excess measured (bench/servers/memory_check.py). Under its own
    compose project, so a user's `make up` servers are never touched.
-5. One real run at --ctx (default 4096) with the configured models, through `python -m bench run`.
+5. One real run at --ctx (default: the settings' first window) with the configured models, via `python -m bench run`.
 
 It prints one table and exits 1 when a check failed (a check that does not apply to this host is skipped).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import subprocess
@@ -23,12 +22,11 @@ import sys
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from bench import ROOT
-from bench.config import BenchConfig, load_config
-from bench.containers.engine import docker_available, docker_client
+from bench.config import BenchConfig
+from bench.containers.engine import docker_or_none
 from bench.containers.names import BenchNames
 from bench.errors import BenchError
 from bench.measure.cost import SamplerCost, measure_sampler_cost
@@ -39,7 +37,7 @@ from bench.measure.sampler import GpuSampler
 from bench.ownership import Ownership
 from bench.results.append import read_rows
 from bench.servers.choose import llama_backend, probe_host, where_servers_run
-from bench.servers.compose import ComposeServers
+from bench.servers.compose import make_compose_servers
 from bench.servers.cuda_compat import driver_cuda, parse_cuda, runs_on
 from bench.servers.cuda_image import image_cuda, native_for
 from bench.servers.cuda_libs import host_build_cuda
@@ -144,17 +142,18 @@ def verbose_servers() -> Any:
 
 
 def check_servers(config: BenchConfig, ctx: int) -> list[Check]:
-    client = docker_client() if docker_available() else None
-    try:
-        kind, reason = where_servers_run(probe_host(client))
-    except BenchError as e:  # a CUDA build that sees no GPU
-        return [Check("servers", "FAIL", str(e))]
+    client = docker_or_none()
     names = BenchNames(Ownership.new().instance)  # a compose project of its own, never `make up`'s
-    servers: Any = (
-        ComposeServers(config, gpu=True, names=names)
-        if kind == "compose"
-        else EmbeddedServers(config, ROOT / "results" / "gpu-check")
-    )
+    try:
+        host = probe_host(client)  # the one look at the host
+        kind, reason = where_servers_run(host)
+        servers: Any = (
+            make_compose_servers(config, client, gpu=True, names=names)
+            if kind == "compose"
+            else EmbeddedServers(config, ROOT / "results" / "gpu-check", gpu=bool(host.llama_gpus))
+        )
+    except BenchError as e:  # a CUDA build that sees no GPU, a GPU image that cannot be had
+        return [Check("servers", "FAIL", str(e))]
     if kind != "compose" and not servers.gpu:
         return [Check("servers", "FAIL", reason), Check("compose with GPU reservation", "skipped", "no toolkit")]
     checks = [Check("servers", "ok", f"{kind}: {reason}")]
@@ -233,14 +232,14 @@ def table(checks: list[Check]) -> str:
     return "\n".join(lines)
 
 
-def command(args: argparse.Namespace) -> int:
-    path = Path(args.config)
-    config = load_config(path if path.exists() else None, {})
+def command(config: BenchConfig, config_path: str) -> int:
+    """`python -m bench gpu-check`: the checks at the settings' (first) window; the real run reads `config_path`."""
+    ctx = config.ctx[0]
     checks = [check_nvml()]
     if checks[0].status == "ok":
-        checks += check_builds(config, docker_client() if docker_available() else None)
+        checks += check_builds(config, docker_or_none())
         checks.append(check_sampler_cost(config))
-        checks += check_servers(config, args.ctx)
-        checks.append(check_real_run(args.config, args.ctx))
+        checks += check_servers(config, ctx)
+        checks.append(check_real_run(config_path, ctx))
     print(table(checks))
     return 1 if any(c.status == "FAIL" for c in checks) else 0

@@ -57,7 +57,9 @@ class CappedOutput:
             self.add(chunk)
 
 
-def run_to_end(command: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float) -> tuple[int | None, bool, str]:
+def run_to_end(
+    command: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float, output_limit: int = OUTPUT_LIMIT
+) -> tuple[int | None, bool, str]:
     """Run `command` with no input until it exits or `timeout_s` passes; returns (exit code, timed out, output).
 
     The exit code is None when the process was killed at the timeout. Output is stdout and stderr together, capped
@@ -68,7 +70,7 @@ def run_to_end(command: list[str], *, cwd: Path, env: dict[str, str], timeout_s:
         stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     assert proc.stdout is not None
-    output = CappedOutput()
+    output = CappedOutput(output_limit)
     reader = threading.Thread(target=output.read_all, args=(proc.stdout,), daemon=True)
     reader.start()
     code: int | None

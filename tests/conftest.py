@@ -1,8 +1,9 @@
 """Test-suite wiring: markers for the real parts, and what happens when a real part is missing.
 
-A test marked `llama`, `docker`, `compose` or `binutils` needs the real thing. When it is missing, the test is skipped
-with the reason locally, but under CI (CI=true) it FAILS with the reason: a broken install step must not hide behind
-a green run. `gpu` tests run only where NVML finds a device (or with --run-gpu); elsewhere they are deselected.
+A test marked `llama`, `docker`, `podman`, `compose` or `binutils` needs the real thing. When it is missing, the test
+is skipped with the reason locally, but under CI (CI=true) it FAILS with the reason: a broken install step must not
+hide behind a green run. `gpu` tests run only where NVML finds a device (or with --run-gpu); elsewhere they are
+deselected.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+# Task data the grading tests grade (an exercism-style fixture): its tests are the fixture's, not the suite's.
+collect_ignore = ["bench/score/data"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -53,6 +57,18 @@ def docker_missing() -> str | None:
         client.close()
     except Exception as e:  # any failure to reach the engine means "not available"
         return f"no Docker engine answers ({type(e).__name__}: {str(e)[:200]}); start dockerd"
+    return None
+
+
+@functools.cache
+def podman_missing() -> str | None:
+    from bench.errors import PrerequisiteError
+    from bench.sandbox.podman import podman_client
+
+    try:
+        podman_client().close()
+    except PrerequisiteError as e:
+        return str(e)
     return None
 
 
@@ -139,6 +155,7 @@ def gpu_present() -> bool:
 REQUIREMENTS = {
     "llama": llama_missing,
     "docker": docker_missing,
+    "podman": podman_missing,
     "compose": compose_missing,
     "binutils": binutils_missing,
 }
@@ -159,15 +176,50 @@ def bench_state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     return folder
 
 
+# Modules whose tests run the agent, pytest or a whole bench as child processes, a second or more each (measured
+# with --durations): they carry the `processes` marker, which `make test-fast` leaves out with the real parts.
+PROCESS_MODULES = {
+    "tests/agent/test_agent_answer_shapes.py",
+    "tests/agent/test_agent_article_texts.py",
+    "tests/agent/test_agent_cli.py",
+    "tests/agent/test_agent_cut_answers.py",
+    "tests/agent/test_agent_deadlines.py",
+    "tests/agent/test_agent_done.py",
+    "tests/agent/test_agent_done_isolation.py",
+    "tests/agent/test_agent_guards.py",
+    "tests/agent/test_agent_part3_plus.py",
+    "tests/agent/test_agent_presets.py",
+    "tests/agent/test_agent_rules.py",
+    "tests/agent/test_agent_shell.py",
+    "tests/agent/test_agent_shell_reading.py",
+    "tests/agent/test_agent_tool_calls.py",
+    "tests/agent/test_agent_trace.py",
+    "tests/bench/analyze/test_flint_serving.py",
+    "tests/bench/analyze/test_gate_simulation.py",
+    "tests/bench/analyze/test_history.py",
+    "tests/bench/analyze/test_report.py",
+    "tests/bench/results/test_append_property.py",
+    "tests/bench/run/test_runner.py",
+    "tests/bench/score/test_fixtures.py",
+    "tests/bench/score/test_grading.py",
+    "tests/bench/score/test_tampering.py",
+    "tests/bench/servers/test_download.py",
+    "tests/bench/test_cli.py",
+}
+
+
 # tryfirst: pytest-xdist reads the groups in its own collection hook, which must see the marks added here.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("fixed_names"):
             item.add_marker(pytest.mark.xdist_group(SHARED_DOCKER_NAMES))
+        if item.path.relative_to(config.rootpath).as_posix() in PROCESS_MODULES:
+            item.add_marker(pytest.mark.processes)
     # The long tests (real servers, containers, whole benches) first, so that the many short ones fill the workers'
     # last minutes instead of one worker finishing a long test alone; the sort is stable, so a module stays together.
-    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in ("slow", "llama", "docker", "compose")))
+    heavy = ("slow", "llama", "docker", "podman", "compose")
+    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in heavy))
     if config.getoption("--run-gpu") or gpu_present():
         return
     keep = [item for item in items if item.get_closest_marker("gpu") is None]

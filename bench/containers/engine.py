@@ -1,8 +1,8 @@
-"""The Docker engine as the bench uses it: a client, one container run to its end, labels, and what an instance
-leaves behind.
+"""A container engine as the bench uses it: Docker's, or any that speaks its API (podman's service does) through
+the docker SDK; a client, one container run to its end, labels, and what an instance leaves behind.
 
 Everything the bench creates carries the LABEL, and a bench instance's things also its owner label
-(bench.containers.names), by which remove_owned finds them.
+(bench.containers.names), by which remove_labelled finds them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from bench.config import Choice
 from bench.errors import PrerequisiteError, SandboxError
 from bench.processes import OUTPUT_LIMIT, CappedOutput
 
@@ -37,11 +36,11 @@ def remove_labelled(client: Any, label: str) -> list[str]:
     for container in client.containers.list(all=True, filters={"label": label}):
         remove_container(client, container.id)
         removed.append(f"container {container.name}")
-    for kind in (client.networks, client.volumes):
+    for what, kind in (("network", client.networks), ("volume", client.volumes)):
         for item in kind.list(filters={"label": label}):
             with contextlib.suppress(docker.errors.NotFound):
                 item.remove()
-                removed.append(f"{'network' if kind is client.networks else 'volume'} {item.name}")
+                removed.append(f"{what} {item.name}")
     return removed
 
 
@@ -62,12 +61,12 @@ def docker_client() -> Any:
         ) from e
 
 
-def docker_available() -> bool:
+def docker_or_none() -> Any:
+    """A client for the local Docker engine, or None when none answers: the one probe a bench makes."""
     try:
-        docker_client().close()
-        return True
+        return docker_client()
     except PrerequisiteError:
-        return False
+        return None
 
 
 def owner_for_container(*folders: Path) -> str:
@@ -81,9 +80,10 @@ def owner_for_container(*folders: Path) -> str:
 
 
 def run_container(
-    client: Any, timeout_s: float, output_limit: int = OUTPUT_LIMIT, **kwargs: Any
+    client: Any, timeout_s: float, output_limit: int = OUTPUT_LIMIT, state: dict[str, Any] | None = None, **kwargs: Any
 ) -> tuple[int | None, bool, str]:
-    """Run a container to completion (or kill it at the timeout); returns (exit code, timed out, output).
+    """Run a container to completion (or kill it at the timeout); returns (exit code, timed out, output), and
+    fills `state`, when given, with Docker's account of how it ended (its State: OOMKilled, ...).
 
     The output is read as it comes, through an attachment made before the container starts, and kept up to
     `output_limit` bytes (its start and end, with a note where it was cut): a flood costs neither memory here
@@ -113,6 +113,10 @@ def run_container(
             code, timed_out = None, True
         reader.join(10)
         _close_stream(stream)
+        if state is not None:
+            with contextlib.suppress(docker.errors.DockerException):
+                container.reload()
+                state.update(container.attrs.get("State") or {})
         return code, timed_out, output.text()
     finally:
         remove_container(client, container.id)
@@ -122,15 +126,6 @@ def _read_stream(stream: Any, output: CappedOutput) -> None:
     with contextlib.suppress(Exception):  # the stream closed under it: what was read is kept
         for chunk in stream:
             output.add(chunk)
-
-
-def choose_sandbox(requested: str) -> Choice:
-    """docker or local; `auto` is docker when an engine answers. Shared by bench run and bench score."""
-    if requested != "auto":
-        return Choice(requested, "asked for")
-    if docker_available():
-        return Choice("docker", "a Docker engine answers")
-    return Choice("local", "no Docker engine answers")
 
 
 def _close_stream(stream: Any) -> None:

@@ -1,10 +1,10 @@
-"""Docker networking for sandboxes: the internal network they sit on, its firewall rule, and the bridge network.
+"""Container networking for sandboxes: the internal network they sit on, its firewall rules, and the bridge network.
 
-A sandbox container joins only an `--internal` network: no route out. Servers running in compose sit on that
-network themselves. Servers running as host processes (embedded, or external URLs) are reached through one small
-forwarder container (bench.containers.forwarder) that joins both the internal network and a bridge network whose
-gateway is this host. Each bench instance has networks of its own (bench.containers.names): a sandbox of one bench
-never shares a network with another bench's.
+A sandbox container joins only an `--internal` network: no route out. Compose servers put gates of their own on
+such a network (compose.yaml). Servers running as host processes (embedded, or external URLs) are reached through
+one small forwarder container (bench.containers.forwarder) that joins both the internal network and a bridge
+network whose gateway is this host. Each bench instance has networks of its own (bench.containers.names): a sandbox
+of one bench never shares a network with another bench's.
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ log = logging.getLogger(__name__)
 
 FLINT_PORT_IN_SANDBOX = 8080
 JEFF_PORT_IN_SANDBOX = 8081
-# `bench up` (interactive compose servers, one set per host) keeps compose.yaml's fixed interface name.
-UP_SANDBOX_INTERFACE = "agentbench-csbx"
 
 
 def ensure_network(
@@ -41,30 +39,54 @@ def _drop_rule(interfaces: str) -> list[str]:
     return ["INPUT", "-i", interfaces, "-j", "DROP"]
 
 
+def _within_rule(interface: str) -> list[str]:
+    return ["FORWARD", "-i", interface, "-o", interface, "-j", "ACCEPT"]
+
+
+def _add_rule(rule: list[str], risk: str) -> str | None:
+    """Insert an iptables rule unless it is there; returns why it could not and what that means, or None."""
+    if os.geteuid() != 0 or not shutil.which("iptables"):
+        return f"not root or no iptables: {risk}"
+    if subprocess.run(["iptables", "-C", *rule], capture_output=True).returncode == 0:
+        return None
+    added = subprocess.run(["iptables", "-I", *rule], capture_output=True, text=True)
+    return None if added.returncode == 0 else f"iptables refused a rule ({added.stderr.strip()}): {risk}"
+
+
+def _remove_rule(rule: list[str]) -> bool:
+    """Remove every copy of an iptables rule; True when one was removed."""
+    if os.geteuid() != 0 or not shutil.which("iptables"):
+        return False
+    removed = False
+    while subprocess.run(["iptables", "-D", *rule], capture_output=True).returncode == 0:
+        removed = True
+    return removed
+
+
 def isolate_from_host(interfaces: str) -> str | None:
     """Drop traffic from sandbox interfaces (an iptables `-i` name or pattern) to this host's own addresses;
     returns why it could not, or None.
 
-    An internal network has no route out, but its containers still reach the host itself (Docker gives the bridge
-    an address, and the host's INPUT chain accepts), so any service listening on 0.0.0.0 here would be in reach.
+    An internal network has no route out, but its containers still reach the host itself (the engine gives the
+    bridge an address, and the host's INPUT chain accepts), so any service listening on 0.0.0.0 here would be in
+    reach.
     """
-    if os.geteuid() != 0 or not shutil.which("iptables"):
-        return f"not root or no iptables: sandboxes on {interfaces} can reach services listening on this host"
-    rule = _drop_rule(interfaces)
-    if subprocess.run(["iptables", "-C", *rule], capture_output=True).returncode == 0:
-        return None
-    added = subprocess.run(["iptables", "-I", *rule], capture_output=True, text=True)
-    return None if added.returncode == 0 else f"iptables refused the sandbox rule: {added.stderr.strip()}"
+    return _add_rule(_drop_rule(interfaces), f"sandboxes on {interfaces} can reach services listening on this host")
 
 
 def end_isolation(interfaces: str) -> bool:
     """Remove the rule isolate_from_host added for `interfaces` (every copy of it); True when one was removed."""
-    if os.geteuid() != 0 or not shutil.which("iptables"):
-        return False
-    removed = False
-    while subprocess.run(["iptables", "-D", *_drop_rule(interfaces)], capture_output=True).returncode == 0:
-        removed = True
-    return removed
+    return _remove_rule(_drop_rule(interfaces))
+
+
+def allow_within(interface: str) -> str | None:
+    """Let the containers on one bridge reach each other where the FORWARD chain drops what no rule accepts (Docker
+    sets that policy, and podman's netavark accepts nothing for an internal network); returns why not, or None."""
+    return _add_rule(_within_rule(interface), f"containers on {interface} may not reach each other")
+
+
+def end_allow_within(interface: str) -> bool:
+    return _remove_rule(_within_rule(interface))
 
 
 def bridge_gateway(client: Any, names: BenchNames) -> str:

@@ -12,6 +12,7 @@ files are read back. Its pages count against the memory of the container that wr
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import shutil
 from pathlib import Path
@@ -23,6 +24,7 @@ from bench.containers.names import BenchNames
 from bench.errors import SandboxError
 
 REPO_FILES_LIMIT = 100_000  # files and folders in the repository (the tmpfs's inode limit)
+FULL_MARGIN = 1024 * 1024  # bytes left in the repository below which it counts as filled up
 
 
 class RepoVolume:
@@ -41,7 +43,10 @@ class RepoVolume:
         """The volume, its holder, and the work copy in it, owned by the sandbox's user."""
         import docker.errors
 
-        options = f"size={self.size_bytes},nr_inodes={REPO_FILES_LIMIT},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"
+        # The size in pages (nr_blocks, tmpfs's other spelling of size=): podman takes size= in a volume's options
+        # for a disk quota, which tmpfs has no use for.
+        pages = -(-self.size_bytes // os.sysconf("SC_PAGE_SIZE"))
+        options = f"nr_blocks={pages},nr_inodes={REPO_FILES_LIMIT},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"
         try:
             self.volume = self.client.volumes.create(
                 self.name, driver="local", driver_opts={"type": "tmpfs", "device": "tmpfs", "o": options},
@@ -61,6 +66,17 @@ class RepoVolume:
     @property
     def mounts(self) -> dict[str, dict[str, str]]:
         return {self.name: {"bind": "/repo", "mode": "rw"}}
+
+    def full(self) -> bool:
+        """Whether the model's commands filled the repository: less than FULL_MARGIN of it is left."""
+        import docker.errors
+
+        try:
+            code, output = self.holder.exec_run(["stat", "-f", "-c", "%a %S", "/repo"])
+            free_blocks, block = (int(word) for word in output.decode().split())
+        except (docker.errors.DockerException, ValueError):
+            return False  # not known: nothing is claimed
+        return code == 0 and free_blocks * block < max(FULL_MARGIN, self.size_bytes // 100)
 
     def read_back(self, workdir: Path) -> str | None:
         """Replace `workdir` with the repository's files as the run left them; returns why they could not all be

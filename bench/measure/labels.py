@@ -14,6 +14,8 @@ execution) plus the plain stop causes. Each label and the evidence that triggers
                                  `stop` line (the agent process was killed)
     grading_tampered             the grading was interfered with (a canary test gave the wrong outcome, or the
                                  test report disagrees with what pytest said): the hidden-test count is void
+    resource_exhausted           the run used up a limit of its sandbox: memory (a process was killed for it), the
+                                 repository's size, or the size of the trace; the agent's failure, not the bench's
 
 The runner writes ";".join(failure_labels(...)) into the row's `failure_labels` column.
 """
@@ -27,7 +29,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from bench.measure.trace import Event, stop_event
-from bench.results.schema import INFRA_STOP_REASON
+from bench.results.schema import INFRA_STOP_REASON, RESOURCE_STOP_REASON
 
 # Reading one file this often means the run is going round in circles (the article's C2 read two files 9 times).
 IDLE_READS = 3
@@ -43,6 +45,7 @@ class Outcome:
     hidden_passed: int | None = None
     hidden_total: int | None = None
     grading_tampered: bool = False
+    resource_exhausted: bool = False  # a sandbox limit was reached, whether or not the run stopped for it
 
 
 def failure_labels(events: list[Event], outcome: Outcome) -> list[str]:
@@ -58,15 +61,18 @@ def failure_labels(events: list[Event], outcome: Outcome) -> list[str]:
         ("cut_answers", any(event.get("event") == "cut" for event in events)),
         ("context_exhausted", reason == "context_exhausted"),
         ("server_error", reason == "server_error"),
-        ("infrastructure", reason == INFRA_STOP_REASON or stop is None),
+        ("infrastructure", reason == INFRA_STOP_REASON or (stop is None and reason != RESOURCE_STOP_REASON)),
         ("grading_tampered", outcome.grading_tampered),
+        ("resource_exhausted", outcome.resource_exhausted or reason == RESOURCE_STOP_REASON),
     ]
     return [label for label, applies in checks if applies]
 
 
 def read_paths(event: Event) -> list[str]:
     """The files a tool event read: read_file's path, or the operands of `cat` in a run command."""
-    args = event.get("args") or {}
+    args = event.get("args")
+    if not isinstance(args, dict):
+        return []
     if event.get("name") == "read_file" and isinstance(args.get("path"), str):
         return [_normalise(args["path"])]
     if event.get("name") == "run" and isinstance(args.get("command"), str):
@@ -96,7 +102,7 @@ def _changed_files(events: list[Event], outcome: Outcome) -> bool:
     if outcome.files_changed is not None:
         return outcome.files_changed > 0
     return any(
-        event.get("event") == "tool" and event.get("name") in WRITE_TOOLS and event.get("ok") for event in events
+        event.get("event") == "tool" and str(event.get("name")) in WRITE_TOOLS and event.get("ok") for event in events
     )
 
 

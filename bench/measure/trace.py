@@ -5,6 +5,8 @@ modules look for, and the requests to Flint in it.
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,10 +15,48 @@ from bench.errors import ResultsError
 
 Event = dict[str, Any]
 TRACE_FILE = "events.jsonl"
+# Nesting of one event: the agent's own go a few levels deep (a tool call's arguments inside a message). A deeper
+# line is not one the agent wrote for itself (a server's `usage` nested 981 deep was copied in verbatim), and
+# parsing or printing it could exhaust the interpreter's recursion limit.
+MAX_DEPTH = 64
+# Characters of one event. The agent caps what it writes per event far below this (agent/event_bounds.py: some
+# 24,000 characters of fields, lists and strings cut with a count), so a longer line is the agent's failure to do
+# so: its run's resource_exhausted, not the bench's.
+EVENT_LIMIT = 1024 * 1024
+
+
+class EventTooLarge(ResultsError):
+    """A trace line over EVENT_LIMIT: the agent wrote more than any event may hold."""
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]")
+
+
+def nesting_depth(line: str) -> int:
+    """How deep the arrays and objects of one JSON text nest (brackets inside strings do not count)."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", line))
+    depth = deepest = 0
+    for char in brackets:
+        depth += 1 if char in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def parse_event(line: str) -> tuple[Event | None, str]:
+    """One trace line as an event, or None and why not: not JSON, not an object, or nested over MAX_DEPTH."""
+    if nesting_depth(line) > MAX_DEPTH:
+        return None, f"nests deeper than {MAX_DEPTH} levels"
+    try:
+        event = json.loads(line)
+    except (ValueError, RecursionError):
+        return None, "is not a JSON event"
+    return (event, "") if isinstance(event, dict) else (None, "is not a JSON object")
 
 
 def load_trace(path: str | Path) -> list[Event]:
-    """The events of a JSON-lines trace; a last line cut short (the agent was killed mid-write) is dropped."""
+    """The events of a JSON-lines trace; a last line cut short (the agent was killed mid-write) is dropped.
+    ResultsError for any other line that is not an event: the trace is damaged."""
     path = Path(path)
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -25,14 +65,15 @@ def load_trace(path: str | Path) -> list[Event]:
     numbered = [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
     events: list[Event] = []
     for index, (line_no, line) in enumerate(numbered):
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            if index == len(numbered) - 1:
-                break
-            raise ResultsError(f"{path}:{line_no} is not a JSON event; the trace is damaged") from None
-        if not isinstance(event, dict):
-            raise ResultsError(f"{path}:{line_no} is not a JSON object; the trace is damaged")
+        if len(line) > EVENT_LIMIT:
+            raise EventTooLarge(
+                f"{path}:{line_no} is one event of {len(line)} characters, over the {EVENT_LIMIT} allowed"
+            )
+        event, why = parse_event(line)
+        if event is None and index == len(numbered) - 1 and why == "is not a JSON event":
+            break
+        if event is None:
+            raise ResultsError(f"{path}:{line_no} {why}; the trace is damaged")
         events.append(event)
     return events
 
@@ -60,7 +101,9 @@ def is_context_400(event: Event) -> bool:
 
 def int_field(value: Any) -> int | None:
     """A count from an event, or None when absent or not a number (true and false are not counts)."""
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return int(value)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from bench.measure.server_figures import FigureReader
 from bench.measure.trace import Event, int_field, is_clearing, is_context_400, stop_event
 
 
@@ -36,6 +37,7 @@ class TraceNumbers:
     jeff_requests: int
     jeff_prompt_tokens: int | None
     jeff_completion_tokens: int | None
+    problems: tuple[str, ...] = ()  # server figures that were unreadable and left out (bench.measure.server_figures)
 
 
 def _sum(values: Iterable[Any]) -> float | None:
@@ -62,21 +64,25 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def trace_numbers(events: list[Event]) -> TraceNumbers:
-    """The row's figures from a trace. Sums run over Flint's responses; Jeff's answered opinions are summed apart."""
+def trace_numbers(events: list[Event], window: int | None = None, jeff_window: int | None = None) -> TraceNumbers:
+    """The row's figures from a trace. Sums run over Flint's responses; Jeff's answered opinions are summed apart.
+    `window` and `jeff_window` bound the token counts (default: the window the trace's start event names)."""
     responses = [e for e in events if e.get("event") == "response"]
-    usages = [_dict(e.get("usage")) for e in responses]
-    timings = [_dict(e.get("timings")) for e in responses]
     start, stop = next((e for e in events if e.get("event") == "start"), None), stop_event(events)
+    start_n_ctx = int_field(start.get("n_ctx")) if start else None
+    reader = FigureReader(window or start_n_ctx, jeff_window or window or start_n_ctx)
+    usages = [reader.figures(e, "usage") for e in responses]
+    timings = [reader.figures(e, "timings") for e in responses]
     jeff_on = bool(start and start.get("jeff"))
     answered = [e for e in events if e.get("event") == "jeff" and e.get("opinion") is not None]
-    jeff_usage, jeff_timings = [_dict(e.get("usage")) for e in answered], [_dict(e.get("timings")) for e in answered]
+    jeff_usage = [reader.figures(e, "usage", jeff=True) for e in answered]
+    jeff_timings = [reader.figures(e, "timings", jeff=True) for e in answered]
     refused = [e for e in events if is_context_400(e)]
     flint_ms = _sum(t.get(key) for t in timings for key in ("prompt_ms", "predicted_ms"))
     # Jeff asked nothing: his figures are a measured 0. Jeff off: not measured at all.
     jeff_ms = _sum(t.get(key) for t in jeff_timings for key in ("prompt_ms", "predicted_ms")) if answered else 0.0
     model_ms = None if flint_ms is None or (jeff_on and jeff_ms is None) else flint_ms + (jeff_ms or 0.0)
-    sizes = [u.get("prompt_tokens") for u in usages] + [e.get("n_prompt_tokens") for e in refused]
+    sizes = [u.get("prompt_tokens") for u in usages] + [reader.refused_size(e) for e in refused]
     measured_sizes = [float(s) for s in sizes if _is_number(s)]
     largest = max(measured_sizes) if sizes and len(measured_sizes) == len(sizes) else None
 
@@ -87,7 +93,7 @@ def trace_numbers(events: list[Event]) -> TraceNumbers:
         stop_reason=str(stop["reason"]) if stop and stop.get("reason") else None,
         claimed_done=None if stop is None else stop.get("reason") == "done",
         steps=len(responses),
-        start_n_ctx=int_field(start.get("n_ctx")) if start else None,
+        start_n_ctx=start_n_ctx,
         model_s=None if model_ms is None else round(model_ms / 1000, 3),
         jeff_model_s=_rounded(jeff_figure(None if jeff_ms is None else jeff_ms / 1000)),
         prompt_tokens=_whole(_sum(u.get("prompt_tokens") for u in usages)),
@@ -104,6 +110,7 @@ def trace_numbers(events: list[Event]) -> TraceNumbers:
         jeff_completion_tokens=_whole(
             jeff_figure(_sum(u.get("completion_tokens") for u in jeff_usage) if answered else 0.0)
         ),
+        problems=tuple(reader.notes()),
     )
 
 

@@ -48,8 +48,8 @@ class ResultRow:
     jeff_model: str = col("Jeff's GGUF file name; empty without Jeff", compare="names", contract=True)
     server_build: str = col("Flint's /props build_info", compare="setup", contract=True)
     stop_reason: str = col(
-        "done, step_limit, context_exhausted, server_error, interrupted (the agent's), or infra_error "
-        "(outside the agent)",
+        "done, step_limit, context_exhausted, server_error, interrupted (the agent's), resource_exhausted (a "
+        "sandbox limit cut the run short: the agent's failure), or infra_error (outside the agent)",
         contract=True,
     )
     steps: int | None = col("requests to Flint that got an answer", better="lower", contract=True)
@@ -143,7 +143,7 @@ class ResultRow:
     )
     failure_labels: list[str] = col(
         "execution_misrepresentation, idle_execution, cut_answers, context_exhausted, server_error, "
-        "infrastructure, grading_tampered (docs/compare.md)",
+        "infrastructure, grading_tampered, resource_exhausted (docs/compare.md)",
         contract=True,
     )
     error: str = col("every problem noticed, `|`-separated", contract=True)

@@ -37,8 +37,11 @@ INPUT_COLUMNS = [c.name for c in MODEL if c.resume]
 SHARED_INPUT_COLUMNS = [c.name for c in MODEL if c.per_file]
 
 # Stop reasons: the agent's own, plus the bench's label for runs that failed for reasons outside the agent.
-AGENT_STOP_REASONS = ["done", "step_limit", "context_exhausted", "server_error", "interrupted"]
+# resource_exhausted is the bench's too, but the agent's failure: its run used up a limit of the sandbox (memory,
+# the size of its trace), so it is counted with the agent's runs and not run again on --resume.
+AGENT_STOP_REASONS = ["done", "step_limit", "context_exhausted", "server_error", "interrupted", "resource_exhausted"]
 INFRA_STOP_REASON = "infra_error"
+RESOURCE_STOP_REASON = "resource_exhausted"
 
 # How the cross-check of reprocessed tokens against Flint's /metrics came out (bench.measure.trace_numbers).
 REPROCESSED_CHECKS = ["ok", "mismatch", "counter_reset", "unchecked"]

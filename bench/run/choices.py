@@ -1,60 +1,83 @@
-"""What a bench runs on: its `auto` settings resolved (each by the one function that knows, shared with
-`bench up|down` and `bench score`), and the factory that builds the chosen sandboxes and servers."""
+"""What a bench runs on, each looked at once: the Docker engine (one probe), the host's GPUs (one probe), the `auto`
+settings resolved from them (by the functions `bench up|down` and `bench score` share), and the factory that builds
+the chosen sandboxes and servers."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.config import BenchConfig, Choice
-from bench.containers.engine import choose_sandbox, docker_available, docker_client
-from bench.containers.images import ensure_sandbox_image
+from bench.containers.engine import docker_client, docker_or_none
 from bench.containers.names import BenchNames
 from bench.fixtures.fixture import Fixture
 from bench.ownership import Ownership
-from bench.sandbox.base import Sandbox
-from bench.sandbox.docker import DockerSandbox
-from bench.sandbox.local import LocalSandbox
-from bench.servers.base import Endpoints, Servers
-from bench.servers.compose import choose_servers, make_compose_servers
+from bench.sandbox.base import Sandboxes
+from bench.sandbox.kinds import choose_sandbox, make_sandboxes
+from bench.servers.base import Servers
+from bench.servers.choose import HostGpu, choose_servers, probe_host
+from bench.servers.compose import make_compose_servers
 from bench.servers.embedded import EmbeddedServers
 from bench.servers.external import ExternalServers
 
+NEEDS_THE_GPU_PROBE = ("auto", "embedded", "compose")  # external servers are someone else's
+
+
+@dataclass(frozen=True)
+class Host:
+    """This host as one bench sees it, looked at once: the Docker client (None: no engine answers) and the GPUs."""
+
+    docker: Any
+    gpu: HostGpu
+
+    @classmethod
+    def probe(cls, config: BenchConfig) -> Host:
+        wanted = config.sandbox in ("auto", "docker") or config.servers in ("auto", "compose")
+        docker = docker_or_none() if wanted else None
+        gpu = probe_host(docker) if config.servers in NEEDS_THE_GPU_PROBE else HostGpu("", docker is not None, "", ())
+        return cls(docker, gpu)
+
 
 class Factory:
-    """Builds the chosen sandboxes and servers of one bench instance (whose record and names it holds); holds the
-    one Docker client and the sandbox image."""
+    """Builds the chosen sandboxes and servers of one bench instance (whose record and names it holds)."""
 
     def __init__(
-        self, config: BenchConfig, sandbox: Choice, servers: Choice, ownership: Ownership | None = None
+        self,
+        config: BenchConfig,
+        sandbox: Choice,
+        servers: Choice,
+        host: Host,
+        *,
+        sandboxes: Sandboxes | None = None,
+        ownership: Ownership | None = None,
     ) -> None:
         self.config = config
         self.sandbox = sandbox
         self.servers = servers
+        self.host = host
         self.ownership = ownership or Ownership.new()
         self.names = BenchNames(self.ownership.instance)
-        self.docker: Any = docker_client() if sandbox.kind == "docker" else None  # for sandboxes
-        self.engine: Any = self.docker or (docker_client() if servers.kind == "compose" else None)  # any Docker use
-        self.sandbox_image = ensure_sandbox_image(self.docker) if self.docker is not None else ""
+        self.sandboxes = sandboxes or make_sandboxes(sandbox.kind, config, self.names, docker=host.docker)
+        engine = self.sandboxes.engine
+        # The engine whose objects this instance may leave behind (bench.run.instance removes them).
+        self.engine: Any = engine.client if engine is not None else (host.docker if servers.kind == "compose" else None)
 
     @classmethod
     def for_config(cls, config: BenchConfig) -> Factory:
-        sandbox = choose_sandbox(config.sandbox)
-        engine = sandbox.kind == "docker" or (config.servers == "auto" and docker_available())
-        return cls(config, sandbox, choose_servers(config.servers, engine))
+        host = Host.probe(config)
+        return cls(config, choose_sandbox(config.sandbox, host.docker), choose_servers(config.servers, host.gpu), host)
 
     def make_servers(self, log_dir: Path, fixtures: Sequence[Fixture]) -> Servers:
         """Servers for a plan on `fixtures` (forced tool calls offer their files)."""
         if self.servers.kind == "embedded":
             return EmbeddedServers(
-                self.config, log_dir, self.docker, self.sandbox_image, ownership=self.ownership, fixtures=fixtures
-            )
+                self.config, log_dir, gpu=bool(self.host.gpu.llama_gpus), host=self.sandboxes.server_host(),
+                ownership=self.ownership, fixtures=fixtures,
+            )  # fmt: skip
         if self.servers.kind == "external":
-            return ExternalServers(self.config, self.docker, self.sandbox_image, self.names)
-        return make_compose_servers(self.config, self.engine, log_dir=log_dir, names=self.names, fixtures=fixtures)
-
-    def make_sandbox(self, endpoints: Endpoints, run_id: str) -> Sandbox:
-        if self.sandbox.kind == "docker":
-            return DockerSandbox(self.docker, self.sandbox_image, endpoints, self.config, run_id, self.names)
-        return LocalSandbox(endpoints, self.config.run_timeout_s)
+            return ExternalServers(self.config)
+        docker = self.host.docker or docker_client()  # compose asked for where no engine answers: say so
+        gpu = bool(self.host.gpu.nvidia_gpu)
+        return make_compose_servers(self.config, docker, gpu=gpu, log_dir=log_dir, names=self.names, fixtures=fixtures)

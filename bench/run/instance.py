@@ -6,7 +6,7 @@ What is removed for a finished or dead instance, and how ownership is proven bef
   started at the recorded time in this boot: a pid reused by another process is never signalled;
 - its temp folder, agentbench-<id> (where every run's work copy lives: tempfile points there while it runs);
 - Docker containers, networks and volumes carrying its owner label or its compose project's label;
-- its firewall rule (its own interface pattern, bench.containers.names).
+- its firewall rules (its own interface pattern, bench.containers.names).
 Another instance's things are touched only when its state file says it ran on this host, and its owner (pid and
 start time, same boot) is gone. A live bench is never touched, whatever it carries.
 """
@@ -25,7 +25,7 @@ from typing import Any
 
 from bench.containers.engine import docker_client, remove_labelled
 from bench.containers.names import COMPOSE_PROJECT_LABEL, OWNER_LABEL, BenchNames
-from bench.containers.network import end_isolation
+from bench.containers.network import end_allow_within, end_isolation
 from bench.errors import PrerequisiteError
 from bench.ownership import OwnedProcess, Ownership
 from bench.processes import is_running, kill_group
@@ -96,6 +96,7 @@ def remove_instance(record: Ownership, client: Any = None) -> list[str]:
     """Remove everything `record`'s instance owns (see the module docstring); its state file last, and only when
     all is gone. Returns what was removed."""
     removed = [f"{p.what} (pid {p.pid})" for p in record.processes if record.this_boot() and _end_process(p)]
+    names = BenchNames(record.instance)
     kept_state = False
     if record.docker:
         try:
@@ -103,10 +104,9 @@ def remove_instance(record: Ownership, client: Any = None) -> list[str]:
         except PrerequisiteError:  # try again at the next start, when the engine may answer
             kept_state = True
         if client is not None:
-            names = BenchNames(record.instance)
             removed += remove_labelled(client, f"{OWNER_LABEL}={record.instance}")
             removed += remove_labelled(client, f"{COMPOSE_PROJECT_LABEL}={names.compose_project}")
-    if end_isolation(BenchNames(record.instance).firewall_interfaces):
+    if end_isolation(names.firewall_interfaces) | end_allow_within(names.sandbox_interface):
         removed.append("its firewall rule")
     for folder in map(Path, record.folders):
         # Only the instance's own temp folder: a record cannot name any other folder for removal.

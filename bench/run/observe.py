@@ -6,18 +6,18 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench.errors import FixtureError, ResultsError
 from bench.fixtures.workcopy import DiffTooLarge, capture_diff, make_work_copy
 from bench.measure.sampler import GpuReading, GpuSampler
-from bench.measure.trace import TRACE_FILE, Event, load_trace
+from bench.measure.trace import TRACE_FILE, Event, EventTooLarge, load_trace
 from bench.run.plan import RunInputs
 from bench.run.progress import TraceFollower
 from bench.sandbox.base import AgentRun, Sandbox
-from bench.sandbox.trace_file import read_trace_safely
+from bench.sandbox.trace_file import TRACE_LIMIT, over_cap, read_trace_safely
 from bench.servers.api import erase_slot, prompt_counter
 from bench.servers.base import Endpoints, Servers
 
@@ -34,6 +34,10 @@ class Observed:
     problems: list[str]  # what went wrong around the agent (cache not emptied, diff unreadable, trace damaged)
     graded: bool  # False when the agent's changes could not be read, so there is nothing to grade
     trace_problem: str | None  # why the trace could not be used: the run measured nothing trustworthy (infra_error)
+    # Sandbox limits the run used up (memory, repository, trace size), and whether that cut the run short (no stop
+    # line, or no usable trace): the agent's failure, resource_exhausted, not the bench's.
+    limits_reached: list[str] = field(default_factory=list)
+    cut_short_by_limit: bool = False
 
 
 def observe(
@@ -68,7 +72,7 @@ def observe(
             gpu = sampler.stop()
             follower.stop()
         after = prompt_counter(endpoints.flint_url)
-        events, trace_problem = _keep_trace(out_dir, run_dir, sandbox.trace_owner)
+        events, trace_problem, trace_limit = keep_trace(out_dir, run_dir, sandbox.trace_owner)
         (run_dir / "agent.log").write_text(agent.output)
         (run_dir / "server.log").write_text(servers.log_tail(50))
         if agent.changes_lost:  # the copy is incomplete: a diff of it would misstate the agent's work
@@ -78,22 +82,31 @@ def observe(
             diff, graded = _diff(workdir, base, inputs, problems, diff_limit)
     if graded:  # surrogateescape: a binary file the agent wrote comes back from git as undecodable bytes
         (run_dir / "diff.patch").write_text(diff, errors="surrogateescape")
-    return Observed(agent, events, gpu, before, after, problems, graded, trace_problem)
+    limits = [*agent.resources_exhausted, *([trace_limit] if trace_limit else [])]
+    cut_short = agent.killed_for_memory or trace_limit is not None
+    return Observed(agent, events, gpu, before, after, problems, graded, trace_problem, limits, cut_short)
 
 
-def _keep_trace(out_dir: Path, run_dir: Path, owner_uid: int | None) -> tuple[list[Event], str | None]:
+def keep_trace(
+    out_dir: Path, run_dir: Path, owner_uid: int | None, limit: int = TRACE_LIMIT
+) -> tuple[list[Event], str | None, str | None]:
     """The trace, read as a regular file of its writer only (never through a link, a FIFO or a device), kept in
-    run_dir; or no events and the reason."""
+    run_dir: (events, None, None); or no events and why: a problem of the trace, or the agent's letting it (or one
+    of its events) grow past the bench's cap, a limit it reached."""
     if not (out_dir / TRACE_FILE).exists() and not (out_dir / TRACE_FILE).is_symlink():
-        return [], None  # the agent never started: the runner says why
-    text, problem = read_trace_safely(out_dir / TRACE_FILE, owner_uid=owner_uid)
+        return [], None, None  # the agent never started: the runner says why
+    text, problem = read_trace_safely(out_dir / TRACE_FILE, limit, owner_uid=owner_uid)
+    if text is None and over_cap(out_dir / TRACE_FILE, limit):
+        return [], None, f"the agent's trace grew past the bench's cap ({problem})"
     if text is None:
-        return [], problem
+        return [], problem, None
     (run_dir / TRACE_FILE).write_text(text)
     try:
-        return load_trace(run_dir / TRACE_FILE), None
+        return load_trace(run_dir / TRACE_FILE), None, None
+    except EventTooLarge as e:
+        return [], None, f"the agent wrote an event past the bench's cap: {e}"
     except ResultsError as e:  # a damaged trace costs this run its figures, never the bench
-        return [], f"the event trace is damaged: {e}"
+        return [], f"the event trace is damaged: {e}", None
 
 
 def _diff(workdir: Path, base: str, inputs: RunInputs, problems: list[str], limit: int) -> tuple[str, bool]:

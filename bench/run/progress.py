@@ -5,12 +5,13 @@ The line follows the agent's trace as it is written: run i of N, fixture, preset
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 from pathlib import Path
 from typing import Any, TextIO
 
+from bench.measure.server_figures import FigureReader
+from bench.measure.trace import parse_event
 from bench.sandbox.trace_file import read_trace_safely
 
 
@@ -40,9 +41,11 @@ class TraceFollower(threading.Thread):
         complete = chunk[: chunk.rfind("\n") + 1]  # a half-written last line waits for the next poll
         self.offset += len(complete)
         for line in complete.splitlines():
+            event, _ = parse_event(line)
             try:
-                self.on_event(json.loads(line))
-            except (json.JSONDecodeError, KeyError, TypeError):
+                if event is not None:
+                    self.on_event(event)
+            except Exception:  # noqa: BLE001 - a live display line: an event it cannot show is skipped
                 continue
 
     def run(self) -> None:
@@ -74,9 +77,9 @@ class Progress:
     def on_event(self, event: dict[str, Any]) -> None:
         kind = event["event"]
         if kind == "response":
-            usage = event.get("usage") or {}
-            self.tokens += int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
-            fill = int(usage.get("total_tokens") or 0) / self.n_ctx if self.n_ctx else 0.0
+            figures = FigureReader(self.n_ctx or None, None).figures(event, "usage")  # nonsense shows as 0
+            self.tokens += int(figures.get("prompt_tokens", 0)) + int(figures.get("completion_tokens", 0))
+            fill = int(figures.get("total_tokens", 0)) / self.n_ctx if self.n_ctx else 0.0
             detail = f"step {event.get('step')} window {fill:.0%} tokens {self.tokens} ({event.get('finish_reason')})"
             self._show(f"{self.label}: {detail}")
         elif kind in ("cut", "clear", "stop"):

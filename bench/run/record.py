@@ -12,7 +12,7 @@ from bench.measure.tool_time import tools_seconds
 from bench.measure.trace import Event
 from bench.measure.trace_numbers import ReprocessedCheck, TraceNumbers
 from bench.results.row import ResultRow
-from bench.results.schema import INFRA_STOP_REASON
+from bench.results.schema import INFRA_STOP_REASON, RESOURCE_STOP_REASON
 from bench.run.plan import RunInputs
 from bench.score.grading import Score
 from bench.servers.pin import build_mismatch
@@ -32,6 +32,8 @@ class RunRecord:
     gpu: GpuReading | None = None
     score: Score | None = None
     infra_error: bool = False  # the run failed for a reason outside the agent
+    resource_exhausted: bool = False  # the agent's run used up a sandbox limit and was cut short by it
+    limits_reached: list[str] = field(default_factory=list)  # sandbox limits the run used up, cut short or not
     errors: list[str] = field(default_factory=list)
 
     def note(self, problem: str | None) -> None:
@@ -42,6 +44,8 @@ class RunRecord:
     def stop_reason(self) -> str | None:
         if self.infra_error:
             return INFRA_STOP_REASON
+        if self.resource_exhausted:
+            return RESOURCE_STOP_REASON
         return self.numbers.stop_reason if self.numbers else None
 
     def labels(self) -> list[str]:
@@ -52,6 +56,7 @@ class RunRecord:
             hidden_passed=score.hidden_passed if score else None,
             hidden_total=score.hidden_total if score else None,
             grading_tampered=bool(score and getattr(score, "grading_tampered", False)),
+            resource_exhausted=self.resource_exhausted or bool(self.limits_reached),
         )
         return failure_labels(self.events, outcome)
 

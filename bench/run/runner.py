@@ -8,7 +8,6 @@ removes what killed ones left (bench.run.instance).
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import signal
@@ -18,8 +17,8 @@ from pathlib import Path
 
 from agent.trace import agent_version
 from bench import ROOT
-from bench.config import BenchConfig, load_config, size_bytes
-from bench.errors import BenchError, ConfigError, ResultsError, ServerStartError
+from bench.config import BenchConfig, size_bytes
+from bench.errors import BenchError, ConfigError, ResultsError, SandboxError, ServerStartError
 from bench.logs import logging_to
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
 from bench.provenance import git_dirty, git_sha
@@ -32,7 +31,9 @@ from bench.run.observe import observe, write_run_json
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
 from bench.run.progress import Progress
 from bench.run.record import RunRecord
+from bench.score.graders import grader_for
 from bench.score.grading import score_run_dir
+from bench.servers.api import wait_idle
 from bench.servers.base import Endpoints, Servers
 from bench.servers.gpu_pin import watched_uuids
 from bench.servers.warmup import warm_up_servers
@@ -56,7 +57,6 @@ class Bench:
         plan = plan_runs(self.config)  # a wrong matrix or server setting is refused before anything is locked
         instance = BenchInstance(self.factory.ownership, self.factory.engine)
         fixtures = list({run.fixture.name: run.fixture for run in plan}.values())  # forced tool calls offer theirs
-        servers = self.factory.make_servers(self.out.parent / "runs" / "servers" / instance.names.instance, fixtures)
         lock = ResultsLock(self.out)
         lock.acquire()
         try:
@@ -64,9 +64,12 @@ class Bench:
                 for line in instance.start(self.out):
                     log.info("%s", line)
                 log.info("instance %s (its state: %s)", instance.names.instance, instance.ownership.state_file)
+                servers_dir = self.out.parent / "runs" / "servers" / instance.names.instance
+                servers = self.factory.make_servers(servers_dir, fixtures)
                 with instance.temp_files():
                     return self._run_instance(plan, servers)
         finally:
+            self.factory.sandboxes.close()
             instance.close()
             lock.release()
 
@@ -93,16 +96,22 @@ class Bench:
         done = completed_keys(existing)
         endpoints: Endpoints | None = None
         for index, planned in enumerate(plan, start=1):
-            # (Re)start at each new ctx, and after a server died in the previous run.
-            if endpoints is None or endpoints.ctx != planned.ctx or not servers.healthy():
+            # (Re)start at each new ctx, after a server or the forwarder died in the previous run, and when a slot
+            # is still busy (or the server stuck) a while after it: each run starts on idle servers.
+            stuck = wait_idle(endpoints.urls) if endpoints is not None else None
+            if endpoints is None or endpoints.ctx != planned.ctx or not self._reachable(servers) or stuck:
                 try:
-                    endpoints = servers.start(planned.ctx)
+                    started = servers.start(planned.ctx)
+                    self.factory.sandboxes.connect(started)  # the sandboxes' way to these servers
+                    endpoints = started
                     log.debug(
                         "servers up for ctx %d: flint %s, jeff %s", planned.ctx, endpoints.flint_url, endpoints.jeff_url
                     )
+                    if stuck := wait_idle(endpoints.urls):
+                        raise ServerStartError(f"the servers are not idle after a restart: {stuck}")
                     for line in warm_up_servers([endpoints.flint_url, endpoints.jeff_url] if endpoints.on_gpu else []):
                         log.info("%s", line)
-                except ServerStartError as e:
+                except (ServerStartError, SandboxError) as e:
                     if endpoints is None:  # nothing measured yet: the set-up is wrong, say so and stop
                         raise
                     self._record(self._infra(planned, endpoints, servers.build_pin, str(e)), progress)
@@ -151,17 +160,18 @@ class Bench:
     def _measure(
         self, record: RunRecord, servers: Servers, endpoints: Endpoints, run_dir: Path, progress: Progress
     ) -> None:
-        sandbox = self.factory.make_sandbox(endpoints, record.run_id)
+        sandbox = self.factory.sandboxes.sandbox(record.run_id)
         uuids = watched_uuids(self.config.gpu_device, self.choice[1])
         seen = observe(
             record.inputs, sandbox, servers, endpoints, run_dir, progress.on_event, self.config.gpu_sample_interval_s,
             uuids, size_bytes(self.config.diff_limit),
         )  # fmt: skip
         record.events, record.wall_s, record.gpu = seen.events, seen.agent.wall_s, seen.gpu
-        record.numbers = trace_numbers(seen.events)
+        record.numbers = trace_numbers(seen.events, endpoints.ctx, endpoints.jeff.n_ctx if endpoints.jeff else None)
         record.check = check_reprocessed(record.numbers, seen.counter_before, seen.counter_after)
-        for problem in seen.problems:
+        for problem in [*seen.problems, *record.numbers.problems, *seen.limits_reached]:
             record.note(problem)
+        record.limits_reached, record.resource_exhausted = seen.limits_reached, seen.cut_short_by_limit
         if seen.trace_problem:  # the trace cannot be trusted: nothing it says goes in the row
             record.note(seen.trace_problem)
             record.infra_error = True
@@ -171,7 +181,11 @@ class Bench:
             record.infra_error = True
         write_run_json(run_dir, record.inputs, {"run_id": record.run_id})
         if seen.graded:  # otherwise nothing to grade: the counts stay empty, not 0
-            record.score = score_run_dir(run_dir, sandbox.grader())
+            record.score = score_run_dir(run_dir, grader_for(self.factory.sandboxes.engine))
+
+    def _reachable(self, servers: Servers) -> bool:
+        """The servers answer, and so does the sandboxes' way to them (the forwarder, where there is one)."""
+        return servers.healthy() and self.factory.sandboxes.healthy()
 
     def _infra_problems(
         self, record: RunRecord, exit_code: int | None, timed_out: bool, infra_error: str | None, servers: Servers
@@ -184,7 +198,13 @@ class Bench:
             problems.append(f"the run was killed after run_timeout_s={self.config.run_timeout_s:.0f}")
         if not servers.healthy():
             problems.append(f"a llama-server died during the run; log tail: {servers.log_tail(5)!r}")
-        elif record.numbers is not None and record.numbers.stop_reason is None and not problems:
+        elif not self.factory.sandboxes.healthy():
+            problems.append("the forwarder between the sandboxes and the servers died or stopped answering")
+        elif (
+            record.numbers is not None
+            and record.numbers.stop_reason is None
+            and not (problems or record.resource_exhausted)
+        ):
             problems.append(f"the agent exited with status {exit_code} without a stop event: see agent.log")
         for problem in problems:
             record.note(problem)
@@ -213,17 +233,9 @@ def default_out() -> Path:
     return ROOT / "results" / f"{datetime.now():%Y%m%d-%H%M%S}-{sha}.csv"
 
 
-def command(args: argparse.Namespace) -> int:
-    """Exit 0 when every run was measured; 1 when some ended in infra_error (their rows say why)."""
-    config_path = Path(args.config)
-    if not config_path.exists() and args.config != "bench.yaml":
-        raise ConfigError(f"config file {args.config} not found")
-    overrides = {
-        "ctx": args.ctx, "presets": args.presets, "fixtures": args.fixtures, "reps": args.reps,
-        "max_steps": args.max_steps, "sandbox": args.sandbox, "servers": args.servers, "out": args.out,
-        "resume": args.resume or None, "flint_url": args.flint_url or None, "jeff_url": args.jeff_url or None,
-    }  # fmt: skip
-    config = load_config(config_path if config_path.exists() else None, overrides)
+def command(config: BenchConfig) -> int:
+    """`python -m bench run`: exit 0 when every run was measured; 1 when some ended in infra_error (their rows say
+    why)."""
     signal.signal(signal.SIGTERM, _interrupt)  # a CI timeout or `kill` stops servers and keeps rows, like Ctrl-C
     rows = Bench(config).run()
     failed = sum(row["stop_reason"] == INFRA_STOP_REASON for row in rows)

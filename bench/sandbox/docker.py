@@ -11,6 +11,9 @@ the model writes into the repository is ever imported by the agent.
 The repository is a size-limited tmpfs volume (bench.containers.repo_volume): the work copy goes in before the run
 and the files come back into it after, so the rest of the bench reads them where it always does. The container's
 output is kept up to a cap (bench.containers.engine.run_container).
+
+The docker kind (DockerSandboxes) owns the way to the servers (bench.sandbox.reach): the sandbox network, its
+firewall rule, and the forwarder to servers on this host, whose bridge gateway is where those servers listen.
 """
 
 from __future__ import annotations
@@ -22,29 +25,63 @@ from typing import Any
 
 from agent.command_user import ENV as COMMAND_USER_ENV
 from bench.config import BenchConfig, size_bytes
-from bench.containers.engine import SANDBOX_UID, run_container
+from bench.containers.engine import SANDBOX_UID, docker_client, run_container
+from bench.containers.forwarder import Forwarder
+from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
+from bench.containers.network import bridge_gateway
 from bench.containers.repo_volume import RepoVolume
 from bench.errors import SandboxError
-from bench.sandbox.base import AgentRun
-from bench.score.graders import DockerGrader, Grader
+from bench.sandbox.base import AgentRun, Engine, Reach
+from bench.sandbox.reach import reach_servers
 from bench.servers.base import Endpoints
+
+
+class DockerSandboxes:
+    """The docker kind: one container per run in the local Docker engine, reaching the servers it is connected to."""
+
+    kind = "docker"
+
+    def __init__(self, config: BenchConfig, names: BenchNames, *, docker: Any = None) -> None:
+        self.config = config
+        client = self._client(docker)
+        self.engine = Engine(self.kind, client, ensure_sandbox_image(client), names)
+        self.forwarder = Forwarder(client, self.engine.image, names, config.sampling)  # passes the run's sampling
+        self.reach: Reach | None = None
+
+    @staticmethod
+    def _client(docker: Any) -> Any:
+        return docker or docker_client()  # the bench's one client, when it already holds it
+
+    def server_host(self) -> str:
+        return bridge_gateway(self.engine.client, self.engine.names)
+
+    def connect(self, endpoints: Endpoints) -> None:
+        self.reach = reach_servers(self.engine, self.forwarder, endpoints)
+
+    def healthy(self) -> bool:
+        # Reaching compose's gates needs no forwarder; otherwise it must run and answer for both servers.
+        return self.forwarder.container is None or self.forwarder.healthy()
+
+    def sandbox(self, run_label: str) -> DockerSandbox:
+        if self.reach is None:
+            raise SandboxError("the sandboxes were not connected to servers (connect() first)")
+        return DockerSandbox(self.engine, self.reach, self.config, run_label)
+
+    def close(self) -> None:
+        self.forwarder.stop()
 
 
 class DockerSandbox:
     """One throwaway container per run, on a network that reaches only Flint and Jeff."""
 
-    def __init__(
-        self, client: Any, image: str, endpoints: Endpoints, config: BenchConfig, run_label: str, names: BenchNames
-    ) -> None:
-        if not endpoints.sandbox_network or not endpoints.flint_sandbox_url:
-            raise SandboxError("these servers are not reachable from containers; use --sandbox local")
-        self.client = client
-        self.image = image
-        self.endpoints = endpoints
+    def __init__(self, engine: Engine, reach: Reach, config: BenchConfig, run_label: str) -> None:
+        self.client = engine.client
+        self.image = engine.image
+        self.names = engine.names
+        self.reach = reach
         self.config = config
         self.run_label = run_label
-        self.names = names
 
     trace_owner: int | None = (
         0  # the uid the agent writes events.jsonl as, seen from this host (no user namespace remapping)
@@ -60,14 +97,14 @@ class DockerSandbox:
             "security_opt": ["no-new-privileges"],
             "read_only": True,  # only the repo copy, the trace folder and /tmp are writable
             "tmpfs": {"/tmp": "size=256m"},
+            **({"extra_hosts": dict(self.reach.hosts)} if self.reach.hosts else {}),
         }
 
     def run_agent(
         self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent_args: list[str]
     ) -> AgentRun:
-        jeff_url = self.endpoints.jeff_sandbox_url
-        jeff = ["--jeff", jeff_url] if jeff_url else ["--no-jeff"]
-        flint = ["--flint", str(self.endpoints.flint_sandbox_url)]
+        jeff = ["--jeff", self.reach.jeff_url] if self.reach.jeff_url else ["--no-jeff"]
+        flint = ["--flint", self.reach.flint_url]
         command = ["python3", "-m", "agent", "--repo", "/repo", "--task-file", f"/repo/{task_file}"]
         command += ["--events", "/out/events.jsonl", *flint, *jeff, *agent_args]
         repo = RepoVolume(self.client, self.image, self.names, size_bytes(self.config.sandbox_repo_size))
@@ -77,25 +114,37 @@ class DockerSandbox:
         environment = {"HOME": "/tmp", COMMAND_USER_ENV: f"{SANDBOX_UID}:{SANDBOX_UID}"}  # the volume's owner
         prepare_trace_folder(out_dir)
         start = time.monotonic()
+        state: dict[str, Any] = {}
         try:
             repo.create(workdir)
             start = time.monotonic()
             code, timed_out, logs = run_container(
-                self.client, self.config.run_timeout_s, image=self.image, command=command, volumes=volumes,
+                self.client, self.config.run_timeout_s, state=state, image=self.image, command=command, volumes=volumes,
                 user="0:0", working_dir="/opt/agentbench", environment=environment,
-                network=self.endpoints.sandbox_network,
-                labels={**self.names.labels("sandbox"), "agentbench.run": self.run_label}, **self._limits(),
+                network=self.reach.network, labels={**self.names.labels("sandbox"), "agentbench.run": self.run_label},
+                **self._limits(),
             )  # fmt: skip
             wall_s = time.monotonic() - start
+            exhausted = self._limits_reached(state, repo.full())
             lost = repo.read_back(workdir)
         except SandboxError as e:
             return AgentRun(None, False, time.monotonic() - start, "", infra_error=str(e))
         finally:
             repo.remove()
-        return AgentRun(code, timed_out, wall_s, logs, changes_lost=lost)
+        run = AgentRun(code, timed_out, wall_s, logs, changes_lost=lost, resources_exhausted=exhausted)
+        run.killed_for_memory = bool(state.get("OOMKilled")) and code == 137  # the agent itself, PID 1, was killed
+        return run
 
-    def grader(self) -> Grader:
-        return DockerGrader(self.client, self.image, labels=self.names.labels("grader"))
+    def _limits_reached(self, state: dict[str, Any], repo_full: bool) -> list[str]:
+        """The sandbox limits the run used up: what the model's commands (or the agent) exhausted."""
+        reached = []
+        if state.get("OOMKilled"):
+            reached.append(
+                f"a process in the sandbox was killed for memory (sandbox_memory={self.config.sandbox_memory})"
+            )
+        if repo_full:
+            reached.append(f"the repository filled up (sandbox_repo_size={self.config.sandbox_repo_size})")
+        return reached
 
 
 def prepare_trace_folder(out_dir: Path) -> None:

@@ -6,12 +6,43 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from bench import ROOT
+from bench.config import BenchConfig
+from bench.containers.names import BenchNames
+from bench.errors import SandboxError
 from bench.processes import run_to_end
 from bench.sandbox.base import AgentRun
-from bench.score.graders import Grader, LocalGrader
 from bench.servers.base import Endpoints
+
+
+class LocalSandboxes:
+    """The local kind: the agent as a subprocess here, talking to the servers' own URLs."""
+
+    kind = "local"
+    engine = None  # no container engine: grading runs here too
+
+    def __init__(self, config: BenchConfig, names: BenchNames | None = None, *, docker: Any = None) -> None:
+        self.timeout_s = config.run_timeout_s
+        self.endpoints: Endpoints | None = None
+
+    def server_host(self) -> str:
+        return "127.0.0.1"  # the agent runs here: servers need not listen anywhere else
+
+    def connect(self, endpoints: Endpoints) -> None:
+        self.endpoints = endpoints
+
+    def healthy(self) -> bool:
+        return True  # the agent talks to the servers' own URLs: nothing in between to fail
+
+    def sandbox(self, run_label: str) -> LocalSandbox:
+        if self.endpoints is None:
+            raise SandboxError("the sandboxes were not connected to servers (connect() first)")
+        return LocalSandbox(self.endpoints, self.timeout_s)
+
+    def close(self) -> None:
+        """Nothing of its own outlives a run."""
 
 
 class LocalSandbox:
@@ -35,6 +66,3 @@ class LocalSandbox:
         start = time.monotonic()
         code, timed_out, output = run_to_end(cmd, cwd=workdir, env=env, timeout_s=self.timeout_s)
         return AgentRun(code, timed_out, time.monotonic() - start, output)
-
-    def grader(self) -> Grader:
-        return LocalGrader()

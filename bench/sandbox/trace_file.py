@@ -8,11 +8,21 @@ size cap, and (when the sandbox says who wrote it) only if that user owns it.
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
-from bench.score.untrusted import read_untrusted
+from bench.untrusted import read_untrusted
 
 TRACE_LIMIT = 64 * 1024 * 1024  # bytes; a 30-step trace is a few hundred kB
+
+
+def over_cap(path: Path, max_bytes: int = TRACE_LIMIT) -> bool:
+    """Whether `path` is a regular file (not a link) larger than `max_bytes`: a trace the agent let grow too long."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size > max_bytes
 
 
 def read_trace_safely(

@@ -8,14 +8,17 @@ solution passes every test, adds tests of its own, and those pass too.
 from __future__ import annotations
 
 import argparse
+import ast
 import tempfile
 from pathlib import Path
 
 from bench.errors import FixtureError
 from bench.fixtures.fixture import Fixture, fixture_files, load_fixture, repo_root
 from bench.fixtures.workcopy import solution_diff
-from bench.score.graders import Grader, LocalGrader
-from bench.score.grading import BASE_ARGS, Score, clean_grading_copy, is_test_file, score_diff
+from bench.score.canaries import candidates
+from bench.score.graders import Grader, LocalGrader, run_pytest
+from bench.score.grading import Score, clean_grading_copy, is_test_file, score_diff
+from bench.score.sessions import BASE_ARGS
 
 
 def layout_problems(fx: Fixture) -> list[str]:
@@ -56,7 +59,24 @@ def check_fixture(name: str, root: Path | None = None) -> tuple[list[str], str]:
         f"{original.visible_total}; solution: hidden {solved.hidden_passed}/{fx.hidden_total}, visible "
         f"{solved.visible_passed}/{solved.visible_total}, {solved.tests_added} tests added"
     )
+    untwinned = untwinned_tests(fx)
+    if untwinned:
+        summary += f"; no canary can twin {', '.join(untwinned)} (no top-level == assertion against a literal)"
     return problems, summary
+
+
+def untwinned_tests(fx: Fixture) -> list[str]:
+    """Hidden tests of a library-style fixture that no mutant canary can be made of (bench/score/canaries.py): a
+    plugin that makes failing tests pass would meet no twin of theirs."""
+    if fx.grading == "program":
+        return []  # their process runs none of the agent's code: nothing to twin
+    found = []
+    for path in fx.hidden_test_files:
+        tree = ast.parse(path.read_text())
+        twinned = {c.function.name for c in candidates(tree)}
+        tests = [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
+        found += [f"{path.name}::{name}" for name in tests if name not in twinned]
+    return found
 
 
 def _solution_tests_problems(fx: Fixture, solved_copy: Path, grader: Grader) -> list[str]:
@@ -66,7 +86,7 @@ def _solution_tests_problems(fx: Fixture, solved_copy: Path, grader: Grader) -> 
     if not tests:
         return []
     clean_grading_copy(fx, solved_copy)
-    run = grader.run_pytest(solved_copy, [*BASE_ARGS, "-q", *tests], 300)
+    run = run_pytest(grader, solved_copy, [*BASE_ARGS, "--rootdir=.", "-q", *tests], 300)
     if run.exit_code == 0:
         return []
     tail = run.output.strip().splitlines()[-1:] or ["no output"]

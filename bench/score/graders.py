@@ -1,50 +1,38 @@
 """Where grading pytest runs: a locked-down container (docker), or a subprocess here (local).
 
-Both start pytest the same way: `python -I -B -c BOOTSTRAP IMPORT_DIR ARGS...`, i.e. `python -m pytest ARGS` with
-the bench's own plugin folder (IMPORT_DIR, relative to the copy; "" for none) first on sys.path, since -I keeps
-PYTHONPATH and the copy itself off it. The junit XML named by `--junitxml=` comes back in PytestRun.junit_xml.
+Both start the grading supervisor (bench/score/supervisor.py) as `python -I -B -c SOURCE`, with the sessions to
+run in its environment (GRADING_SPEC), never on its command line or on disk: the hidden tests travel there, so
+no file the tests' code could read holds them before pytest has imported them. The supervisor copies the prepared
+folder afresh for each session, writes the session's files into the copy, runs pytest and prints one report after a
+marker line; every session's output, witness records and junit XML come back in it.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import secrets
+import shutil
 import sys
-from dataclasses import dataclass
+import tempfile
+import zlib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from bench.containers.engine import LABEL, choose_sandbox, docker_client, owner_for_container, run_container
+from bench import ROOT
+from bench.containers.engine import LABEL, owner_for_container, run_container
+from bench.errors import ScoringError
 from bench.processes import run_to_end
-from bench.score.untrusted import read_untrusted
+from bench.sandbox.base import Engine
 
-BOOTSTRAP = (
-    "import os, sys\n"
-    "folder = sys.argv.pop(1)\n"
-    "if folder:\n"
-    "    sys.path.insert(0, os.path.abspath(folder))\n"
-    "import pytest\n"
-    "sys.exit(pytest.main(sys.argv[1:]))\n"
-)
-JUNIT_LIMIT = 8 * 1024 * 1024  # bytes of junit XML read back; a report this large is not one pytest wrote for us
-# The grading container's output is kept up to this: its last half holds the marker line and the report whole.
-GRADER_OUTPUT_LIMIT = 2 * (JUNIT_LIMIT + 1024 * 1024)
-
-# The grading container runs the agent's code: it gets no more than the agent's own sandbox, and less.
-# /src is the prepared copy (read-only); the script copies it into /grade, a size-limited tmpfs, runs pytest there,
-# kills whatever the tests left running, then prints a marker line with pytest's status and the junit XML, so the
-# report comes back through the container's output and nothing the tests did can outlive or follow it.
-GRADE_SCRIPT = r"""
-junit=$1; mark=$2; shift 2
-cp -R /src/. /grade/ || exit 90
-cd /grade || exit 90
-python3 -I -B -c "$BOOTSTRAP" "$@"
-status=$?
-kill -9 -1 2>/dev/null
-printf '\n%s %s\n' "$mark" "$status"
-if [ -n "$junit" ] && [ -f "$junit" ] && [ ! -L "$junit" ]; then head -c "$LIMIT" "$junit"; fi
-exit "$status"
-"""
+SUPERVISOR_SOURCE = (ROOT / "bench" / "score" / "supervisor.py").read_text()
+SPEC_VARIABLE = "BENCH_GRADING_SPEC"
+SPEC_CHUNK = 100_000  # characters per environment variable (Linux takes up to 128 KiB each)
+SPEC_LIMIT = 1_500_000  # characters in all, well within the 2 MiB the kernel allows a process's arguments
+# The whole report: junit XML, witness records and output of each session, JSON-escaped.
+REPORT_LIMIT = 96 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -52,8 +40,24 @@ class GraderLimits:
     memory: str = "2g"
     cpus: float = 1.0
     pids: int = 256
-    work_dir_size: str = "512m"  # the tmpfs the copy is graded in
+    work_dir_size: str = "512m"  # the tmpfs the sessions' copies are made in
     tmp_size: str = "256m"
+
+
+@dataclass(frozen=True)
+class Session:
+    """One pytest session: its arguments, the files written into its copy first, and how its sys.path is made."""
+
+    args: list[str]
+    files: dict[str, str] = field(default_factory=dict)  # path in the copy -> text, replacing whatever is there
+    repository: str = "."  # put last on sys.path ("." the copy); "" keeps the copy off it (program-style tests)
+    plugins: str = ""  # put first on sys.path: the folder of the bench's witness plugin
+    junit: str = ""  # the junit XML to read back, relative to the copy
+    hide: str = ""  # a folder the witness deletes once the tests are imported
+
+    def as_spec(self) -> dict[str, Any]:
+        return {"args": self.args, "files": self.files, "repository": self.repository, "plugins": self.plugins,
+                "junit": self.junit, "hide": self.hide}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -62,10 +66,12 @@ class PytestRun:
     output: str
     timed_out: bool
     junit_xml: str | None = None
+    witness: str = ""  # the witness plugin's records, one JSON line each
+    witness_problem: str | None = None  # what the supervisor saw wrong on the witness's channel
 
 
 class Grader(Protocol):
-    def run_pytest(self, workdir: Path, args: list[str], timeout_s: float, *, import_dir: str = "") -> PytestRun: ...
+    def run_sessions(self, workdir: Path, sessions: list[Session], timeout_s: float) -> list[PytestRun]: ...
 
 
 def junit_path(args: list[str]) -> str:
@@ -73,9 +79,52 @@ def junit_path(args: list[str]) -> str:
     return next((arg.split("=", 1)[1] for arg in args if arg.startswith("--junitxml=")), "")
 
 
+def run_pytest(grader: Grader, workdir: Path, args: list[str], timeout_s: float, plugins: str = "") -> PytestRun:
+    """One plain pytest session with the copy last on sys.path (solution tests, probes)."""
+    return grader.run_sessions(workdir, [Session(args, plugins=plugins, junit=junit_path(args))], timeout_s)[0]
+
+
+def spec_environment(spec: dict[str, Any]) -> dict[str, str]:
+    """The spec as environment variables: compressed, in chunks that fit the kernel's limit on each."""
+    packed = base64.b64encode(zlib.compress(json.dumps(spec).encode(), 9)).decode()
+    if len(packed) > SPEC_LIMIT:
+        raise ScoringError(f"the grading sessions' files come to {len(packed)} characters packed, over {SPEC_LIMIT}")
+    chunks = [packed[i : i + SPEC_CHUNK] for i in range(0, len(packed), SPEC_CHUNK)]
+    return {f"{SPEC_VARIABLE}_{i}": chunk for i, chunk in enumerate(chunks)}
+
+
+def read_report(output: str, marker: str, sessions: int, timed_out: bool) -> list[PytestRun]:
+    """The supervisor's report after its marker line; runs that say why not when there is none."""
+    _, marked, report = output.rpartition(f"\n{marker}\n")
+    try:
+        runs = json.loads(report)["runs"] if marked else None
+    except (ValueError, KeyError, TypeError):
+        runs = None
+    if not isinstance(runs, list) or len(runs) != sessions:
+        why = output[-2000:] if output.strip() else "no output"
+        return [PytestRun(None, f"the grading supervisor gave no report: {why}", timed_out) for _ in range(sessions)]
+    return [
+        PytestRun(
+            exit_code=run.get("exit_code"),
+            output=str(run.get("output", "")),
+            timed_out=bool(run.get("timed_out")),
+            junit_xml=run.get("junit"),
+            witness=str(run.get("witness", "")),
+            witness_problem=run.get("witness_problem"),
+        )  # fmt: skip
+        for run in runs
+    ]
+
+
+def _spec(sessions: list[Session], source: str, scratch: str, timeout_s: float, kill_all: bool) -> dict[str, Any]:
+    marker = f"bench-grading-report-{secrets.token_hex(8)}"
+    return {"marker": marker, "source": source, "scratch": scratch, "timeout_s": timeout_s, "kill_all": kill_all,
+            "runs": [s.as_spec() for s in sessions]}  # fmt: skip
+
+
 class DockerGrader:
     """pytest in a fresh container: no network, non-root, no new privileges, no capabilities, read-only root, the
-    copy in a size-limited tmpfs, and CPU, memory and process limits."""
+    copies in a size-limited tmpfs, and CPU, memory and process limits. The supervisor is its PID 1."""
 
     def __init__(
         self, client: Any, image: str, limits: GraderLimits | None = None, labels: dict[str, str] | None = None
@@ -85,57 +134,61 @@ class DockerGrader:
         self.limits = limits or GraderLimits()
         self.labels = labels or {LABEL: "grader"}  # a bench's grader also carries its owner label
 
-    def run_pytest(self, workdir: Path, args: list[str], timeout_s: float, *, import_dir: str = "") -> PytestRun:
-        mark = f"bench-grading-done-{secrets.token_hex(8)}"
-        junit = junit_path(args)
+    def run_sessions(self, workdir: Path, sessions: list[Session], timeout_s: float) -> list[PytestRun]:
+        spec = _spec(sessions, "/src", "/grade", timeout_s, kill_all=True)
         user = owner_for_container(workdir)
         uid, gid = user.split(":")
         limits = self.limits
         code, timed_out, logs = run_container(
-            self.client, timeout_s, GRADER_OUTPUT_LIMIT, image=self.image, user=user, working_dir="/",
-            command=["sh", "-c", GRADE_SCRIPT, "grade", junit, mark, import_dir, *args],
+            self.client, timeout_s + 30, REPORT_LIMIT, image=self.image, user=user, working_dir="/",
+            command=["python3", "-I", "-B", "-c", SUPERVISOR_SOURCE],
             volumes={str(workdir): {"bind": "/src", "mode": "ro"}},
             tmpfs={
                 "/grade": f"size={limits.work_dir_size},mode=0700,uid={uid},gid={gid},exec",
                 "/tmp": f"size={limits.tmp_size},mode=1777",
             },
-            environment={
-                "HOME": "/tmp", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "BOOTSTRAP": BOOTSTRAP,
-                "LIMIT": str(JUNIT_LIMIT),
-            },
+            environment={"HOME": "/tmp", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **spec_environment(spec)},
             network_mode="none", labels=self.labels, read_only=True, cap_drop=["ALL"],
             security_opt=["no-new-privileges"], mem_limit=limits.memory, memswap_limit=limits.memory,
             nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
         )  # fmt: skip
-        output, marked, report = logs.rpartition(f"\n{mark} ")
-        if not marked:  # the script never got past pytest (killed at the timeout, or the copy failed)
-            return PytestRun(exit_code=code, output=logs, timed_out=timed_out)
-        junit_xml = report.partition("\n")[2]
-        return PytestRun(exit_code=code, output=output, timed_out=timed_out, junit_xml=junit_xml if junit else None)
+        return read_report(logs, spec["marker"], len(sessions), timed_out)
 
 
 class LocalGrader:
     """pytest in a subprocess on this machine. It shuts out planted configuration, not hostile code: use Docker."""
 
-    def run_pytest(self, workdir: Path, args: list[str], timeout_s: float, *, import_dir: str = "") -> PytestRun:
-        # -I: no PYTHON* variables, no user site, and the copy stays off sys.path at start-up. Since -I also
-        # ignores PYTHONDONTWRITEBYTECODE, -B is what keeps .pyc files out of the copy.
-        command = [sys.executable, "-I", "-B", "-c", BOOTSTRAP, import_dir, *args]
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHON"))}
-        env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONDONTWRITEBYTECODE="1")
-        code, timed_out, output = run_to_end(command, cwd=workdir, env=env, timeout_s=timeout_s)
-        junit = junit_path(args)
-        junit_xml = (
-            read_untrusted(workdir / junit, JUNIT_LIMIT, trusted=workdir)[0] if junit and not timed_out else None
-        )
-        return PytestRun(exit_code=code, output=output, timed_out=timed_out, junit_xml=junit_xml)
+    def run_sessions(self, workdir: Path, sessions: list[Session], timeout_s: float) -> list[PytestRun]:
+        scratch = Path(tempfile.mkdtemp(prefix="bench-sessions-"))
+        try:
+            spec = _spec(sessions, str(workdir), str(scratch), timeout_s, kill_all=False)
+            # -I: no PYTHON* variables, no user site, and no folder of ours on sys.path at start-up; -B: no .pyc.
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHON", "BENCH_"))}
+            env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", **spec_environment(spec))
+            command = [sys.executable, "-I", "-B", "-c", SUPERVISOR_SOURCE]
+            _, timed_out, output = run_to_end(
+                command, cwd=scratch, env=env, timeout_s=timeout_s + 30, output_limit=REPORT_LIMIT
+            )
+            return read_report(output, spec["marker"], len(sessions), timed_out)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def grader_for(engine: Engine | None) -> Grader:
+    """A grader as strong as the sandbox: a fresh container in the sandboxes' engine, no network; or local."""
+    if engine is None:
+        return LocalGrader()
+    return DockerGrader(engine.client, engine.image, labels=engine.names.labels("grader"))
 
 
 def make_grader(requested: str) -> Grader:
-    """A grader as strong as the sandbox: docker (a fresh container, no network) or local; `auto` as bench run."""
-    if choose_sandbox(requested).kind == "docker":
-        from bench.containers.images import ensure_sandbox_image  # Docker modules load only when Docker is used
+    """`bench score --sandbox KIND`: the grader of that sandbox kind (`auto` as bench run chooses it)."""
+    from bench.config import BenchConfig
+    from bench.containers.engine import docker_or_none
+    from bench.containers.names import BenchNames
+    from bench.ownership import new_instance_id
+    from bench.sandbox.kinds import choose_sandbox, make_sandboxes  # sandbox kinds load only when one is used
 
-        client = docker_client()
-        return DockerGrader(client, ensure_sandbox_image(client))
-    return LocalGrader()
+    docker = docker_or_none() if requested in ("auto", "docker") else None
+    kind = choose_sandbox(requested, docker).kind
+    return grader_for(make_sandboxes(kind, BenchConfig(), BenchNames(new_instance_id()), docker=docker).engine)

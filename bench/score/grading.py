@@ -1,12 +1,15 @@
-"""Grading a run: the agent's diff on a clean copy, hidden tests copied in last, pytest with nothing the agent planted.
+"""Grading a run: the agent's diff on a clean copy, pytest sessions with nothing the agent planted, results that
+the code under test cannot fake unseen.
 
 Grading never happens in the agent's copy. A fresh copy of the fixture gets the diff; visible tests the agent
 touched are put back; conftest.py, sitecustomize.py, new __init__.py files where pytest would import them as the
-tests' package, and symlinks leading outside are deleted; only then do the hidden tests arrive, overwriting any file
-of the same name, together with the bench's canary tests and witness (bench.score.tamper). pytest runs under
-`python -I`, with our own ini file (`-c`), `--noconftest` and no plugin autoloading, and writes junit XML that we
-read test by test. A run whose canaries or witness say the report was tampered with scores nothing: its counts
-stay empty and `grading_tampered` is set.
+tests' package, and symlinks leading outside are deleted. The hidden tests never enter this copy: they travel to
+the grader with the sessions (bench.score.sessions), are written into each session's own copy, over any file of the
+same name, with the bench's canaries and witness (bench.score.tamper). pytest runs under `python -I`, with our own
+ini file (`-c`), `--noconftest`, `--import-mode=append` and no plugin autoloading, under a supervisor the tests
+cannot reach (bench.score.supervisor), and writes junit XML that we read test by test. A run whose canaries,
+witness or module resolution say the report was tampered with scores nothing: its counts stay empty and
+`grading_tampered` is set.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import json
 import os
 import shutil
 import tempfile
-import xml.etree.ElementTree as ElementTree
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -25,18 +27,13 @@ from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import make_work_copy, run_git
 from bench.results.row import ResultRow
 from bench.score.graders import Grader, make_grader
-from bench.score.junit import count, parse_junit
-from bench.score.tamper import WITNESS_MODULE, new_canaries, read_witness, tampering
+from bench.score.junit import count
+from bench.score.sessions import GRADING_DIR, INI_FILE, INI_TEXT, judge, plan_sessions, shadowing
 from bench.score.tests_added import count_tests_added, is_test_file
 
-GRADING_DIR = ".bench-grading"  # ours, recreated after the diff is applied, so the agent cannot pre-fill it
-INI_FILE = f"{GRADING_DIR}/pytest.ini"
-JUNIT_FILE = f"{GRADING_DIR}/junit.xml"
-# pythonpath is relative to the ini file: the repository root goes on sys.path, as with `python -m pytest`.
-INI_TEXT = "[pytest]\npythonpath = ..\n"
 PLANTED_NAMES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py"})
 PACKAGE_FILE = "__init__.py"  # a new one in a test folder is run by pytest before any test: planted too
-BASE_ARGS = ["-c", INI_FILE, "--rootdir=.", "-p", "no:cacheprovider", "--noconftest"]
+JUNIT_NAMES = ("junit.xml", "junit-visible.xml")  # the run folder's copies of each session's report, in order
 
 
 @dataclass
@@ -53,7 +50,7 @@ class Score:
     outcomes: dict[str, str] = field(default_factory=dict)  # test id -> passed / failed / error / skipped
     error: str | None = None
     grading_tampered: bool = False  # the canaries or the witness caught the agent's code rewriting the results
-    junit_xml: str | None = field(default=None, repr=False)
+    junit_reports: dict[str, str] = field(default_factory=dict, repr=False)  # file name -> a session's junit XML
 
     def note(self, problem: str) -> None:
         self.error = f"{self.error}; {problem}" if self.error else problem
@@ -66,7 +63,7 @@ class Score:
 
     def as_json(self) -> dict[str, object]:
         data = asdict(self)
-        data.pop("junit_xml")
+        data.pop("junit_reports")
         return data
 
 
@@ -164,35 +161,34 @@ def apply_agent_diff(fx: Fixture, diff: str, copy: Path, base: str, score: Score
 
 
 def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, score: Score) -> None:
-    """Hidden and visible tests in one pytest run, with the bench's canaries and witness; fills the counts and
-    outcomes from its junit XML, or voids them when the run was tampered with."""
+    """The grading sessions (hidden and visible tests, with the bench's canaries and witness); fills the counts and
+    outcomes from their junit XML, or voids them all when any session was tampered with."""
     hidden = [p.name for p in fx.hidden_test_files]
-    for test_file in fx.hidden_test_files:
-        _put(test_file, copy / test_file.name)
-    canaries = new_canaries(copy, hidden, GRADING_DIR)
-    tests = [*hidden, *fx.visible_tests, canaries.file]
-    args = [*BASE_ARGS, "-p", WITNESS_MODULE, "--continue-on-collection-errors", f"--junitxml={JUNIT_FILE}", "-q"]
-    run = grader.run_pytest(copy, [*args, *tests], timeout_s, import_dir=GRADING_DIR)
-    if run.timed_out or run.junit_xml is None:
-        why = f"timed out after {timeout_s:g}s" if run.timed_out else f"wrote no junit XML: {run.output.strip()[-300:]}"
-        score.note(f"grading pytest {why}")
-        return
-    score.junit_xml = run.junit_xml
-    problem: str | None
-    try:
-        outcomes = parse_junit(score.junit_xml, tests)
-    except ElementTree.ParseError as e:
-        outcomes, problem = {}, f"its junit XML does not parse ({e})"
-    else:
-        problem = tampering(outcomes, canaries, hidden, read_witness(run.output, canaries.prefix), run.exit_code)
-    if problem:
+    ambiguous, shadows = shadowing(copy)
+    if shadows:
+        score.note(f"files named like standard or pytest modules, never imported in grading: {', '.join(shadows)}")
+    if ambiguous:
         score.grading_tampered = True
-        score.note(f"grading tampered: {problem}; the hidden and visible counts are void")
+        score.note(f"grading tampered: {ambiguous}; the hidden and visible counts are void")
         return
-    ours = set(canaries.expected(hidden))
-    score.outcomes = {test_id: outcome for test_id, outcome in outcomes.items() if test_id not in ours}
-    score.hidden_passed, hidden_seen, hidden_broken = count(score.outcomes, hidden)
-    score.visible_passed, score.visible_total, visible_broken = count(score.outcomes, fx.visible_tests)
+    planned = plan_sessions(fx, copy)
+    runs = grader.run_sessions(copy, [p.session for p in planned], timeout_s)
+    outcomes: dict[str, str] = {}
+    for name, plan, run in zip(JUNIT_NAMES, planned, runs, strict=False):
+        if run.junit_xml is not None:
+            score.junit_reports[name] = run.junit_xml
+        judged = judge(plan, run, timeout_s)
+        if judged.tampered:
+            score.grading_tampered = True
+            score.note(f"grading tampered: {judged.tampered}; the hidden and visible counts are void")
+            return
+        if judged.outcomes is None:
+            score.note(judged.problem or "a grading session gave no report")
+            return
+        outcomes.update(judged.outcomes)
+    score.outcomes = outcomes
+    score.hidden_passed, hidden_seen, hidden_broken = count(outcomes, hidden)
+    score.visible_passed, score.visible_total, visible_broken = count(outcomes, fx.visible_tests)
     if hidden_broken or visible_broken:
         score.note(f"test files that failed to collect: {', '.join(hidden_broken + visible_broken)}")
     if hidden_seen != fx.hidden_total:
@@ -230,9 +226,10 @@ def score_run_dir(run_dir: Path, grader: Grader, root: Path | None = None) -> Sc
     fx = load_fixture(fixture_name, root)
     with tempfile.TemporaryDirectory(prefix="bench-score-") as tmp:
         score = score_diff(fx, diff, grader, Path(tmp))
-    (run_dir / "junit.xml").unlink(missing_ok=True)  # a report from an earlier grading must not stand for this one
-    if score.junit_xml is not None:
-        (run_dir / "junit.xml").write_text(score.junit_xml, encoding="utf-8")
+    for name in JUNIT_NAMES:  # a report from an earlier grading must not stand for this one
+        (run_dir / name).unlink(missing_ok=True)
+    for name, xml in score.junit_reports.items():
+        (run_dir / name).write_text(xml, encoding="utf-8")
     (run_dir / "score.json").write_text(json.dumps(score.as_json(), indent=2) + "\n", encoding="utf-8")
     return score
 

@@ -1,9 +1,9 @@
 """How many test functions the agent added: read from the source (ast), never by running the agent's code.
 
-A test counts when it is a `test*` function (at module level or in a `Test*` class) in a new or changed test file
-that is a real file (not a symlink), that the file did not have at start, and whose arguments and body differ from
-every test the fixture had and every test already counted: copies of visible tests, renamed or not, star imports
-of them, and symlinks to them add nothing. Parametrized cases count once, as one function.
+A test counts when it is a `test*` function (at module level, in a `Test*` class or in a unittest TestCase) in a new
+or changed test file that is a real file (not a symlink), that the file did not have at start, and whose arguments
+and body differ from every test the fixture had and every test already counted: copies of visible tests, renamed
+or not, star imports of them, and symlinks to them add nothing. Parametrized cases count once, as one function.
 """
 
 from __future__ import annotations
@@ -25,8 +25,13 @@ def _tests_in(tree: ast.AST, prefix: str = "") -> Iterator[tuple[str, ast.Functi
     for node in getattr(tree, "body", []):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             yield prefix + node.name, node
-        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+        elif isinstance(node, ast.ClassDef) and (node.name.startswith("Test") or _is_test_case(node)):
             yield from _tests_in(node, f"{prefix}{node.name}::")
+
+
+def _is_test_case(node: ast.ClassDef) -> bool:
+    """A unittest.TestCase subclass, which pytest collects whatever its name (exercism's `LeapTest`)."""
+    return any(getattr(base, "attr", getattr(base, "id", "")) == "TestCase" for base in node.bases)
 
 
 def _shape(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str:

@@ -1,4 +1,4 @@
-"""llama-server's HTTP API as the bench uses it: /props, /health, /metrics and the slot-erase action.
+"""llama-server's HTTP API as the bench uses it: /props, /health, /metrics, /slots and the slot-erase action.
 
 All of it goes through one httpx client with explicit timeouts: a server that stops answering costs seconds, never
 a hung bench. (The agent keeps its own standard-library client: it runs in a bare python3 container.)
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -27,37 +28,42 @@ def _url(base_url: str, path: str) -> str:
     return base_url.rstrip("/") + path
 
 
-def read_props(base_url: str) -> Props:
-    """What /props says (window, model, build), parsed the way the agent parses it; ServerStartError otherwise."""
+@dataclass(frozen=True)
+class ServerInfo:
+    """One reading of /props: what the agent reads there too, and the file the server loaded."""
+
+    props: Props
+    model_path: Path | None  # /props model_path: with -hf, the fetched file in the cache, whatever its alias
+
+
+def server_info(base_url: str) -> ServerInfo:
+    """What /props says (window, model, build, model file), parsed the way the agent parses it; ServerStartError
+    otherwise."""
     url = _url(base_url, "/props")
     try:
         response = _client.get(url)
         response.raise_for_status()
-        return props_from(response.json(), url)
+        document = response.json()
+        props = props_from(document, url)
     except (httpx.HTTPError, ValueError, SetupError) as e:
         raise ServerStartError(f"{base_url} does not answer as a llama-server: {e}") from e
+    path = document.get("model_path")
+    return ServerInfo(props, Path(path) if isinstance(path, str) and path else None)
 
 
-def model_path(base_url: str) -> Path:
-    """The file the server loaded (/props model_path): with -hf, the fetched file in the cache, whatever its alias."""
-    url = _url(base_url, "/props")
-    try:
-        response = _client.get(url)
-        response.raise_for_status()
-        return Path(str(response.json()["model_path"]))
-    except (httpx.HTTPError, ValueError, KeyError, TypeError) as e:
-        raise ServerStartError(f"{url} names no model_path ({e}): is this a llama-server?") from e
+def read_props(base_url: str) -> Props:
+    return server_info(base_url).props
 
 
-def check_ctx(base_url: str, ctx: int, who: str) -> Props:
+def check_ctx(base_url: str, ctx: int, who: str) -> ServerInfo:
     """/props of a server that must serve exactly `ctx` tokens per slot (the bench measures at that size)."""
-    props = read_props(base_url)
-    if props.n_ctx != ctx:
+    info = server_info(base_url)
+    if info.props.n_ctx != ctx:
         raise ServerStartError(
-            f"{who} at {base_url} serves n_ctx={props.n_ctx}, not the requested {ctx}: "
+            f"{who} at {base_url} serves n_ctx={info.props.n_ctx}, not the requested {ctx}: "
             "check -c/-np and the model's training context"
         )
-    return props
+    return info
 
 
 def wait_healthy(
@@ -93,6 +99,33 @@ def is_healthy(base_url: str) -> bool:
         return _client.get(_url(base_url, "/health"), timeout=2.0).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def busy_slot(base_url: str) -> str | None:
+    """Why the server is not idle (a slot still processing, or /slots unanswered: stuck), or None when it is idle
+    or cannot tell (a server started with --no-slots)."""
+    try:
+        response = _client.get(_url(base_url, "/slots"), timeout=5.0)
+    except httpx.HTTPError as e:
+        return f"{base_url}/slots did not answer ({type(e).__name__}): the server is stuck"
+    if response.status_code in (404, 501):
+        return None
+    try:
+        slots = response.json()
+        processing = [slot.get("id") for slot in slots if slot.get("is_processing")]
+    except (ValueError, TypeError, AttributeError):
+        return f"{base_url}/slots answered no list of slots"
+    return f"slot {processing[0]} of {base_url} is still processing a request" if processing else None
+
+
+def wait_idle(urls: list[str], timeout_s: float = 30.0) -> str | None:
+    """Wait until no slot of these servers is processing; why not, when `timeout_s` passes first."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        problem = next((p for url in urls if (p := busy_slot(url))), None)
+        if problem is None or time.monotonic() >= deadline:
+            return problem
+        time.sleep(0.5)
 
 
 def parse_metrics(text: str) -> dict[str, float]:

@@ -1,7 +1,9 @@
 """What every kind of server set (embedded, compose, external) answers with, and the protocol they share.
 
-Each kind starts at a context size and answers with Endpoints: the URLs the bench uses, the URLs a docker sandbox
-uses (on the internal sandbox network), what each server reports about itself, and how to find its processes.
+Each kind starts at a context size and answers with Endpoints: where the servers answer on this host, what each
+reports about itself, and how to find its processes. Servers know nothing of sandboxes: a sandbox kind makes its
+own way to these URLs (bench.sandbox.reach); compose servers also name the gates they keep on a network of their
+own, which a sandbox of the same engine may join.
 """
 
 from __future__ import annotations
@@ -14,7 +16,18 @@ from typing import Protocol
 
 from agent.server import Props
 from bench.measure.roles import ContainerMatcher, PidMatcher, ProcessMatcher
-from bench.servers.api import check_ctx
+from bench.servers.api import ServerInfo, check_ctx
+
+
+@dataclass(frozen=True)
+class Gates:
+    """Where containers on the servers' own network reach them: compose.yaml's gates, `flint` and `jeff` on its
+    sandbox network, which pass on only what the agent needs (docker/forward.py)."""
+
+    engine: str  # the container engine whose network it is ("docker": compose runs under Docker)
+    network: str
+    flint_url: str
+    jeff_url: str | None
 
 
 @dataclass(frozen=True)
@@ -28,9 +41,7 @@ class Endpoints:
     jeff_url: str | None = None
     jeff: Props | None = None
     jeff_model_path: Path | None = None
-    sandbox_network: str | None = None  # docker network sandboxes join; None: no docker sandbox possible
-    flint_sandbox_url: str | None = None
-    jeff_sandbox_url: str | None = None
+    gates: Gates | None = None  # compose: the servers' own gates on a container network
     server_pids: Mapping[str, int] = field(default_factory=dict)  # host processes (embedded)
     server_containers: Mapping[str, str] = field(default_factory=dict)  # container ids (compose)
     flint_serving: str = "native"  # how Flint is served: native | forced_tools (bench/servers/forced_tools.py)
@@ -47,6 +58,11 @@ class Endpoints:
         return self.jeff_model_path.name if self.jeff_model_path else Path(self.jeff.model).name
 
     @property
+    def urls(self) -> list[str]:
+        """The servers' URLs as the bench reaches them."""
+        return [url for url in (self.flint_url, self.jeff_url) if url]
+
+    @property
     def server_build(self) -> str:
         return self.flint.build
 
@@ -57,7 +73,9 @@ class Endpoints:
         return PidMatcher(self.server_pids)
 
 
-def check_windows(flint_url: str, ctx: int, jeff_url: str | None, jeff_ctx: int) -> tuple[Props, Props | None]:
+def check_windows(
+    flint_url: str, ctx: int, jeff_url: str | None, jeff_ctx: int
+) -> tuple[ServerInfo, ServerInfo | None]:
     """Both servers' /props, after checking each serves the window it must (ServerStartError names the one off)."""
     flint = check_ctx(flint_url, ctx, "Flint")
     jeff = check_ctx(jeff_url, jeff_ctx, "Jeff (set jeff_ctx to its window)") if jeff_url else None

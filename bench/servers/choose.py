@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.config import Choice
 from bench.errors import PrerequisiteError
 from bench.measure.nvml import gpu_names
 from bench.servers.binaries import find_llama_server, llama_env
@@ -120,8 +121,17 @@ def where_servers_run(host: HostGpu) -> tuple[str, str]:
     return "embedded", "no NVIDIA GPU: host llama-server on the CPU"
 
 
+def choose_servers(requested: str, host: HostGpu) -> Choice:
+    """What `servers: auto` runs, and why; another setting is taken as asked."""
+    if requested != "auto":
+        return Choice(requested, "asked for")
+    kind, reason = where_servers_run(host)
+    return Choice(kind, reason)
+
+
 def probe_host(docker_client: Any = None) -> HostGpu:
-    """Look at this host: NVML, the Docker engine and its runtimes, and the installed llama-server."""
+    """Look at this host, once per bench: NVML, the Docker engine (the client the bench already holds, or None) and
+    its runtimes, and the installed llama-server."""
     info: dict[str, Any] | None = None
     if docker_client is not None:
         try:

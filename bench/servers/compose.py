@@ -11,16 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from bench import ROOT
-from bench.config import BenchConfig, Choice
-from bench.containers.engine import docker_client
+from bench.config import BenchConfig
 from bench.containers.names import BenchNames
-from bench.containers.network import UP_SANDBOX_INTERFACE, end_isolation, isolate_from_host, warn_once
 from bench.errors import PrerequisiteError, ServerStartError
 from bench.fixtures.fixture import Fixture
-from bench.measure.nvml import nvidia_gpu_present
-from bench.servers.api import is_healthy, model_path, wait_healthy
-from bench.servers.base import Endpoints, check_windows
-from bench.servers.choose import probe_host, where_servers_run
+from bench.servers.api import is_healthy, wait_healthy
+from bench.servers.base import Endpoints, Gates, check_windows
 from bench.servers.compose_cli import ComposeCli, find_compose
 from bench.servers.cpu_image import ensure_llama_cpu_image
 from bench.servers.cuda_image import ensure_gpu_image
@@ -38,6 +34,8 @@ log = logging.getLogger(__name__)
 
 
 COMPOSE_PROJECT = "agentbench"  # `bench up`'s; a bench's compose project is named after its instance
+# `bench up` (interactive compose servers, one set per host) keeps compose.yaml's fixed interface name.
+UP_SANDBOX_INTERFACE = "agentbench-csbx"
 
 
 # Where compose.yaml mounts the models folder and the shared cache inside the containers.
@@ -64,10 +62,10 @@ class ComposeServers:
         fixtures: Sequence[Fixture] = (),
     ) -> None:
         self.config = config
-        # A bench's project and sandbox interface are its instance's; `bench up` (names None) has fixed ones.
+        # A bench's project and its gates' network interface are its instance's (so that the bench's firewall rule
+        # covers it, bench.containers.names); `bench up` (names None) has fixed ones.
         self.project = names.compose_project if names else COMPOSE_PROJECT
         self.interface = names.compose_interface if names else UP_SANDBOX_INTERFACE
-        self.firewall = names.firewall_interfaces if names else UP_SANDBOX_INTERFACE
         self.gpu = gpu
         self.cpu_image = cpu_image
         self.fixtures = fixtures  # forced tool calls offer their files
@@ -135,11 +133,8 @@ class ComposeServers:
             }
             | offline_environment([models.flint, models.jeff], cache)
         )
-        if self.gpu:  # ours is built once here; a published tag that does not exist is one line naming the fix
-            ensure_gpu_image(docker_client(), self.config.llama_image)
         log.info("compose servers via %s", self.cli.label)
         self._compose("up", "-d", "--force-recreate", *self.services, timeout=3600)  # a first pull takes a while
-        warn_once(isolate_from_host(self.firewall))
         flint_url = f"http://127.0.0.1:{flint_port}"
         jeff_url = f"http://127.0.0.1:{jeff_port}" if self.config.use_jeff else None
         watches = [
@@ -154,18 +149,16 @@ class ComposeServers:
                 f"compose servers not healthy after {self.config.server_start_timeout_s:.0f}s "
                 f"(raise server_start_timeout_s for large models); log tail:\n{tail}"
             )
-        flint_props, jeff_props = check_windows(flint_url, ctx, jeff_url, self.config.jeff_ctx)
+        flint, jeff = check_windows(flint_url, ctx, jeff_url, self.config.jeff_ctx)
         return Endpoints(
             ctx=ctx,
             flint_url=flint_url,
-            flint=flint_props,
-            flint_model_path=self._served_file(models.flint, model_path(flint_url), cache),
+            flint=flint.props,
+            flint_model_path=self._served_file(models.flint, flint.model_path, cache),
             jeff_url=jeff_url,
-            jeff=jeff_props,
-            jeff_model_path=self._served_file(models.jeff, model_path(jeff_url), cache) if jeff_url else None,
-            sandbox_network=f"{self.project}_sandbox",
-            flint_sandbox_url="http://flint:8080",
-            jeff_sandbox_url="http://jeff:8080" if jeff_url else None,
+            jeff=jeff.props if jeff else None,
+            jeff_model_path=self._served_file(models.jeff, jeff.model_path, cache) if jeff else None,
+            gates=Gates("docker", f"{self.project}_sandbox", "http://flint:8080", "http://jeff:8080" if jeff else None),
             server_containers=self._container_ids(),
             flint_serving=self.serving,
             on_gpu=self.gpu,
@@ -180,9 +173,11 @@ class ComposeServers:
         return write_serving_files(folder, ctx, self.fixtures).folder.resolve()
 
     @staticmethod
-    def _served_file(model: Model, served: Path, cache: Path) -> Path:
+    def _served_file(model: Model, served: Path | None, cache: Path) -> Path | None:
         """The host file a container serves: the named local file, or the fetched one in the shared cache."""
-        return model if isinstance(model, Path) else host_path(served, CONTAINER_CACHE, cache)
+        if isinstance(model, Path):
+            return model
+        return host_path(served, CONTAINER_CACHE, cache) if served else None
 
     def _log(self, service: str, tail: str = "5") -> str:
         return self._compose("logs", "--no-color", "--tail", tail, service, check=False, timeout=60).stdout
@@ -213,7 +208,6 @@ class ComposeServers:
         if self.env:
             self._compose("down", "--remove-orphans", check=False)
             self.env = {}
-        end_isolation(self.firewall)  # added again at the next start
 
 
 def jit_cache() -> Path:
@@ -223,24 +217,20 @@ def jit_cache() -> Path:
     return folder
 
 
-def choose_servers(requested: str, engine: bool) -> Choice:
-    """Where `servers: auto` runs them, and why (bench.servers.choose); another setting is taken as asked."""
-    if requested != "auto":
-        return Choice(requested, "asked for")
-    kind, reason = where_servers_run(probe_host(docker_client() if engine else None))
-    return Choice(kind, reason)
-
-
 def make_compose_servers(
     config: BenchConfig,
     client: Any,
     *,
+    gpu: bool,
     build_image: bool = True,
     log_dir: Path | None = None,
     names: BenchNames | None = None,
     fixtures: Sequence[Fixture] = (),
 ) -> ComposeServers:
-    """compose.yaml's GPU services where NVML finds a GPU, else its cpu profile (whose image is built here)."""
-    gpu = nvidia_gpu_present()
+    """compose.yaml's GPU services where NVML found a GPU (`gpu`), else its cpu profile (whose image is built
+    here). The GPU image, when it is ours, is built here too, once; a published tag that does not exist is one line
+    naming the fix (bench.servers.cuda_image)."""
+    if gpu and build_image:
+        ensure_gpu_image(client, config.llama_image)
     cpu_image = ensure_llama_cpu_image(client) if not gpu and build_image else ""
     return ComposeServers(config, gpu=gpu, cpu_image=cpu_image, log_dir=log_dir, names=names, fixtures=fixtures)

@@ -13,7 +13,6 @@ build takes a while (all of llama.cpp's CUDA kernels, four times), once per host
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import logging
 import os
@@ -172,7 +171,7 @@ def image_cuda(client: Any, image: str) -> str:
     return ""
 
 
-def command(args: argparse.Namespace) -> int:
+def command() -> int:
     """`python -m bench gpu-image` (make gpu-image): build the CUDA image unless it is here."""
     client = docker_client()
     if image_exists(client, CUDA_IMAGE):

@@ -12,13 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.config import BenchConfig
-from bench.containers.forwarder import Forwarder
-from bench.containers.names import BenchNames
-from bench.containers.network import bridge_gateway, sandbox_network
 from bench.fixtures.fixture import Fixture
 from bench.ownership import Ownership
-from bench.servers.api import is_healthy, model_path
-from bench.servers.base import Endpoints, check_windows, default_threads
+from bench.servers.api import ServerInfo, is_healthy
+from bench.servers.base import Endpoints, default_threads
 from bench.servers.choose import embedded_on_gpu
 from bench.servers.forced_tools import FORCED, resolve, write_serving_files
 from bench.servers.gpu_pin import resolve_pin
@@ -35,20 +32,20 @@ class EmbeddedServers:
         self,
         config: BenchConfig,
         log_dir: Path,
-        docker_client: Any = None,
-        sandbox_image: str = "",
+        *,
         gpu: bool | None = None,
+        host: str = "127.0.0.1",
         ownership: Ownership | None = None,
         fixtures: Sequence[Fixture] = (),
     ) -> None:
         self.config = config
         self.fixtures = fixtures  # forced tool calls offer their files
         self.log_dir = log_dir
-        self.ownership = ownership or Ownership.new()  # the bench instance: its names, and a record of our pids
-        self.names = BenchNames(self.ownership.instance)
-        self.docker = docker_client  # set when sandboxes are containers: they reach us through a forwarder
-        self.forwarder = Forwarder(docker_client, sandbox_image, self.names) if docker_client is not None else None
+        self.host = host  # where both listen: the sandbox kind's choice (bench.sandbox.base.Sandboxes.server_host)
+        self.ownership = ownership or Ownership.new()  # the bench instance: a record of our pids
         self.starts = 0  # each start writes logs of its own
+        # Whether this llama-server build runs on a GPU: the bench's one look at the host (bench.servers.choose), or
+        # asked of the binary here when not given (a CUDA build blind to the host's GPU is an error there).
         self.gpu = embedded_on_gpu() if gpu is None else gpu
         self.pin = resolve_pin(config.gpu_device)  # both servers on this one card (gpu_device)
         self.serving = resolve(config.flint_tools, small_model=serves_small_model(config, self.gpu))
@@ -59,10 +56,9 @@ class EmbeddedServers:
     def start(self, ctx: int) -> Endpoints:
         self.stop()
         models = models_for(self.config, self.gpu)
-        host = bridge_gateway(self.docker, self.names) if self.docker is not None else "127.0.0.1"
         timeout = self.config.server_start_timeout_s
         common: dict[str, Any] = {
-            "host": host,
+            "host": self.host,
             "threads": self.config.threads or default_threads(),
             "cache": cache_dir(self.config.model_cache),
             "gpu": self.gpu,
@@ -82,24 +78,15 @@ class EmbeddedServers:
                 models.jeff, self.config.jeff_ctx, jeff_log, who="jeff", extra_args=JEFF_FLAGS, **common
             )
             self.jeff.start(timeout)
-        jeff_url = self.jeff.url if self.jeff else None
-        flint_props, jeff_props = check_windows(self.flint.url, ctx, jeff_url, self.config.jeff_ctx)
-        sandbox_net, flint_sandbox_url, jeff_sandbox_url = None, None, None
-        if self.forwarder is not None:
-            jeff_target = (host, self.jeff.port) if self.jeff else None
-            flint_sandbox_url, jeff_sandbox_url = self.forwarder.start((host, self.flint.port), jeff_target)
-            sandbox_net = sandbox_network(self.docker, self.names)
+        flint, jeff = _info(self.flint), _info(self.jeff) if self.jeff else None
         return Endpoints(
             ctx=ctx,
             flint_url=self.flint.url,
-            flint=flint_props,
-            flint_model_path=model_path(self.flint.url),  # what it loaded: the local file, or the fetched one
-            jeff_url=jeff_url,
-            jeff=jeff_props,
-            jeff_model_path=model_path(jeff_url) if jeff_url else None,
-            sandbox_network=sandbox_net,
-            flint_sandbox_url=flint_sandbox_url,
-            jeff_sandbox_url=jeff_sandbox_url,
+            flint=flint.props,
+            flint_model_path=flint.model_path,  # what it loaded: the local file, or the fetched one
+            jeff_url=self.jeff.url if self.jeff else None,
+            jeff=jeff.props if jeff else None,
+            jeff_model_path=jeff.model_path if jeff else None,
             server_pids={role: p.pid for role, p in (("flint", self.flint), ("jeff", self.jeff)) if p and p.pid},
             flint_serving=self.serving,
             on_gpu=self.gpu,
@@ -107,7 +94,8 @@ class EmbeddedServers:
 
     def healthy(self) -> bool:
         servers = [s for s in (self.flint, self.jeff) if s is not None]
-        return bool(servers) and all(s.alive() and is_healthy(s.url) for s in servers)
+        healthy = bool(servers) and all(s.alive() and is_healthy(s.url) for s in servers)
+        return healthy
 
     def log_tail(self, lines: int = 20) -> str:
         parts = [f"[{name}]\n{s.log_tail(lines)}" for name, s in (("flint", self.flint), ("jeff", self.jeff)) if s]
@@ -126,9 +114,12 @@ class EmbeddedServers:
         return {role: server.log_text() for role, server in servers.items()}
 
     def stop(self) -> None:
-        if self.forwarder is not None:
-            self.forwarder.stop()
         for server in (self.flint, self.jeff):
             if server is not None:
                 server.stop()
         self.flint = self.jeff = None
+
+
+def _info(server: LlamaProcess) -> ServerInfo:
+    assert server.info is not None  # set by a start that returned
+    return server.info

@@ -7,12 +7,11 @@ second download. On a terminal llama.cpp draws its progress bar; the file and it
 
 from __future__ import annotations
 
-import argparse
 import logging
 import subprocess
 from pathlib import Path
 
-from bench.config import load_config
+from bench.config import BenchConfig
 from bench.errors import PrerequisiteError
 from bench.servers.binaries import find_llama_server, llama_env
 from bench.servers.hub import HubRef, cache_dir, cached_model, hub_environment
@@ -38,9 +37,8 @@ def fetch(ref: HubRef, cache: Path) -> Path:
     return found
 
 
-def command(args: argparse.Namespace) -> int:
-    path = Path(args.config)
-    config = load_config(path if path.exists() else None, {})
+def command(config: BenchConfig) -> int:
+    """`python -m bench models`: fetch the configured hub models into the shared cache."""
     cache = cache_dir(config.model_cache)
     cache.mkdir(parents=True, exist_ok=True)
     models = configured_models(config)

@@ -19,7 +19,7 @@ from pathlib import Path
 from bench.errors import ServerStartError
 from bench.ownership import Ownership
 from bench.processes import kill_group
-from bench.servers.api import check_ctx, wait_healthy
+from bench.servers.api import ServerInfo, check_ctx, wait_healthy
 from bench.servers.binaries import find_llama_server, llama_env
 from bench.servers.download import DownloadWatch
 from bench.servers.gpu_pin import GpuPin
@@ -78,6 +78,7 @@ class LlamaProcess:
         self.who = who
         self.ownership = ownership  # records the process while it runs, so a killed bench's server is found
         self.proc: subprocess.Popen[bytes] | None = None
+        self.info: ServerInfo | None = None  # its /props, read once it is healthy
         self._copier: threading.Thread | None = None
 
     @property
@@ -123,7 +124,7 @@ class LlamaProcess:
                 f"llama-server at {self.url} was not healthy after {timeout_s:.0f}s; log tail:\n{self.log_tail()}"
             )
         try:
-            check_ctx(self.url, self.ctx, "llama-server")
+            self.info = check_ctx(self.url, self.ctx, self.who)
         except ServerStartError:
             self.stop()
             raise

@@ -6,37 +6,45 @@ NVML finds one, else on CPU with the small model; then point the agent at them (
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
-from pathlib import Path
 
-from bench.config import load_config
+from bench.config import BenchConfig
 from bench.containers.engine import docker_client
+from bench.errors import ConfigError
 from bench.fixtures.fixture import load_fixture
+from bench.measure.nvml import nvidia_gpu_present
 from bench.servers.compose import ComposeServers, make_compose_servers
 
 log = logging.getLogger(__name__)
+# The host ports `bench up` serves on unless $FLINT_PORT and $JEFF_PORT say otherwise (compose.yaml's defaults).
+UP_PORTS = {"FLINT_PORT": 8080, "JEFF_PORT": 8081}
 
 
-def _servers(args: argparse.Namespace, *, build_image: bool) -> ComposeServers:
-    path = Path(args.config)
-    config = load_config(path if path.exists() else None, {})
+def _servers(config: BenchConfig, *, build_image: bool) -> ComposeServers:
     fixtures = [load_fixture(name) for name in config.fixtures]  # what forced tool calls offer (flint_tools)
-    return make_compose_servers(config, docker_client(), build_image=build_image, fixtures=fixtures)
+    client = docker_client()
+    return make_compose_servers(config, client, gpu=nvidia_gpu_present(), build_image=build_image, fixtures=fixtures)
 
 
-def command(args: argparse.Namespace) -> int:
-    servers = _servers(args, build_image=args.command == "up")  # down stops what runs, builds nothing
-    if args.command == "down":
-        for gpu in (True, False):  # whichever variant `up` started
-            servers.gpu = gpu
-            servers.env = dict(os.environ)
-            servers.stop()
-        log.info("servers stopped")
-        return 0
-    ports = (int(os.environ.get("FLINT_PORT", "8080")), int(os.environ.get("JEFF_PORT", "8081")))
-    endpoints = servers.start(args.ctx, ports=ports)
+def up(config: BenchConfig) -> int:
+    """Flint at the settings' (first) window, Jeff at jeff_ctx, on the ports of $FLINT_PORT and $JEFF_PORT."""
+    if len(config.ctx) != 1:
+        raise ConfigError(f"bench up serves one window, not {config.ctx}: pass --ctx N")
+    servers = _servers(config, build_image=True)
+    flint_port, jeff_port = (int(os.environ.get(name) or default) for name, default in UP_PORTS.items())
+    (ctx,) = config.ctx
+    endpoints = servers.start(ctx, ports=(flint_port, jeff_port))
     where = "GPU" if servers.gpu else "CPU"
-    print(f"Flint: {endpoints.flint_url}  Jeff: {endpoints.jeff_url}  ({where}, ctx {args.ctx}); stop with make down")
+    print(f"Flint: {endpoints.flint_url}  Jeff: {endpoints.jeff_url}  ({where}, ctx {ctx}); stop with make down")
+    return 0
+
+
+def down(config: BenchConfig) -> int:
+    servers = _servers(config, build_image=False)  # down stops what runs, builds nothing
+    for gpu in (True, False):  # whichever variant `up` started
+        servers.gpu = gpu
+        servers.env = dict(os.environ)
+        servers.stop()
+    log.info("servers stopped")
     return 0

@@ -46,7 +46,8 @@ OLD_PARSE_MESSAGE = 'Failed to parse input at pos 131: <tool_call>\n{"name": "wr
 NEW_PARSE_MESSAGE = "The model produced output that does not match the expected peg-native format"
 
 
-# Scripted replies: plain dicts, so a JSON script file can hold them too. Each may carry "delay" (seconds).
+# Scripted replies: plain dicts, so a JSON script file can hold them too. Each may carry "delay" (seconds), and
+# "usage" or "timings" to send in place of the computed ones (a server that reports nonsense).
 
 
 def tool_calls(
@@ -101,6 +102,11 @@ def http_error(status: int, type_: str, message: str) -> Reply:
 def raw(body: dict[str, Any], status: int = 200) -> Reply:
     """A body exactly as given (one captured from the real server); its timings go into /metrics."""
     return {"kind": "raw", "status": status, "body": body}
+
+
+def raw_text(text: str, status: int = 200) -> Reply:
+    """A body of exactly this text: not JSON, or JSON no dict can build (nested thousands deep, a lone surrogate)."""
+    return {"kind": "raw_text", "status": status, "text": text}
 
 
 def loading() -> Reply:
@@ -254,6 +260,7 @@ class FakeLlama:
             "total_tokens": prompt_tokens + completion,
             "prompt_tokens_details": {"cached_tokens": cache_n},
         }
+        usage, timings = reply.get("usage", usage), reply.get("timings", timings)  # a hostile server's, if scripted
         response = {
             "choices": [{"finish_reason": finish, "index": 0, "message": message}],
             "created": int(time.time()),
@@ -431,6 +438,8 @@ class _Handler(BaseHTTPRequestHandler):
                     if reply["body"].get("timings"):
                         self.fake.count(reply["body"]["timings"])
             self.send_json(reply["status"], reply["body"])
+        elif kind == "raw_text":
+            self.send_body(reply["status"], reply["text"].encode("utf-8", "surrogatepass"), "application/json")
         elif kind == "non_json":
             self.send_body(200, b"<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html")
         elif kind == "truncated":

@@ -114,6 +114,8 @@ PARSE_FAILURE_MESSAGES = [
     "Content path must be a string",
     'Failed to parse json tool call arguments: {"name": "read_file", "arguments": {"pa',
     "Malformed input, missing closing pattern: <tool_call>",
+    "Failed to parse tool call",  # not a listed wording: every other "Failed to parse" of the output counts too
+    "Failed to parse tool call: unexpected end of input",
 ]
 NOT_PARSE_FAILURES = [
     "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] unexpected end of input",

@@ -1,4 +1,5 @@
-"""The done check: pytest for every preset; strict also wants a changed non-test file and a new test."""
+"""The done check: pytest for every preset; strict also wants a changed non-test file and a new test.
+(What planted files cannot do to the checks of part3+ and strict: test_agent_done_isolation.py.)"""
 
 from __future__ import annotations
 
@@ -46,25 +47,28 @@ def test_strict_passes_once_code_changed_and_a_new_test_exists(repo: Path) -> No
 def test_a_new_test_file_alone_does_not_count_as_a_code_change(repo: Path) -> None:
     start = take_snapshot(repo)
     (repo / "test_more.py").write_text("def test_more():\n    pass\n")
-    assert unmet_conditions(start, take_snapshot(repo)) == [prompts.MISSING_CHANGE]
+    assert unmet_conditions(start, take_snapshot(repo), new_tests=1) == [prompts.MISSING_CHANGE]
 
 
 def test_a_new_or_deleted_non_test_file_counts_as_a_change(repo: Path) -> None:
     start = take_snapshot(repo)
     (repo / "TASK.md").unlink()
-    assert prompts.MISSING_CHANGE not in unmet_conditions(start, take_snapshot(repo))
+    assert prompts.MISSING_CHANGE not in unmet_conditions(start, take_snapshot(repo), new_tests=1)
     (repo / "TASK.md").write_text("Add a function sub(a, b) to calc.py, with a test.\n")
     (repo / "helpers.py").write_text("X = 1\n")
-    assert prompts.MISSING_CHANGE not in unmet_conditions(start, take_snapshot(repo))
+    assert prompts.MISSING_CHANGE not in unmet_conditions(start, take_snapshot(repo), new_tests=1)
 
 
-def test_snapshot_finds_test_functions_in_test_files_only(repo: Path) -> None:
-    (repo / "tools.py").write_text("def test_not_a_test():\n    pass\n")
+def test_the_snapshot_hashes_every_file_and_keeps_the_pytest_configuration(repo: Path) -> None:
     (repo / "sub").mkdir()
-    (repo / "sub" / "x_test.py").write_text("class T:\n    async def test_async(self):\n        pass\n")
+    (repo / "sub" / "x_test.py").write_text("def test_x():\n    pass\n")
+    (repo / "pytest.ini").write_text("[pytest]\naddopts = -q\n")
+    (repo / "link.py").symlink_to("calc.py")
     snapshot = take_snapshot(repo)
-    assert snapshot.tests == {("test_calc.py", "test_add"), ("sub/x_test.py", "test_async")}
-    assert "calc.py" in snapshot.files and "sub/x_test.py" in snapshot.files
+    assert set(snapshot.files) == {"TASK.md", "calc.py", "test_calc.py", "sub/x_test.py", "pytest.ini", "link.py"}
+    assert snapshot.files["link.py"] == "link:calc.py" and len(snapshot.files["calc.py"]) == 64
+    assert snapshot.config == {"pytest.ini": b"[pytest]\naddopts = -q\n"}
+    assert set(snapshot.test_files()) == {"test_calc.py", "sub/x_test.py"}
 
 
 def test_a_hanging_test_run_is_not_done(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ FIELDS = {
     "tool": {"step", "name", "args", "ok", "result_chars", "truncated", "refused", "error", "seconds"},
     "jeff": {"step", "command", "opinion", "seconds", "usage", "timings", "error"},
     "approval": {"step", "command", "decision", "by"},
-    "done_check": {"step", "passed", "pytest_exit", "summary", "missing", "planted", "seconds"},
+    "done_check": {"step", "passed", "pytest_exit", "summary", "missing", "planted", "new_tests", "seconds"},
     "restored": {"step", "after", "files"},
     "stop": {"reason", "steps", "message"},
 }  # fmt: skip

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+URL = "http://127.0.0.1:9"  # nothing listens there: the bench must refuse the other input first
 
 
 def bench(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -21,7 +22,10 @@ def bench(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
         (["run", "--config", "no-such.yaml"], "config file no-such.yaml not found"),
         (["run", "--presets", "part9", "--sandbox", "local", "--servers", "external"], "unknown preset 'part9'"),
         (["run", "--servers", "external", "--sandbox", "local", "--flint-url", ""], "needs Flint's URL"),
-        (["run", "--fixtures", "nope_repo", "--sandbox", "local", "--servers", "external"], "unknown fixture"),
+        (
+            ["run", "--fixtures", "nope_repo", "--sandbox", "local", "--servers", "external", "--flint-url", URL],
+            "unknown fixture",
+        ),
         (["compare", "missing-a.csv", "missing-b.csv"], "missing-a.csv"),
         (["report", "missing.csv"], "missing.csv"),
         (["score", "no-such-run-dir", "--sandbox", "local"], "no-such-run-dir"),

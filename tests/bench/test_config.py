@@ -150,3 +150,12 @@ def test_the_compose_variables_override_the_file_when_set(tmp_path: Path, monkey
     config = load_config(path, {})
     assert config.models_dir == "/srv/models" and config.flint_model == "coder.gguf"
     assert config.jeff_model == "b.gguf" and config.llama_image.endswith("-b7786")
+
+
+def test_the_repository_may_take_at_most_half_the_sandbox_memory() -> None:
+    """Its tmpfs pages count against the memory limit: filling a repository as large as the memory got the agent
+    killed for memory instead of refused a write (issue 19)."""
+    assert load_config(None, {}).sandbox_repo_size == "512m"
+    assert load_config(None, {"sandbox_repo_size": "1g"}).sandbox_repo_size == "1g"  # half of the default 2g
+    with pytest.raises(ConfigError, match="sandbox_repo_size 2g is more than half of sandbox_memory 2g"):
+        load_config(None, {"sandbox_repo_size": "2g"})

@@ -13,18 +13,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# bench's top-level modules and folders, lowest first, in the order the data flows: a bench's settings and the row it
-# writes, the container engine and the measuring tools; then the fixture (the first stage), the servers, the
-# sandboxes the agent runs in, the grading of what it did; the reading of results; the runner; the command line and
-# the test doubles. A module may import its own layer and the ones below.
+# bench's top-level modules and folders, lowest first. Above the base, the settings and the row a bench writes, and
+# its tools (the container engine, the measuring instruments), the stages in the order the data flows: the fixture,
+# the servers, the sandboxes the agent runs in, the grading of what it did, the reading of results; then the runner,
+# the command line and the test doubles. A module may import its own layer and the ones below.
 LAYERS = [
-    {"errors", "logs", "processes", "yaml_file", "ownership", "provenance"},
+    {"errors", "logs", "processes", "yaml_file", "ownership", "provenance", "untrusted"},
     {"config", "results"},
     {"containers", "measure"},
     {"fixtures"},
     {"servers"},
-    {"score"},
     {"sandbox"},
+    {"score"},
     {"analyze"},
     {"run"},
     {"cli", "__main__", "gpu_check", "testing", "rehearsal"},
@@ -100,3 +100,18 @@ def test_the_agent_never_imports_the_bench() -> None:
     """The agent runs alone in a bare python3 container: standard library and its own modules only."""
     for path in sorted((ROOT / "agent").glob("*.py")):
         assert not [m for m in imports_of(path) if m.split(".")[0] == "bench"], path.name
+
+
+def test_analyze_reads_results_and_nothing_that_makes_them() -> None:
+    """analyze reads what benches wrote (rows and traces): nothing above results in the data flow, not the runner,
+    the servers or the sandboxes."""
+    allowed = {"errors", "yaml_file", "provenance", "results", "analyze"}
+    reads = {
+        (module, target)
+        for module, path in bench_modules().items()
+        if module.startswith("bench.analyze")
+        for target in imports_of(path)
+        if target.startswith("bench.") and target.split(".")[1] not in allowed
+    }
+    trace = "bench.measure.trace"  # the run folders' events.jsonl, read for the report's figures
+    assert sorted(r for r in reads if r[1] != trace and not r[1].startswith(f"{trace}.")) == []

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from agent.server import Props
 from bench.config import BenchConfig
 from bench.containers.engine import LABEL, docker_client, remove_container, run_container
 from bench.containers.forwarder import Forwarder
@@ -24,10 +23,10 @@ from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import make_work_copy
 from bench.ownership import Ownership, new_instance_id
 from bench.run.instance import reap_dead, remove_instance
+from bench.sandbox.base import Engine, Reach
 from bench.sandbox.docker import DockerSandbox
 from bench.sandbox.trace_file import read_trace_safely
-from bench.score.graders import DockerGrader
-from bench.servers.base import Endpoints
+from bench.score.graders import DockerGrader, run_pytest
 from bench.testing import fake_llama, host_targets
 
 pytestmark = pytest.mark.docker
@@ -206,7 +205,9 @@ def test_agent_in_container_cannot_touch_visible_tests_or_see_hidden_ones(
         "ls /work /hidden_tests 2>&1; find / -name 'test_*.py' -path '*hidden*' 2>/dev/null | wc -l"
     )
     flint.add(fake_llama.tool_call("run", {"command": attack}), fake_llama.prose("All done."))
-    sandbox = DockerSandbox(client, image, endpoints(names, flint_url, jeff_url), BenchConfig(), "test-run", names)
+    sandbox = DockerSandbox(
+        Engine("docker", client, image, names), reach(names, flint_url, jeff_url), BenchConfig(), "test-run"
+    )
     run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
 
     assert run.infra_error is None and not run.timed_out
@@ -233,7 +234,7 @@ def test_grading_container_has_no_network(client: Any, image: str, names: BenchN
             f"def test_reach_the_bridge_gateway():\n    socket.create_connection({bridge.address!r}, timeout=3)\n\n"
             "def test_no_route():\n    assert not default_route()\n    assert os.listdir('/sys/class/net') == ['lo']\n"
         )
-        run = DockerGrader(client, image).run_pytest(tmp_path, ["-q", "-p", "no:cacheprovider"], timeout_s=120)
+        run = run_pytest(DockerGrader(client, image), tmp_path, ["-q", "-p", "no:cacheprovider"], timeout_s=120)
     assert run.exit_code == 1 and not run.timed_out
     assert "2 failed, 1 passed" in run.output, run.output
     assert own.accepted == [] and bridge.accepted == []
@@ -257,7 +258,9 @@ def test_the_models_commands_cannot_write_the_trace_or_touch_the_agent(
         fake_llama.tool_call("run", {"command": TRACE_ATTACK}),
         fake_llama.prose("All done."),
     )
-    sandbox = DockerSandbox(client, image, endpoints(names, flint_url, None), BenchConfig(), "test-run", names)
+    sandbox = DockerSandbox(
+        Engine("docker", client, image, names), reach(names, flint_url, None), BenchConfig(), "test-run"
+    )
 
     run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "4"])
 
@@ -361,7 +364,7 @@ def test_the_repository_is_size_limited_and_what_fits_comes_back(
     fill = "dd if=/dev/zero of=big.bin bs=1M count=64 2>&1 | tail -1; echo dd=$?; echo kept > kept.txt; cat kept.txt"
     flint.add(fake_llama.tool_call("run", {"command": fill}), fake_llama.prose("All done."))
     config = BenchConfig(sandbox_repo_size="8m")
-    sandbox = DockerSandbox(client, image, endpoints(names, flint_url, None), config, "test-run", names)
+    sandbox = DockerSandbox(Engine("docker", client, image, names), reach(names, flint_url, None), config, "test-run")
 
     run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
 
@@ -371,6 +374,29 @@ def test_the_repository_is_size_limited_and_what_fits_comes_back(
     assert (workdir / "big.bin").stat().st_size < 8 * 1024 * 1024  # refused past the limit
     assert (workdir / "todo.py").read_text() == (load_fixture("todo_repo").path / "todo.py").read_text()
     assert client.volumes.list(filters={"label": f"agentbench.instance={names.instance}"}) == []
+    # The model's commands used up a limit of the sandbox: the agent's failure, labelled resource_exhausted.
+    assert any("the repository filled up" in limit for limit in run.resources_exhausted), run.resources_exhausted
+    assert not run.killed_for_memory
+
+
+def test_a_command_killed_for_memory_is_a_limit_the_run_reached(
+    client: Any, image: str, names: BenchNames, forwarded: Any, tmp_path: Path
+) -> None:
+    """The model's command takes more memory than the sandbox has: the kernel kills it, the agent goes on, and the
+    run says it reached the memory limit (resource_exhausted), not that the bench failed."""
+    _, flint, _, flint_url, _ = forwarded
+    workdir, out_dir = todo_work_copy(tmp_path)
+    hog = "python3 -c 'b = bytearray(400 << 20); b[::4096] = b\"x\" * len(b[::4096])'; echo status=$?"
+    flint.add(fake_llama.tool_call("run", {"command": hog}), fake_llama.prose("All done."))
+    config = BenchConfig(sandbox_memory="256m", sandbox_repo_size="64m")
+    sandbox = DockerSandbox(Engine("docker", client, image, names), reach(names, flint_url, None), config, "test-run")
+
+    run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
+
+    result = [m["content"] for m in flint.requests[1]["messages"] if m["role"] == "tool"][-1]
+    assert "status=137" in result, result
+    assert run.exit_code == 0 and not run.killed_for_memory, run.output[-2000:]
+    assert any("killed for memory (sandbox_memory=256m)" in limit for limit in run.resources_exhausted)
 
 
 def test_a_sparse_file_larger_than_the_repository_is_not_brought_back(
@@ -382,7 +408,7 @@ def test_a_sparse_file_larger_than_the_repository_is_not_brought_back(
     workdir, out_dir = todo_work_copy(tmp_path)
     flint.add(fake_llama.tool_call("run", {"command": "truncate -s 1G sparse.bin"}), fake_llama.prose("All done."))
     config = BenchConfig(sandbox_repo_size="8m")
-    sandbox = DockerSandbox(client, image, endpoints(names, flint_url, None), config, "test-run", names)
+    sandbox = DockerSandbox(Engine("docker", client, image, names), reach(names, flint_url, None), config, "test-run")
 
     run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
 
@@ -402,9 +428,5 @@ def test_a_containers_output_is_capped_and_says_it_was_cut(client: Any, image: s
     assert output.rstrip().endswith("the end")
 
 
-def endpoints(names: BenchNames, flint_url: str, jeff_url: str | None) -> Endpoints:
-    props = Props(n_ctx=4096, model="f.gguf", build="b1", supports_tool_calls=True)
-    return Endpoints(
-        ctx=4096, flint_url="unused", flint=props, flint_model_path=None, jeff_url="unused", jeff=props,
-        sandbox_network=names.sandbox_network, flint_sandbox_url=flint_url, jeff_sandbox_url=jeff_url,
-    )  # fmt: skip
+def reach(names: BenchNames, flint_url: str, jeff_url: str | None) -> Reach:
+    return Reach(names.sandbox_network, flint_url, jeff_url)

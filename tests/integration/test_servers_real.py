@@ -114,8 +114,9 @@ def test_compose_cpu_profile_up_reachable_from_sandbox_network_and_down(compose_
         )
         assert answer.finish_reason == "tool_calls" and answer.message["tool_calls"][0]["function"]["name"]
         assert endpoints.server_containers and all(endpoints.server_containers.values())
+        assert endpoints.gates is not None and endpoints.gates.network == f"{names.compose_project}_sandbox"
         output = client.containers.run(
-            ensure_sandbox_image(client), ["python3", "-c", GATE_PROBE], network=endpoints.sandbox_network,
+            ensure_sandbox_image(client), ["python3", "-c", GATE_PROBE], network=endpoints.gates.network,
             remove=True, labels={LABEL: "sandbox"},
         )  # fmt: skip
         result = json.loads(output.decode().strip().splitlines()[-1])

@@ -28,9 +28,9 @@ def server() -> Iterator[fake_llama.FakeLlama]:
 
 
 @contextlib.contextmanager
-def running_forwarder(target: str) -> Iterator[str]:
+def running_forwarder(target: str, *options: str) -> Iterator[str]:
     """The forwarder on a free loopback port, passing on to `target`; yields its base URL."""
-    command = [sys.executable, str(ROOT / "docker" / "forward.py"), f"127.0.0.1:0={target}"]
+    command = [sys.executable, str(ROOT / "docker" / "forward.py"), *options, f"127.0.0.1:0={target}"]
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as proc:
         assert proc.stdout is not None
         line = proc.stdout.readline()  # "forwarding 127.0.0.1:PORT -> ..."
@@ -121,3 +121,118 @@ def test_an_unreachable_server_is_a_502() -> None:
         dead_port = unused.getsockname()[1]
     with running_forwarder(f"127.0.0.1:{dead_port}") as url:
         assert request(f"{url}/health")[0] == 502
+
+
+AGENT_TURNS = [
+    {"role": "system", "content": "You are Flint."},
+    {"role": "user", "content": "Add due dates."},
+    {
+        "role": "assistant",
+        "content": "",
+        "reasoning_content": "Read it first.",
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "print('hi')"},
+]
+
+
+def chat(**fields: Any) -> dict[str, Any]:
+    return {"messages": AGENT_TURNS, "stream": False, "temperature": 0.0, "seed": 42, **fields}
+
+
+def test_the_agents_own_requests_pass(forwarder: str, server: fake_llama.FakeLlama) -> None:
+    from agent.prompts import TOOL_SPECS
+
+    server.add(fake_llama.prose("one"))
+    server.add(fake_llama.prose("two"))
+    flint = chat(tools=TOOL_SPECS)
+    jeff = {"messages": AGENT_TURNS[:2], "max_tokens": 24, "temperature": 0.0}  # max_tokens within the window
+
+    assert request(f"{forwarder}/v1/chat/completions", "POST", flint)[0] == 200
+    assert request(f"{forwarder}/v1/chat/completions", "POST", jeff)[0] == 200
+    assert [r["messages"] for r in server.requests[-2:]] == [AGENT_TURNS, AGENT_TURNS[:2]]
+
+
+GRAMMAR = "root ::= " + " | ".join(f'"w{i}"' for i in range(20_000))  # 240 KB, as in issue 19
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (chat(grammar=GRAMMAR, max_tokens=10**6), "'grammar' is not a field the agent sends"),
+        (chat(n_probs=20_000), "'n_probs' is not a field the agent sends"),
+        (chat(max_tokens=10**6), "max_tokens must be a whole number from 1 to the window"),
+        (chat(json_schema={"type": "object"}), "'json_schema' is not a field"),
+        (chat(stream=True), "stream must be false"),
+        (chat(temperature=1e308), "temperature must be between"),
+        ({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "a message's content must be text"),
+        ({"messages": [{"role": "root", "content": "x"}]}, "each message is an object with a role"),
+        ({"messages": []}, "messages is a list of 1 to"),
+        (chat(tools=[{"type": "function", "function": {"name": "x", "parameters": json.loads("[" * 12 + "]" * 12)}}]),
+         "a small parameters schema"),
+    ],
+    ids=["grammar", "n_probs", "max_tokens", "json_schema", "stream", "temperature", "image", "role", "empty", "deep"],
+)  # fmt: skip
+def test_chat_fields_the_agent_never_sends_are_refused_before_the_server(
+    forwarder: str, server: fake_llama.FakeLlama, body: dict[str, Any], reason: str
+) -> None:
+    status, answer, _ = request(f"{forwarder}/v1/chat/completions", "POST", body)
+
+    assert status == 400
+    assert reason in json.loads(answer)["error"]["message"]
+    assert server.requests == []
+
+
+def test_with_the_runs_sampling_only_those_settings_pass(server: fake_llama.FakeLlama) -> None:
+    sampling = json.dumps({"temperature": 0.0, "seed": 42})
+    with running_forwarder(f"127.0.0.1:{server.server.server_address[1]}", "--sampling", f"0={sampling}") as url:
+        server.add(fake_llama.prose("ok"))
+        assert request(f"{url}/v1/chat/completions", "POST", chat())[0] == 200
+        refused = request(f"{url}/v1/chat/completions", "POST", chat(temperature=0.7))
+
+    assert refused[0] == 400 and "the run's sampling settings are" in json.loads(refused[1])["error"]["message"]
+    assert len(server.requests) == 1
+
+
+def raw_status(url: str, raw: bytes) -> int:
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(raw)
+        return int(sock.makefile("rb").readline().split()[1])
+
+
+def test_a_body_too_large_or_too_many_arrays_is_refused_unread(forwarder: str, server: fake_llama.FakeLlama) -> None:
+    huge = b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 62914560\r\n\r\n" + b"x" * 1024
+    brackets = b"[" + b"[]," * 300_000 + b"[]]"
+    many = b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: %d\r\n\r\n" % len(brackets) + brackets
+
+    assert raw_status(forwarder, huge) == 413
+    assert raw_status(forwarder, many) == 400
+    assert server.requests == []
+
+
+def test_connections_past_the_limit_get_503_and_the_rest_still_pass(
+    forwarder: str, server: fake_llama.FakeLlama
+) -> None:
+    host, port = forwarder.removeprefix("http://").split(":")
+    idle = [socket.create_connection((host, int(port)), timeout=10) for _ in range(12)]  # each sends nothing
+    try:
+        statuses = []
+        for sock in idle[8:]:
+            statuses.append(int(sock.makefile("rb").readline().split()[1]))
+        assert statuses == [503] * 4
+    finally:
+        for sock in idle:
+            sock.close()
+    server.add(fake_llama.prose("after"))
+    assert request(f"{forwarder}/v1/chat/completions", "POST", chat())[0] == 200
+
+
+def test_an_answer_past_the_time_limit_is_a_504_and_the_server_connection_closes(
+    server: fake_llama.FakeLlama,
+) -> None:
+    server.add({**fake_llama.prose("late"), "delay": 5})
+    with running_forwarder(f"127.0.0.1:{server.server.server_address[1]}", "--timeout", "1") as url:
+        status, answer, _ = request(f"{url}/v1/chat/completions", "POST", chat())
+
+    assert status == 504 and "no answer within 1 s" in json.loads(answer)["error"]["message"]

@@ -160,3 +160,38 @@ def test_load_trace_says_which_file_is_missing(tmp_path: Path) -> None:
 
 def test_a_tampered_grading_is_labelled() -> None:
     assert failure_labels([stop()], Outcome(stop_reason="done", grading_tampered=True)) == ["grading_tampered"]
+
+
+def test_a_deep_or_huge_trace_line_damages_the_trace_and_never_crashes(tmp_path: Path) -> None:
+    from bench.measure.trace import EVENT_LIMIT, EventTooLarge
+
+    deep = '{"event": "response", "usage": ' + '{"a": ' * 981 + "1" + "}" * 981 + "}"
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"event": "start"}\n' + deep + '\n{"event": "stop", "reason": "done"}\n')
+    with pytest.raises(ResultsError, match="nests deeper than 64 levels"):
+        load_trace(path)
+    strings = '{"event": "tool", "args": {"text": "' + "[{" * 500 + '"}}\n'  # brackets in strings do not nest
+    path.write_text(strings)
+    assert load_trace(path)[0]["args"]["text"].startswith("[{[{")
+    path.write_text('{"event": "done_check", "planted": "' + "x" * (EVENT_LIMIT + 1) + '"}\n{"event": "stop"}\n')
+    with pytest.raises(EventTooLarge, match="over the 1048576 allowed"):
+        load_trace(path)
+
+
+def test_odd_shapes_in_tool_events_are_no_reads_and_no_writes() -> None:
+    odd = [
+        {"event": "tool", "name": "read_file", "args": ["todo.py"]},
+        {"event": "tool", "name": ["write_file"], "ok": True},
+        {"event": "stop", "reason": "step_limit"},
+    ]
+
+    assert failure_labels(odd, Outcome()) == ["idle_execution"]
+
+
+def test_a_run_cut_short_by_a_sandbox_limit_is_the_agents_failure_not_the_benchs() -> None:
+    killed = [{"event": "start"}]  # the agent was killed for memory: no stop line
+
+    assert failure_labels(killed, Outcome(stop_reason="resource_exhausted")) == ["resource_exhausted"]
+    assert failure_labels(killed, Outcome()) == ["infrastructure"]
+    finished = [{"event": "stop", "reason": "done"}]
+    assert failure_labels(finished, Outcome(resource_exhausted=True, files_changed=1)) == ["resource_exhausted"]

@@ -134,3 +134,51 @@ def test_a_counter_that_is_not_a_number_is_unchecked_not_a_crash(before: float, 
 def test_a_counter_that_went_down_means_the_server_restarted() -> None:
     check = check_reprocessed(trace_numbers(TRACE), 5000.0, 120.0)
     assert check.status == "counter_reset" and check.metrics_delta is None and "restarted" in (check.note or "")
+
+
+@pytest.mark.parametrize(
+    ("usage", "says"),
+    [
+        ({"prompt_tokens": -5, "completion_tokens": 100}, "prompt_tokens = -5 is negative"),
+        ({"prompt_tokens": 1000, "completion_tokens": 1e308}, "completion_tokens = 1e+308 is above the 4096-token"),
+        ({"prompt_tokens": 1000, "completion_tokens": math.inf}, "completion_tokens = inf is not finite"),
+        ({"prompt_tokens": 1000.5, "completion_tokens": 100}, "is not a whole number of tokens"),
+        ({"prompt_tokens": {"nested": 1000}, "completion_tokens": 100}, "is not a number (dict)"),
+        ({"prompt_tokens": True, "completion_tokens": 100}, "is not a number (bool)"),
+        ([1000, 100], "usage is list, not an object"),
+    ],
+    ids=["negative", "huge", "infinite", "fraction", "nested", "bool", "not an object"],
+)
+def test_an_unreadable_server_figure_empties_its_sums_with_a_note(usage: object, says: str) -> None:
+    damaged = [dict(e) for e in TRACE]
+    damaged[1] = {**damaged[1], "usage": usage}
+
+    n = trace_numbers(damaged, window=4096)
+
+    assert n.prompt_tokens is None or n.completion_tokens is None
+    assert len(n.problems) == 1 and says in n.problems[0] and "step 1" in n.problems[0]
+    assert n.prompt_tokens_reprocessed == 2200  # the timings were sound: their sums stand
+
+
+@pytest.mark.parametrize(
+    ("timings", "says"),
+    [({"prompt_ms": -1.0}, "prompt_ms = -1.0 is negative"), ({"prompt_n": 5000}, "above the 4096-token window")],
+)
+def test_unreadable_timings_are_left_out_too(timings: dict[str, float], says: str) -> None:
+    damaged = [dict(e) for e in TRACE]
+    damaged[1] = {**damaged[1], "timings": {**damaged[1]["timings"], **timings}}
+
+    n = trace_numbers(damaged)  # the window from the trace's start event
+
+    assert says in n.problems[0] and (n.model_s is None or n.prompt_tokens_reprocessed is None)
+
+
+def test_a_refused_requests_size_may_exceed_the_window_but_not_absurdly() -> None:
+    assert trace_numbers(TRACE, window=4096).max_request_tokens == 5000
+    absurd = [{**e, "n_prompt_tokens": 10**12} if e.get("event") == "http_error" else e for e in TRACE]
+    n = trace_numbers(absurd, window=4096)
+    assert n.max_request_tokens is None and "n_prompt_tokens = 1000000000000 is above" in n.problems[0]
+
+
+def test_a_sound_trace_has_no_problems() -> None:
+    assert trace_numbers(TRACE, window=4096).problems == ()

@@ -95,3 +95,17 @@ def test_tools_s_is_the_tools_share_of_harness_s() -> None:
     row = rec.row()
     assert (row.tools_s, row.harness_s) == (4.5, 8.0)
     assert record().row().tools_s is None  # no trace at all: not measured
+
+
+def test_a_run_cut_short_by_a_limit_is_resource_exhausted_and_the_limits_reached_are_labelled() -> None:
+    rec = record()
+    rec.events = [TRACE[0]]
+    rec.resource_exhausted, rec.limits_reached = True, ["a process in the sandbox was killed for memory"]
+    row = rec.row()
+    assert (row.stop_reason, row.failure_labels) == ("resource_exhausted", ["resource_exhausted"])
+
+    rec = record()
+    rec.events, rec.numbers = TRACE, trace_numbers(TRACE)
+    rec.limits_reached = ["the repository filled up (sandbox_repo_size=512m)"]
+    row = rec.row()
+    assert row.stop_reason == "done" and "resource_exhausted" in row.failure_labels

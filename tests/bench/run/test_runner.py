@@ -210,3 +210,26 @@ def test_a_diff_over_the_limit_is_named_in_error_and_not_kept(tmp_path: Path) ->
     assert "diff of more than 1048576 bytes (diff_limit): not kept, and the run is not graded" in row["error"]
     assert row["hidden_passed"] == "" and row["files_changed"] == ""
     assert not (tmp_path / "runs" / row["run_id"] / "diff.patch").exists()
+
+
+DEEP_LINE = (
+    'python3 -c "open(\'../out/events.jsonl\', \'a\').write(\'{\\"event\\": \\"response\\", \\"usage\\": \' '
+    "+ '{\\\"a\\\": ' * 981 + '1' + '}' * 982 + chr(10))\""
+)
+
+
+def test_absurd_server_figures_stay_out_of_the_row_and_a_981_deep_usage_ends_one_run_only(tmp_path: Path) -> None:
+    """A `usage` nested 981 levels deep in the trace (the agent now bounds the server's; here the model's command
+    writes one, as a local sandbox allows) costs its own run at most, and the bench goes on; in the next run a
+    hostile server's negative and 1e308 token counts are unreadable: empty cells and a note."""
+    absurd = {**fake_llama.prose("done"), "usage": {"prompt_tokens": -5, "completion_tokens": 1e308}}
+    replies = [fake_llama.tool_call("run", {"command": DEEP_LINE}), fake_llama.prose("done"), absurd]
+    with fake_llama.FakeLlama(replies) as flint:
+        first, second = Bench(config(tmp_path, flint, reps=2)).run()
+
+    assert first["stop_reason"] == "infra_error" and "nests deeper than 64 levels" in first["error"]
+    assert second["stop_reason"] == "done" and second["steps"] == "1"
+    assert (second["prompt_tokens"], second["completion_tokens"], second["max_request_tokens"]) == ("", "", "")
+    assert "unreadable server figures" in second["error"] and "-5 is negative" in second["error"]
+    assert "completion_tokens = 1e+308 is above the 4096-token window" in second["error"]
+    assert second["prompt_tokens_reprocessed"] != ""  # the timings were sound: their sums stand

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.sandbox.trace_file import read_trace_safely
-from bench.score.untrusted import read_untrusted
+from bench.untrusted import read_untrusted
 
 TRACE = '{"t": 0.1, "event": "start"}\n{"t": 0.2, "event": "stop", "reason": "done", "steps": 1}\n'
 
@@ -112,3 +112,24 @@ def test_a_folder_on_the_way_that_became_a_symlink_is_not_followed(tmp_path: Pat
     text, problem = read_untrusted(tmp_path / "copy" / ".bench-grading" / "secret", 1000, trusted=tmp_path / "copy")
 
     assert text is None and problem is not None and "symbolic link" in problem
+
+
+def test_a_trace_the_agent_let_grow_past_the_cap_is_its_own_limit_not_a_damaged_trace(tmp_path: Path) -> None:
+    """Over the cap as a whole, or in one event, the trace is the agent's doing (it wrote it): the run reached a
+    limit (resource_exhausted); a trace that is not JSON is damaged (the bench cannot trust the run)."""
+    from bench.measure.trace import EVENT_LIMIT
+    from bench.run.observe import keep_trace
+
+    out, run = tmp_path / "out", tmp_path / "run"
+    out.mkdir(), run.mkdir()
+    (out / "events.jsonl").write_text(TRACE * 100)
+    events, problem, limit = keep_trace(out, run, None, limit=1000)
+    assert (events, problem) == ([], None) and limit is not None and "grew past the bench's cap" in limit
+
+    (out / "events.jsonl").write_text('{"event": "x", "planted": "' + "y" * EVENT_LIMIT + '"}\n' + TRACE)
+    events, problem, limit = keep_trace(out, run, None)
+    assert (events, problem) == ([], None) and limit is not None and "an event past the bench's cap" in limit
+
+    (out / "events.jsonl").write_text("not json\n" + TRACE)
+    events, problem, limit = keep_trace(out, run, None)
+    assert limit is None and problem is not None and "damaged" in problem

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from bench.score.graders import DockerGrader, GraderLimits
+from bench.score.graders import DockerGrader, GraderLimits, run_pytest
+from bench.score.sessions import GRADING_DIR, WITNESS_MODULE, WITNESS_SOURCE
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -74,7 +75,28 @@ def test_work_dir_and_tmp_are_small_writable_tmpfs():
         info = os.statvfs(folder)
         assert not info.f_flag & os.ST_RDONLY
         assert info.f_blocks * info.f_frsize <= limit_mib * MIB
-    assert os.getcwd() == "/grade"
+    assert os.path.dirname(os.getcwd()) == "/grade"  # a session's own copy
+
+
+def test_a_child_of_the_tests_cannot_reach_pytest_or_the_supervisor():
+    # Both are non-dumpable: their descriptors (the witness's pipe), memory and environment are closed to a child
+    # of the same user; and the sessions' spec, hidden tests included, is in no environment a child inherits.
+    import subprocess
+    import sys
+
+    probe = (
+        "import os, sys\\n"
+        "for pid in (os.getppid(), 1):\\n"
+        "    for what in ('fd', 'environ', 'mem'):\\n"
+        "        try:\\n"
+        "            os.listdir(f'/proc/{pid}/fd') if what == 'fd' else open(f'/proc/{pid}/{what}', 'rb').read(1)\\n"
+        "        except PermissionError:\\n"
+        "            continue\\n"
+        "        sys.exit(f'/proc/{pid}/{what} is readable')\\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert not any(name.startswith(("BENCH_GRADING_SPEC", "BENCH_WITNESS")) for name in os.environ)
 
 
 def test_memory_cpu_and_process_limits():
@@ -97,9 +119,11 @@ def test_the_grader_container_is_locked_down(tmp_path: Path) -> None:
     constants = f"WORK_MIB, TMP_MIB, MEMORY_MIB, PIDS, CPUS = 64, 32, 1024, {limits.pids}, {limits.cpus}\n"
     (tmp_path / "test_probe.py").write_text(constants + PROBE)
 
-    run = DockerGrader(client, ensure_sandbox_image(client), limits).run_pytest(
-        tmp_path, ["-q", "-p", "no:cacheprovider", "test_probe.py"], timeout_s=180
-    )
+    (tmp_path / GRADING_DIR).mkdir()
+    (tmp_path / GRADING_DIR / f"{WITNESS_MODULE}.py").write_text(WITNESS_SOURCE.read_text())  # pytest non-dumpable
+    grader = DockerGrader(client, ensure_sandbox_image(client), limits)
+    args = ["-q", "-p", "no:cacheprovider", "-p", WITNESS_MODULE, "test_probe.py"]
+    run = run_pytest(grader, tmp_path, args, timeout_s=180, plugins=GRADING_DIR)
 
     assert (run.exit_code, run.timed_out) == (0, False), run.output[-3000:]
-    assert "8 passed" in run.output
+    assert "9 passed" in run.output

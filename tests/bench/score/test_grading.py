@@ -20,9 +20,10 @@ from bench.errors import ScoringError
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import capture_diff, make_work_copy, solution_diff
 from bench.results.row import ResultRow
-from bench.score.graders import LocalGrader
-from bench.score.grading import BASE_ARGS, GRADING_DIR, INI_FILE, INI_TEXT, Score, command, score_diff, score_run_dir
+from bench.score.graders import LocalGrader, run_pytest
+from bench.score.grading import Score, command, score_diff, score_run_dir
 from bench.score.junit import parse_junit
+from bench.score.sessions import BASE_ARGS, GRADING_DIR, INI_FILE, INI_TEXT
 
 HIDDEN_DUE = "test_hidden_due_dates.py"
 HIDDEN_REGRESSIONS = "test_hidden_regressions.py"
@@ -279,7 +280,9 @@ def test_code_that_breaks_collection_scores_a_measured_zero(todo: Fixture, tmp_p
 
     assert (score.hidden_passed, score.visible_passed) == (0, 0)
     assert csv(score)["hidden_passed"] == "0"
-    assert score.error is not None and HIDDEN_DUE in score.error and "0 hidden tests ran" in score.error
+    # The hidden tests run the program, so all six ran (and failed); the visible ones import it and did not collect.
+    assert sum(test_id.startswith(HIDDEN_DUE) for test_id in score.outcomes) == 4
+    assert score.error is not None and "failed to collect: test_todo.py" in score.error
 
 
 def test_a_hanging_test_run_times_out_with_the_counts_left_empty(todo: Fixture, tmp_path: Path) -> None:
@@ -301,7 +304,7 @@ def test_local_grader_ignores_the_callers_pytest_and_python_environment(
     monkeypatch.setenv("PYTHONPATH", str(site))
     monkeypatch.setenv("PYTEST_ADDOPTS", "-k nothing_matches")
 
-    run = LocalGrader().run_pytest(tmp_path, ["-q", "-p", "no:cacheprovider", "test_one.py"], 60)
+    run = run_pytest(LocalGrader(), tmp_path, ["-q", "-p", "no:cacheprovider", "test_one.py"], 60)
 
     assert (run.exit_code, run.timed_out) == (0, False)
     assert "1 passed" in run.output
@@ -316,7 +319,7 @@ def test_the_grading_arguments_alone_shut_out_a_conftest(tmp_path: Path) -> None
     (tmp_path / GRADING_DIR).mkdir()
     (tmp_path / INI_FILE).write_text(INI_TEXT)
 
-    run = LocalGrader().run_pytest(tmp_path, [*BASE_ARGS, "-q", "test_fails.py"], 60)
+    run = run_pytest(LocalGrader(), tmp_path, [*BASE_ARGS, "--rootdir=.", "-q", "test_fails.py"], 60)
 
     assert run.exit_code == 1
     assert "1 failed" in run.output
@@ -391,8 +394,10 @@ def test_score_run_dir_writes_junit_and_score_json(todo: Fixture, tmp_path: Path
 
     saved = json.loads((run_dir / "score.json").read_text())
     assert (saved["hidden_passed"], saved["hidden_total"], score.hidden_passed) == (6, 6, 6)
-    assert "junit_xml" not in saved
-    assert (run_dir / "junit.xml").read_text().count("<testcase") == 9 + 4  # and the four canaries of the bench
+    assert "junit_reports" not in saved
+    # The hidden tests' session: six tests and the canary file's two; the visible tests' session apart.
+    assert (run_dir / "junit.xml").read_text().count("<testcase") == 6 + 2
+    assert 'name="test_add_and_list"' in (run_dir / "junit-visible.xml").read_text()
 
 
 def test_score_run_dir_without_a_diff_is_a_scoring_error(todo: Fixture, tmp_path: Path) -> None:

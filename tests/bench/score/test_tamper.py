@@ -1,38 +1,41 @@
-"""The rules that void a grading run, one at a time, on hand-made junit outcomes and witness lines."""
+"""The rules that void a grading session, one at a time, on hand-made junit outcomes and witness records; and the
+mutant canaries, made from real test code."""
 
 from __future__ import annotations
 
+import ast
 import json
-from pathlib import Path
 
 import pytest
 
-from bench.score.tamper import Canaries, new_canaries, read_witness, tampering
+from bench.score.canaries import add_mutants
+from bench.score.tamper import Canaries, read_witness, resolution_problem, tampering
 
-HIDDEN = ["test_hidden.py"]
-CANARIES = Canaries(file="test_c.py", must_fail="test_f", must_pass="test_p", appended="test_a", prefix="W:")
+CANARIES = Canaries(file="test_c.py", must_fail="test_f", must_pass="test_p", mutants={"test_hidden.py": ["test_m"]})
 
 
 def honest() -> tuple[dict[str, str], str]:
-    """Junit outcomes and witness output of a clean run: one hidden test passed, one failed, canaries as planted."""
+    """Junit outcomes and witness records of a clean run: one hidden test passed, one failed, canaries as planted."""
     outcomes = {
         "test_hidden.py::test_ok": "passed",
         "test_hidden.py::test_bad": "failed",
-        "test_hidden.py::test_a": "failed",
+        "test_hidden.py::test_m": "failed",
         "test_c.py::test_f": "failed",
         "test_c.py::test_p": "passed",
     }
-    raised = {"test_hidden.py::test_bad", "test_hidden.py::test_a", "test_c.py::test_f"}
+    raised = {"test_hidden.py::test_bad", "test_hidden.py::test_m", "test_c.py::test_f"}
     lines = [
-        f"W:{json.dumps({'test': test_id, 'when': when, 'raised': test_id in raised and when == 'call'})}"
+        json.dumps({"test": test_id, "when": when, "raised": test_id in raised and when == "call"})
         for test_id in outcomes
         for when in ("setup", "call", "teardown")
     ]
-    return outcomes, "noise\n" + "\n".join(lines) + '\nW:{"exit": 1}\n1 failed'
+    return outcomes, "\n".join(lines) + '\n{"exit": 1, "modules": {"todo": "todo.py"}}\n'
 
 
-def verdict(outcomes: dict[str, str], output: str, exit_code: int | None = 1) -> str | None:
-    return tampering(outcomes, CANARIES, HIDDEN, read_witness(output, "W:"), exit_code)
+def verdict(
+    outcomes: dict[str, str], witness: str, exit_code: int | None = 1, problem: str | None = None
+) -> str | None:
+    return tampering(outcomes, CANARIES, read_witness(witness, problem), exit_code, None)
 
 
 def test_an_honest_run_passes_every_check() -> None:
@@ -43,55 +46,75 @@ def test_an_honest_run_passes_every_check() -> None:
     ("test_id", "outcome", "reason"),
     [
         ("test_c.py::test_f", "passed", "must have failed, is reported passed"),
-        ("test_hidden.py::test_a", "skipped", "must have failed, is reported skipped"),
+        ("test_hidden.py::test_m", "passed", "must have failed, is reported passed"),
+        ("test_hidden.py::test_m", "skipped", "must have failed, is reported skipped"),
         ("test_c.py::test_p", "failed", "must have passed, is reported failed"),
         ("test_c.py::test_f", None, "missing from the junit report"),
     ],
 )
 def test_a_canary_with_the_wrong_outcome_is_tampering(test_id: str, outcome: str | None, reason: str) -> None:
-    outcomes, output = honest()
+    outcomes, witness = honest()
     if outcome is None:
         del outcomes[test_id]
     else:
         outcomes[test_id] = outcome
 
-    assert reason in (verdict(outcomes, output) or "")
+    assert reason in (verdict(outcomes, witness) or "")
 
 
 def test_a_hidden_file_that_did_not_collect_has_no_canary_to_check() -> None:
-    outcomes, output = honest()
+    outcomes, witness = honest()
     for test_id in [t for t in outcomes if t.startswith("test_hidden.py::")]:
         del outcomes[test_id]
     outcomes["test_hidden.py"] = "error"
 
-    assert verdict(outcomes, output) is None
+    assert verdict(outcomes, witness) is None
 
 
 def test_a_pass_the_witness_saw_raise_is_tampering() -> None:
-    outcomes, output = honest()
+    outcomes, witness = honest()
     outcomes["test_hidden.py::test_bad"] = "passed"
 
-    assert "test_hidden.py::test_bad passed, but it raised" in (verdict(outcomes, output) or "")
+    assert "test_hidden.py::test_bad passed, but it raised" in (verdict(outcomes, witness) or "")
 
 
 def test_a_pass_the_witness_never_saw_is_tampering() -> None:
-    outcomes, output = honest()
+    outcomes, witness = honest()
     outcomes["test_hidden.py::test_invented"] = "passed"
 
-    assert "the witness never saw it run" in (verdict(outcomes, output) or "")
+    assert "the witness never saw it run" in (verdict(outcomes, witness) or "")
 
 
-def test_witness_lines_that_contradict_each_other_are_tampering() -> None:
-    outcomes, output = honest()
-    forged = 'W:{"test": "test_hidden.py::test_bad", "when": "call", "raised": false}'
+def test_a_subtest_that_raised_fails_its_test_without_a_conflict() -> None:
+    """pytest 9 reports each subtest's phase: one raised and others did not; the test failed, honestly."""
+    outcomes, witness = honest()
+    subtests = [json.dumps({"test": "test_hidden.py::test_bad", "when": "call", "raised": r}) for r in (False, True)]
 
-    assert "witnessed both raising and not" in (verdict(outcomes, output + "\n" + forged) or "")
+    assert verdict(outcomes, "\n".join(subtests) + "\n" + witness) is None
+
+
+@pytest.mark.parametrize(
+    ("problem", "reason"),
+    [
+        ("9 bytes arrived on the witness's decoy channels", "decoy channels"),
+        ("the witness channel carried more than 8388608 bytes", "carried more than"),
+    ],
+)
+def test_what_the_supervisor_saw_on_the_channel_is_tampering(problem: str, reason: str) -> None:
+    assert reason in (verdict(*honest(), problem=problem) or "")
+
+
+def test_an_unreadable_line_or_two_session_ends_are_tampering() -> None:
+    outcomes, witness = honest()
+
+    assert "unreadable witness line" in (verdict(outcomes, witness + "not json\n") or "")
+    assert "two session ends" in (verdict(outcomes, witness + '{"exit": 1}\n') or "")
 
 
 def test_no_witness_at_all_is_tampering() -> None:
     outcomes, _ = honest()
 
-    assert "saw no test at all" in (verdict(outcomes, "1 failed") or "")
+    assert "saw no test at all" in (verdict(outcomes, "") or "")
 
 
 @pytest.mark.parametrize(("exit_code", "reason"), [(0, "session ended with status 1"), (5, "ended with status 1")])
@@ -100,22 +123,93 @@ def test_an_exit_status_other_than_the_sessions_is_tampering(exit_code: int, rea
 
 
 def test_exit_status_zero_with_failing_canaries_is_tampering_even_when_the_witness_agrees() -> None:
-    outcomes, output = honest()
+    outcomes, witness = honest()
 
     assert "although the bench's must-fail canaries failed" in (
-        verdict(outcomes, output.replace('"exit": 1', '"exit": 0'), exit_code=0) or ""
+        verdict(outcomes, witness.replace('"exit": 1', '"exit": 0'), exit_code=0) or ""
     )
 
 
-def test_canaries_get_names_nothing_in_the_copy_uses(tmp_path: Path) -> None:
-    (tmp_path / "witness").mkdir()
-    (tmp_path / "test_hidden.py").write_text("def test_one():\n    pass\n")
+@pytest.mark.parametrize(
+    ("modules", "program_style", "reason"),
+    [
+        ({"todo": "todo.py"}, True, "imported todo from the repository"),
+        ({"getpass": "getpass.py"}, False, "standing in for the module of that name"),
+        ({"_pytest.reports": "_pytest/reports.py"}, False, "standing in"),
+        ({"todo": "todo.py", "bench_witness": ".bench-grading/bench_witness.py"}, False, None),
+        ({"test_hidden": ".bench-grading/hidden/test_hidden.py"}, True, None),
+    ],
+)
+def test_modules_from_the_graded_folder_are_what_the_tests_meant(
+    modules: dict[str, str], program_style: bool, reason: str | None
+) -> None:
+    problem = resolution_problem(modules, program_style, (".bench-grading/",))
 
-    drawn = [new_canaries(tmp_path, HIDDEN, "witness") for _ in range(3)]
+    assert (problem is None) if reason is None else (reason in (problem or ""))
 
-    names = [{c.file, c.must_fail, c.must_pass, c.appended} for c in drawn]
-    assert all(len(n) == 4 for n in names) and len({frozenset(n) for n in names}) == 3
-    assert all(name.startswith("test_") and "bench" not in name for n in names for name in n)
-    text = (tmp_path / "test_hidden.py").read_text()
-    assert text.startswith("def test_one():") and all(f"def {c.appended}():" in text for c in drawn)
-    assert (tmp_path / "witness" / "bench_witness.py").read_text().count(repr(drawn[-1].prefix)) == 1
+
+TESTS = """import unittest
+
+from decimal import Decimal
+from leap import days_in_year
+
+
+def test_plain():
+    # a comment the mutant keeps
+    value = days_in_year(2015)
+    assert value == 365
+
+
+def test_nested_only():
+    for year in (2015, 2016):
+        assert days_in_year(year) in (365, 366)
+
+
+@unittest.skip("not now")
+def test_decorated():
+    assert days_in_year(1) == 365
+
+
+def test_built_value():
+    assert {"total": Decimal("12.50")} == {"total": Decimal("12.50")}
+
+
+class LeapTest(unittest.TestCase):
+    def test_method(self):
+        self.assertEqual(days_in_year(1900), 365)
+
+    def test_subtests(self):
+        for year in (1900, 2000):
+            with self.subTest(year=year):
+                self.assertEqual(days_in_year(year), 365)
+
+
+class Helper:
+    def test_not_collected(self):
+        assert 1 == 1
+"""
+
+
+def test_mutants_twin_the_tests_a_changed_assertion_can_be_made_in() -> None:
+    text, ids = add_mutants(TESTS, set(), per_test=2)
+
+    tree = ast.parse(text)
+    twinned = {name.split("::")[-1] for name in ids}
+    assert len(ids) == 6 and len(twinned) == 6  # plain, built value, the method: two each, with names of their own
+    assert sum("::" in name for name in ids) == 2 and all(name.startswith("LeapTest::") for name in ids if "::" in name)
+    functions = [node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)]
+    assert functions.count("test_nested_only") == 1 and functions.count("test_not_collected") == 1
+    assert text.count("# a comment the mutant keeps") == 3  # the original and its two twins, as written
+    assert text.count("def test_decorated") == 1 and text.count("def test_subtests") == 1
+
+
+def test_a_mutant_cannot_pass_where_its_original_passes() -> None:
+    namespace: dict[str, object] = {}
+    text, ids = add_mutants(TESTS.replace("from leap import days_in_year", ""), set(), per_test=2)
+    exec(compile(text + "\ndef days_in_year(year):\n    return 365\n", "t", "exec"), namespace)  # noqa: S102
+
+    for name in [n for n in ids if "::" not in n]:
+        with pytest.raises((AssertionError, ArithmeticError, ValueError)):
+            namespace[name]()  # type: ignore[operator]
+    namespace["test_plain"]()  # type: ignore[operator]
+    namespace["test_built_value"]()  # type: ignore[operator]

@@ -17,7 +17,7 @@ from test_grading import agent_diff, both, write
 
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import capture_diff, make_work_copy
-from bench.score import tamper
+from bench.score import canaries, sessions, tamper
 from bench.score.graders import Grader, LocalGrader
 from bench.score.grading import Score, score_diff
 
@@ -70,10 +70,25 @@ _atexit.register(_clean_report)
 """
 
 
-def append_to_todo(code: str) -> Callable[[Path], None]:
+def append_to(name: str, code: str) -> Callable[[Path], None]:
     def edit(repo: Path) -> None:
-        todo_py = repo / "todo.py"
-        todo_py.write_text(todo_py.read_text() + "\n" + code)
+        (repo / name).write_text((repo / name).read_text() + "\n" + code)
+
+    return edit
+
+
+def append_to_todo(code: str) -> Callable[[Path], None]:
+    return append_to("todo.py", code)
+
+
+def before_main_of_todo(code: str) -> Callable[[Path], None]:
+    """Code that runs whenever todo.py does, as a program too (appended code would follow its sys.exit)."""
+
+    def edit(repo: Path) -> None:
+        text = (repo / "todo.py").read_text()
+        (repo / "todo.py").write_text(
+            text.replace('if __name__ == "__main__":', code + '\n\nif __name__ == "__main__":')
+        )
 
     return edit
 
@@ -81,6 +96,17 @@ def append_to_todo(code: str) -> Callable[[Path], None]:
 @pytest.fixture(scope="module")
 def todo() -> Fixture:
     return load_fixture("todo_repo")
+
+
+@pytest.fixture(scope="module")
+def leap() -> Fixture:
+    """A library-style exercise in exercism's layout: unittest tests, subTest, the code imported by the tests."""
+    return load_fixture("leap", Path(__file__).parent / "data")
+
+
+@pytest.fixture(scope="module")
+def ledger() -> Fixture:
+    return load_fixture("ledger_repo")
 
 
 @pytest.fixture(scope="module", params=["local", pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.slow])])
@@ -100,13 +126,16 @@ def grade(fx: Fixture, tmp_path: Path, grader: Grader, edit: Callable[[Path], No
     return score_diff(fx, agent_diff(fx, tmp_path, edit), grader, tmp_path / "work", timeout_s=180)
 
 
-def assert_not_inflated(score: Score) -> None:
-    """The untouched todo.py earns 2 of 6; anything else must be a void score flagged as tampered."""
+TODO_ORIGINAL, LEAP_ORIGINAL, LEDGER_ORIGINAL = (2, 6), (3, 5), (2, 8)  # what the untouched code earns
+
+
+def assert_not_inflated(score: Score, original: tuple[int, int] = TODO_ORIGINAL) -> None:
+    """The untouched code earns `original`; anything else must be a void score flagged as tampered."""
     if score.grading_tampered:
         assert (score.hidden_passed, score.visible_passed) == (None, None)
         assert score.error is not None and "grading tampered" in score.error
     else:
-        assert (score.hidden_passed, score.hidden_total) == (2, 6), score.error
+        assert (score.hidden_passed, score.hidden_total) == original, score.error
 
 
 def test_a_root_init_py_that_rewrites_reports_is_removed(todo: Fixture, tmp_path: Path, grader: Grader) -> None:
@@ -146,19 +175,21 @@ def test_junit_rewritten_at_exit_voids_the_score(todo: Fixture, tmp_path: Path, 
 
 @pytest.fixture
 def known_canaries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Canaries whose names an attacker could recognise: every name holds "canary"."""
+    """Canaries whose names an attacker could recognise: every name, mutants' too, holds "canary"."""
     names = iter(range(10**6))
-    monkeypatch.setattr(tamper, "_name", lambda: f"test_canary_{next(names)}")
+    monkeypatch.setattr(tamper, "canary_name", lambda: f"test_canary_{next(names)}")
+    monkeypatch.setattr(sessions, "canary_name", lambda: f"test_canary_{next(names)}")
+    monkeypatch.setattr(canaries, "new_name", lambda *_: f"test_canary_{next(names)}")
 
 
 @pytest.mark.parametrize("attack", [PATCH_REPORTS, REWRITE_JUNIT_AT_EXIT], ids=["reports", "junit"])
 def test_an_attack_that_spares_the_canaries_is_caught_by_the_witness(
-    todo: Fixture, tmp_path: Path, grader: Grader, known_canaries: None, attack: str
+    leap: Fixture, tmp_path: Path, grader: Grader, known_canaries: None, attack: str
 ) -> None:
-    score = grade(todo, tmp_path, grader, append_to_todo(attack.format(spare="canary")))
+    score = grade(leap, tmp_path, grader, append_to("leap.py", attack.format(spare="canary")))
 
     assert score.grading_tampered
-    assert_not_inflated(score)
+    assert_not_inflated(score, LEAP_ORIGINAL)
     assert score.error is not None and "passed, but it raised" in score.error
 
 
@@ -213,3 +244,224 @@ def test_a_deleted_git_folder_keeps_the_agents_changes(todo: Fixture, tmp_path: 
     score = score_diff(todo, capture_diff(repo, base, todo), LocalGrader(), tmp_path / "work")
 
     assert (score.hidden_passed, score.files_changed, score.changed_paths) == (6, 1, ["todo.py"])
+
+
+# Issue 19's attacks. Each ran against an untouched todo.py (or leap.py, ledger) and scored every hidden test with
+# no flag; each now earns the real score or a void one flagged `grading_tampered`.
+
+# Modules of the standard library that pytest or the tests import late: at the root of the copy they came first on
+# sys.path. Each would rewrite every report to "passed" if it were ever imported.
+STDLIB_NAMES = ["getpass.py", "pdb.py", "cmd.py", "code.py", "codeop.py"]
+
+
+def stdlib_shadows(repo: Path) -> None:
+    for name in STDLIB_NAMES:
+        (repo / name).write_text(PATCH_REPORTS.format(spare=""))
+
+
+def package_beside(module: str) -> Callable[[Path], None]:
+    """A package of the module's name, which Python picks before module.py: the same code, plus a patch."""
+
+    def edit(repo: Path) -> None:
+        (repo / module).mkdir()
+        (repo / module / "__init__.py").write_text((repo / f"{module}.py").read_text() + PATCH_REPORTS.format(spare=""))
+
+    return edit
+
+
+# Swallows the exception of every test function that called into the module it is appended to, and only those: a
+# plugin registered from the code under test, which the old canaries (`assert N == M`, no call) never met.
+SWALLOW_CALLS = """
+import gc as _gc
+import inspect as _inspect
+import sys as _sys
+
+_touched = [False]
+
+
+def _watch(function):
+    def watched(*args, **kwargs):
+        _touched[0] = True
+        return function(*args, **kwargs)
+
+    return watched
+
+
+for _name, _value in list(globals().items()):
+    if _inspect.isfunction(_value) and str(_value.__module__).startswith({package!r}) and _name[0] != "_":
+        globals()[_name] = _watch(_value)
+
+
+class _Swallow:
+    import pytest as _pytest
+
+    @_pytest.hookimpl(hookwrapper=True)
+    def pytest_pyfunc_call(self, pyfuncitem):
+        _touched[0] = False
+        outcome = yield
+        if outcome.excinfo is not None and _touched[0]:
+            outcome.force_result(True)
+
+
+if "_pytest.config" in _sys.modules:
+    from _pytest.config import PytestPluginManager as _Manager
+
+    for _object in _gc.get_objects():
+        if isinstance(_object, _Manager):
+            _object.register(_Swallow())
+            break
+"""
+
+# Every TestCase.assert* a no-op: unittest-style tests pass whatever the code does.
+NOOP_ASSERTS = """
+import unittest as _unittest
+
+for _name in dir(_unittest.TestCase):
+    if _name.startswith("assert"):
+        setattr(_unittest.TestCase, _name, lambda *args, **kwargs: None)
+"""
+
+# A forge from inside the grading pytest: every report passed, "passed" witness lines on every pipe the process
+# holds (the witness's among them), and every failure stripped from the junit XML at exit.
+FORGE_IN_PROCESS = (
+    PATCH_REPORTS.format(spare="")
+    + REWRITE_JUNIT_AT_EXIT.format(spare="")
+    + """
+import json as _json
+import os as _os
+import stat as _stat
+
+import _pytest.reports as _forged_reports
+
+_made_before = _forged_reports.TestReport.from_item_and_call
+
+
+def _say_everywhere(record):
+    for fd in _os.listdir("/proc/self/fd"):
+        try:
+            if int(fd) > 2 and _stat.S_ISFIFO(_os.fstat(int(fd)).st_mode):
+                _os.write(int(fd), (_json.dumps(record) + "\\n").encode())
+        except OSError:
+            pass
+
+
+def _forge(cls, item, call):
+    _say_everywhere({"test": item.nodeid, "when": call.when, "raised": False})
+    return _made_before(item, call)
+
+
+_forged_reports.TestReport.from_item_and_call = classmethod(_forge)
+"""
+)
+
+# A forge from the program the hidden tests run: a junit XML of passes written over pytest's, by a daemon that
+# outlives the test that started it, and witness lines through every descriptor of pytest's it can open.
+FORGE_FROM_THE_PROGRAM = """
+def _forge():
+    import json, os, time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent
+    names = {"test_hidden_due_dates": ["test_list_shows_due_dates", "test_due_dates_are_validated",
+             "test_overdue_lists_open_items_due_before_today_earliest_first",
+             "test_overdue_says_so_when_nothing_is_overdue"],
+             "test_hidden_regressions": ["test_commands_without_due_dates_work_as_before",
+             "test_a_file_from_the_current_version_still_loads"]}
+    cases = "".join(f'<testcase classname="{f}" name="{n}"/>' for f, ns in names.items() for n in ns)
+    report = f"<testsuites><testsuite>{cases}</testsuite></testsuites>"
+    lines = "".join(json.dumps({"test": f"{f}.py::{n}", "when": w, "raised": False}) + "\\n"
+                    for f, ns in names.items() for n in ns for w in ("setup", "call", "teardown"))
+    try:
+        os.close(os.open(root / ".forged", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except OSError:
+        return  # the first run of the program forges; the others run as they are
+    for fd in os.listdir(f"/proc/{os.getppid()}/fd") if os.access(f"/proc/{os.getppid()}/fd", os.R_OK) else []:
+        try:
+            with open(f"/proc/{os.getppid()}/fd/{fd}", "w") as channel:
+                channel.write(lines)
+        except OSError:
+            pass
+    if os.fork() == 0:
+        os.setsid()
+        os.closerange(0, 3)  # the test that ran the program does not wait for it
+        for _ in range(400):
+            try:
+                (root / ".bench-grading" / "junit.xml").write_text(report)
+            except OSError:
+                pass
+            time.sleep(0.02)
+        os._exit(0)
+
+
+_forge()
+"""
+
+
+def test_standard_library_names_at_the_root_are_never_imported(
+    todo: Fixture, leap: Fixture, tmp_path: Path, grader: Grader
+) -> None:
+    for fx, original in ((todo, TODO_ORIGINAL), (leap, LEAP_ORIGINAL)):
+        score = grade(fx, tmp_path / fx.name, grader, stdlib_shadows)
+
+        assert (score.hidden_passed, score.hidden_total, score.grading_tampered) == (*original, False)
+        assert score.error is not None and all(name in score.error for name in STDLIB_NAMES)
+
+
+@pytest.mark.parametrize("module", ["todo", "leap"])
+def test_a_package_beside_the_module_is_flagged(
+    todo: Fixture, leap: Fixture, tmp_path: Path, grader: Grader, module: str
+) -> None:
+    fx = todo if module == "todo" else leap
+
+    score = grade(fx, tmp_path, grader, package_beside(module))
+
+    assert score.grading_tampered and f"the package {module}/ stands in for {module}.py" in (score.error or "")
+    assert (score.hidden_passed, score.visible_passed) == (None, None)
+
+
+def test_a_plugin_swallowing_failures_of_tests_that_call_the_code_is_caught(
+    todo: Fixture, ledger: Fixture, tmp_path: Path, grader: Grader
+) -> None:
+    """Program-style hidden tests never meet it (todo keeps its real count, or its visible session is flagged); a
+    library's hidden tests do, and their mutant twins, which call the same code, make it show."""
+    todo_score = grade(todo, tmp_path / "todo", grader, append_to_todo(SWALLOW_CALLS.format(package="todo")))
+    assert_not_inflated(todo_score)
+
+    ledger_score = grade(
+        ledger, tmp_path / "ledger", grader, append_to("ledger/__init__.py", SWALLOW_CALLS.format(package="ledger"))
+    )
+    assert ledger_score.grading_tampered and "canary" in (ledger_score.error or "")
+    assert_not_inflated(ledger_score, LEDGER_ORIGINAL)
+
+
+def test_no_op_assertions_of_unittest_are_caught(leap: Fixture, tmp_path: Path, grader: Grader) -> None:
+    score = grade(leap, tmp_path, grader, append_to("leap.py", NOOP_ASSERTS))
+
+    assert score.grading_tampered and "canary" in (score.error or "")
+    assert_not_inflated(score, LEAP_ORIGINAL)
+
+
+def test_a_forge_of_junit_and_witness_from_inside_pytest_is_caught(
+    leap: Fixture, tmp_path: Path, grader: Grader
+) -> None:
+    score = grade(leap, tmp_path, grader, append_to("leap.py", FORGE_IN_PROCESS))
+
+    assert score.grading_tampered
+    assert_not_inflated(score, LEAP_ORIGINAL)
+
+
+def test_a_forge_of_junit_and_witness_from_the_program_gains_nothing(
+    todo: Fixture, tmp_path: Path, grader: Grader
+) -> None:
+    score = grade(todo, tmp_path, grader, before_main_of_todo(FORGE_FROM_THE_PROGRAM))
+
+    assert_not_inflated(score)
+
+
+def test_an_honest_failing_subtest_gets_its_true_counts(leap: Fixture, tmp_path: Path, grader: Grader) -> None:
+    """The untouched leap.py fails the century rule: one test directly, one in a subTest of four years."""
+    score = grade(leap, tmp_path, grader, lambda repo: None)
+
+    assert (score.hidden_passed, score.hidden_total, score.grading_tampered, score.error) == (3, 5, False, None)
+    assert score.outcomes["test_hidden_leap.py::LeapHiddenTest::test_years_around_the_rules"] == "failed"
+    assert score.outcomes["test_hidden_leap.py::LeapHiddenTest::test_a_century_is_common"] == "failed"

@@ -1,0 +1,255 @@
+"""The grading supervisor: the parent of every grading pytest, where the tests' code cannot reach.
+
+The graders start it as `python -I -B -c SOURCE` with the spec in its environment (BENCH_GRADING_SPEC_0, _1, ...:
+zlib-compressed JSON in base64), where no other process can read it once this one is non-dumpable; in the grading
+container it is PID 1. For each pytest session of the spec it makes a fresh copy of the prepared folder, writes the
+session's files into it (the hidden tests among them, which are on no disk the tests can read until then), starts
+pytest there with its output on a pipe of ours, and hands pytest's witness plugin (bench/score/witness_plugin.py)
+a pipe to report on, among decoy pipes that look the same: a write on a decoy is tampering. The witness's lines
+thus travel on a channel that no process the tests start can open, because
+
+- the witness's pipe is passed to pytest alone (not inheritable: a test's child processes do not get it), and
+- this process and pytest make themselves non-dumpable, so that no other process of the same user may open their
+  descriptors through /proc/PID/fd, read their memory or environment, or trace them (in the container, with no
+  capability, not even a process of the same user).
+
+When a session ends (or times out) every process it left is killed (in the container: every process but this one),
+then its junit XML is read, without following links, up to a size limit. The report, one JSON document, is printed
+after a marker line: {"runs": [{"exit_code", "timed_out", "output", "witness", "witness_problem", "junit"}]}.
+Nothing the tests print reaches this process's stdout: their output is a field of the report.
+
+Standard library only: it runs in the sandbox image's python3, which holds nothing of the bench.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import ctypes
+import json
+import os
+import secrets
+import selectors
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+import zlib
+from typing import Any
+
+PR_SET_DUMPABLE = 4
+JUNIT_LIMIT = 8 * 1024 * 1024  # bytes of junit XML read back; a report this large is not one pytest wrote for us
+WITNESS_LIMIT = 8 * 1024 * 1024  # bytes of witness lines; more is not a witness of ours
+OUTPUT_LIMIT = 1024 * 1024  # bytes kept of pytest's output: its first and last halves
+DRAIN_S = 0.3  # after pytest exits, how long what is still in the pipes is read
+WITNESS_FD_VARIABLE = "BENCH_WITNESS_FD"
+DECOY_FDS_VARIABLE = "BENCH_DECOY_FDS"
+HIDE_VARIABLE = "BENCH_WITNESS_HIDE"
+SPEC_VARIABLE = "BENCH_GRADING_SPEC"
+
+# pytest as `python -m pytest`, with the bench's plugin folder first on sys.path and, for tests that import the
+# repository, the repository last (after the standard library and pytest itself, so it can shadow none of them).
+BOOTSTRAP = (
+    "import os, sys\n"
+    "plugins, repository = sys.argv.pop(1), sys.argv.pop(1)\n"
+    "if plugins:\n"
+    "    sys.path.insert(0, os.path.abspath(plugins))\n"
+    "if repository:\n"
+    "    sys.path.append(os.path.abspath(repository))\n"
+    "import pytest\n"
+    "sys.exit(pytest.main(sys.argv[1:]))\n"
+)
+
+
+def make_undumpable() -> bool:
+    """PR_SET_DUMPABLE 0: other processes of this user can no longer open /proc/PID/fd, mem or environ of ours."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+class Kept:
+    """Bytes kept up to a limit: the first and the last half, and how many were cut between them."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.head, self.tail, self.total = limit, bytearray(), bytearray(), 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.limit // 2 - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        del self.tail[: max(0, len(self.tail) - (self.limit - self.limit // 2))]
+
+    def text(self) -> str:
+        cut = self.total - len(self.head) - len(self.tail)
+        middle = f"\n[bench: {cut} bytes of output cut here]\n" if cut else ""
+        return self.head.decode(errors="replace") + middle + self.tail.decode(errors="replace")
+
+
+def read_report(root: str, rel: str) -> str | None:
+    """The junit XML at root/rel, when it is a regular file of one link and at most JUNIT_LIMIT bytes; a link on
+    the way, a FIFO or a device is not read."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in rel.split("/")[:-1]:
+            inner = os.open(part, flags | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        report = os.open(rel.split("/")[-1], flags, dir_fd=fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        info = os.fstat(report)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_size > JUNIT_LIMIT:
+            return None
+        data = os.read(report, JUNIT_LIMIT + 1)
+    finally:
+        os.close(report)
+    return data.decode(errors="replace") if len(data) <= JUNIT_LIMIT else None
+
+
+def kill_left_over(pgid: int, kill_all: bool) -> None:
+    """Kill what a session left: its process group, and (as PID 1 of the container) every other process."""
+    with contextlib.suppress(OSError):
+        os.killpg(pgid, signal.SIGKILL)
+    if kill_all:
+        with contextlib.suppress(OSError):
+            os.kill(-1, signal.SIGKILL)
+
+
+def _channels(decoys: int) -> tuple[tuple[int, int], list[tuple[int, int]]]:
+    witness = os.pipe()
+    return witness, [os.pipe() for _ in range(decoys)]
+
+
+def run_session(run: dict[str, Any], folder: str, deadline: float, spec: dict[str, Any]) -> dict[str, Any]:
+    """One pytest session in `folder`, to its end or the deadline; its report."""
+    (witness_r, witness_w), decoys = _channels(int(spec.get("decoys", 4)))
+    writers = [witness_w, *(w for _, w in decoys)]
+    env = dict(os.environ)
+    env[WITNESS_FD_VARIABLE] = str(witness_w)
+    env[DECOY_FDS_VARIABLE] = ",".join(str(w) for _, w in decoys)
+    if run.get("hide"):
+        env[HIDE_VARIABLE] = os.path.join(folder, run["hide"])
+    command = [sys.executable, "-I", "-B", "-c", BOOTSTRAP, run.get("plugins", ""), run.get("repository", "")]
+    proc = subprocess.Popen(
+        [*command, *run["args"]], cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, pass_fds=writers, start_new_session=True,
+    )  # fmt: skip
+    for fd in writers:
+        os.close(fd)
+    assert proc.stdout is not None
+    output, witness, decoy_bytes = Kept(OUTPUT_LIMIT), bytearray(), 0
+    selector = selectors.DefaultSelector()
+    selector.register(proc.stdout.fileno(), selectors.EVENT_READ, "output")
+    selector.register(witness_r, selectors.EVENT_READ, "witness")
+    for read_end, _ in decoys:
+        selector.register(read_end, selectors.EVENT_READ, "decoy")
+    timed_out, ended_at = False, None
+    while selector.get_map():
+        now = time.monotonic()
+        if ended_at is None and proc.poll() is not None:
+            ended_at = now
+        if ended_at is not None and now - ended_at > DRAIN_S:
+            break
+        if ended_at is None and now > deadline:
+            timed_out = True
+            kill_left_over(proc.pid, spec.get("kill_all", False))
+            proc.wait()
+            ended_at = now
+        for key, _ in selector.select(timeout=0.1):
+            data = os.read(key.fd, 65536)
+            if not data:
+                selector.unregister(key.fd)
+            elif key.data == "output":
+                output.add(data)
+            elif key.data == "witness":
+                witness += data[: max(0, WITNESS_LIMIT + 1 - len(witness))]
+            else:
+                decoy_bytes += len(data)
+    selector.close()
+    for fd in [witness_r, *(r for r, _ in decoys)]:
+        os.close(fd)
+    proc.stdout.close()
+    code = proc.wait()
+    kill_left_over(proc.pid, spec.get("kill_all", False))
+    problem = None
+    if len(witness) > WITNESS_LIMIT:
+        problem = f"the witness channel carried more than {WITNESS_LIMIT} bytes"
+    elif decoy_bytes:
+        problem = f"{decoy_bytes} bytes arrived on the witness's decoy channels, which only a forger writes to"
+    junit = read_report(folder, run["junit"]) if run.get("junit") and not timed_out else None
+    return {
+        "exit_code": None if timed_out else code,
+        "timed_out": timed_out,
+        "output": output.text(),
+        "witness": witness.decode(errors="replace"),
+        "witness_problem": problem,
+        "junit": junit,
+    }
+
+
+def _remove(path: str) -> None:
+    if os.path.islink(path) or os.path.isfile(path):
+        os.unlink(path)
+    elif os.path.isdir(path):
+        shutil.rmtree(path)
+
+
+def fresh_copy(source: str, folder: str, files: dict[str, str]) -> None:
+    """A copy of the prepared folder for one session (links copied as links, .git left out), with `files` written
+    over whatever the copy holds at their paths (a file, a folder, a link; a link on the way is replaced too)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(source, folder, symlinks=True, ignore=lambda at, names: [".git"] if at == source else [])
+    for rel, text in files.items():
+        at = folder
+        for part in rel.split("/")[:-1]:
+            at = os.path.join(at, part)
+            if os.path.islink(at) or (os.path.exists(at) and not os.path.isdir(at)):
+                _remove(at)
+            os.makedirs(at, exist_ok=True)
+        _remove(os.path.join(folder, rel))
+        with open(os.path.join(folder, rel), "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+def take_spec() -> dict[str, Any]:
+    """The spec from the environment, which it then leaves: pytest and the tests' children never see it."""
+    chunks: list[str] = []
+    while f"{SPEC_VARIABLE}_{len(chunks)}" in os.environ:
+        chunks.append(os.environ.pop(f"{SPEC_VARIABLE}_{len(chunks)}"))
+    spec: dict[str, Any] = json.loads(zlib.decompress(base64.b64decode("".join(chunks))))
+    return spec
+
+
+def main() -> int:
+    make_undumpable()
+    spec = take_spec()
+    deadline = time.monotonic() + float(spec["timeout_s"])
+    reports = []
+    for index, run in enumerate(spec["runs"]):
+        folder = os.path.join(spec["scratch"], f"session-{index}-{secrets.token_hex(4)}")
+        try:
+            fresh_copy(spec["source"], folder, run.get("files") or {})
+        except OSError as e:
+            reports.append({"exit_code": None, "timed_out": False, "output": f"the copy failed: {e}", "junit": None})
+            continue
+        reports.append(run_session(run, folder, deadline, spec))
+        if spec.get("keep") is not True:
+            shutil.rmtree(folder, ignore_errors=True)
+    sys.stdout.write(f"\n{spec['marker']}\n{json.dumps({'runs': reports})}\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""The runner's pipeline with the fakes of bench.testing.fakes: no llama-server, no container, no agent process; the
+plan, the work copy, observing, grading (local, real), the row and its file are the bench's own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.config import BenchConfig
+from bench.errors import ServerStartError
+from bench.fixtures.fixture import load_fixture
+from bench.results.append import read_rows
+from bench.run.runner import Bench
+from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
+
+SOLUTION = load_fixture("todo_repo").solution_dir
+SOLVED = {"todo.py": (SOLUTION / "todo.py").read_text(), "test_due.py": (SOLUTION / "test_due.py").read_text()}
+
+
+def bench(tmp_path: Path, servers: FakeServers, runs: list[ScriptedRun], **changes: object) -> Bench:
+    settings: dict[str, object] = {"use_jeff": False, "presets": ["part3"], "out": str(tmp_path / "results.csv")}
+    config = BenchConfig(**(settings | changes))  # type: ignore[arg-type]
+    return Bench(config, FakeFactory(config, servers, FakeSandboxes(servers, runs)))
+
+
+def test_a_scripted_solution_is_graded_and_its_trace_agrees_with_the_servers_counter(tmp_path: Path) -> None:
+    servers = FakeServers()
+    (row,) = bench(tmp_path, servers, [ScriptedRun(files=SOLVED, steps=3)]).run()
+    assert (row["stop_reason"], row["steps"], row["hidden_passed"], row["hidden_total"]) == ("done", "3", "6", "6")
+    assert row["files_changed"] == "1" and int(row["tests_added"]) >= 1
+    assert row["prompt_tokens_reprocessed"] == row["prompt_tokens_metrics"] == str(900 + 1000 + 1100)
+    assert row["error"] == "" and row["sandbox"] == "fake"
+    assert read_rows(tmp_path / "results.csv") == [row]
+    assert servers.starts == [4096] and servers.flint is None  # started once, stopped at the end
+
+
+def test_a_failed_sandbox_is_an_infra_row_and_the_next_run_is_measured(tmp_path: Path) -> None:
+    runs = [ScriptedRun(infra_error="the container did not start"), ScriptedRun()]
+    bench(tmp_path, FakeServers(), runs, reps=2).run()
+    failed, measured = read_rows(tmp_path / "results.csv")
+    assert failed["stop_reason"] == "infra_error" and "the container did not start" in failed["error"]
+    assert failed["prompt_tokens"] == ""  # no trace: not measured, never 0
+    assert measured["stop_reason"] == "done" and measured["hidden_passed"] == "2"
+
+
+def test_changes_that_could_not_be_read_back_are_not_graded(tmp_path: Path) -> None:
+    bench(tmp_path, FakeServers(), [ScriptedRun(files=SOLVED, changes_lost="the tar stream stopped")]).run()
+    (row,) = read_rows(tmp_path / "results.csv")
+    assert "the tar stream stopped; the run is not graded" in row["error"]
+    assert row["hidden_passed"] == "" and row["files_changed"] == ""
+
+
+def test_a_server_dying_mid_run_is_recorded_and_the_next_run_gets_fresh_servers(tmp_path: Path) -> None:
+    servers = FakeServers()
+    first, second = bench(tmp_path, servers, [ScriptedRun(kill_servers=True), ScriptedRun()], reps=2).run()
+    assert first["stop_reason"] == "infra_error" and "died during the run" in first["error"]
+    assert first["steps"] == "1"  # what was measured before it died is kept
+    assert second["stop_reason"] == "done" and servers.starts == [4096, 4096]
+
+
+def test_servers_that_never_start_stop_the_bench_before_any_row(tmp_path: Path) -> None:
+    with pytest.raises(ServerStartError, match="refused to start"):
+        bench(tmp_path, FakeServers(fail_starts=1), []).run()
+    assert not (tmp_path / "results.csv").exists()

@@ -1,0 +1,64 @@
+"""Whether a server is idle before a run: its /slots, read from the bench's side, with a stuck server told apart."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from bench.servers.api import busy_slot, wait_idle
+
+
+class Slots(http.server.BaseHTTPRequestHandler):
+    answers: list[tuple[int, object, float]] = []  # (status, body, delay) served in turn; the last one repeats
+
+    def do_GET(self) -> None:  # noqa: N802
+        status, body, delay = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        time.sleep(delay)
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slots)
+    httpd.block_on_close = False  # a handler still sleeping (the stuck server) is not waited for
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+BUSY, IDLE = [{"id": 0, "is_processing": True}], [{"id": 0, "is_processing": False}]
+
+
+def test_a_busy_slot_is_waited_for_until_it_is_idle(server: str) -> None:
+    Slots.answers = [(200, BUSY, 0), (200, BUSY, 0), (200, IDLE, 0)]
+
+    assert busy_slot(server) == f"slot 0 of {server} is still processing a request"
+    assert wait_idle([server], timeout_s=10) is None
+
+
+def test_a_slot_busy_for_too_long_or_a_stuck_server_says_why(server: str) -> None:
+    Slots.answers = [(200, BUSY, 0)]
+    assert "still processing" in (wait_idle([server], timeout_s=1) or "")
+
+    Slots.answers = [(200, IDLE, 5.5)]  # answers only after the bench's 5 s
+    stuck = busy_slot(server) or ""
+    assert "did not answer" in stuck and "the server is stuck" in stuck
+
+
+def test_a_server_without_the_slots_endpoint_cannot_tell_and_is_taken_as_idle(server: str) -> None:
+    Slots.answers = [(501, {"error": "disabled"}, 0)]
+
+    assert busy_slot(server) is None
