@@ -95,8 +95,8 @@ def unavailable(note: str) -> Attribution:
 
 def attribute(events: list[Event], bodies: RequestBodies | None, tokenizer: Tokenizer) -> Attribution:
     """The split for a run's trace; `unavailable` with the reason when the bodies or the tokenizer are missing."""
-    if bodies is None:
-        return unavailable("the agent wrote no request log (events.requests.jsonl), so reprocessing is not split")
+    if bodies is None:  # an agent that keeps no request log (a scripted or older one): not measured, not an error
+        return Attribution("no log")
     try:
         return _attribute(events, bodies, tokenizer)
     except BenchError as e:

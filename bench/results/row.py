@@ -259,7 +259,7 @@ class ResultRow:
     )
     reprocessed_split: str = col(
         "ok; mismatch (a prompt counted otherwise than the server did: the split is approximate); partial or "
-        "unavailable (the reprocessed_* causes are empty; reason in error)",
+        "unavailable (the reprocessed_* causes are empty; reason in error); no log (the agent kept no request log)",
     )
     # The server settings that decide what the prompt cache can reuse (as llama-server was started; empty when the
     # servers are someone else's). Files from before these columns read as the flags the bench's servers had.

@@ -132,3 +132,10 @@ def test_positions_split_by_region(args: tuple[Any, ...], expected: dict[str, in
     split = split_positions(*args)
     assert {k: v for k, v in split.items() if v} == {k: v for k, v in expected.items() if v}
     assert sum(split.values()) == args[1] - args[0] and set(split) == set(CAUSES)
+
+
+def test_a_run_without_a_request_log_is_not_split_and_not_an_error() -> None:
+    """A scripted or older agent keeps no request log: the causes stay empty (not measured), no note for `error`."""
+    trace = [{"event": "response", "step": 1, "request": 0, "timings": {"cache_n": 0, "prompt_n": 9}}]
+    result = attribute(trace, None, ServerTokenizer("http://127.0.0.1:9"))
+    assert (result.status, result.note, result.totals()) == ("no log", None, None)
