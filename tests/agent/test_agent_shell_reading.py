@@ -59,14 +59,15 @@ class Sandbox:
         return (done.stdout + done.stderr).decode("utf-8", errors="replace")
 
     def outside(self) -> dict[str, str]:
-        """Everything beside the repository (the trace of an agent run left out), by path: content or link."""
+        """Everything beside the repository (the trace of an agent run and its request log left out), by path:
+        content or link."""
         state = {}
         for folder, dirs, files in os.walk(self.base):
             if Path(folder) == self.base:
                 dirs[:] = [d for d in dirs if d != "repo"]
             for name in [*dirs, *files]:
                 path = Path(folder) / name
-                if path.name == "events.jsonl":
+                if path.name in ("events.jsonl", "events.requests.jsonl"):
                     continue
                 if path.is_symlink():
                     state[str(path)] = "-> " + os.readlink(path)

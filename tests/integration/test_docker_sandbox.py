@@ -272,7 +272,7 @@ def test_the_models_commands_cannot_write_the_trace_or_touch_the_agent(
     assert "Uid:\t0\t10001\t0\t10001" in lines  # the agent: root as real and saved uid, 10001 for its files
     for attempt in ("append", "rm", "link", "fifo", "touch", "kill"):
         assert f"{attempt}=1" in lines, result
-    assert sorted(p.name for p in out_dir.iterdir()) == ["events.jsonl"]
+    assert sorted(p.name for p in out_dir.iterdir()) == ["events.jsonl", "events.requests.jsonl"]  # and its log
     text, problem = read_trace_safely(out_dir / "events.jsonl", owner_uid=sandbox.trace_owner)
     assert problem is None and text is not None
     events = [json.loads(line) for line in text.splitlines()]
