@@ -294,10 +294,22 @@ class ResultRow:
         unit="s",
     )
     efficiency: float | None = col("floor_s / wall_s: how close the run came to the hardware's floor", better="higher")
-    flint_prompt_tps: float | None = col("Flint's prompt speed, measured once per server start", unit="tokens/s")
-    flint_gen_tps: float | None = col("Flint's generation speed, measured once per server start", unit="tokens/s")
-    jeff_prompt_tps: float | None = col("Jeff's prompt speed, measured once per server start", unit="tokens/s")
-    jeff_gen_tps: float | None = col("Jeff's generation speed, measured once per server start", unit="tokens/s")
+    flint_prompt_tps: float | None = col(
+        "Flint's prompt speed for the floor: measured at server start, or the run's fastest request if faster",
+        unit="tokens/s",
+    )
+    flint_gen_tps: float | None = col(
+        "Flint's generation speed for the floor: measured at server start, or the run's fastest request if faster",
+        unit="tokens/s",
+    )
+    jeff_prompt_tps: float | None = col(
+        "Jeff's prompt speed for the floor: measured at server start, or the run's fastest request if faster",
+        unit="tokens/s",
+    )
+    jeff_gen_tps: float | None = col(
+        "Jeff's generation speed for the floor: measured at server start, or the run's fastest request if faster",
+        unit="tokens/s",
+    )
 
     def __post_init__(self) -> None:
         for column in model():  # text and list columns start empty rather than None

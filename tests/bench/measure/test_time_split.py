@@ -49,3 +49,19 @@ def test_without_measured_speeds_there_is_no_floor_but_the_split_stands() -> Non
     jeff_unmeasured = ServerSpeeds(SPEEDS.flint, None)
     assert floor_seconds(EVENTS, trace_numbers(EVENTS), jeff_unmeasured, jeff_on=True) is None
     assert floor_seconds(EVENTS, trace_numbers(EVENTS), jeff_unmeasured, jeff_on=False) == 5.6
+
+
+def test_a_request_faster_than_the_calibration_raises_the_floors_speed_so_the_floor_stays_under_the_model_time() -> (
+    None
+):
+    """A calibration taken in a busy moment (10 prompt tokens/s, 2 generated/s) would put the floor above the run's
+    own model time; the run's own fastest request (1000 tokens in 5 s, 40 in 2 s) sets the speeds instead."""
+    events = [{**e, "timings": {**e["timings"], "predicted_n": 40}} if e["event"] == "response" else e for e in EVENTS]
+    slow = ServerSpeeds(Speeds(prompt_tps=10.0, gen_tps=2.0), Speeds(prompt_tps=900.0, gen_tps=50.0))
+    numbers = trace_numbers(events)
+    row = ResultRow(wall_s=12.34, tools_s=2.5, jeff_model_s=numbers.jeff_model_s)
+    fill_time_split(row, events, numbers, slow, jeff_on=True)
+    assert (row.flint_prompt_tps, row.flint_gen_tps) == (200.0, 20.0)  # the run's own: 1000 / 5 s, 40 / 2 s
+    assert (row.jeff_prompt_tps, row.jeff_gen_tps) == (900.0, 50.0)  # the calibration was faster: kept
+    assert row.floor_s == round(1000 / 200 + 40 / 20 + 90 / 900 + 10 / 50, 3) and row.floor_s <= 7.0 + 1.0
+    assert row.efficiency is not None and row.efficiency < 1
