@@ -214,7 +214,7 @@ class ResultRow:
         unit="s",
         better="lower",
     )
-    # Faults classified where they happen (bench/measure/server_watch.py, bench/measure/server_faults.py) and the
+    # Faults classified where they happen (bench/run/server_watch.py, bench/run/server_faults.py) and the
     # host build of llama.cpp, part of the comparison key.
     server_stall_s: float | None = col(
         "time lost to a server not computing: request latency beyond the server's own timings, and requests that got "
