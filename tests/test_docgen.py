@@ -5,6 +5,8 @@ A new setting or column without a doc, or a model changed without `make docs`, f
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bench.config import BenchConfig, Group
@@ -13,7 +15,7 @@ from bench.results.schema import MODEL
 
 
 @pytest.mark.parametrize("page", sorted(PAGES), ids=lambda page: page.name)
-def test_a_generated_page_is_up_to_date(page) -> None:  # type: ignore[no-untyped-def]
+def test_a_generated_page_is_up_to_date(page: Path) -> None:
     assert page.read_text(encoding="utf-8") == PAGES[page](), f"{page.name} is out of date: run make docs"
 
 

@@ -35,14 +35,14 @@ class ResultRow:
     git_sha: str = col("commit of this repository (git_dirty: with uncommitted changes)", contract=True)
     fixture: str = col("the task (`fixtures/<name>/`)", compare="names", resume=True, contract=True)
     preset: str = col(
-        "the agent's preset (part2, clearing, part3, part3+)",
+        "the agent's preset (part2, clearing, part3, part3+, strict)",
         compare="names",
         resume=True,
         contract=True,
     )
     ctx: int | None = col("Flint's window", unit="tokens", compare="names", resume=True, contract=True)
     rep: int | None = col("repetition of this (fixture, preset, ctx)", resume=True, contract=True)
-    sandbox: str = col("where the agent ran: docker or local", compare="setup", contract=True)
+    sandbox: str = col("where the agent ran: docker, podman or local", compare="setup", contract=True)
     servers: str = col("how the servers ran: compose, embedded or external", compare="setup", contract=True)
     flint_model: str = col("Flint's GGUF file name (sha256 in flint_model_sha256)", compare="names", contract=True)
     jeff_model: str = col("Jeff's GGUF file name; empty without Jeff", compare="names", contract=True)
