@@ -7,8 +7,9 @@ What counts as a path (kept simple on purpose):
   part before it is checked (`fixtures/`);
 - `results/` is not a top folder here: it is where the bench writes (`results/runs/<run_id>/`, `results/after.csv`),
   so names under it are examples, not citations.
-Where: the text of README.md and docs/**/*.md, and the comments and docstrings of the code in CODE_FOLDERS and the
-Makefile. Strings in the code are not read: tests name missing paths on purpose.
+Where: the text of README.md and docs/**/*.md, and the comments and docstrings of the code in CODE_FOLDERS and of
+TOP_FILES (the Makefile, compose.yaml, bench.yaml, ...). Strings in the code are not read: tests name missing paths
+on purpose.
 Outside the repository: `../shared/`, `DESIGN.md`, `STYLE.md` and `notes/*.md` must not be named anywhere in the
 docs or the code (comments, docstrings and strings alike).
 """
@@ -24,7 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TOP_FOLDERS = ("agent", "bench", "perf", "tests", "docs", "docker", "fixtures", "hidden_tests", "experiments", ".ci")
 TOP_FOLDERS += (".github",)
-CODE_FOLDERS = ("agent", "bench", "perf", "tests", ".ci", "docker")
+# fixtures/ is task data, not read: its fixture.yaml is hashed into fixture_sha, a comparison key, so even a comment
+# changed there would split every baseline.
+CODE_FOLDERS = ("agent", "bench", "perf", "tests", ".ci", "docker", ".github", "experiments")
+TOP_FILES = ("Makefile", "compose.yaml", "bench.yaml", ".env.example", "pyproject.toml", "predictions.yaml")
 PATH = re.compile(r"(?<![\w./-])((?:" + "|".join(re.escape(f) for f in TOP_FOLDERS) + r")/[\w./+-]*)")
 OUTSIDE = re.compile(r"\.\./shared/|\bDESIGN\.md|\bSTYLE\.md|(?<![\w/.])notes/[\w-]+\.md")
 THIS_FILE = Path(__file__).resolve()
@@ -45,7 +49,7 @@ def hash_comments(text: str) -> str:
 
 
 def code_files() -> list[Path]:
-    files = [ROOT / "Makefile"]
+    files = [ROOT / name for name in TOP_FILES]
     for folder in CODE_FOLDERS:
         files += [p for p in sorted((ROOT / folder).rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
     return [p for p in files if p.suffix not in (".pyc", ".png", ".csv", ".gguf", ".whl")]
