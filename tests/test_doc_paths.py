@@ -16,7 +16,6 @@ docs or the code (comments, docstrings and strings alike).
 
 from __future__ import annotations
 
-import ast
 import io
 import re
 import tokenize
@@ -32,14 +31,17 @@ TOP_FILES = ("Makefile", "compose.yaml", "bench.yaml", ".env.example", "pyprojec
 PATH = re.compile(r"(?<![\w./-])((?:" + "|".join(re.escape(f) for f in TOP_FOLDERS) + r")/[\w./+-]*)")
 OUTSIDE = re.compile(r"\.\./shared/|\bDESIGN\.md|\bSTYLE\.md|(?<![\w/.])notes/[\w-]+\.md")
 THIS_FILE = Path(__file__).resolve()
+STATEMENT_START = (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
 
 
 def python_comments(text: str) -> str:
-    """The comments and docstrings of a Python source, joined."""
-    parts = [tok.string for tok in tokenize.generate_tokens(io.StringIO(text).readline) if tok.type == tokenize.COMMENT]
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            parts.append(ast.get_docstring(node, clean=False) or "")
+    """The comments and docstrings (strings that stand as a statement of their own) of a Python source, joined."""
+    parts, previous = [], tokenize.NEWLINE
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.COMMENT or (tok.type == tokenize.STRING and previous in STATEMENT_START):
+            parts.append(tok.string)
+        if tok.type not in (tokenize.COMMENT, tokenize.NL):
+            previous = tok.type
     return "\n".join(parts)
 
 
@@ -80,6 +82,8 @@ def test_the_path_pattern_reads_what_it_should() -> None:
     assert named_paths(text) == {"bench/results/row.py", "fixtures/"}
     assert OUTSIDE.search("cited from ../shared/notes/docker.md") and OUTSIDE.search("see DESIGN.md")
     assert not OUTSIDE.search("docs/results.md and bench/notes/x.py")
+    source = 'def f():\n    """See bench/a.py."""\n    x = "bench/b.py"  # and bench/c.py\n    return x\n'
+    assert named_paths(python_comments(source)) == {"bench/a.py", "bench/c.py"}
 
 
 def test_every_path_the_docs_and_comments_name_exists() -> None:
