@@ -52,7 +52,9 @@ class ResultRow:
         "sandbox limit cut the run short: the agent's failure), or infra_error (outside the agent)",
         contract=True,
     )
-    steps: int | None = col("requests to Flint that got an answer", better="lower", contract=True)
+    steps: int | None = col(
+        "requests to Flint that got an answer (0 when Flint never answered)", better="lower", contract=True
+    )
     wall_s: float | None = col("from sandbox start to agent exit", unit="s", better="lower", contract=True)
     model_s: float | None = col(
         "server time of Flint's and Jeff's answers (timings.prompt_ms + predicted_ms); empty when an answer "
@@ -88,7 +90,7 @@ class ResultRow:
     )
     completion_tokens: int | None = col("sum of usage.completion_tokens", unit="tokens", better="lower", contract=True)
     max_request_tokens: int | None = col(
-        "largest prompt sent, requests refused as too big included",
+        "largest prompt sent, requests refused as too big included (their n_prompt_tokens)",
         unit="tokens",
         better="lower",
         contract=True,
@@ -126,7 +128,8 @@ class ResultRow:
     )
     hidden_passed: int | None = col("hidden tests passed", unit="tests", better="higher", contract=True)
     hidden_total: int | None = col(
-        "hidden tests the fixture declares (fixture.yaml hidden_total)",
+        "hidden tests the fixture declares (fixture.yaml hidden_total; a run that collects another number says so "
+        "in error)",
         unit="tests",
         contract=True,
     )
@@ -200,7 +203,10 @@ class ResultRow:
     )
     jeff_completion_tokens: int | None = col("Jeff's completion tokens", unit="tokens", better="lower")
     jeff_model_s: float | None = col("Jeff's share of model_s", unit="s", better="lower")
-    server_build_pin: str = col("the llama.cpp build the servers should run; another build is noted in error")
+    server_build_pin: str = col(
+        "the llama.cpp build the servers should run (the pinned image's or the installed package's); another build "
+        "is noted in error"
+    )
     flint_serving: str = col(
         "native: the model's own template; forced_tools: every answer one tool call (never compared with native)",
         compare="names",
