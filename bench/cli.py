@@ -20,6 +20,7 @@ from bench.config import SANDBOX_KINDS, SERVER_KINDS, SETTINGS, BenchConfig, loa
 from bench.errors import BenchError, ConfigError, Terminated
 from bench.logs import configure_logging
 from bench.results.disk import disk_error, is_disk_error
+from bench.submit.commands import add_parser as add_submit_parser
 
 DEFAULT_CONFIG = "bench.yaml"
 log = logging.getLogger(__name__)
@@ -228,6 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
     one.set_defaults(function=predictions_score)
     one.add_argument("predictions_file", metavar="predictions.yaml")
     one.add_argument("results_file", metavar="RESULTS.csv")
+
+    add_submit_parser(sub, DEFAULT_CONFIG)
     return parser
 
 
