@@ -53,6 +53,9 @@ class Submission:
         return [self.python, "-m", "bench", "report", f"{self.results}/{MERGED_CSV}"]
 
 
+INPUTS = '"${inputs[@]}"'  # the shards' files that exist, as the merge script collects them
+
+
 def merge_shell(plan: Submission) -> list[str]:
     """The merge job's shell lines: the shards' files that exist merged (the missing runs listed, a non-zero status
     then), and the merged file's report."""
@@ -65,7 +68,7 @@ def merge_shell(plan: Submission) -> list[str]:
         "done",
         'if [ "${#inputs[@]}" -eq 0 ]; then echo "no shard wrote a results file: see the shards\' output"; exit 1; fi',
         "status=0",
-        f'{shell_line(plan.merge_argv(["${inputs[@]}"]))} || status=$?',
+        shell_line(plan.merge_argv([INPUTS])) + " || status=$?",
         f"if [ -f {merged} ]; then {shell_line(plan.report_argv())} || status=$(( status ? status : $? )); fi",
         'exit "$status"',
     ]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import ROOT
-from bench.errors import PrerequisiteError
+from bench.errors import ConfigError, PrerequisiteError
 from bench.submit.plan import MERGED_CSV, Submission, merge_shell, shell_line
 
 log = logging.getLogger(__name__)
@@ -60,6 +60,8 @@ def merge_script(plan: Submission, options: SlurmOptions) -> str:
 
 def submit(plan: Submission, options: SlurmOptions) -> tuple[str, str]:
     """Writes both scripts and submits them; returns the array's job id and the merge's."""
+    if any(c.isspace() for c in plan.results):
+        raise ConfigError(f"--results {plan.results!r}: a folder without spaces (#SBATCH lines cannot quote them)")
     sbatch = shutil.which("sbatch")
     if sbatch is None:
         raise PrerequisiteError("sbatch not found: run this on a Slurm submit host (or install slurm-client)")
