@@ -1,8 +1,8 @@
 """Test-suite wiring: markers for the real parts, and what happens when a real part is missing.
 
-A test marked `llama`, `docker`, `podman`, `compose`, `binutils` or `slurm` needs the real thing. When it is missing, the test
-is skipped with the reason locally, but under CI (CI=true) it FAILS with the reason: a broken install step must not
-hide behind a green run. `gpu` tests run only where NVML finds a device (or with --run-gpu); elsewhere they are
+A test marked `llama`, `docker`, `podman`, `compose`, `binutils` or `slurm` needs the real thing. When it is missing,
+the test is skipped with the reason locally, but under CI (CI=true) it FAILS with the reason: a broken install step
+must not hide behind a green run. `gpu` tests run only where NVML finds a device (or with --run-gpu); elsewhere they are
 deselected.
 """
 

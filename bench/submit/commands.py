@@ -14,7 +14,7 @@ from bench.config import BenchConfig
 from bench.errors import ConfigError
 
 
-def add_parser(sub: argparse._SubParsersAction, config_default: str) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], config_default: str) -> None:
     group = sub.add_parser("submit", help="run a matrix as N shard jobs and a merge job on Slurm or Kubernetes")
     engines = group.add_subparsers(dest="engine", required=True)
 

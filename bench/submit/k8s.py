@@ -45,7 +45,12 @@ def pod_settings(settings: BenchConfig) -> BenchConfig:
     if len(windows(settings)) != 1:
         raise ConfigError("a pod serves Flint at one context size: submit one matrix per --ctx")
     jeff = f"http://127.0.0.1:{JEFF_PORT}" if settings.use_jeff else None
-    update = {"servers": "external", "sandbox": "local", "flint_url": f"http://127.0.0.1:{FLINT_PORT}", "jeff_url": jeff}
+    update = {
+        "servers": "external",
+        "sandbox": "local",
+        "flint_url": f"http://127.0.0.1:{FLINT_PORT}",
+        "jeff_url": jeff,
+    }
     return BenchConfig.model_validate(settings.model_dump() | update)
 
 
@@ -90,7 +95,9 @@ def shard_command(plan: Submission) -> str:
     """The shell line of pod JOB_COMPLETION_INDEX: shard index+1 of N, then its `.done` marker."""
     run = shell_line(plan.run_argv('"$((JOB_COMPLETION_INDEX + 1))"'))
     marker = shell_line([f"{plan.results}/done/shard"]) + '"$((JOB_COMPLETION_INDEX + 1))".done'
-    return f"mkdir -p {shell_line([plan.results + '/done'])}; status=0; {run} || status=$?; touch {marker}; exit $status"
+    return (
+        f"mkdir -p {shell_line([plan.results + '/done'])}; status=0; {run} || status=$?; touch {marker}; exit $status"
+    )
 
 
 def volumes(options: K8sOptions) -> list[dict[str, Any]]:
@@ -142,7 +149,7 @@ def manifests(settings: BenchConfig, shards: int, options: K8sOptions, settings_
                "backoffLimitPerIndex": 0, "maxFailedIndexes": shards}  # fmt: skip
     wait = [
         f"for _ in $(seq {options.merge_wait_s // 10}); do",
-        f"  [ \"$(ls {shell_line([plan.results + '/done'])} 2>/dev/null | wc -l)\" -ge {shards} ] && break; sleep 10",
+        f'  [ "$(ls {shell_line([plan.results + "/done"])} 2>/dev/null | wc -l)" -ge {shards} ] && break; sleep 10',
         "done",
     ]
     merge_pod = {"containers": [bench_container(options, "\n".join(["set -uo pipefail", *wait, *merge_shell(plan)]))]}

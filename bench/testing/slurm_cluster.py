@@ -69,11 +69,9 @@ class SlurmCluster:
         key.write_bytes(secrets.token_bytes(1024))
         key.chmod(0o400)
         munge = self.folder / "munge"
-        subprocess.run(
-            [program("munged"), "--force", f"--socket={self.munge_socket}", f"--key-file={key}",
-             f"--log-file={munge / 'munged.log'}", f"--pid-file={munge / 'munged.pid'}", f"--seed-file={munge / 'seed'}"],
-            check=True, timeout=30,
-        )  # fmt: skip
+        files = [f"--key-file={key}", f"--log-file={munge / 'munged.log'}", f"--pid-file={munge / 'munged.pid'}"]
+        files.append(f"--seed-file={munge / 'seed'}")
+        subprocess.run([program("munged"), "--force", f"--socket={self.munge_socket}", *files], check=True, timeout=30)
         self.conf.write_text(self.config())
         for daemon in ("slurmctld", "slurmd"):
             subprocess.run([program(daemon), "-f", str(self.conf)], env=self.env, check=True, timeout=30)

@@ -28,7 +28,9 @@ MAKE_STUB = """#!/bin/sh
 echo "$@" >> "$MAKE_LOG"
 [ "$1" = setup ] && exit 0
 [ "$1" = bench ] || exit 2
-for arg; do case "$arg" in CONFIG=*) config=${arg#CONFIG=};; SHARD=*) shard=${arg#SHARD=};; OUT=*) out=${arg#OUT=};; esac; done
+for arg; do
+  case "$arg" in CONFIG=*) config=${arg#CONFIG=};; SHARD=*) shard=${arg#SHARD=};; OUT=*) out=${arg#OUT=};; esac
+done
 exec .venv/bin/python -m bench run --config "$config" --shard "$shard" --out "$out"
 """
 MATRIX = "use_jeff: false\nservers: external\nsandbox: local\nfixtures: [todo_repo]\npresets: [part2]\nctx: [4096]\n"
@@ -128,8 +130,14 @@ def shards(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shards]:
         listed = WORKFLOW["jobs"]["shards"]["strategy"]["matrix"]["shard"]
         assert listed == "${{ fromJSON(needs.plan.outputs.shards) }}"
         jobs = [
-            run_job(tmp / f"shard-{shard}", "shards", INPUTS, flint_url=flint.url, matrix={"shard": shard},
-                    needs={"plan": {"outputs": plan.outputs}})  # fmt: skip
+            run_job(
+                tmp / f"shard-{shard}",
+                "shards",
+                INPUTS,
+                flint_url=flint.url,
+                matrix={"shard": shard},
+                needs={"plan": {"outputs": plan.outputs}},
+            )  # fmt: skip
             for shard in json.loads(plan.outputs["shards"])
         ]
         yield Shards(plan, jobs, {name: a for job in jobs for name, a in job.artifacts.items()})
@@ -141,7 +149,9 @@ def merge(tmp: Path, shards: Shards, *, previous: Artifact | None = None, keep: 
                    previous=previous)  # fmt: skip
 
 
-def test_every_shard_runs_its_part_and_a_declared_first_run_merges_them_complete(shards: Shards, tmp_path: Path) -> None:
+def test_every_shard_runs_its_part_and_a_declared_first_run_merges_them_complete(
+    shards: Shards, tmp_path: Path
+) -> None:
     assert shards.plan.outputs == {"shards": "[1,2]"}
     assert all(job.ok for job in shards.jobs), [job.logs for job in shards.jobs]
     assert sorted(shards.artifacts) == ["bench-shard-1", "bench-shard-2"]

@@ -45,8 +45,9 @@ def run_flags(flint_url: str) -> list[str]:
 
 
 def submit(cluster: SlurmCluster, results: Path, flint_url: str) -> tuple[str, str, float]:
+    settings = config(results.parent / "settings")
     argv = [sys.executable, "-m", "bench", "submit", "slurm", "--shards", "2", "--results", str(results),
-            "--config", str(config(results.parent / "settings")), "--time", "10", "--", *run_flags(flint_url)]  # fmt: skip
+            "--config", str(settings), "--time", "10", "--", *run_flags(flint_url)]  # fmt: skip
     started = time.monotonic()
     done = subprocess.run(argv, cwd=ROOT, env=cluster.env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -77,7 +78,7 @@ def test_a_two_shard_array_and_its_merge_job_deliver_the_whole_matrix(
         assert shard[0]["run_id"] in {r["run_id"] for r in merged}
         assert "bench:" in (results / "slurm" / f"shard-{index}.out").read_text()  # each task's own output
     assert (results / "merged-report" / "report.md").exists(), merge_out
-    assert "--shard \"$SLURM_ARRAY_TASK_ID\"/2" in (results / "slurm" / "shards.sbatch").read_text()  # kept beside
+    assert '--shard "$SLURM_ARRAY_TASK_ID"/2' in (results / "slurm" / "shards.sbatch").read_text()  # kept beside
 
     # The same two shards one after another, without Slurm: what the array is measured against.
     sequential = tmp_path / "sequential"

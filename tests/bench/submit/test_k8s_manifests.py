@@ -70,7 +70,12 @@ def test_each_pod_runs_its_shard_with_the_servers_beside_it(tmp_path: Path) -> N
         chosen = settings(build_parser().parse_args(call[2:]))
         assert (chosen.servers, chosen.sandbox) == ("external", "local")
         assert (chosen.flint_url, chosen.jeff_url) == ("http://127.0.0.1:8080", "http://127.0.0.1:8081")
-        assert (chosen.ctx, chosen.reps, chosen.presets, chosen.shard) == ([8192], 3, ["part2", "part3"], f"{index + 1}/3")
+        assert (chosen.ctx, chosen.reps, chosen.presets, chosen.shard) == (
+            [8192],
+            3,
+            ["part2", "part3"],
+            f"{index + 1}/3",
+        )
 
 
 def test_the_merge_job_merges_the_shards_that_delivered_after_all_are_done(tmp_path: Path) -> None:
@@ -99,7 +104,9 @@ def test_a_matrix_of_several_windows_is_refused_in_one_line(tmp_path: Path, caps
     assert not (tmp_path / "m" / "k8s").exists()
 
 
-def run_pod_script(folder: Path, command: list[str], env: dict[str, str], volume: Path | None = None) -> list[list[str]]:
+def run_pod_script(
+    folder: Path, command: list[str], env: dict[str, str], volume: Path | None = None
+) -> list[list[str]]:
     """The container's command run by bash, the volume's /results at `volume`; the `python` calls it made."""
     folder.mkdir(parents=True)
     (folder / "python").write_text(RECORDER)
