@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,7 @@ def run_job(
     workspace, bin_dir = tmp / "workspace", tmp / "bin"
     for folder in (workspace, bin_dir, tmp / "temp"):
         folder.mkdir(parents=True)
-    (workspace / "matrix.yaml").write_text(MATRIX)
+    (workspace / "matrix.yaml").write_text(MATRIX + f"flint_url: {flint_url}\n")  # the checkout's settings file
     python = workspace / ".venv" / "bin" / "python"  # what `make setup` leaves: a venv with the bench
     python.parent.mkdir(parents=True)
     python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
@@ -75,8 +76,8 @@ def run_job(
     (bin_dir / "make").write_text(MAKE_STUB)
     (bin_dir / "make").chmod(0o755)
     env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(tmp), "CI": "true", "PYTHONPATH": str(ROOT),
-           "MAKE_LOG": str(tmp / "make.log"), "FLINT_URL": flint_url, "RUNNER_TEMP": str(tmp / "temp"),
-           "AGENTBENCH_STATE_DIR": os.environ["AGENTBENCH_STATE_DIR"]}  # fmt: skip
+           "MAKE_LOG": str(tmp / "make.log"), "RUNNER_TEMP": str(tmp / "temp"),
+           "AGENTBENCH_STATE_DIR": str(tmp / "instances")}  # fmt: skip
     for scope in (WORKFLOW.get("env", {}), spec.get("env", {})):
         env |= {k: substitute(str(v), context) for k, v in scope.items()}
     default_shell = spec.get("defaults", {}).get("run", {}).get("shell")
@@ -120,6 +121,8 @@ class Shards:
     plan: Job
     jobs: list[Job]
     artifacts: dict[str, Artifact]
+    first: Job  # the merge job of a declared first run on every shard's artifact
+    flint_url: str  # in the checkout's settings file (the merge reads it; the scripted Flint is gone by then)
 
 
 @pytest.fixture(scope="module")
@@ -129,34 +132,31 @@ def shards(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shards]:
         plan = run_job(tmp / "plan", "plan", INPUTS, flint_url=flint.url)
         listed = WORKFLOW["jobs"]["shards"]["strategy"]["matrix"]["shard"]
         assert listed == "${{ fromJSON(needs.plan.outputs.shards) }}"
-        jobs = [
-            run_job(
-                tmp / f"shard-{shard}",
-                "shards",
-                INPUTS,
-                flint_url=flint.url,
-                matrix={"shard": shard},
-                needs={"plan": {"outputs": plan.outputs}},
-            )  # fmt: skip
-            for shard in json.loads(plan.outputs["shards"])
-        ]
-        yield Shards(plan, jobs, {name: a for job in jobs for name, a in job.artifacts.items()})
+        needs = {"plan": {"outputs": plan.outputs}}
+
+        def shard_job(shard: int) -> Job:
+            return run_job(tmp / f"shard-{shard}", "shards", INPUTS, flint_url=flint.url, matrix={"shard": shard},
+                           needs=needs)  # fmt: skip
+
+        with ThreadPoolExecutor() as pool:  # the matrix's jobs at once, each on a runner of its own
+            jobs = list(pool.map(shard_job, json.loads(plan.outputs["shards"])))
+        artifacts = {name: a for job in jobs for name, a in job.artifacts.items()}
+        first = run_job(tmp / "merge", "merge", INPUTS | {"first_run": "true"}, flint_url=flint.url,
+                        artifacts=artifacts)  # fmt: skip
+    yield Shards(plan, jobs, artifacts, first, flint.url)
 
 
 def merge(tmp: Path, shards: Shards, *, previous: Artifact | None = None, keep: str = ".*", **inputs: str) -> Job:
     delivered = {name: a for name, a in shards.artifacts.items() if re.fullmatch(keep, name)}
-    return run_job(tmp, "merge", INPUTS | inputs, flint_url="http://127.0.0.1:9", artifacts=delivered,
-                   previous=previous)  # fmt: skip
+    return run_job(tmp, "merge", INPUTS | inputs, flint_url=shards.flint_url, artifacts=delivered, previous=previous)
 
 
-def test_every_shard_runs_its_part_and_a_declared_first_run_merges_them_complete(
-    shards: Shards, tmp_path: Path
-) -> None:
+def test_every_shard_runs_its_part_and_a_declared_first_run_merges_them_complete(shards: Shards) -> None:
     assert shards.plan.outputs == {"shards": "[1,2]"}
     assert all(job.ok for job in shards.jobs), [job.logs for job in shards.jobs]
     assert sorted(shards.artifacts) == ["bench-shard-1", "bench-shard-2"]
     assert list(shards.artifacts["bench-shard-2"]) == ["matrix-shard2of2.csv"]  # at the artifact's root
-    job = merge(tmp_path, shards, first_run="true")
+    job = shards.first
     assert job.ok, job.logs
     assert "First run, as declared" in job.logs["Report and compare"]
     kept = job.artifacts["bench-matrix-merged"]
@@ -176,8 +176,7 @@ def test_the_gate_compares_with_the_last_good_merged_result_and_never_passes_bli
 ) -> None:
     blind = merge(tmp_path / "blind", shards)
     assert not blind.ok and "run again with first_run" in blind.logs["Report and compare"]
-    first = merge(tmp_path / "first", shards, first_run="true")
-    again = merge(tmp_path / "again", shards, previous=first.artifacts["bench-matrix-merged"])
+    again = merge(tmp_path / "again", shards, previous=shards.first.artifacts["bench-matrix-merged"])
     log = again.logs["Report and compare"]
     assert "compare.md" in again.artifacts["bench-matrix-merged"], log
     assert "wall_s" in log  # the gate's verdict on the metric it guards

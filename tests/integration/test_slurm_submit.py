@@ -1,6 +1,6 @@
 """`python -m bench submit slurm` on a real one-node Slurm cluster (bench/testing/slurm_cluster.py, started for this
 module and stopped by pid): a 2-shard job array against a scripted Flint, then the merge job that waits for it.
-Also the same two shards run one after another, for the wall-time comparison the test prints."""
+The array's wall time against the same shards run one after another: experiments/slurm_wall.py."""
 
 from __future__ import annotations
 
@@ -71,7 +71,9 @@ def test_a_two_shard_array_and_its_merge_job_deliver_the_whole_matrix(
     assert len(merged) == 2, merge_out
     assert sorted(r["shard"] for r in merged) == ["1/2", "2/2"]
     assert sorted(r["rep"] for r in merged) == ["1", "2"]  # the plan's two runs, one from each shard
-    assert all(r["stop_reason"] == "done" and r["error"] == "" for r in merged), merged
+    # both tasks ran at once against one scripted Flint, whose /metrics then count both: the runs' own check of
+    # reprocessed tokens against /metrics may note the other's tokens in `error`; what matters here is the run
+    assert [r["stop_reason"] for r in merged] == ["done", "done"], [r["error"] for r in merged]
     for index in (1, 2):
         shard = rows(results / f"matrix-shard{index}of2.csv")
         assert [r["shard"] for r in shard] == [f"{index}/2"]
@@ -80,17 +82,7 @@ def test_a_two_shard_array_and_its_merge_job_deliver_the_whole_matrix(
     assert (results / "merged-report" / "report.md").exists(), merge_out
     assert '--shard "$SLURM_ARRAY_TASK_ID"/2' in (results / "slurm" / "shards.sbatch").read_text()  # kept beside
 
-    # The same two shards one after another, without Slurm: what the array is measured against.
-    sequential = tmp_path / "sequential"
-    started = time.monotonic()
-    for index in (1, 2):
-        argv = [sys.executable, "-m", "bench", "run", "--config", str(results / "bench.yaml"), "--shard",
-                f"{index}/2", "--out", str(sequential / "matrix.csv")]  # fmt: skip
-        done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stdout + done.stderr
-    one_after_another = time.monotonic() - started
-    print(f"slurm: 2-shard array and merge {array_wall:.1f} s from sbatch to the merged file; "
-          f"the same 2 shards one after another {one_after_another:.1f} s (no merge)")  # fmt: skip
+    print(f"slurm: a 2-shard array and its merge took {array_wall:.1f} s from sbatch to the merged file")
 
 
 def test_shards_that_all_fail_still_get_their_merge_job_which_says_so(cluster: SlurmCluster, tmp_path: Path) -> None:
