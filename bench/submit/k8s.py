@@ -22,13 +22,13 @@ import yaml
 
 from bench.config import BenchConfig
 from bench.errors import ConfigError
+from bench.servers.process import BENCH_FLAGS, GPU_FLAGS
 from bench.submit.plan import Submission, merge_shell, shell_line
 
 CONFIG_DIR = "/config"
 VOLUME_ROOT = "/results"
 CPU_IMAGE = "agentbench/llama-cpu:latest"  # compose.yaml's CPU server image
 FLINT_PORT, JEFF_PORT = 8080, 8081
-SERVER_FLAGS = ["-np", "1", "--cache-ram", "0", "--metrics", "--no-webui", "--log-colors", "off"]
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def windows(settings: BenchConfig) -> set[int]:
     return {ctx for _, _, ctx in settings.matrix()}
 
 
-def plan_for(settings: BenchConfig, shards: int, options: K8sOptions) -> Submission:
+def plan_for(shards: int, options: K8sOptions) -> Submission:
     return Submission(shards, f"{VOLUME_ROOT}/{options.name}", f"{CONFIG_DIR}/bench.yaml")
 
 
@@ -70,9 +70,10 @@ def model_args(settings: BenchConfig, role: str) -> list[str]:
 
 def server(settings: BenchConfig, role: str, port: int) -> dict[str, Any]:
     ctx = min(windows(settings)) if role == "flint" else settings.jeff_ctx  # the one window (pod_settings)
-    args = [*model_args(settings, role), "-c", str(ctx), "--host", "127.0.0.1", "--port", str(port), *SERVER_FLAGS]
+    # as the bench starts its own servers: its flags, and a slot save path so that it can empty the prompt cache
+    args = [*model_args(settings, role), "-c", str(ctx), "--host", "127.0.0.1", "--port", str(port), *BENCH_FLAGS]
     gpu = role == "flint"
-    args += ["-ngl", "999", "--fit", "off"] if gpu else ["--reasoning", "off"]
+    args += ["--slot-save-path", "/tmp", *(GPU_FLAGS if gpu else ["--reasoning", "off"])]
     resources = {"limits": {"nvidia.com/gpu": 1}} if gpu else {"requests": {"cpu": "1", "memory": "2Gi"}}
     return {
         "name": role,
@@ -127,7 +128,7 @@ def job(name: str, options: K8sOptions, pod: dict[str, Any], spec: dict[str, Any
 
 
 def manifests(settings: BenchConfig, shards: int, options: K8sOptions, settings_text: str) -> list[dict[str, Any]]:
-    plan = plan_for(settings, shards, options)
+    plan = plan_for(shards, options)
     claim = {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
