@@ -213,9 +213,9 @@ class BenchConfig(BaseModel):
     server_stall_limit_s: Annotated[float, Field(ge=0, le=24 * 3600)] = 10.0
     """Seconds a run may lose to servers not computing (server_stall_s) and still count; above, it is infra_error."""
 
-    # Scale-out (docs/scale.md): a part of the plan, and several server pairs at once.
+    # Scale-out: a part of the plan (bench/run/shards.py), and several server pairs at once (bench/run/workers.py).
     shard: Annotated[str, AfterValidator(_shard)] | None = None
-    """`I/N` (1-based): run the I-th of N deterministic parts of the plan, into a file of its own (bench/run/shards.py)."""
+    """`I/N` (1-based): run the I-th of N deterministic parts of the plan, into a file of its own."""
     workers: Annotated[int, Field(ge=1, le=64)] = 1
     """Server pairs run side by side, each taking runs from one queue (on the CPU: embedded pairs sharing the cores)."""
     gpu_devices: Literal["all"] | Annotated[list[Device], Field(min_length=1)] | None = None

@@ -110,6 +110,8 @@ class Bench:
         shard = f" (shard {self.shard})" if self.shard else ""
         log.info("%d runs%s -> %s (log: %s)", len(plan), shard, self.out, log_file(self.out))
         log.info("sandbox %s (%s), servers %s (%s)", sandbox.kind, sandbox.reason, kind.kind, kind.reason)
+        if not plan:  # a shard of a plan smaller than the shard count: its file says so, and merges
+            self.writer.header()
         queue = RunQueue(plan)
         if len(lanes.benches) == 1:  # one pair: it runs here, where Ctrl-C lands
             self.run_lane(queue, lanes.servers(self, plan), existing, Progress(len(plan)))

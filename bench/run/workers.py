@@ -17,23 +17,39 @@ import logging
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError
 from bench.measure.nvml import start_nvml
-from bench.results.append import append_row
+from bench.results.append import append_row, encode_line
+from bench.results.schema import COLUMNS
 from bench.run.display import Display, LaneProgress
 from bench.run.instance import BenchInstance
 from bench.run.plan import PlannedRun
+from bench.run.progress import Progress
 from bench.servers.base import Servers, default_threads
 
 if TYPE_CHECKING:
     from bench.run.choices import Factory
-    from bench.run.runner import Bench
 
 Row = dict[str, str]
 log = logging.getLogger(__name__)
+
+
+class Bench(Protocol):
+    """What the workers need of a bench of one pair (bench.run.runner.Bench)."""
+
+    factory: Factory
+    out: Path
+    worker_label: str
+    current_ctx: int | None
+
+    def lane(self, factory: Factory) -> Bench: ...
+
+    def run_lane(self, queue: RunQueue, servers: Servers, existing: list[Row], progress: Progress) -> None: ...
+
+
 STOP_WAIT_S = 120.0  # how long Ctrl-C waits for a worker to stop its run and its servers
 
 
@@ -103,6 +119,12 @@ class RowWriter:
         self.out = out
         self.rows: list[Row] = []
         self.lock = threading.Lock()
+
+    def header(self) -> None:
+        """A file of no rows, the header alone (a shard that got no runs), unless the file is there already."""
+        if not self.out.exists() or self.out.stat().st_size == 0:
+            self.out.parent.mkdir(parents=True, exist_ok=True)
+            self.out.write_bytes(encode_line(COLUMNS))
 
     def append(self, row: Row) -> None:
         with self.lock:
