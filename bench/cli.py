@@ -59,6 +59,16 @@ def run(args: argparse.Namespace) -> int:
     return command(settings(args))
 
 
+def merge(args: argparse.Namespace) -> int:
+    from bench.run.merge import command
+
+    matrix = any(getattr(args, name) is not None for name in ("ctx", "presets", "fixtures", "reps"))
+    if args.config is None and matrix:
+        args.config = DEFAULT_CONFIG
+    config = settings(args) if args.config is not None else None
+    return command([Path(file) for file in args.files], Path(args.out), config, args.require_complete)
+
+
 def up(args: argparse.Namespace) -> int:
     from bench.servers import updown
 
@@ -164,6 +174,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     one.add_argument("--flint-url", help="with --servers external: Flint's URL (default $FLINT_URL)")
     one.add_argument("--jeff-url", help="with --servers external: Jeff's URL (default $JEFF_URL; none: no Jeff)")
+    one.add_argument(
+        "--shard", metavar="I/N", help="run the I-th of N parts of the plan (1-based), into <out>-shardIofN.csv"
+    )
+
+    one = command("merge", merge, "join the results files of a matrix's shards into one file")
+    one.add_argument("files", nargs="+", metavar="SHARD.csv", help="e.g. results/m-shard*.csv")
+    one.add_argument("--out", required=True, help="the merged results CSV")
+    one.add_argument("--config", help="the matrix the shards ran: list the planned runs none delivered")
+    ctx_flag(one, "the shards' --ctx, if they were given one")
+    one.add_argument("--presets", type=_csv_list, help="the shards' --presets, if given")
+    one.add_argument("--fixtures", type=_csv_list, help="the shards' --fixtures, if given")
+    one.add_argument("--reps", type=int, help="the shards' --reps, if given")
+    one.add_argument(
+        "--require-complete", action="store_true", help="exit 1 when a planned run is missing (needs the matrix)"
+    )
 
     one = command("up", up, "start Flint and Jeff with compose (GPU, else CPU) and leave them running")
     config_flag(one)
