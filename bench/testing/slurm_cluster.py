@@ -127,21 +127,24 @@ class SlurmCluster:
         raise TimeoutError(f"Slurm jobs {jobs} still queued after {timeout_s:.0f} s")
 
     def stop(self) -> None:
-        for pid_file in self.pid_files:  # slurmd, slurmctld, then munged: by the pids they wrote
+        """Both Slurm daemons at once, then munged, which they authenticate with: by the pids they wrote."""
+        self._terminate(self.pid_files[:2])
+        self._terminate(self.pid_files[2:])
+
+    @staticmethod
+    def _terminate(pid_files: list[Path]) -> None:
+        pids = []
+        for pid_file in pid_files:
             try:
                 pid = int(pid_file.read_text().split()[0])
-            except (OSError, ValueError, IndexError):
-                continue
-            try:
                 os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
+            except (OSError, ValueError, IndexError):  # not started, or gone already
                 continue
-            for _ in range(100):
-                try:
-                    os.kill(pid, 0)
-                except ProcessLookupError:
-                    break
-                time.sleep(0.1)
+            pids.append(pid)
+        deadline = time.monotonic() + 30
+        while pids and time.monotonic() < deadline:
+            pids = [pid for pid in pids if _alive(pid)]
+            time.sleep(0.05)
 
     def __enter__(self) -> SlurmCluster:
         try:
@@ -152,3 +155,11 @@ class SlurmCluster:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
