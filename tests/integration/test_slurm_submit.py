@@ -80,6 +80,7 @@ def test_a_two_shard_array_and_its_merge_job_deliver_the_whole_matrix(
         assert shard[0]["run_id"] in {r["run_id"] for r in merged}
         assert "bench:" in (results / "slurm" / f"shard-{index}.out").read_text()  # each task's own output
     assert (results / "merged-report" / "report.md").exists(), merge_out
+    assert (results / "merged-missing.txt").read_text() == ""  # the plan's runs, all delivered
     assert '--shard "$SLURM_ARRAY_TASK_ID"/2' in (results / "slurm" / "shards.sbatch").read_text()  # kept beside
 
     print(f"slurm: a 2-shard array and its merge took {array_wall:.1f} s from sbatch to the merged file")
