@@ -40,11 +40,23 @@ def directives(job_name: str, output: str, options: SlurmOptions, *, gpus: bool)
     return [f"#SBATCH {line}" for line in lines]
 
 
+# Slurm names the task's card in CUDA_VISIBLE_DEVICES (the node's index, or 0 inside a device cgroup, where NVML
+# sees that card alone too). The bench's gpu_device would otherwise pin every task to card 0 of the node
+# (bench/servers/gpu_pin.py resolves an index through NVML); GPU_DEVICE, which wins over the settings, names it.
+PIN_TO_TASK_CARD = [
+    "# this task's card, from Slurm, for the bench's servers and its memory sampler (the first, if several)",
+    'if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then export GPU_DEVICE="${CUDA_VISIBLE_DEVICES%%,*}"; fi',
+]
+
+
 def shards_script(plan: Submission, options: SlurmOptions) -> str:
     head = directives("bench-shards", f"{plan.results}/slurm/shard-%a.out", options, gpus=True)
     head.insert(0, f"#SBATCH --array=1-{plan.shards}")
     task = '"$SLURM_ARRAY_TASK_ID"'  # 1-based, as shards are
-    body = ["set -euo pipefail", f"exec {shell_line(plan.run_argv(task))}"]
+    body = ["set -euo pipefail"]
+    if options.gpus_per_task:
+        body += PIN_TO_TASK_CARD
+    body.append(f"exec {shell_line(plan.run_argv(task))}")
     return "\n".join(["#!/bin/bash", *head, "", *body]) + "\n"
 
 

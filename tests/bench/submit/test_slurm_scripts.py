@@ -17,7 +17,13 @@ PLAN = Submission(3, "/data/matrix", "/data/matrix/bench.yaml", python="/opt/ven
 
 
 @pytest.mark.parametrize(
-    "script", [shards_script(PLAN, SlurmOptions()), merge_script(PLAN, SlurmOptions())], ids=["shards", "merge"]
+    "script",
+    [
+        shards_script(PLAN, SlurmOptions()),
+        shards_script(PLAN, SlurmOptions(gpus_per_task=1)),
+        merge_script(PLAN, SlurmOptions()),
+    ],
+    ids=["shards", "shards-gpu", "merge"],
 )
 def test_the_scripts_are_shellcheck_clean(script: str, tmp_path: Path) -> None:
     shellcheck = shutil.which("shellcheck")
@@ -46,3 +52,13 @@ def test_task_i_runs_shard_i_of_n_and_resumes_its_own_file(tmp_path: Path) -> No
 def test_the_merge_job_asks_for_no_gpu() -> None:
     script = merge_script(PLAN, SlurmOptions(gpus_per_task=1))
     assert "--gpus-per-task" not in script and "--require-complete" in script
+
+
+def test_with_gpus_each_task_pins_the_bench_to_the_card_slurm_gave_it() -> None:
+    script = shards_script(PLAN, SlurmOptions(gpus_per_task=1))
+    preamble = script.split("\nexec ")[0]  # everything before the bench starts
+    for visible, device in (("3", "3"), ("GPU-1f2e,GPU-77aa", "GPU-1f2e"), ("", "")):
+        shown = subprocess.run(["bash", "-c", preamble + '\necho "${GPU_DEVICE:-}"'], capture_output=True, text=True,
+                               env={"CUDA_VISIBLE_DEVICES": visible}, check=True)  # fmt: skip
+        assert shown.stdout.strip() == device
+    assert "GPU_DEVICE" not in shards_script(PLAN, SlurmOptions())  # no GPUs asked for: the settings' own card
