@@ -40,6 +40,10 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from e
 
 
+def _devices(text: str) -> str | list[str]:
+    return "all" if text.strip() == "all" else _csv_list(text)
+
+
 def settings(args: argparse.Namespace) -> BenchConfig:
     """The one place flags become settings: the --config file (bench.yaml when there is one), then every flag named
     after a setting that was given, validated by the config model."""
@@ -174,6 +178,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     one.add_argument("--flint-url", help="with --servers external: Flint's URL (default $FLINT_URL)")
     one.add_argument("--jeff-url", help="with --servers external: Jeff's URL (default $JEFF_URL; none: no Jeff)")
+    one.add_argument("--workers", type=int, help="server pairs side by side on the CPU, one queue (default 1)")
+    one.add_argument(
+        "--gpu-devices", type=_devices, metavar="all|0,1", help="one worker (pair of servers) per GPU named, or all"
+    )
     one.add_argument(
         "--shard", metavar="I/N", help="run the I-th of N parts of the plan (1-based), into <out>-shardIofN.csv"
     )

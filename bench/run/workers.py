@@ -17,6 +17,7 @@ import logging
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Protocol
 
 from bench.config import BenchConfig
@@ -53,7 +54,7 @@ class Bench(Protocol):
 STOP_WAIT_S = 120.0  # how long Ctrl-C waits for a worker to stop its run and its servers
 
 
-def worker_configs(config: BenchConfig) -> list[BenchConfig]:
+def worker_configs(config: BenchConfig, nvml: ModuleType | None = None) -> list[BenchConfig]:
     """The settings of each worker: one per GPU of `gpu_devices` (its gpu_device that card), or `workers` copies
     sharing the cores (embedded servers' threads divided among them unless `threads` is set)."""
     one = {"workers": 1, "gpu_devices": None}
@@ -61,7 +62,7 @@ def worker_configs(config: BenchConfig) -> list[BenchConfig]:
         threads = config.threads or max(1, default_threads() // config.workers)
         update = one if config.workers == 1 else {**one, "threads": threads}
         return [config.model_copy(update=update) for _ in range(config.workers)]
-    devices = gpu_uuids() if config.gpu_devices == "all" else list(config.gpu_devices)
+    devices = gpu_uuids(nvml) if config.gpu_devices == "all" else list(config.gpu_devices)
     if not devices:
         raise PrerequisiteError(
             "gpu_devices: all, but NVML lists no GPU here: name the cards (gpu_devices: [0, 1]), or run CPU pairs "
@@ -73,9 +74,9 @@ def worker_configs(config: BenchConfig) -> list[BenchConfig]:
     return [config.model_copy(update={**one, "gpu_device": device}) for device in devices]
 
 
-def gpu_uuids() -> list[str]:
-    """Every GPU NVML lists here, by UUID (empty without a driver or a GPU)."""
-    nvml, _ = start_nvml()
+def gpu_uuids(module: ModuleType | None = None) -> list[str]:
+    """Every GPU NVML (pynvml, or `module`) lists here, by UUID (empty without a driver or a GPU)."""
+    nvml, _ = start_nvml(module)
     if nvml is None:
         return []
     try:
@@ -164,10 +165,11 @@ class Lanes:
         started, a full disk) stops the queue: the others finish their runs, then it is raised here. Ctrl-C or
         SIGTERM, which land in this thread, are passed on to every worker."""
         display = Display([bench.worker_label for bench in self.benches])
+        done = [threading.Event() for _ in self.benches]
         threads = [
             threading.Thread(
                 target=self._work,
-                args=(bench, queue, plan, existing, LaneProgress(display, number, len(plan))),
+                args=(bench, queue, plan, existing, LaneProgress(display, number, len(plan)), done[number]),
                 name=f"worker-{number + 1}",
                 daemon=True,
             )  # fmt: skip
@@ -175,22 +177,30 @@ class Lanes:
         ]
         for thread in threads:
             thread.start()
+        # Each worker's own event says when it is done: Thread.join cut short by Ctrl-C can mark a running thread
+        # stopped (CPython gh-90882), and is_alive() then lies.
         try:
-            while any(thread.is_alive() for thread in threads):
-                for thread in threads:
-                    thread.join(0.2)
+            while not all(event.wait(0.2) for event in done):
+                pass
         except BaseException as stop:
             queue.stop()
-            for thread in threads:
-                interrupt(thread, type(stop))
-            for thread in threads:
-                thread.join(STOP_WAIT_S)
+            for thread, event in zip(threads, done, strict=True):
+                if not event.is_set():
+                    interrupt(thread, type(stop))
+            for event in done:
+                event.wait(STOP_WAIT_S)
             raise
         if self.failures:
             raise self.failures[0]
 
     def _work(
-        self, bench: Bench, queue: RunQueue, plan: list[PlannedRun], existing: list[Row], progress: LaneProgress
+        self,
+        bench: Bench,
+        queue: RunQueue,
+        plan: list[PlannedRun],
+        existing: list[Row],
+        progress: LaneProgress,
+        done: threading.Event,
     ) -> None:
         try:
             bench.run_lane(queue, self.servers(bench, plan), existing, progress)
@@ -199,6 +209,8 @@ class Lanes:
                 log.error("worker %s stopped: %s", bench.worker_label, e)
             self.failures.append(e)
             queue.stop()
+        finally:
+            done.set()
 
     def close(self) -> None:
         for bench in self.benches:
@@ -210,5 +222,5 @@ class Lanes:
 def interrupt(thread: threading.Thread, kind: type[BaseException]) -> None:
     """Raise `kind` (KeyboardInterrupt, Terminated) in `thread`, as Ctrl-C raises it in the main thread: the run
     it holds is cut short the same way (its agent killed, its folder marked, its servers stopped)."""
-    if thread.ident is not None and thread.is_alive():
+    if thread.ident is not None:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(kind))
