@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
-from bench.config import BenchConfig
+from bench.config import BenchConfig, describe
 from bench.errors import ConfigError
 from bench.servers.process import BENCH_FLAGS, GPU_FLAGS
 from bench.submit.plan import Submission, merge_shell, shell_line
@@ -51,7 +52,10 @@ def pod_settings(settings: BenchConfig) -> BenchConfig:
         "flint_url": f"http://127.0.0.1:{FLINT_PORT}",
         "jeff_url": jeff,
     }
-    return BenchConfig.model_validate(settings.model_dump() | update)
+    try:
+        return BenchConfig.model_validate(settings.model_dump() | update)
+    except ValidationError as e:  # e.g. workers: 2, which external servers cannot have
+        raise ConfigError(f"in a Kubernetes pod (external servers, local sandbox): {describe(e)}") from None
 
 
 def windows(settings: BenchConfig) -> set[int]:

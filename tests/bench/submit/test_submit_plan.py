@@ -53,3 +53,8 @@ def test_apply_without_kubectl_writes_the_manifests_and_says_how_to_apply_them(
     assert main(argv) == 0
     assert "kubectl not found" in capsys.readouterr().out
     assert (tmp_path / "m" / "k8s" / "matrix.yaml").is_file() and os.environ["PATH"] == str(tmp_path / "empty")
+
+
+def test_settings_a_pod_cannot_run_are_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert submit(tmp_path, "--ctx", "4096", "--workers", "2") == 2
+    assert "in a Kubernetes pod" in capsys.readouterr().err
