@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import in_ci
 
 from bench.submit.plan import Submission
 from bench.submit.slurm import SlurmOptions, merge_script, shards_script
@@ -27,8 +28,11 @@ PLAN = Submission(3, "/data/matrix", "/data/matrix/bench.yaml", python="/opt/ven
 )
 def test_the_scripts_are_shellcheck_clean(script: str, tmp_path: Path) -> None:
     shellcheck = shutil.which("shellcheck")
-    if shellcheck is None:
-        pytest.fail("shellcheck not found: apt-get install shellcheck (make lint needs it too)")
+    if shellcheck is None:  # as for the real parts (tests/conftest.py): skipped here, a failure under CI
+        reason = "shellcheck not found: apt-get install shellcheck (make lint needs it too)"
+        if in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
     (tmp_path / "job.sbatch").write_text(script)
     done = subprocess.run([shellcheck, str(tmp_path / "job.sbatch")], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout
