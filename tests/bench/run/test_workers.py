@@ -150,7 +150,7 @@ def test_perf_scale_serves_each_request_in_its_fixed_time() -> None:
     scale = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(scale)
     servers = scale.TimedServers(0.3)
-    endpoints = servers.start(1024)
+    endpoints = servers.start(4096)
     try:
         start = time.monotonic()
         answer = httpx.post(
