@@ -13,8 +13,8 @@ CPU pairs. `figures(quick)` gives them as `make perf` tables them; quick mode ru
 from __future__ import annotations
 
 import json
-import os
 import logging
+import os
 import statistics
 import sys
 import tempfile
