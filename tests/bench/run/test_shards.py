@@ -215,3 +215,13 @@ def test_a_shard_without_runs_writes_the_header_alone(tmp_path: Path) -> None:
 
 def planned_id_of(one: Row) -> tuple[str, ...]:
     return (one["fixture"], one["preset"], one["ctx"], one["rep"])
+
+
+def test_the_scale_out_flags_become_settings() -> None:
+    from bench.cli import build_parser, settings
+
+    given = settings(build_parser().parse_args(["run", "--shard", "2/4", "--workers", "3"]))
+    assert (given.shard, given.workers, given.gpu_devices) == ("2/4", 3, None)
+    assert settings(build_parser().parse_args(["run", "--gpu-devices", "all"])).gpu_devices == "all"
+    assert settings(build_parser().parse_args(["run", "--gpu-devices", "0,GPU-1"])).gpu_devices == ["0", "GPU-1"]
+    assert main(["run", "--shard", "3/2"]) == 2 and main(["run", "--workers", "2", "--gpu-devices", "all"]) == 2

@@ -5,12 +5,16 @@ killed mid-run, Ctrl-C), whose rows must be a sequential bench's runs."""
 from __future__ import annotations
 
 import _thread
+import importlib.util
 import io
 import threading
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError
 from bench.fixtures.fixture import load_fixture
@@ -138,3 +142,22 @@ def test_ctrl_c_stops_every_worker_and_keeps_every_row(tmp_path: Path) -> None:
     cut = [p for p in (tmp_path / "runs").iterdir() if p.name.endswith(INTERRUPTED_SUFFIX)]
     assert 1 <= len(cut) <= 2  # each worker's run in progress is marked cut short
     assert all(factory.fake_servers.flint is None for factory in bench.factories)  # type: ignore[attr-defined]
+
+
+def test_perf_scale_serves_each_request_in_its_fixed_time() -> None:
+    spec = importlib.util.spec_from_file_location("perf_scale", ROOT / "perf" / "scale.py")
+    assert spec is not None and spec.loader is not None
+    scale = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scale)
+    servers = scale.TimedServers(0.3)
+    endpoints = servers.start(4096)
+    try:
+        start = time.monotonic()
+        answer = httpx.post(
+            f"{endpoints.flint_url}/v1/chat/completions", json={"messages": [{"role": "user", "content": "x"}]}
+        )
+        assert answer.status_code == 200 and answer.json()["choices"][0]["message"]["tool_calls"]
+        assert time.monotonic() - start >= 0.3
+    finally:
+        servers.stop()
+    assert callable(scale.figures)
