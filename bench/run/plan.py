@@ -75,6 +75,7 @@ class RunInputs:
     sandbox: str
     servers: str
     provenance: Provenance
+    shard: str = ""  # `I/N` when the bench runs one shard of the plan (bench.run.shards)
 
     @classmethod
     def of(
@@ -108,6 +109,7 @@ class RunInputs:
             sandbox=sandbox,
             servers=servers,
             provenance=provenance,
+            shard=config.shard or "",
         )
 
     def fill(self, row: ResultRow) -> None:
@@ -121,6 +123,7 @@ class RunInputs:
         row.server_build, row.server_build_pin = self.server_build, self.server_build_pin
         row.server_package = self.server_package
         row.flint_serving, row.sandbox, row.servers = self.flint_serving, self.sandbox, self.servers
+        row.shard = self.shard
 
     def cells(self) -> dict[str, str]:
         """The row's cells this run's inputs fill (the rest empty), as the CSV holds them."""
