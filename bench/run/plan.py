@@ -77,6 +77,7 @@ class RunInputs:
     servers: str
     provenance: Provenance
     reuse: ReuseSettings | None = None  # what Flint's prompt cache can reuse (bench/servers/reuse.py)
+    shard: str = ""  # `I/N` when the bench runs one shard of the plan (bench.run.shards)
 
     @classmethod
     def of(
@@ -111,6 +112,7 @@ class RunInputs:
             servers=servers,
             provenance=provenance,
             reuse=of_flint(endpoints),
+            shard=config.shard or "",
         )
 
     def fill(self, row: ResultRow) -> None:
@@ -126,6 +128,7 @@ class RunInputs:
         row.flint_serving, row.sandbox, row.servers = self.flint_serving, self.sandbox, self.servers
         if self.reuse is not None:
             self.reuse.fill(row)
+        row.shard = self.shard
 
     def cells(self) -> dict[str, str]:
         """The row's cells this run's inputs fill (the rest empty), as the CSV holds them."""

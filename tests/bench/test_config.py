@@ -85,6 +85,9 @@ WRONG = {
     "model_cache": (1, None),
     "cpu_models": (True, "big"),
     "server_stall_limit_s": ('"10"', -1),
+    "shard": (3, '"3/2"'),
+    "workers": ('"two"', 0),
+    "gpu_devices": (0, "[]"),
 }
 
 
