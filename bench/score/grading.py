@@ -15,10 +15,12 @@ witness or module resolution say the report was tampered with scores nothing: it
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import tempfile
+import xml.etree.ElementTree as ElementTree
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -27,7 +29,7 @@ from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import make_work_copy, run_git
 from bench.results.row import ResultRow
 from bench.score.graders import Grader, make_grader
-from bench.score.junit import count
+from bench.score.junit import collection_errors, count
 from bench.score.sessions import GRADING_DIR, INI_FILE, INI_TEXT, judge, plan_sessions, shadowing
 from bench.score.tests_added import count_tests_added, is_test_file
 
@@ -163,7 +165,7 @@ def apply_agent_diff(fx: Fixture, diff: str, copy: Path, base: str, score: Score
 def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, score: Score) -> None:
     """The grading sessions (hidden and visible tests, with the bench's canaries and witness); fills the counts and
     outcomes from their junit XML, or voids them all when any session was tampered with."""
-    hidden = [p.name for p in fx.hidden_test_files]
+    hidden = fx.hidden_tests
     ambiguous, shadows = shadowing(copy)
     if shadows:
         score.note(f"files named like standard or pytest modules, never imported in grading: {', '.join(shadows)}")
@@ -190,9 +192,20 @@ def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, score: 
     score.hidden_passed, hidden_seen, hidden_broken = count(outcomes, hidden)
     score.visible_passed, score.visible_total, visible_broken = count(outcomes, fx.visible_tests)
     if hidden_broken or visible_broken:
-        score.note(f"test files that failed to collect: {', '.join(hidden_broken + visible_broken)}")
+        reasons = _collection_reasons(score.junit_reports, [*hidden, *fx.visible_tests])
+        broken = [f"{file} ({reasons[file]})" if reasons.get(file) else file for file in hidden_broken + visible_broken]
+        score.note(f"test files that failed to collect: {', '.join(broken)}")
     if hidden_seen != fx.hidden_total:
         score.note(f"{hidden_seen} hidden tests ran, fixture.yaml says {fx.hidden_total}")
+
+
+def _collection_reasons(reports: dict[str, str], files: list[str]) -> dict[str, str]:
+    """Why each test file that did not collect failed (the exception pytest reported), from the sessions' reports."""
+    reasons: dict[str, str] = {}
+    for xml in reports.values():
+        with contextlib.suppress(ElementTree.ParseError):
+            reasons.update(collection_errors(xml, files))
+    return reasons
 
 
 def score_diff(fx: Fixture, diff: str, grader: Grader, work_root: Path, timeout_s: float = 300) -> Score:
