@@ -227,6 +227,11 @@ class ResultRow:
         compare="setup",
         before="",
     )
+    # Fixtures outside the checkout (bench/fixtures/fixture.py fixtures_root); fixture_sha is their content's hash.
+    fixtures_root: str = col(
+        "the folder the fixture was loaded from (fixtures_root); empty: the checkout's own fixtures/",
+        before="",
+    )
 
     def __post_init__(self) -> None:
         for column in model():  # text and list columns start empty rather than None

@@ -12,8 +12,10 @@ import ast
 import tempfile
 from pathlib import Path
 
+from bench.config import BenchConfig
 from bench.errors import FixtureError
-from bench.fixtures.fixture import Fixture, fixture_files, load_fixture, repo_root
+from bench.fixtures.fixture import Fixture, fixture_files, fixtures_root, load_fixture
+from bench.fixtures.window import task_fit
 from bench.fixtures.workcopy import solution_diff
 from bench.score.canaries import candidates
 from bench.score.graders import Grader, LocalGrader, run_pytest
@@ -41,8 +43,11 @@ def layout_problems(fx: Fixture) -> list[str]:
     return problems
 
 
-def check_fixture(name: str, root: Path | None = None) -> tuple[list[str], str]:
-    """Problems with fixture `name` (empty when sound) and a one-line account of what was measured."""
+def check_fixture(
+    name: str, root: Path | None = None, window: int | None = None, tokenizer_url: str | None = None
+) -> tuple[list[str], str]:
+    """Problems with fixture `name` (empty when sound) and a one-line account of what was measured; with `window`,
+    whether its task fits that window (bench.fixtures.window)."""
     try:
         fx = load_fixture(name, root)
     except FixtureError as e:
@@ -50,6 +55,9 @@ def check_fixture(name: str, root: Path | None = None) -> tuple[list[str], str]:
     problems = layout_problems(fx)
     if problems:
         return problems, "layout"
+    fit = task_fit(fx, window, tokenizer_url) if window else None
+    if fit and not fit.fits:
+        return [str(fit.problem())], fit.note()
     grader = LocalGrader()
     with tempfile.TemporaryDirectory(prefix=f"bench-check-{name}-") as tmp:
         original = score_diff(fx, "", grader, Path(tmp) / "original")
@@ -68,6 +76,8 @@ def check_fixture(name: str, root: Path | None = None) -> tuple[list[str], str]:
         f"{original.visible_total}; solution: hidden {solved.hidden_passed}/{fx.hidden_total}, visible "
         f"{solved.visible_passed}/{solved.visible_total}, {solved.tests_added} tests added"
     )
+    if fit:
+        summary += f"; {fit.note()}"
     untwinned = untwinned_tests(fx)
     if untwinned:
         summary += f"; no canary can twin {', '.join(untwinned)} (no top-level == assertion against a literal)"
@@ -120,16 +130,24 @@ def _score_problems(label: str, score: Score, expected_hidden: int, expected_vis
     return problems
 
 
-def command(args: argparse.Namespace) -> int:
+def smallest_window(config: BenchConfig, name: str) -> int:
+    """The smallest window fixture `name` runs in under these settings (any of the matrix's, if it is not in it)."""
+    windows = [ctx for fixture, _, ctx in config.matrix() if fixture == name]
+    return min(windows or [ctx for _, _, ctx in config.matrix()])
+
+
+def command(args: argparse.Namespace, config: BenchConfig | None = None) -> int:
     """`python -m bench fixtures check [names...]`: one line per fixture; 0 only when every fixture is sound."""
-    folder = repo_root() / "fixtures"
+    config = config or BenchConfig()
+    root = fixtures_root(config.fixtures_root)
+    folder = root / "fixtures"
     # Every folder, not only those with a fixture.yaml: a fixture that lost its yaml is broken, not absent.
     names = list(args.names) or sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not names:
         raise FixtureError(f"no fixtures found under {folder}")
     failed = 0
     for name in names:
-        problems, summary = check_fixture(name)
+        problems, summary = check_fixture(name, root, smallest_window(config, name), config.flint_url)
         failed += bool(problems)
         print(f"{name}: {'FAILED: ' + '; '.join(problems) if problems else 'ok'} ({summary})", flush=True)
     return 1 if failed else 0

@@ -14,7 +14,6 @@ witness or module resolution say the report was tampered with scores nothing: it
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -28,7 +27,7 @@ from bench.errors import FixtureError, ScoringError
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import make_work_copy, run_git
 from bench.results.row import ResultRow
-from bench.score.graders import Grader, make_grader
+from bench.score.graders import Grader
 from bench.score.junit import collection_errors, count
 from bench.score.sessions import GRADING_DIR, INI_FILE, INI_TEXT, judge, plan_sessions, shadowing
 from bench.score.tests_added import count_tests_added, is_test_file
@@ -230,35 +229,29 @@ def score_run_dir(run_dir: Path, grader: Grader, root: Path | None = None) -> Sc
     """Grade results/runs/<run_id>/ (run.json names the fixture, diff.patch holds the changes); writes
     junit.xml and score.json beside them."""
     try:
-        fixture_name = json.loads((run_dir / "run.json").read_text())["fixture"]
+        run = json.loads((run_dir / "run.json").read_text())
+        fixture_name = run["fixture"]
         diff = (run_dir / "diff.patch").read_text(encoding="utf-8", errors="surrogateescape")
-    except (OSError, ValueError, KeyError) as e:
+    except (OSError, ValueError, KeyError, TypeError) as e:
         raise ScoringError(
             f"{run_dir} is not a run directory with run.json (naming the fixture) and diff.patch: {e}"
         ) from e
-    fx = load_fixture(fixture_name, root)
+    recorded = run.get("fixtures_root") if isinstance(run.get("fixtures_root"), str) else None
+    if recorded and not (Path(recorded) / "fixtures").is_dir():
+        recorded = None  # the folder has moved since: the checkout's own
+    fx = load_fixture(fixture_name, root or (Path(recorded) if recorded else None))
     with tempfile.TemporaryDirectory(prefix="bench-score-") as tmp:
         score = score_diff(fx, diff, grader, Path(tmp))
-    for name in JUNIT_NAMES:  # a report from an earlier grading must not stand for this one
-        (run_dir / name).unlink(missing_ok=True)
-    for name, xml in score.junit_reports.items():
-        (run_dir / name).write_text(xml, encoding="utf-8")
-    (run_dir / "score.json").write_text(json.dumps(score.as_json(), indent=2) + "\n", encoding="utf-8")
+    save_score(score, run_dir)
     return score
 
 
-def command(args: argparse.Namespace) -> int:
-    """`python -m bench score RUN_DIR [--sandbox ...]`: grade the run again and print the score."""
-    score = score_run_dir(Path(args.run_dir), make_grader(args.sandbox))
-
-    def shown(value: int | None) -> str:
-        return "?" if value is None else str(value)
-
-    print(f"fixture        {score.fixture}")
-    print(f"hidden tests   {shown(score.hidden_passed)} of {score.hidden_total} passed")
-    print(f"visible tests  {shown(score.visible_passed)} of {shown(score.visible_total)} passed")
-    touched = ", ".join(score.changed_paths) or "nothing"
-    print(f"files changed  {shown(score.files_changed)} non-test; the diff touches {touched}")
-    print(f"tests added    {shown(score.tests_added)}")
-    print(f"error          {score.error or 'none'}")
-    return 0
+def save_score(score: Score, folder: Path) -> list[Path]:
+    """The sessions' junit XML and score.json written into `folder`; the junit files' paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in JUNIT_NAMES:  # a report from an earlier grading must not stand for this one
+        (folder / name).unlink(missing_ok=True)
+    for name, xml in score.junit_reports.items():
+        (folder / name).write_text(xml, encoding="utf-8")
+    (folder / "score.json").write_text(json.dumps(score.as_json(), indent=2) + "\n", encoding="utf-8")
+    return [folder / name for name in score.junit_reports]
