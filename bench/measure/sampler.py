@@ -22,6 +22,8 @@ from bench.results.row import ResultRow
 
 MIB = 2**20
 NO_PROCESS_MEMORY = "process memory not available (NVML reports N/A)"
+# MIG devices list their processes only to privileged callers; the device figure is still sampled.
+LIST_REFUSED = "per-server figures empty: NVML refused the process list"
 
 
 def _no_roles() -> dict[Role, int | None]:
@@ -113,6 +115,7 @@ class GpuSampler:
         self._peak_roles: dict[Role, int | None] = _no_roles()
         self._samples = 0
         self._sampling_failed = False
+        self._lists_refused = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._reading: GpuReading | None = None
@@ -210,8 +213,14 @@ class GpuSampler:
         matched: dict[Role, int | None] = {}
         others: dict[int, int | None] = {}
         for handle in self._handles:
+            try:
+                listed = self._calls.processes(handle)
+            except self._calls.errors as e:  # e.g. NoPermission on a MIG device: keep the device figure
+                self._lists_refused = True
+                self._note(f"{LIST_REFUSED} ({type(e).__name__}: {e}; on MIG it takes root)")
+                continue
             # A process spread over several watched GPUs counts once, with its memory summed; N/A stays N/A.
-            for pid, used in self._calls.processes(handle):
+            for pid, used in listed:
                 role = self._role(pid)
                 if role is None:
                     others[pid] = _add(others.get(pid, 0), used)
@@ -255,7 +264,7 @@ class GpuSampler:
             return GpuReading.unavailable(self._unavailable or "the sampler never started", self.interval_s)
         peaks, process_method = self._role_peaks()
         for role in ROLES:
-            if role not in self._role_pids:
+            if role not in self._role_pids and not self._lists_refused:
                 self._note(f"no GPU process matched {role}")
         method = f"nvml_device_v{self._calls.memory_version}+{process_method}"
         base = self._baseline or _Sample(device_bytes=None, role_bytes=_no_roles(), other_bytes={})

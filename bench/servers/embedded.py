@@ -16,8 +16,9 @@ from bench.fixtures.fixture import Fixture
 from bench.ownership import Ownership
 from bench.servers.api import ServerInfo, is_healthy
 from bench.servers.base import Endpoints, default_threads
-from bench.servers.choose import llama_gpu_devices
+from bench.servers.choose import embedded_on_gpu
 from bench.servers.forced_tools import FORCED, resolve, write_serving_files
+from bench.servers.gpu_pin import resolve_pin
 from bench.servers.hub import cache_dir
 from bench.servers.models import JEFF_FLAGS, models_for, serves_small_model
 from bench.servers.pin import package_pin
@@ -44,8 +45,9 @@ class EmbeddedServers:
         self.ownership = ownership or Ownership.new()  # the bench instance: a record of our pids
         self.starts = 0  # each start writes logs of its own
         # Whether this llama-server build runs on a GPU: the bench's one look at the host (bench.servers.choose), or
-        # asked of the binary here when not given.
-        self.gpu = bool(llama_gpu_devices()) if gpu is None else gpu
+        # asked of the binary here when not given (a CUDA build blind to the host's GPU is an error there).
+        self.gpu = embedded_on_gpu() if gpu is None else gpu
+        self.pin = resolve_pin(config.gpu_device)  # both servers on this one card (gpu_device)
         self.serving = resolve(config.flint_tools, small_model=serves_small_model(config, self.gpu))
         self.build_pin = package_pin()
         self.flint: LlamaProcess | None = None
@@ -61,6 +63,7 @@ class EmbeddedServers:
             "cache": cache_dir(self.config.model_cache),
             "gpu": self.gpu,
             "ownership": self.ownership,
+            "pin": self.pin,
         }
         serving = []
         if self.serving == FORCED:
@@ -86,6 +89,7 @@ class EmbeddedServers:
             jeff_model_path=jeff.model_path if jeff else None,
             server_pids={role: p.pid for role, p in (("flint", self.flint), ("jeff", self.jeff)) if p and p.pid},
             flint_serving=self.serving,
+            on_gpu=self.gpu,
         )
 
     def healthy(self) -> bool:
@@ -101,6 +105,13 @@ class EmbeddedServers:
         """The whole log of one server ("flint" or "jeff"), "" when it is not running."""
         server = self.flint if role == "flint" else self.jeff
         return server.log_text() if server is not None else ""
+
+    def logs_after_stop(self) -> dict[str, str]:
+        """Stop the servers (SIGTERM: llama-server then prints its memory breakdown) and return their whole logs."""
+        servers = {role: s for role, s in (("flint", self.flint), ("jeff", self.jeff)) if s is not None}
+        for server in servers.values():
+            server.stop()
+        return {role: server.log_text() for role, server in servers.items()}
 
     def stop(self) -> None:
         for server in (self.flint, self.jeff):

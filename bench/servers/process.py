@@ -22,7 +22,9 @@ from bench.processes import kill_group
 from bench.servers.api import ServerInfo, check_ctx, wait_healthy
 from bench.servers.binaries import find_llama_server, llama_env
 from bench.servers.download import DownloadWatch
+from bench.servers.gpu_pin import GpuPin
 from bench.servers.hub import HubRef, cache_dir, hub_environment
+from bench.servers.server_env import host_server_environment
 
 # Flags every benchmark server gets (docs/internals.md, notes on llama-server): one slot, so the slot owns the
 # whole window and one prompt cache; no host-RAM prompt cache, so cache hits come only from the live slot;
@@ -61,6 +63,7 @@ class LlamaProcess:
         gpu: bool = False,
         who: str = "llama-server",
         ownership: Ownership | None = None,
+        pin: GpuPin | None = None,
     ) -> None:
         self.model = model
         self.ctx = ctx
@@ -71,6 +74,7 @@ class LlamaProcess:
         self.threads = threads
         self.cache = cache or cache_dir()
         self.gpu = gpu
+        self.pin = pin if gpu else None  # the card a GPU server is limited to
         self.who = who
         self.ownership = ownership  # records the process while it runs, so a killed bench's server is found
         self.proc: subprocess.Popen[bytes] | None = None
@@ -98,7 +102,11 @@ class LlamaProcess:
     def start(self, timeout_s: float = 120.0) -> None:
         cmd = self.command()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        env = llama_env(Path(cmd[0])) | hub_environment(self.cache)
+        env = (
+            llama_env(Path(cmd[0]))
+            | hub_environment(self.cache)
+            | host_server_environment(self.model, self.cache, self.pin)
+        )
         terminal, stdout = pty.openpty()
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(

@@ -31,6 +31,14 @@ class NVMLError_NotSupported(NVMLError):
     value, text = 3, "Not Supported"
 
 
+class NVMLError_InvalidArgument(NVMLError):
+    value, text = 2, "Invalid Argument"
+
+
+class NVMLError_NoPermission(NVMLError):
+    value, text = 4, "Insufficient Permissions"
+
+
 class NVMLError_NotFound(NVMLError):
     value, text = 6, "Not Found"
 
@@ -72,6 +80,9 @@ class FakeDevice:
     accounting: dict[int, int] | None = None  # pid -> maxMemoryUsage bytes; None: accounting mode off
     fail_at_read: int | None = None  # this memory read (0-based) and every later one raise `failure`
     failure: type[NVMLError] = NVMLError_GpuIsLost
+    refuse_processes: bool = False  # True: process lists raise NoPermission (a MIG device, no privileges)
+    compute_capability: tuple[int, int] = (9, 0)
+    mig_devices: list[FakeDevice] = field(default_factory=list)  # a MIG-enabled GPU's instances
     reads: int = 0
     _current: int = 0
 
@@ -101,16 +112,26 @@ class FakeNvml(types.ModuleType):
     NVMLError = NVMLError
     NVMLError_NotSupported = NVMLError_NotSupported
     NVMLError_NotFound = NVMLError_NotFound
+    NVMLError_NoPermission = NVMLError_NoPermission
+    NVMLError_InvalidArgument = NVMLError_InvalidArgument
     NVMLError_DriverNotLoaded = NVMLError_DriverNotLoaded
     NVMLError_LibraryNotFound = NVMLError_LibraryNotFound
     NVMLError_FunctionNotFound = NVMLError_FunctionNotFound
     NVMLError_GpuIsLost = NVMLError_GpuIsLost
     NVMLLibraryMismatchError = NVMLLibraryMismatchError
 
-    def __init__(self, devices: list[FakeDevice], *, init_error: Exception | None = None) -> None:
+    def __init__(
+        self,
+        devices: list[FakeDevice],
+        *,
+        init_error: Exception | None = None,
+        driver: str = "580.159.03",
+        cuda_driver: int = 13000,
+    ) -> None:
         super().__init__("pynvml")
         self.devices = devices
         self.init_error = init_error
+        self.driver, self.cuda_driver = driver, cuda_driver
         self.inits = 0
         self.shutdowns = 0
 
@@ -126,10 +147,35 @@ class FakeNvml(types.ModuleType):
         return len(self.devices)
 
     def nvmlDeviceGetHandleByIndex(self, index: int) -> FakeDevice:
+        if not 0 <= index < len(self.devices):
+            raise NVMLError_InvalidArgument()
         return self.devices[index]
 
+    def nvmlSystemGetDriverVersion(self) -> str:
+        return self.driver
+
+    def nvmlSystemGetCudaDriverVersion_v2(self) -> int:
+        return self.cuda_driver
+
+    def nvmlDeviceGetCudaComputeCapability(self, handle: FakeDevice) -> tuple[int, int]:
+        return handle.compute_capability
+
+    def nvmlDeviceGetMigMode(self, handle: FakeDevice) -> list[int]:
+        if handle.uuid.startswith("MIG-"):
+            raise NVMLError_NotSupported()
+        mode = NVML_FEATURE_ENABLED if handle.mig_devices else NVML_FEATURE_DISABLED
+        return [mode, mode]
+
+    def nvmlDeviceGetMaxMigDeviceCount(self, handle: FakeDevice) -> int:
+        return 7 if handle.mig_devices else 0
+
+    def nvmlDeviceGetMigDeviceHandleByIndex(self, handle: FakeDevice, index: int) -> FakeDevice:
+        if index >= len(handle.mig_devices):
+            raise NVMLError_NotFound()
+        return handle.mig_devices[index]
+
     def nvmlDeviceGetHandleByUUID(self, uuid: str) -> FakeDevice:
-        for device in self.devices:
+        for device in [*self.devices, *(m for d in self.devices for m in d.mig_devices)]:
             if device.uuid == uuid:
                 return device
         raise NVMLError_NotFound()
@@ -150,6 +196,8 @@ class FakeNvml(types.ModuleType):
         return memory
 
     def nvmlDeviceGetComputeRunningProcesses_v2(self, handle: FakeDevice) -> list[types.SimpleNamespace]:
+        if handle.refuse_processes:
+            raise NVMLError_NoPermission()
         return [
             types.SimpleNamespace(pid=pid, usedGpuMemory=_friendly(used), gpuInstanceId=0, computeInstanceId=0)
             for pid, used in handle.current().processes

@@ -1,8 +1,7 @@
 """On a GPU host with a CUDA build of llama-server (`make setup GPU=cuda`): NVML's figure for a real server process
-against the buffers that server logs as placed on the GPU, the check `make gpu-check` makes with the real models.
-
-The small model on the GPU keeps it quick: its buffers are small, so what NVML shows beyond them is mostly the CUDA
-context, the very allowance (CUDA_CONTEXT_MAX_MIB) the self-check grants. Run with `-s` to see the figures.
+against the buffers that server logs and the breakdown it prints at exit, the check `make gpu-check` makes with the
+real models, with the allowed excess measured (a bare CUDA context in a probe process, and the growth across a
+request at the window). The small model on the GPU keeps it quick. Run with `-s` to see the figures.
 """
 
 from __future__ import annotations
@@ -12,32 +11,41 @@ from pathlib import Path
 
 import pytest
 
-from bench.gpu_check import memory_against_buffers
+from bench.gpu_check import bare_context_mib
 from bench.measure.roles import PidMatcher
 from bench.measure.sampler import GpuSampler
 from bench.servers.binaries import find_small_model
 from bench.servers.choose import llama_gpu_devices
+from bench.servers.gpu_pin import resolve_pin
+from bench.servers.memory_check import ServerMemory, compare
 from bench.servers.process import LlamaProcess
+from bench.servers.warmup import window_request
 
 pytestmark = [pytest.mark.gpu, pytest.mark.llama]
 
 
 @pytest.mark.parametrize("ctx", [4096, 8192])
-def test_nvml_shows_the_logged_gpu_buffers_plus_a_cuda_context(tmp_path: Path, ctx: int) -> None:
+def test_nvml_shows_the_logged_gpu_buffers_plus_a_measured_excess(tmp_path: Path, ctx: int) -> None:
     devices = llama_gpu_devices()
     if not devices:
         pytest.skip("the installed llama-server sees no GPU: `make setup GPU=cuda` builds one that does")
-    server = LlamaProcess(find_small_model(), ctx, tmp_path / "server.log", gpu=True, extra_args=["-lv", "4"])
+    pin = resolve_pin("0")
+    context = bare_context_mib(pin.device, 0.1)
+    server = LlamaProcess(find_small_model(), ctx, tmp_path / "server.log", gpu=True, extra_args=["-lv", "4"], pin=pin)
     server.start(120)
     try:
         assert server.pid is not None
-        sampler = GpuSampler(PidMatcher({"flint": server.pid}), interval_s=0.1)
+        sampler = GpuSampler(PidMatcher({"flint": server.pid}), device_uuids=pin.sampler_uuids(), interval_s=0.1)
         sampler.baseline()
         sampler.start()
-        time.sleep(1.0)
+        window_request(server.url, ctx)
+        time.sleep(0.3)
         reading = sampler.stop()
-        check = memory_against_buffers("flint", reading.peak_role_mib["flint"], server.log_text())
     finally:
         server.stop()
-    print(f"\n{devices[0]} ctx {ctx}: {check.detail}")
-    assert check.status == "ok", check.detail
+    memory = ServerMemory.from_log(
+        "flint", server.log_text(), reading.baseline_role_mib["flint"], reading.peak_role_mib["flint"], context
+    )
+    status, detail = compare(memory)
+    print(f"\n{devices[0]} ctx {ctx}: {detail}")
+    assert status == "ok", detail

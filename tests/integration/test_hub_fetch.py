@@ -1,7 +1,8 @@
 """The download path for real: llama-server's own `-hf` against a local stand-in for the hub, serving the small
 model under the default Flint's and Jeff's repository and file names. Host servers and compose's cpu profile each
-fetch into the shared cache once, start again from it (also with the hub gone), and the bench finds and hashes the
-file that was served. The memory sampler attributes each server's GPU process, by host PID or by container cgroup.
+fetch into the shared cache once, start again from it offline (no hub request, also with the hub gone), and the
+bench finds and hashes the file that was served. The memory sampler attributes each server's GPU process, by host
+PID or by container cgroup.
 """
 
 from __future__ import annotations
@@ -75,10 +76,12 @@ def test_host_servers_fetch_once_start_again_from_the_cache_even_offline(
             assert "<|im_start|>" in httpx.get(first.flint_url + "/props", timeout=10).json()["chat_template"]
             printed = capsys.readouterr().out
             assert f"flint: downloading {FLINT_FILE}" in printed and f"jeff: downloading {JEFF_FILE}" in printed
+            asked = len(hub.requests)
             second = servers.start(1024)
             assert second.flint_model_path == first.flint_model_path
             assert list(hub.downloads.values()) == [1, 1], hub.downloads  # the second start fetched nothing
-            assert any("/refs" in r for r in hub.requests[2:])  # though it did ask the hub what is current
+            # Both models are cached now, so the servers start offline (LLAMA_ARG_OFFLINE=1): no request at all.
+            assert hub.requests[asked:] == []
         third = servers.start(1024)  # the hub is gone: llama.cpp falls back to what the cache holds
         assert third.flint_model_path == first.flint_model_path and read_props(third.flint_url).n_ctx == 1024
         assert third.server_pids is not None
@@ -131,8 +134,10 @@ def test_compose_cpu_profile_fetches_into_the_host_cache_once(tmp_path: Path, mo
             assert ContainerMatcher(first.server_containers).role_of(pids["flint"]) == "flint", cgroup
             assert sampled_roles(ContainerMatcher(first.server_containers), pids) == {"flint": 2048, "jeff": 1024}
             servers.stop()
+            asked = len(hub.requests)
             second = servers.start(1024)  # new containers, same host cache
             assert second.flint_model_path == first.flint_model_path
             assert list(hub.downloads.values()) == [1, 1], hub.downloads
+            assert hub.requests[asked:] == []  # offline (LLAMA_ARG_OFFLINE=1 passed into compose): nothing asked
         finally:
             servers.stop()

