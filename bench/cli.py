@@ -119,7 +119,7 @@ def fixtures_check(args: argparse.Namespace) -> int:
 
 
 def fixtures_import(args: argparse.Namespace) -> int:
-    from bench.score.fixture_import import command
+    from bench.score.exercism import command
 
     return command(args)
 
