@@ -112,7 +112,8 @@ test: lint
 
 # The fast tier: no llama-server, no container engine, no agent or bench processes (the fakes of bench/testing/
 # stand in), in under a minute; `make test` runs everything.
-FAST_TESTS := not llama and not docker and not podman and not compose and not binutils and not slow and not processes
+FAST_TESTS := not llama and not docker and not podman and not compose and not binutils and not browser and not slow \
+	and not processes
 test-fast: $(VENV)/.deps
 	$(BIN)/python -m pytest -n auto -m "$(FAST_TESTS)" $(PYTEST_ARGS)
 

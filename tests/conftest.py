@@ -152,8 +152,15 @@ def gpu_present() -> bool:
         return False
 
 
+@functools.cache
+def browser_missing() -> str | None:
+    missing = [tool for tool in ("chromium", "chromedriver") if shutil.which(tool) is None]
+    return f"{' and '.join(missing)} not found: apt-get install chromium chromium-driver" if missing else None
+
+
 REQUIREMENTS = {
     "llama": llama_missing,
+    "browser": browser_missing,
     "docker": docker_missing,
     "podman": podman_missing,
     "compose": compose_missing,
@@ -200,6 +207,7 @@ PROCESS_MODULES = {
     "tests/bench/analyze/test_report.py",
     "tests/bench/results/test_append_property.py",
     "tests/bench/run/test_runner.py",
+    "tests/bench/score/test_exercism.py",
     "tests/bench/score/test_fixtures.py",
     "tests/bench/score/test_grading.py",
     "tests/bench/score/test_tampering.py",

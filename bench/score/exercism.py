@@ -130,7 +130,9 @@ def test_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunction
             found.append(node)
         elif isinstance(node, ast.ClassDef):
             found += [
-                n for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")
+                n
+                for n in node.body
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")
             ]
     return found
 
@@ -166,8 +168,8 @@ def visible_share(text: str, share: float) -> str | None:
 
 def task_text(ex: Exercise, visible: list[str]) -> str:
     docs = ex.folder / ".docs"
-    parts = [(docs / name).read_text().strip() for name in ("introduction.md", "instructions.md",
-                                                             "instructions.append.md") if (docs / name).is_file()]  # fmt: skip
+    names = ("introduction.md", "instructions.md", "instructions.append.md")
+    parts = [(docs / name).read_text().strip() for name in names if (docs / name).is_file()]
     change = ", ".join(f"`{rel}`" for rel in ex.solution)
     footer = [f"Make your changes in {change}: that is where the tests look for your code."]
     if ex.editor:
@@ -260,10 +262,15 @@ def import_exercise(folder: Path, into: Path, share: float, max_steps: int, forc
     return imported
 
 
-def import_all(sources: list[Path], into: Path, share: float, max_steps: int, force: bool) -> tuple[list[Imported],
-                                                                                                   dict[str, str]]:  # fmt: skip
+Refused = dict[str, str]  # exercise folder name -> why it was not imported
+
+
+def import_all(
+    sources: list[Path], into: Path, share: float, max_steps: int, force: bool
+) -> tuple[list[Imported], Refused]:
     """Every exercise of `sources` imported under `into`; those it could not take, with the reason."""
-    imported, refused = [], {}
+    imported: list[Imported] = []
+    refused: Refused = {}
     for folder in [f for source in sources for f in exercises_in(source)]:
         try:
             imported.append(import_exercise(folder, into, share, max_steps, force))

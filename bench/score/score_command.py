@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from bench.errors import ConfigError
@@ -33,7 +33,7 @@ def score_folder(fixture: str, repo: Path, grader: Grader, root: Path | None, ou
 
 
 def default_out(fixture: str) -> Path:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     return repo_root() / "results" / "scores" / f"{stamp}-{fixture}"
 
 
