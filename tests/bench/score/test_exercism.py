@@ -11,6 +11,7 @@ import sys
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
 
@@ -167,3 +168,23 @@ def test_fixtures_root_flag_and_setting_reach_check_and_refuse_a_wrong_folder(
     config.write_text(yaml.safe_dump({"fixtures_root": str(tmp_path / "nowhere")}))
     assert main(["fixtures", "check", "--config", str(config)]) == 2
     assert "no fixtures/ folder" in capsys.readouterr().err
+
+
+@pytest.mark.llama
+def test_the_real_llama_servers_tokenizer_measures_the_task(root: Path, tmp_path: Path) -> None:
+    from bench.fixtures.window import estimated_tokens, first_request, measured_tokens
+    from bench.servers.binaries import find_small_model
+    from bench.servers.process import LlamaProcess
+
+    server = LlamaProcess(find_small_model(), 512, tmp_path / "llama.log", threads=1)
+    server.start()
+    try:
+        fx = load_fixture("tally_counter", root)
+        task = (fx.path / fx.task_file).read_text()
+        tokens = measured_tokens(server.url, first_request(task))
+        alone = httpx.post(f"{server.url}/tokenize", json={"content": task}, timeout=30).json()["tokens"]
+        assert len(alone) < tokens < estimated_tokens(first_request(task))  # its template holds the task and more
+        problems, _ = check_fixture("tally_counter", root, window=256, tokenizer_url=server.url)
+    finally:
+        server.stop()
+    assert len(problems) == 1 and f"{tokens} tokens (measured by {server.url}'s tokenizer)" in problems[0]
