@@ -12,6 +12,7 @@ import yaml
 
 import bench.fixtures.fixture
 import bench.score.check
+from bench.config import BenchConfig
 from bench.errors import FixtureError
 from bench.fixtures.fixture import fixture_hash, list_fixtures, load_fixture
 from bench.fixtures.workcopy import COMMIT_MESSAGE, capture_diff, make_work_copy
@@ -241,9 +242,8 @@ def test_fixtures_check_command_names_the_broken_fixture(
     shutil.copytree(tree / "fixtures/todo_repo", tree / "fixtures/broken_repo")
     (tree / "fixtures/broken_repo/fixture.yaml").unlink()
     monkeypatch.setattr(bench.fixtures.fixture, "repo_root", lambda: tree)
-    monkeypatch.setattr(bench.score.check, "repo_root", lambda: tree)
 
-    status = command(argparse.Namespace(names=[]))
+    status = command(argparse.Namespace(names=[]), BenchConfig(fixtures_root=str(tree)))
 
     lines = capsys.readouterr().out.splitlines()
     assert status == 1
