@@ -2,7 +2,7 @@
 #   make bench [CTX=4096] [REPS= PRESETS= FIXTURES= MAX_STEPS= SANDBOX= SERVERS= OUT=]
 #   make test
 # Also: make setup [GPU=cuda] | test-fast | up | down | models | gpu-check | gpu-image | gpu-rehearsal | perf |
-#       lint | fixtures-check | clean
+#       lint | docs | fixtures-check | clean
 
 PYTHON ?= python3
 VENV := .venv
@@ -55,7 +55,7 @@ $(VENV)/.gpu: FORCE
 	@echo '$(GPU)' | cmp -s - $@ || echo '$(GPU)' >$@
 FORCE:
 
-.PHONY: setup bench test test-fast lint perf up down models gpu-check gpu-image gpu-rehearsal fixtures-check clean FORCE
+.PHONY: setup bench test test-fast lint docs perf up down models gpu-check gpu-image gpu-rehearsal fixtures-check clean FORCE
 
 $(VENV)/.deps: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -147,6 +147,10 @@ gpu-image: setup
 # The day a GPU is lent: what NVML, libcuda and the sampler do there, in at most 10 minutes, offline (docs/gpu.md).
 gpu-rehearsal:
 	$(if $(wildcard $(BIN)/python),$(BIN)/python,python3) -m bench.rehearsal $(if $(OUT),--out $(OUT))
+
+# The pages made from the models (docs/config.md, docs/results.md); tests/test_docgen.py fails when they are stale.
+docs: $(VENV)/.deps
+	$(BIN)/python -m bench.docgen
 
 fixtures-check: setup
 	$(BIN)/python -m bench fixtures check

@@ -1,4 +1,4 @@
-"""Clearing old material from the conversation so the window has room again (DESIGN.md §3.2).
+"""Clearing old material from the conversation so the window has room again (presets: docs/agent.md).
 
 `clear_old` is the article's (Part 3): everything older than the newest `keep` tool results is thinned out in place.
 Tool results become "[cleared to save context: N characters. Call the tool again if you need it.]"; old reasoning is

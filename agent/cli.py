@@ -1,4 +1,4 @@
-"""`python -m agent`: the command line (DESIGN.md §3.1 plus the options documented in docs/agent.md).
+"""`python -m agent`: the command line (the options documented in docs/agent.md).
 
 Exit status: 0 = done (the done check passed), 1 = stopped without being done, 2 = usage or setup error.
 Expected failures are one line on stderr; the event trace always ends with a `stop` line.

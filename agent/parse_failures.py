@@ -1,7 +1,7 @@
 """How llama-server says that it could not parse the model's answer: an HTTP 500 that counts as a cut answer.
 
 The server generates the answer, then parses it into content and tool calls with llama.cpp's chat parser; when the
-final parse fails, the exception's text becomes a 500 `server_error` (notes/llama-server.md §2). An answer cut in
+final parse fails, the exception's text becomes a 500 `server_error` (measured on the pinned build). An answer cut in
 the middle of a tool call is the usual cause. Each wording below is a throw site of that final parse in some build
 of llama.cpp, read in its sources. The article treated every 500 that says "Failed to parse" as a cut answer, so
 any other 500 message containing "Failed to parse" (e.g. "Failed to parse tool call") is one too, unless it names

@@ -1,4 +1,4 @@
-"""The published versions of the agent, and the improved ones, as data (DESIGN.md §3.2).
+"""The published versions of the agent, and the improved ones, as data (docs/agent.md, Presets).
 
 part2     no clearing; a cut answer is taken as the answer; done = pytest passes
 clearing  part2 plus clearing past --clear-at of the window

@@ -1,6 +1,6 @@
 """HTTP client for llama-server: /props at start, /v1/chat/completions per step, and what each failure means.
 
-Failures are sorted by what the loop should do about them (shapes: notes/llama-server.md §2):
+Failures are sorted by what the loop should do about them (shapes measured on the pinned build: docs/agent.md):
 
     ServerError            base: `status` (None when no HTTP answer came), `type`, `message`
       ContextOverflow      400 exceed_context_size_error: the prompt does not fit; clear and retry, or stop

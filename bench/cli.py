@@ -275,7 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# Exit statuses (README "Exit statuses"): each means one thing, whatever the command.
+# Exit statuses (docs/running.md, "Exit statuses"): each means one thing, whatever the command.
 EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_BUG = 0, 1, 2, 3
 EXIT_SIGINT, EXIT_SIGTERM = 128 + signal.SIGINT, 128 + signal.SIGTERM
 

@@ -101,16 +101,18 @@ HubReference = Annotated[str, Field(pattern=r"^$|^[\w][\w.-]*/[\w][\w.-]*(:\w+)?
 class Group(BaseModel):
     """One block of the matrix: every fixture x preset x ctx in it runs `reps` times."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, use_attribute_docstrings=True)
 
     presets: Annotated[list[Preset], Field(min_length=1)]
+    """Agent presets of this block."""
     ctx: Annotated[list[Ctx], Field(min_length=1)]
+    """Flint's context sizes of this block, in tokens."""
     fixtures: Names | None = None
-    """None: the config's fixtures."""
+    """Fixture names of this block; None: the config's fixtures."""
 
 
 class BenchConfig(BaseModel):
-    """The settings of one bench. Field docstrings are the reference (the README's table summarises them)."""
+    """The settings of one bench. Field docstrings are the reference: docs/config.md is made from them."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, use_attribute_docstrings=True)
 

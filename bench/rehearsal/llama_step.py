@@ -16,7 +16,7 @@ from typing import Any
 from bench.measure.roles import PidMatcher
 from bench.measure.sampler import GpuSampler
 from bench.rehearsal.steps import Figure
-from bench.servers.choose import list_devices, llama_backend
+from bench.servers.devices import list_devices, llama_backend
 from bench.servers.gpu_pin import GpuPin
 from bench.servers.memory_check import ServerMemory, compare
 

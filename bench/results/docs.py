@@ -17,7 +17,7 @@ PAGE = ROOT / "docs" / "results.md"
 INTRO = f"""\
 # Results columns
 
-<!-- Generated from bench/results/row.py by `python -m bench.results.docs`: edit the model, not this page. -->
+<!-- Generated from bench/results/row.py by `make docs` (`python -m bench.docgen`): edit the model, not this page. -->
 
 A results CSV holds one row per run, its columns in this order. **An empty cell means not measured, never 0**; the
 reason is in `error` or `gpu_mem_method`. Times are seconds, memory MiB (2^20 bytes, rounded down), tokens as the

@@ -35,14 +35,14 @@ class ResultRow:
     git_sha: str = col("commit of this repository (git_dirty: with uncommitted changes)", contract=True)
     fixture: str = col("the task (`fixtures/<name>/`)", compare="names", resume=True, contract=True)
     preset: str = col(
-        "the agent's preset (part2, clearing, part3, part3+)",
+        "the agent's preset (part2, clearing, part3, part3+, strict)",
         compare="names",
         resume=True,
         contract=True,
     )
     ctx: int | None = col("Flint's window", unit="tokens", compare="names", resume=True, contract=True)
     rep: int | None = col("repetition of this (fixture, preset, ctx)", resume=True, contract=True)
-    sandbox: str = col("where the agent ran: docker or local", compare="setup", contract=True)
+    sandbox: str = col("where the agent ran: docker, podman or local", compare="setup", contract=True)
     servers: str = col("how the servers ran: compose, embedded or external", compare="setup", contract=True)
     flint_model: str = col("Flint's GGUF file name (sha256 in flint_model_sha256)", compare="names", contract=True)
     jeff_model: str = col("Jeff's GGUF file name; empty without Jeff", compare="names", contract=True)
@@ -52,7 +52,9 @@ class ResultRow:
         "sandbox limit cut the run short: the agent's failure), or infra_error (outside the agent)",
         contract=True,
     )
-    steps: int | None = col("requests to Flint that got an answer", better="lower", contract=True)
+    steps: int | None = col(
+        "requests to Flint that got an answer (0 when Flint never answered)", better="lower", contract=True
+    )
     wall_s: float | None = col("from sandbox start to agent exit", unit="s", better="lower", contract=True)
     model_s: float | None = col(
         "server time of Flint's and Jeff's answers (timings.prompt_ms + predicted_ms); empty when an answer "
@@ -88,7 +90,7 @@ class ResultRow:
     )
     completion_tokens: int | None = col("sum of usage.completion_tokens", unit="tokens", better="lower", contract=True)
     max_request_tokens: int | None = col(
-        "largest prompt sent, requests refused as too big included",
+        "largest prompt sent, requests refused as too big included (their n_prompt_tokens)",
         unit="tokens",
         better="lower",
         contract=True,
@@ -126,7 +128,8 @@ class ResultRow:
     )
     hidden_passed: int | None = col("hidden tests passed", unit="tests", better="higher", contract=True)
     hidden_total: int | None = col(
-        "hidden tests the fixture declares (fixture.yaml hidden_total)",
+        "hidden tests the fixture declares (fixture.yaml hidden_total; a run that collects another number says so "
+        "in error)",
         unit="tests",
         contract=True,
     )
@@ -200,7 +203,10 @@ class ResultRow:
     )
     jeff_completion_tokens: int | None = col("Jeff's completion tokens", unit="tokens", better="lower")
     jeff_model_s: float | None = col("Jeff's share of model_s", unit="s", better="lower")
-    server_build_pin: str = col("the llama.cpp build the servers should run; another build is noted in error")
+    server_build_pin: str = col(
+        "the llama.cpp build the servers should run (the pinned image's or the installed package's); another build "
+        "is noted in error"
+    )
     flint_serving: str = col(
         "native: the model's own template; forced_tools: every answer one tool call (never compared with native)",
         compare="names",
@@ -214,7 +220,7 @@ class ResultRow:
         unit="s",
         better="lower",
     )
-    # Faults classified where they happen (bench/measure/server_watch.py, bench/measure/server_faults.py) and the
+    # Faults classified where they happen (bench/run/server_watch.py, bench/run/server_faults.py) and the
     # host build of llama.cpp, part of the comparison key.
     server_stall_s: float | None = col(
         "time lost to a server not computing: request latency beyond the server's own timings, and requests that got "

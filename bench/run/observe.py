@@ -56,7 +56,9 @@ def observe(
 ) -> Observed:
     """Run the agent in a fresh copy while sampling GPU memory; keep its trace, output and diff in run_dir."""
     fixture = inputs.planned.fixture
-    with tempfile.TemporaryDirectory(prefix="agentbench-run-") as tmp:
+    # A stop (SIGTERM) can land while a git child still writes into the copy: a folder that will not go away then
+    # must not hide the stop itself.
+    with tempfile.TemporaryDirectory(prefix="agentbench-run-", ignore_cleanup_errors=True) as tmp:
         workdir, out_dir = Path(tmp) / "repo", Path(tmp) / "out"
         out_dir.mkdir()
         base = make_work_copy(fixture, workdir)

@@ -24,7 +24,7 @@ from bench.score.sessions import BASE_ARGS
 
 
 def layout_problems(fx: Fixture) -> list[str]:
-    """What DESIGN.md §3.6 forbids: hidden test names clashing with fixture or solution files, conftest.py."""
+    """What docs/fixtures.md forbids: hidden test names clashing with fixture or solution files, conftest.py."""
     problems = []
     names = {rel.name for rel in fixture_files(fx)}
     solution = {p.name for p in fx.solution_dir.rglob("*")} if fx.solution_dir.is_dir() else set()

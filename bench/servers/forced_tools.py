@@ -1,6 +1,6 @@
 """Forced tool calls: how a model that never calls tools (the 135M model on CPU) is served so that every answer is one.
 
-Only the server changes; the agent's request stays an ordinary chat request with `tools` (notes/llama-server.md §9):
+Only the server changes; the agent's request stays an ordinary chat request with `tools` (the pinned build's behaviour):
 - a chat template (docker/flint-forced-tools.jinja) that renders a call as `<function=NAME>{JSON}` with nothing
   before it, one call per message, so llama.cpp parses such an answer into `tool_calls`;
 - a server-wide GBNF grammar (`--grammar-file`, which applies because the agent sends no grammar of its own) that

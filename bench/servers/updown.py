@@ -1,7 +1,7 @@
 """`python -m bench up|down` (make up / make down): compose servers left running for interactive use.
 
 `up` serves Flint on 127.0.0.1:$FLINT_PORT (default 8080) and Jeff on $JEFF_PORT (default 8081), on the GPU when
-NVML finds one, else on CPU with the small model; then point the agent at them (README "Running the agent").
+NVML finds one, else on CPU with the small model; then point the agent at them (docs/agent.md, "Running the agent").
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ As a separate process (for tests that need an external server):
 
 where replies.json is {"replies": [...], "n_ctx": 4096, ...} with the same dicts the helpers below build.
 
-What it models (shapes from notes/llama-server.md):
+What it models (shapes measured on the pinned llama-server build):
 - /health, /props (n_ctx, build_info, model_path, chat_template_caps), /metrics (Prometheus text; 501 when off),
   POST /slots/0?action=erase (empties the prompt cache; 501 when slot saving is off).
 - /v1/chat/completions: `usage` with prompt_tokens_details.cached_tokens, and `timings` with cache_n + prompt_n =

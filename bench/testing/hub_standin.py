@@ -144,7 +144,7 @@ class HubStandIn:
 
 
 # The files the default references of bench.yaml resolve to on the real hub, as llama.cpp b11434's own sources name
-# them (common/arg.cpp --gpt-oss-20b-default; tools/quantize/tests.sh, docs/backend/ET.md).
+# them (common/arg.cpp --gpt-oss-20b-default; the quantize test script, the ET backend's page).
 DEFAULT_FILES = {
     "ggml-org/gpt-oss-20b-GGUF": "gpt-oss-20b-mxfp4.gguf",
     "ggml-org/Qwen3-0.6B-GGUF": "Qwen3-0.6B-Q8_0.gguf",

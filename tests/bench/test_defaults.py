@@ -35,6 +35,7 @@ COMPOSE_DEFAULTS = {
     "FLINT_SERVING_DIR": "./" + NATIVE_DIR.relative_to(ROOT).as_posix(),
     "LLAMA_UID": "0",  # root unless told: the bench passes its own uid, .env.example an example one
     "LLAMA_GID": "0",
+    "CUDA_JIT_CACHE": "~/.cache/agent-bench/cuda-jit",  # the bench passes jit_cache(), the same folder
 }
 # The GPU services fetch the configured hub models; the cpu profile's files are what the bench mounts (-m).
 GPU_MODELS = {"FLINT_FROM": "-hf", "FLINT_REF": DEFAULT.flint_hf, "JEFF_FROM": "-hf", "JEFF_REF": DEFAULT.jeff_hf}

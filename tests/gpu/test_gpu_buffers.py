@@ -15,7 +15,7 @@ from bench.gpu_check import bare_context_mib
 from bench.measure.roles import PidMatcher
 from bench.measure.sampler import GpuSampler
 from bench.servers.binaries import find_small_model
-from bench.servers.choose import llama_gpu_devices
+from bench.servers.devices import llama_gpu_devices
 from bench.servers.gpu_pin import resolve_pin
 from bench.servers.memory_check import ServerMemory, compare
 from bench.servers.process import LlamaProcess

@@ -101,7 +101,7 @@ def test_make_models_fetches_ahead_and_a_second_call_finds_everything_there(tmp_
                 [sys.executable, "-m", "bench", "models"], cwd=ROOT, env=env, capture_output=True, text=True
             )
             assert done.returncode == 0, done.stdout + done.stderr
-            assert str(cache) in done.stdout and "GiB" in done.stdout
+            assert str(cache) in done.stderr and "GiB" in done.stderr  # progress is logged, on stderr
         assert list(hub.downloads.values()) == [1, 1], hub.downloads
 
 

@@ -7,7 +7,7 @@ from bench.errors import ResultsError
 from bench.results.append import append_row, check_same_inputs, read_rows
 from bench.results.schema import COLUMNS, CONTRACT_COLUMNS, INPUT_COLUMNS, run_key
 
-# DESIGN.md §3.5, in order: other tools read these columns by name and position.
+# The contract of docs/results.md, in order: other tools read these columns by name and position.
 CONTRACT = (
     "run_id, started_at, git_sha, fixture, preset, ctx, rep, sandbox, servers, flint_model, jeff_model, "
     "server_build, stop_reason, steps, wall_s, model_s, harness_s, prompt_tokens, prompt_tokens_reprocessed, "

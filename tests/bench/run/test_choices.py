@@ -23,7 +23,7 @@ def test_a_bench_probes_the_engine_and_the_gpus_once_and_builds_on_what_it_found
     calls: list[str] = []
     monkeypatch.setattr(choices, "docker_or_none", lambda: calls.append("docker") or None)
     monkeypatch.setattr(choices, "probe_host", lambda docker: calls.append("gpu") or NO_GPU)
-    monkeypatch.setattr("bench.servers.embedded.llama_gpu_devices", lambda: pytest.fail("the GPUs were asked again"))
+    monkeypatch.setattr("bench.servers.embedded.embedded_on_gpu", lambda: pytest.fail("the GPUs were asked again"))
     monkeypatch.setenv("CONTAINER_HOST", "unix:///nonexistent/podman.sock")  # no podman either: local
 
     factory = choices.Factory.for_config(BenchConfig(sandbox="auto", servers="auto"))

@@ -122,7 +122,7 @@ def test_wrong_context_size_is_refused(tmp_path: Path) -> None:
 
 def test_visible_test_edited_through_the_shell_is_put_back_by_the_agent(tmp_path: Path) -> None:
     """The agent restores its existing tests after every command (agent/guards.py); the bench's own check of the
-    visible tests (tests/bench/test_score.py) then has nothing to report."""
+    visible tests (tests/bench/score/test_grading.py) then has nothing to report."""
     replies = [
         fake_llama.tool_call("run", {"command": "chmod u+w test_todo.py && echo 'def test_x(): pass' > test_todo.py"}),
         fake_llama.prose("Done."),

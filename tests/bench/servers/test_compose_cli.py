@@ -1,6 +1,7 @@
-"""Which Compose the bench runs (bench/compose_cli.py), with stand-in binaries that print a version: the current line
-is preferred (plugin, then standalone), v1 is found even when a current-line binary comes first on PATH, and
-$AGENTBENCH_COMPOSE picks one explicitly. The real lines run the compose integration tests (compose_line fixture)."""
+"""Which Compose the bench runs (bench/servers/compose_cli.py), with stand-in binaries that print a version: the
+current line is preferred (plugin, then standalone), v1 is found even when a current-line binary comes first on PATH,
+and $AGENTBENCH_COMPOSE picks one explicitly. The real lines run the compose integration tests
+(compose_line fixture)."""
 
 from __future__ import annotations
 
