@@ -205,6 +205,7 @@ PROCESS_MODULES = {
     "tests/bench/analyze/test_gate_simulation.py",
     "tests/bench/analyze/test_history.py",
     "tests/bench/analyze/test_report.py",
+    "tests/bench/analyze/test_view.py",
     "tests/bench/results/test_append_property.py",
     "tests/bench/run/test_runner.py",
     "tests/bench/score/test_exercism.py",
