@@ -23,6 +23,8 @@ from bench.results.append import read_rows
 from bench.run.runner import Bench
 from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
 
+pytestmark = pytest.mark.xdist_group("viewer")  # one worker makes the results its tests share
+
 SOLUTION = load_fixture("todo_repo").solution_dir
 SOLVED = {"todo.py": (SOLUTION / "todo.py").read_text(), "test_due.py": (SOLUTION / "test_due.py").read_text()}
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -126,7 +128,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """Two results files of the same configuration: an older one that did nothing, a newer one that solved it."""
     with pytest.MonkeyPatch.context() as patch:  # the benches' state files in a folder of the module's own
         patch.setenv("AGENTBENCH_STATE_DIR", str(tmp_path_factory.mktemp("instances")))
-        old = bench_file(tmp_path_factory.mktemp("old"), [ScriptedRun(steps=2), ScriptedRun(steps=3)])
+        old = bench_file(tmp_path_factory.mktemp("old"), [ScriptedRun(steps=2)])
         new = bench_file(tmp_path_factory.mktemp("new"), [ScriptedRun(files=SOLVED, events=busy_trace(4096)),
                                                           ScriptedRun(files=SOLVED, steps=2)])  # fmt: skip
     return old, new

@@ -91,24 +91,25 @@ def test_fixtures_check_from_the_outside_root_passes_every_import(root: Path) ->
         assert "estimated" in summary
 
 
+@pytest.mark.parametrize("name", sorted(COUNTS))
 def test_bench_score_gives_the_example_n_of_n_and_the_stub_its_true_pytest_score(
-    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
-    for name, (total, stub_passing) in COUNTS.items():
-        slug = name.replace("_", "-")
-        stub, solved = tmp_path / f"{name}-stub", tmp_path / f"{name}-solved"
-        shutil.copytree(root / "fixtures" / name, stub, ignore=shutil.ignore_patterns("fixture.yaml"))
-        shutil.copytree(stub, solved)
-        shutil.copy(EXERCISES / slug / ".meta/example.py", solved / f"{name}.py")
-        plain = tmp_path / f"{name}-plain"
-        shutil.copytree(EXERCISES / slug, plain)
-        assert pytest_score(plain, f"{name}_test.py") == (stub_passing, total)  # the stub's true score
-        for folder, expected in ((solved, total), (stub, stub_passing)):
-            argv = ["score", "--fixture", name, "--repo", str(folder), "--fixtures-root", str(root), "--json"]
-            assert main([*argv, "--sandbox", "local", "--out", str(tmp_path / f"{folder.name}-score")]) == 0
-            answer = json.loads(capsys.readouterr().out)
-            assert (answer["hidden_passed"], answer["hidden_total"], answer["tampered"]) == (expected, total, False)
-            assert Path(answer["junit"][0]).is_file()
+    total, stub_passing = COUNTS[name]
+    slug = name.replace("_", "-")
+    stub, solved = tmp_path / f"{name}-stub", tmp_path / f"{name}-solved"
+    shutil.copytree(root / "fixtures" / name, stub, ignore=shutil.ignore_patterns("fixture.yaml"))
+    shutil.copytree(stub, solved)
+    shutil.copy(EXERCISES / slug / ".meta/example.py", solved / f"{name}.py")
+    plain = tmp_path / f"{name}-plain"
+    shutil.copytree(EXERCISES / slug, plain)
+    assert pytest_score(plain, f"{name}_test.py") == (stub_passing, total)  # the stub's true score
+    for folder, expected in ((solved, total), (stub, stub_passing)):
+        argv = ["score", "--fixture", name, "--repo", str(folder), "--fixtures-root", str(root), "--json"]
+        assert main([*argv, "--sandbox", "local", "--out", str(tmp_path / f"{folder.name}-score")]) == 0
+        answer = json.loads(capsys.readouterr().out)
+        assert (answer["hidden_passed"], answer["hidden_total"], answer["tampered"]) == (expected, total, False)
+        assert Path(answer["junit"][0]).is_file()
 
 
 def test_visible_share_gives_the_agent_some_tests_read_only(tmp_path: Path) -> None:
