@@ -180,7 +180,10 @@ def task_text(ex: Exercise, visible: list[str]) -> str:
             "more tests of the same behaviour are hidden."
         )
     else:
-        footer.append("The tests that check your work are hidden: read the instructions closely.")
+        footer.append(
+            "The tests that check your work are hidden: read the instructions closely. Before you finish, add tests "
+            "of your own (test_*.py): finishing runs pytest, which must find tests and see them pass."
+        )  # the agent's done check refuses a repository where pytest collects nothing
     return "\n\n".join([*parts, "## Files", " ".join(footer)]) + "\n"
 
 
