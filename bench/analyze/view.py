@@ -101,18 +101,21 @@ def item_of(event: Event) -> dict[str, Any]:
     kind = str(event.get("event"))
     if kind == "tool":
         args = json.dumps(event.get("args"), ensure_ascii=False)
-        status = "ok" if event.get("ok") else f"failed: {event.get('error')}"
+        status = "ok" if event.get("ok") else ("failed: " + str(event["error"]) if event.get("error") else "failed")
         summary = f"{event.get('name')} → {event.get('result_chars')} characters, {status}"
         if event.get("truncated"):
             summary += ", truncated"
         return {"kind": kind, "summary": summary, "args": args, "folded": len(args) > FOLD_AT}
-    if kind in ("jeff", "approval"):  # the command may be long: folded like a call's arguments
+    if kind in ("jeff", "approval"):  # the command: in the line when short, folded like a call's arguments when long
         command = str(event.get("command"))
+        shown = f"`{command}`" if len(command) <= FOLD_AT else "the command"
         if kind == "jeff":
-            summary = f"Jeff: {event.get('opinion') or event.get('error') or 'no opinion'}"
+            summary = f"Jeff on {shown}: {event.get('opinion') or event.get('error') or 'no opinion'}"
         else:
-            summary = f"command {event.get('decision')} (by {event.get('by')})"
-        return {"kind": kind, "summary": summary, "args": command, "folded": len(command) > FOLD_AT}
+            summary = f"{shown} {'run' if event.get('decision') == 'run' else 'refused'} (by {event.get('by')})"
+        if len(command) <= FOLD_AT:
+            return {"kind": kind, "summary": summary}
+        return {"kind": kind, "summary": summary, "args": command, "folded": True}
     summaries = {
         "clear": lambda e: (
             f"clearing ({e.get('reason')}): {e.get('changed')} messages cleared "

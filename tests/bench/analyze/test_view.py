@@ -218,7 +218,7 @@ def test_in_chromium_the_matrix_loads_a_run_opens_and_the_numbers_are_the_csvs(
     steps = browser.find_elements(By.CSS_SELECTOR, "#steps .step")
     assert len(steps) == 4 and "window 64.5% of 4096" in steps[1].text
     assert (
-        "Jeff: Fine: it only runs the tests." in steps[1].text
+        "Jeff on the command: Fine: it only runs the tests." in steps[1].text
         and "clearing (threshold): 3 messages cleared" in steps[1].text
     )
     assert "HTTP 400" in steps[2].text and "cut answer (unparsed), dropped" in steps[2].text
