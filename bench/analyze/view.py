@@ -115,7 +115,7 @@ def item_of(event: Event) -> dict[str, Any]:
             summary = f"{shown} {'run' if event.get('decision') == 'run' else 'refused'} (by {event.get('by')})"
         if len(command) <= FOLD_AT:
             return {"kind": kind, "summary": summary}
-        return {"kind": kind, "summary": summary, "args": command, "folded": True}
+        return {"kind": kind, "summary": summary, "args": command, "folded": True, "label": "command"}
     summaries = {
         "clear": lambda e: (
             f"clearing ({e.get('reason')}): {e.get('changed')} messages cleared "

@@ -21,7 +21,7 @@ a { color: #0645ad; cursor: pointer; }
 .step { border-left: 4px solid #9ab; margin: .6em 0; padding: .2em .8em; }
 .step.cut, .step.http_error { border-color: #c60; }
 .item { margin: .15em 0; }
-.kind { display: inline-block; min-width: 6.5em; font-weight: 600; }
+.kind { display: inline-block; min-width: 7.5em; font-weight: 600; }
 .kind.clear { color: #06c; } .kind.cut, .kind.http_error { color: #c60; } .kind.jeff { color: #608; }
 .kind.done_check { color: #080; }
 .bar { display: inline-block; height: .7em; background: #9ab; vertical-align: middle; margin-left: .4em; }
@@ -95,7 +95,8 @@ function stepView(step, ctx) {
     const line = el("div", { class: "item", "data-kind": item.kind }, el("span", { class: "kind " + item.kind },
       item.kind), item.summary);
     if (item.args !== undefined) {
-      if (item.folded) line.append(el("details", {}, el("summary", {}, "arguments"), el("pre", {}, item.args)));
+      const label = item.label || "arguments";
+      if (item.folded) line.append(el("details", {}, el("summary", {}, label), el("pre", {}, item.args)));
       else line.append(el("pre", {}, item.args));
     }
     box.append(line);
