@@ -2,7 +2,8 @@
 chromium-driver through selenium): it loads with no console error and no request, a run's steps open, and the
 numbers it shows are the CSV's. The results are a bench's own, made with the fakes (bench.testing.fakes).
 
-BENCH_VIEW_SCREENSHOTS=DIR keeps a screenshot of each page there (docs/viewer-matrix.png and docs/viewer-run.png were made so)."""
+BENCH_VIEW_SCREENSHOTS=DIR keeps a screenshot of each page there (docs/viewer-matrix.png and docs/viewer-run.png
+were made so)."""
 
 from __future__ import annotations
 

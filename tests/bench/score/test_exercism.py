@@ -189,3 +189,17 @@ def test_the_real_llama_servers_tokenizer_measures_the_task(root: Path, tmp_path
     finally:
         server.stop()
     assert len(problems) == 1 and f"{tokens} tokens (measured by {server.url}'s tokenizer)" in problems[0]
+
+
+@pytest.mark.docker
+def test_the_docker_grader_gets_the_support_files_too(root: Path, tmp_path: Path) -> None:
+    """sample_orders.py lies only beside the hidden tests: it reaches the locked-down container with them."""
+    from bench.score.graders import make_grader
+    from bench.score.score_command import score_folder
+
+    solved = tmp_path / "solved"
+    shutil.copytree(root / "fixtures/order_totals", solved, ignore=shutil.ignore_patterns("fixture.yaml"))
+    shutil.copy(EXERCISES / "order-totals/.meta/example.py", solved / "order_totals.py")
+    score, junit = score_folder("order_totals", solved, make_grader("docker"), root, tmp_path / "score")
+    assert (score.hidden_passed, score.hidden_total, score.error, score.grading_tampered) == (4, 4, None, False)
+    assert junit and junit[0].is_file()
