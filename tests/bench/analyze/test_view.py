@@ -237,3 +237,11 @@ def test_in_chromium_the_matrix_loads_a_run_opens_and_the_numbers_are_the_csvs(
         browser.save_screenshot(str(Path(shots) / "viewer-run.png"))
     browser.find_element(By.ID, "back").click()
     assert browser.find_elements(By.CSS_SELECTOR, "table.matrix")
+
+
+def test_a_run_without_its_trace_keeps_its_row_and_says_why(results: tuple[Path, Path], tmp_path: Path) -> None:
+    lone = tmp_path / "lone.csv"
+    shutil.copy(results[0], lone)  # no runs/ folder beside it
+    (run,) = view_data([str(lone)])["runs"]
+    assert run["steps"] == [] and run["hidden"] == [] and run["note"].startswith("no event trace")
+    assert run["cells"]["hidden_passed"] == read_rows(lone)[0]["hidden_passed"]
