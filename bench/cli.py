@@ -20,6 +20,8 @@ from bench.config import SANDBOX_KINDS, SERVER_KINDS, SETTINGS, BenchConfig, loa
 from bench.errors import BenchError, ConfigError, Terminated
 from bench.logs import configure_logging
 from bench.results.disk import disk_error, is_disk_error
+from bench.submit.commands import add_parser as add_submit_parser
+from bench.submit.commands import run_flags
 
 DEFAULT_CONFIG = "bench.yaml"
 log = logging.getLogger(__name__)
@@ -39,6 +41,10 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from e
 
 
+def _devices(text: str) -> str | list[str]:
+    return "all" if text.strip() == "all" else _csv_list(text)
+
+
 def settings(args: argparse.Namespace) -> BenchConfig:
     """The one place flags become settings: the --config file (bench.yaml when there is one), then every flag named
     after a setting that was given, validated by the config model."""
@@ -56,6 +62,16 @@ def run(args: argparse.Namespace) -> int:
     from bench.run.runner import command
 
     return command(settings(args))
+
+
+def merge(args: argparse.Namespace) -> int:
+    from bench.run.merge import command
+
+    matrix = any(getattr(args, name) is not None for name in ("ctx", "presets", "fixtures", "reps"))
+    if args.config is None and matrix:
+        args.config = DEFAULT_CONFIG
+    config = settings(args) if args.config is not None else None
+    return command([Path(file) for file in args.files], Path(args.out), config, args.require_complete)
 
 
 def up(args: argparse.Namespace) -> int:
@@ -144,6 +160,13 @@ def predictions_score(args: argparse.Namespace) -> int:
     return command(args)
 
 
+def submit(args: argparse.Namespace) -> int:
+    from bench.submit.commands import command
+
+    # the flags after `--` read as `bench run` reads them: the matrix `bench run` with those flags would run
+    return command(args, settings(build_parser().parse_args(["run", "--config", args.config, *run_flags(args)])))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more diagnostics on stderr (debug)")
@@ -182,6 +205,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     one.add_argument("--flint-url", help="with --servers external: Flint's URL (default $FLINT_URL)")
     one.add_argument("--jeff-url", help="with --servers external: Jeff's URL (default $JEFF_URL; none: no Jeff)")
+    one.add_argument("--workers", type=int, help="server pairs side by side on the CPU, one queue (default 1)")
+    one.add_argument(
+        "--gpu-devices", type=_devices, metavar="all|0,1", help="one worker (pair of servers) per GPU named, or all"
+    )
+    one.add_argument(
+        "--shard", metavar="I/N", help="run the I-th of N parts of the plan (1-based), into <out>-shardIofN.csv"
+    )
+
+    one = command("merge", merge, "join the results files of a matrix's shards into one file")
+    one.add_argument("files", nargs="+", metavar="SHARD.csv", help="e.g. results/m-shard*.csv")
+    one.add_argument("--out", required=True, help="the merged results CSV")
+    one.add_argument("--config", help="the matrix the shards ran: list the planned runs none delivered")
+    ctx_flag(one, "the shards' --ctx, if they were given one")
+    one.add_argument("--presets", type=_csv_list, help="the shards' --presets, if given")
+    one.add_argument("--fixtures", type=_csv_list, help="the shards' --fixtures, if given")
+    one.add_argument("--reps", type=int, help="the shards' --reps, if given")
+    one.add_argument(
+        "--require-complete", action="store_true", help="exit 1 when a planned run is missing (needs the matrix)"
+    )
 
     one = command("up", up, "start Flint and Jeff with compose (GPU, else CPU) and leave them running")
     config_flag(one)
@@ -272,6 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
     one.set_defaults(function=predictions_score)
     one.add_argument("predictions_file", metavar="predictions.yaml")
     one.add_argument("results_file", metavar="RESULTS.csv")
+
+    add_submit_parser(sub, submit, DEFAULT_CONFIG)
     return parser
 
 

@@ -56,6 +56,13 @@ def _device(text: str) -> str:
     return text
 
 
+def _shard(text: str) -> str:
+    match = re.fullmatch(r"(\d+)/(\d+)", text)
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise ValueError("expected I/N with 1 <= I <= N, e.g. 2/4 (the second of four shards)")
+    return f"{int(match[1])}/{int(match[2])}"
+
+
 def _padded_ctx(ctx: int) -> int:
     # llama-server rounds its window up to a multiple of 256 (src/llama-context.cpp: GGML_PAD(n_ctx, 256)), so any
     # other size would be served larger than asked, and refused only once the server is up (bench.servers.api).
@@ -211,12 +218,30 @@ class BenchConfig(BaseModel):
     server_stall_limit_s: Annotated[float, Field(ge=0, le=24 * 3600)] = 10.0
     """Seconds a run may lose to servers not computing (server_stall_s) and still count; above, it is infra_error."""
 
+    # Scale-out: a part of the plan (bench/run/shards.py), and several server pairs at once (bench/run/workers.py).
+    shard: Annotated[str, AfterValidator(_shard)] | None = None
+    """`I/N` (1-based): run the I-th of N deterministic parts of the plan, into a file of its own."""
+    workers: Annotated[int, Field(ge=1, le=64)] = 1
+    """Server pairs run side by side, each taking runs from one queue (on the CPU: embedded pairs sharing the cores)."""
+    gpu_devices: Literal["all"] | Annotated[list[Device], Field(min_length=1)] | None = None
+    """One worker per GPU: `all` (every GPU NVML lists) or a list of indices or UUIDs; each pair pinned to its card."""
+
     @model_validator(mode="after")
     def _repo_fits_in_memory(self) -> BenchConfig:
         if size_bytes(self.sandbox_repo_size) * 2 > size_bytes(self.sandbox_memory):
             raise ValueError(
                 f"sandbox_repo_size {self.sandbox_repo_size} is more than half of sandbox_memory "
                 f"{self.sandbox_memory}: the repository's tmpfs counts against the sandbox's memory; lower it"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _one_way_to_scale(self) -> BenchConfig:
+        if self.gpu_devices is not None and self.workers != 1:
+            raise ValueError("set workers or gpu_devices, not both: gpu_devices runs one worker per GPU it names")
+        if self.servers == "external" and (self.workers > 1 or self.gpu_devices is not None):
+            raise ValueError(
+                "external servers are one pair: run one bench (or one --shard) per pair instead of workers"
             )
         return self
 

@@ -83,6 +83,9 @@ def run_to_end(
     except BaseException:  # Ctrl-C: the child is in its own session, so it would outlive the bench
         kill_group(proc.pid)
         proc.wait()
+        reader.join(5)
+        if not reader.is_alive():
+            proc.stdout.close()
         raise
     reader.join(30)  # a grandchild that left the session may hold the pipe open: its output is not waited for
     if not reader.is_alive():

@@ -1,8 +1,8 @@
 """Test-suite wiring: markers for the real parts, and what happens when a real part is missing.
 
-A test marked `llama`, `docker`, `podman`, `compose` or `binutils` needs the real thing. When it is missing, the test
-is skipped with the reason locally, but under CI (CI=true) it FAILS with the reason: a broken install step must not
-hide behind a green run. `gpu` tests run only where NVML finds a device (or with --run-gpu); elsewhere they are
+A test marked `llama`, `docker`, `podman`, `compose`, `binutils` or `slurm` needs the real thing. When it is missing,
+the test is skipped with the reason locally, but under CI (CI=true) it FAILS with the reason: a broken install step
+must not hide behind a green run. `gpu` tests run only where NVML finds a device (or with --run-gpu); elsewhere they are
 deselected.
 """
 
@@ -158,6 +158,13 @@ def browser_missing() -> str | None:
     return f"{' and '.join(missing)} not found: apt-get install chromium chromium-driver" if missing else None
 
 
+@functools.cache
+def slurm_missing() -> str | None:
+    from bench.testing.slurm_cluster import missing
+
+    return missing()
+
+
 REQUIREMENTS = {
     "llama": llama_missing,
     "browser": browser_missing,
@@ -165,6 +172,7 @@ REQUIREMENTS = {
     "podman": podman_missing,
     "compose": compose_missing,
     "binutils": binutils_missing,
+    "slurm": slurm_missing,
 }
 
 

@@ -239,6 +239,12 @@ class ResultRow:
         before="",
     )
 
+    # Scale-out (bench/run/shards.py): which part of a matrix's plan a row's bench ran.
+    shard: str = col(
+        "`I/N`: the row's bench ran the I-th of N shards of the plan (`bench run --shard`); empty: the whole plan",
+        before="",
+    )
+
     def __post_init__(self) -> None:
         for column in model():  # text and list columns start empty rather than None
             if getattr(self, column.name) is None and column.kind in (str, list):

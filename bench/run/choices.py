@@ -69,6 +69,13 @@ class Factory:
         host = Host.probe(config)
         return cls(config, choose_sandbox(config.sandbox, host.docker), choose_servers(config.servers, host.gpu), host)
 
+    @classmethod
+    def for_configs(cls, configs: Sequence[BenchConfig]) -> list[Factory]:
+        """One factory per worker (bench.run.workers.worker_configs), the host looked at once for all of them."""
+        host = Host.probe(configs[0])
+        sandbox, servers = choose_sandbox(configs[0].sandbox, host.docker), choose_servers(configs[0].servers, host.gpu)
+        return [cls(config, sandbox, servers, host) for config in configs]
+
     def make_servers(self, log_dir: Path, fixtures: Sequence[Fixture]) -> Servers:
         """Servers for a plan on `fixtures` (forced tool calls offer their files)."""
         if self.servers.kind == "embedded":

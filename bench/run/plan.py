@@ -76,6 +76,7 @@ class RunInputs:
     sandbox: str
     servers: str
     provenance: Provenance
+    shard: str = ""  # `I/N` when the bench runs one shard of the plan (bench.run.shards)
 
     @classmethod
     def of(
@@ -109,6 +110,7 @@ class RunInputs:
             sandbox=sandbox,
             servers=servers,
             provenance=provenance,
+            shard=config.shard or "",
         )
 
     def fill(self, row: ResultRow) -> None:
@@ -124,6 +126,7 @@ class RunInputs:
         row.server_build, row.server_build_pin = self.server_build, self.server_build_pin
         row.server_package = self.server_package
         row.flint_serving, row.sandbox, row.servers = self.flint_serving, self.sandbox, self.servers
+        row.shard = self.shard
 
     def cells(self) -> dict[str, str]:
         """The row's cells this run's inputs fill (the rest empty), as the CSV holds them."""

@@ -1,5 +1,9 @@
 """`python -m bench run`: for each (fixture, preset, ctx, rep), one agent run in a fresh sandbox, one results row.
 
+With `workers: N` or `gpu_devices`, N such benches (one pair of servers each, its own instance) take runs from one
+queue and hand their rows to one writer (bench.run.workers); with `--shard I/N`, the plan is one shard of it
+(bench.run.shards).
+
 A row is appended the moment its run ends. A failure outside the agent (a server that died, a container that did
 not start) is recorded as `infra_error` with the reason, and the bench goes on with the next run. One bench at a
 time writes a results file (bench.results.lock); each bench is an instance with names and a record of its own, and
@@ -8,10 +12,12 @@ removes what killed ones left (bench.run.instance).
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import signal
 import uuid
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -22,17 +28,18 @@ from bench.errors import BenchError, ConfigError, ResultsError, SandboxError, Se
 from bench.logs import logging_to
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
 from bench.provenance import git_dirty, git_sha
-from bench.results.append import append_row, check_same_inputs, completed_keys, read_rows, set_aside_partial_row
+from bench.results.append import check_same_inputs, completed_keys, read_rows, set_aside_partial_row
 from bench.results.disk import DiskError, disk_error, is_disk_error
 from bench.results.lock import ResultsLock
 from bench.results.schema import INFRA_STOP_REASON
 from bench.run.choices import Factory
-from bench.run.instance import BenchInstance
 from bench.run.observe import observe, write_run_json
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
 from bench.run.progress import Progress
 from bench.run.record import RunRecord
 from bench.run.server_faults import Verdict, judge
+from bench.run.shards import Shard, shard_out, shard_plan
+from bench.run.workers import Lanes, RowWriter, RunQueue, worker_configs
 from bench.sandbox.base import AgentRun
 from bench.score.graders import grader_for
 from bench.score.grading import score_run_dir
@@ -47,37 +54,51 @@ INTERRUPTED_SUFFIX = ".interrupted"  # the folder of a run that was cut short: r
 
 
 class Bench:
-    def __init__(self, config: BenchConfig, factory: Factory | None = None) -> None:
-        self.config = config
-        self.out = Path(config.out) if config.out else default_out()
+    """One bench: the plan (or one shard of it) on one pair of servers, or on several (`factories`: one per worker,
+    e.g. made by a test; else built here from `worker_configs`)."""
+
+    def __init__(
+        self, config: BenchConfig, factory: Factory | None = None, *, factories: Sequence[Factory] = ()
+    ) -> None:
+        self.settings = config  # as given: the workers' own settings come from it (bench.run.workers)
+        self.shard = Shard.parse(config.shard) if config.shard else None
+        self.out = shard_out(Path(config.out) if config.out else default_out(), self.shard)
         check_writable(self.out)
-        self.factory = factory or Factory.for_config(config)
+        self.factories = list(factories) or ([factory] if factory else Factory.for_configs(worker_configs(config)))
+        self.factory = self.factories[0]
+        self.config = self.factory.config  # the first worker's: its card, its share of the cores
+        self.worker_label = worker_label(self.config, config, 1)
         self.choice = (self.factory.sandbox.kind, self.factory.servers.kind)
         self.provenance = Provenance(agent_version(), git_sha(), git_dirty())  # read once, not per run
-        self.rows: list[Row] = []
+        self.writer = RowWriter(self.out)
+        self.rows: list[Row] = self.writer.rows
+        self.current_ctx: int | None = None  # the window this bench's servers serve now (the queue prefers it)
+
+    def lane(self, factory: Factory) -> Bench:
+        """Another worker of this bench: its own settings, sandboxes and servers; the same plan, file and writer."""
+        other = copy.copy(self)
+        other.factory, other.config, other.current_ctx = factory, factory.config, None
+        other.worker_label = worker_label(factory.config, self.settings, self.factories.index(factory) + 1)
+        return other
 
     def run(self) -> list[Row]:
-        """The whole plan, holding the results file's lock, as an instance that cleans up after itself."""
-        plan = plan_runs(self.config)  # a wrong matrix or server setting is refused before anything is locked
-        instance = BenchInstance(self.factory.ownership, self.factory.engine)
-        fixtures = list({run.fixture.name: run.fixture for run in plan}.values())  # forced tool calls offer theirs
+        """The whole plan, holding the results file's lock, as instances (one per worker) that clean up after
+        themselves."""
+        plan = shard_plan(plan_runs(self.config), self.shard)  # a wrong matrix is refused before anything is locked
+        lanes = Lanes(self, self.factories)
         lock = ResultsLock(self.out)
         lock.acquire()
         try:
             with logging_to(log_file(self.out)):
-                for line in instance.start(self.out):
+                for line in lanes.start(self.out):
                     log.info("%s", line)
-                log.info("instance %s (its state: %s)", instance.names.instance, instance.ownership.state_file)
-                servers_dir = self.out.parent / "runs" / "servers" / instance.names.instance
-                servers = self.factory.make_servers(servers_dir, fixtures)
-                with instance.temp_files():
-                    return self._run_instance(plan, servers)
+                with lanes.temp_files():
+                    return self._run_instance(plan, lanes)
         finally:
-            self.factory.sandboxes.close()
-            instance.close()
+            lanes.close()
             lock.release()
 
-    def _run_instance(self, plan: list[PlannedRun], servers: Servers) -> list[Row]:
+    def _run_instance(self, plan: list[PlannedRun], lanes: Lanes) -> list[Row]:
         if self.config.resume:
             cut = set_aside_partial_row(self.out)  # a row a crash left half-written: its run runs again
             if cut:
@@ -85,21 +106,31 @@ class Bench:
         existing = read_rows(self.out)
         if existing and not self.config.resume:
             raise ResultsError(f"{self.out} already holds {len(existing)} rows: pass --resume to continue it, or --out")
-        progress = Progress(len(plan))
         sandbox, kind = self.factory.sandbox, self.factory.servers
-        log.info("%d runs -> %s (log: %s)", len(plan), self.out, log_file(self.out))
+        shard = f" (shard {self.shard})" if self.shard else ""
+        log.info("%d runs%s -> %s (log: %s)", len(plan), shard, self.out, log_file(self.out))
         log.info("sandbox %s (%s), servers %s (%s)", sandbox.kind, sandbox.reason, kind.kind, kind.reason)
-        try:
-            self._run_plan(plan, servers, existing, progress)
-        finally:
-            servers.stop()
-        progress.summary(self.rows)
+        if not plan:  # a shard of a plan smaller than the shard count: its file says so, and merges
+            self.writer.header()
+        queue = RunQueue(plan)
+        if len(lanes.benches) == 1:  # one pair: it runs here, where Ctrl-C lands
+            self.run_lane(queue, lanes.servers(self, plan), existing, Progress(len(plan)))
+        else:
+            lanes.run(queue, plan, existing)
+        Progress(len(plan)).summary(self.rows)
         return self.rows
 
-    def _run_plan(self, plan: list[PlannedRun], servers: Servers, existing: list[Row], progress: Progress) -> None:
+    def run_lane(self, queue: RunQueue, servers: Servers, existing: list[Row], progress: Progress) -> None:
+        """Runs from `queue` on this bench's servers until none is left; the servers stop at the end."""
+        try:
+            self._run_plan(queue, servers, existing, progress)
+        finally:
+            servers.stop()
+
+    def _run_plan(self, queue: RunQueue, servers: Servers, existing: list[Row], progress: Progress) -> None:
         done = completed_keys(existing)
         endpoints: Endpoints | None = None
-        for index, planned in enumerate(plan, start=1):
+        for index, planned in queue.runs(self):
             # (Re)start at each new ctx, after a server or the forwarder died in the previous run, and when a slot
             # is still busy (or the server stuck) a while after it: each run starts on idle servers.
             stuck = wait_idle(endpoints.urls) if endpoints is not None else None
@@ -108,6 +139,7 @@ class Bench:
                     started = servers.start(planned.ctx)
                     self.factory.sandboxes.connect(started)  # the sandboxes' way to these servers
                     endpoints = started
+                    self.current_ctx = started.ctx
                     log.debug(
                         "servers up for ctx %d: flint %s, jeff %s", planned.ctx, endpoints.flint_url, endpoints.jeff_url
                     )
@@ -131,9 +163,8 @@ class Bench:
 
     def _record(self, record: RunRecord, progress: Progress) -> None:
         row = record.row().cells()
-        append_row(self.out, row)
+        self.writer.append(row)
         log.debug("row of %s: %s", row["run_id"], {column: text for column, text in row.items() if text})
-        self.rows.append(row)
         progress.run_finished(row)
 
     def _infra(self, planned: PlannedRun, endpoints: Endpoints, build_pin: str, error: str) -> RunRecord:
@@ -227,6 +258,11 @@ class Bench:
         for problem in [*problems, *verdict.notes]:
             record.note(problem)
         record.infra_error = record.infra_error or bool(problems)
+
+
+def worker_label(worker: BenchConfig, config: BenchConfig, number: int) -> str:
+    """How the display and the log name a worker: its number, and its card when it has one of its own."""
+    return f"w{number} gpu {worker.gpu_device}" if config.gpu_devices is not None else f"w{number}"
 
 
 def check_writable(out: Path) -> None:

@@ -1,0 +1,53 @@
+"""The live display of a bench with several workers: one status line per worker.
+
+On a terminal the workers' lines form a block redrawn in place, and each finished run is printed above it for good;
+elsewhere (a log, CI) every update is one line tagged with its worker.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import TextIO
+
+from bench.run.progress import Progress
+
+
+class Display:
+    """The status lines of every worker, written by their threads (one at a time)."""
+
+    def __init__(self, labels: list[str], stream: TextIO | None = None) -> None:
+        self.labels = labels
+        self.stream = stream or sys.stdout
+        self.tty = self.stream.isatty()
+        self.lines = ["idle"] * len(labels)
+        self.drawn = 0  # lines of the block on screen now
+        self.lock = threading.Lock()
+
+    def show(self, worker: int, text: str, final: bool) -> None:
+        tagged = f"[{self.labels[worker]}] {text}"
+        with self.lock:
+            if not self.tty:
+                self.stream.write(tagged + "\n")
+            else:
+                if self.drawn:  # back to the block's first line, and clear from there down
+                    self.stream.write(f"\033[{self.drawn}F\033[J")
+                if final:
+                    self.stream.write(tagged + "\n")
+                self.lines[worker] = "idle" if final else text
+                block = [f"[{label}] {line}" for label, line in zip(self.labels, self.lines, strict=True)]
+                self.stream.write("".join(f"{line}\n" for line in block))
+                self.drawn = len(block)
+            self.stream.flush()
+
+
+class LaneProgress(Progress):
+    """One worker's progress (bench.run.progress.Progress), shown as its line of the shared display."""
+
+    def __init__(self, display: Display, worker: int, total: int) -> None:
+        super().__init__(total, display.stream)
+        self.display = display
+        self.worker = worker
+
+    def _show(self, text: str, final: bool = False) -> None:
+        self.display.show(self.worker, text, final)

@@ -1,0 +1,147 @@
+"""`python -m bench merge SHARD.csv ... --out MERGED.csv [--config C] [--require-complete]`: the shards of one
+matrix (`bench run --shard I/N`, bench.run.shards) as one results file.
+
+The files must be of one bench: the current columns, and one value across all of them in each column a results
+file holds one value of (the agent version, the models, the sampling: the row model's per-file columns, plus the
+model names); anything else is refused in one line naming the file and the column. A row found twice (the same
+run id: a shard's file given twice, or a merged file merged again) is kept once. Two different rows of one planned
+run (a run that ended in infra_error and ran again on --resume, or two shards given the same index) are both kept,
+and said so. The merged rows are ordered by start time, so merging is idempotent and the order of the files does
+not matter. With the matrix (--config and the matrix flags of `bench run`), the planned runs that no shard
+delivered (no row, or only infra_error rows) are listed, in `<out>-missing.txt` too; `--require-complete` then
+exits 1.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.config import BenchConfig
+from bench.errors import ConfigError, ResultsError
+from bench.results.append import encode_line, read_rows
+from bench.results.read import Row
+from bench.results.schema import COLUMNS, INFRA_STOP_REASON, SHARED_INPUT_COLUMNS
+from bench.run.plan import plan_runs
+from bench.run.shards import PlannedId, describe, planned_id, row_id
+
+log = logging.getLogger(__name__)
+# One value across every merged file: the row model's per-file columns, and the models by name (external servers
+# leave the sha256 columns empty).
+ONE_VALUE_COLUMNS = list(dict.fromkeys([*SHARED_INPUT_COLUMNS, "flint_model", "jeff_model"]))
+
+
+@dataclass
+class Merged:
+    rows: list[Row]
+    duplicates: int = 0  # rows dropped: the same run id seen again
+    twice: dict[PlannedId, list[Row]] = field(default_factory=dict)  # planned runs with more than one row
+    missing: list[PlannedId] | None = None  # None: no matrix given to check against
+
+
+def merge_files(paths: Sequence[Path], planned: Iterable[PlannedId] | None = None) -> Merged:
+    """The rows of `paths` as one file's rows; ResultsError when they are not of one bench."""
+    if not paths:
+        raise ResultsError("merge: no results files given")
+    seen: dict[str, tuple[Row, Path]] = {}
+    first: dict[str, tuple[str, Path]] = {}
+    duplicates = 0
+    for path in paths:
+        if not path.is_file():
+            raise ResultsError(f"merge: {path} not found (or not a file)")
+        for row in read_rows(path):  # refuses another column layout, naming the file and the columns
+            for column in ONE_VALUE_COLUMNS:
+                value = row.get(column, "")
+                if column not in first:
+                    first[column] = (value, path)
+                elif first[column][0] != value:
+                    theirs, where = first[column]
+                    raise ResultsError(
+                        f"{path}: column {column} is {value or 'empty'!r} in run {row['run_id']}, but "
+                        f"{theirs or 'empty'!r} in {where}: these files are not shards of one bench"
+                    )
+            run_id = row["run_id"]
+            if run_id in seen:
+                if seen[run_id][0] != row:
+                    raise ResultsError(
+                        f"{path}: run {run_id} differs from the row of that run in {seen[run_id][1]}: one of the "
+                        "two files was edited; merge only files as the bench wrote them"
+                    )
+                duplicates += 1
+                continue
+            seen[run_id] = (row, path)
+    rows = sorted((row for row, _ in seen.values()), key=lambda row: (row.get("started_at", ""), row["run_id"]))
+    by_run: dict[PlannedId, list[Row]] = {}
+    for row in rows:
+        by_run.setdefault(row_id(row), []).append(row)
+    twice = {run: found for run, found in by_run.items() if len(found) > 1}
+    missing = None
+    if planned is not None:
+        missing = [
+            run for run in planned if all(row["stop_reason"] == INFRA_STOP_REASON for row in by_run.get(run, []))
+        ]
+    return Merged(rows, duplicates, twice, missing)
+
+
+def write_rows(out: Path, rows: Sequence[Row]) -> None:
+    """The merged file, written whole (a new file, then renamed: a crash leaves the old one or the new one)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    data = b"".join([encode_line(COLUMNS), *(encode_line([row.get(c, "") for c in COLUMNS]) for row in rows)])
+    partial = out.with_name(out.name + ".merging")
+    with open(partial, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(partial, out)
+
+
+def missing_file(out: Path) -> Path:
+    return out.with_name(f"{out.stem}-missing.txt")
+
+
+def merge(paths: Sequence[Path], out: Path, planned: Sequence[PlannedId] | None = None) -> Merged:
+    """Merge `paths` into `out` (which may be one of them), and the missing runs into `<out>-missing.txt`."""
+    if out.exists() and out.resolve() not in {path.resolve() for path in paths}:
+        raise ResultsError(f"merge: {out} exists; merge into a new file, or give {out} among the files to merge")
+    merged = merge_files(paths, planned)
+    write_rows(out, merged.rows)
+    if merged.missing is not None:
+        lines = [describe(run) for run in merged.missing]
+        missing_file(out).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return merged
+
+
+def planned_ids(config: BenchConfig) -> list[PlannedId]:
+    """The planned runs of the matrix of `config`, as rows name them."""
+    return [planned_id(run) for run in plan_runs(config)]
+
+
+def summary(merged: Merged, paths: Sequence[Path], out: Path) -> list[str]:
+    """What the merge did, one line each."""
+    lines = [f"merged {len(paths)} files: {len(merged.rows)} rows -> {out}"]
+    if merged.duplicates:
+        lines.append(f"{merged.duplicates} rows found twice (the same run id) were kept once")
+    for run, rows in merged.twice.items():
+        ends = ", ".join(f"{row['run_id']} ({row['stop_reason']}, shard {row.get('shard') or '-'})" for row in rows)
+        lines.append(f"{describe(run)} has {len(rows)} rows, all kept: {ends}")
+    if merged.missing is not None:
+        where = missing_file(out)
+        if merged.missing:
+            lines.append(f"{len(merged.missing)} planned runs no shard delivered (listed in {where}):")
+            lines += [f"  missing: {describe(run)}" for run in merged.missing]
+        else:
+            lines.append(f"every planned run was delivered ({where} is empty)")
+    return lines
+
+
+def command(paths: Sequence[Path], out: Path, config: BenchConfig | None, require_complete: bool) -> int:
+    """`python -m bench merge`: 0, or 1 when `require_complete` and a planned run is missing."""
+    if require_complete and config is None:
+        raise ConfigError("merge --require-complete needs the matrix: --config (and the matrix flags the shards ran)")
+    merged = merge(paths, out, planned_ids(config) if config is not None else None)
+    for line in summary(merged, paths, out):
+        log.log(logging.WARNING if "missing" in line or "all kept" in line else logging.INFO, "%s", line)
+    return 1 if require_complete and merged.missing else 0
