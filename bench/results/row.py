@@ -316,6 +316,11 @@ class ResultRow:
         "Jeff's generation speed for the floor: measured at server start, or the run's fastest request if faster",
         unit="tokens/s",
     )
+    # Fixtures outside the checkout (bench/fixtures/fixture.py fixtures_root); fixture_sha is their content's hash.
+    fixtures_root: str = col(
+        "the folder the fixture was loaded from (fixtures_root); empty: the checkout's own fixtures/",
+        before="",
+    )
 
     # Scale-out (bench/run/shards.py): which part of a matrix's plan a row's bench ran.
     shard: str = col(

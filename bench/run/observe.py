@@ -74,7 +74,7 @@ def observe(
         sampler.start()
         try:
             agent = sandbox.run_agent(
-                workdir, out_dir, str(fixture.task_file), fixture.visible_tests, inputs.agent_args()
+                workdir, out_dir, str(fixture.task_file), fixture.protected_files, inputs.agent_args()
             )
         finally:
             gpu = sampler.stop()
@@ -148,5 +148,7 @@ def _diff(workdir: Path, base: str, inputs: RunInputs, problems: list[str], limi
 def write_run_json(run_dir: Path, inputs: RunInputs, row: dict[str, Any]) -> None:
     """run.json names the fixture (what `bench score` needs to grade the folder again) and how Flint was served (what
     `bench replay` needs to count its prompts again) beside the row's inputs."""
+    fixture = inputs.planned.fixture
+    names = {"fixture": fixture.name, "fixtures_root": str(fixture.root)}
     served = {"flint_model": inputs.flint_model, "flint_serving": inputs.flint_serving}
-    (run_dir / "run.json").write_text(json.dumps({"fixture": inputs.planned.fixture.name, **served, **row}, indent=1))
+    (run_dir / "run.json").write_text(json.dumps({**names, **served, **row}, indent=1))
