@@ -24,6 +24,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -99,9 +100,24 @@ class IsolatedRun:
 
 
 @contextmanager
+def _scratch_folder() -> Iterator[str]:
+    """A temporary folder removed at the end, tried again for a moment: a process just killed in it may still finish
+    its last write while the folder is being removed (seen under load as "Directory not empty")."""
+    holder = tempfile.TemporaryDirectory(prefix="agent-done-", ignore_cleanup_errors=True)  # resets modes it meets
+    try:
+        yield holder.name
+    finally:
+        for _ in range(50):
+            holder.cleanup()
+            if not os.path.lexists(holder.name):
+                break
+            time.sleep(0.1)
+
+
+@contextmanager
 def _copy(root: Path, left_out: Iterable[str], config: dict[str, bytes]) -> Iterator[tuple[Path, str]]:
     """A copy of the repository without `left_out`, with the start configuration; yields it and pytest's options."""
-    with tempfile.TemporaryDirectory(prefix="agent-done-") as folder:
+    with _scratch_folder() as folder:
         copy = Path(folder) / root.name
         ignored = shutil.ignore_patterns(*SKIPPED_DIRS, "*.pyc", "*.pyo")
         shutil.copytree(root, copy, symlinks=True, ignore=ignored, copy_function=_copy_regular_file)

@@ -20,6 +20,8 @@ from bench.config import SANDBOX_KINDS, SERVER_KINDS, SETTINGS, BenchConfig, loa
 from bench.errors import BenchError, ConfigError, Terminated
 from bench.logs import configure_logging
 from bench.results.disk import disk_error, is_disk_error
+from bench.submit.commands import add_parser as add_submit_parser
+from bench.submit.commands import run_flags
 
 DEFAULT_CONFIG = "bench.yaml"
 log = logging.getLogger(__name__)
@@ -145,6 +147,13 @@ def predictions_score(args: argparse.Namespace) -> int:
     return command(args)
 
 
+def submit(args: argparse.Namespace) -> int:
+    from bench.submit.commands import command
+
+    # the flags after `--` read as `bench run` reads them: the matrix `bench run` with those flags would run
+    return command(args, settings(build_parser().parse_args(["run", "--config", args.config, *run_flags(args)])))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more diagnostics on stderr (debug)")
@@ -261,6 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
     one.set_defaults(function=predictions_score)
     one.add_argument("predictions_file", metavar="predictions.yaml")
     one.add_argument("results_file", metavar="RESULTS.csv")
+
+    add_submit_parser(sub, submit, DEFAULT_CONFIG)
     return parser
 
 

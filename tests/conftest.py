@@ -1,8 +1,8 @@
 """Test-suite wiring: markers for the real parts, and what happens when a real part is missing.
 
-A test marked `llama`, `docker`, `podman`, `compose` or `binutils` needs the real thing. When it is missing, the test
-is skipped with the reason locally, but under CI (CI=true) it FAILS with the reason: a broken install step must not
-hide behind a green run. `gpu` tests run only where NVML finds a device (or with --run-gpu); elsewhere they are
+A test marked `llama`, `docker`, `podman`, `compose`, `binutils` or `slurm` needs the real thing. When it is missing,
+the test is skipped with the reason locally, but under CI (CI=true) it FAILS with the reason: a broken install step
+must not hide behind a green run. `gpu` tests run only where NVML finds a device (or with --run-gpu); elsewhere they are
 deselected.
 """
 
@@ -152,12 +152,20 @@ def gpu_present() -> bool:
         return False
 
 
+@functools.cache
+def slurm_missing() -> str | None:
+    from bench.testing.slurm_cluster import missing
+
+    return missing()
+
+
 REQUIREMENTS = {
     "llama": llama_missing,
     "docker": docker_missing,
     "podman": podman_missing,
     "compose": compose_missing,
     "binutils": binutils_missing,
+    "slurm": slurm_missing,
 }
 
 

@@ -27,7 +27,7 @@ LAYERS = [
     {"score"},
     {"analyze"},
     {"run"},
-    {"cli", "__main__", "gpu_check", "testing", "rehearsal", "docgen"},
+    {"cli", "__main__", "gpu_check", "testing", "rehearsal", "docgen", "submit"},
 ]
 LAYER_OF = {part: level for level, parts in enumerate(LAYERS) for part in parts}
 

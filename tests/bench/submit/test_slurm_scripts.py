@@ -1,0 +1,68 @@
+"""The batch scripts `bench submit slurm` writes, without Slurm: shellcheck-clean, the array task's line is shard
+$SLURM_ARRAY_TASK_ID of N, and the sbatch options asked for are the directives written. (The real cluster runs them
+in tests/integration/test_slurm_submit.py.)"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import in_ci
+
+from bench.submit.plan import Submission
+from bench.submit.slurm import SlurmOptions, merge_script, shards_script
+
+PLAN = Submission(3, "/data/matrix", "/data/matrix/bench.yaml", python="/opt/venv/bin/python")
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        shards_script(PLAN, SlurmOptions()),
+        shards_script(PLAN, SlurmOptions(gpus_per_task=1)),
+        merge_script(PLAN, SlurmOptions()),
+    ],
+    ids=["shards", "shards-gpu", "merge"],
+)
+def test_the_scripts_are_shellcheck_clean(script: str, tmp_path: Path) -> None:
+    shellcheck = shutil.which("shellcheck")
+    if shellcheck is None:  # as for the real parts (tests/conftest.py): skipped here, a failure under CI
+        reason = "shellcheck not found: apt-get install shellcheck (make lint needs it too)"
+        if in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    (tmp_path / "job.sbatch").write_text(script)
+    done = subprocess.run([shellcheck, str(tmp_path / "job.sbatch")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout
+
+
+def test_task_i_runs_shard_i_of_n_and_resumes_its_own_file(tmp_path: Path) -> None:
+    script = shards_script(PLAN, SlurmOptions(partition="gpu", gpus_per_task=1, time="4:00:00"))
+    assert "#SBATCH --array=1-3" in script
+    for directive in ("--partition=gpu", "--gpus-per-task=1", "--time=4:00:00", "--output=/data/matrix/slurm/shard-%a"):
+        assert f"#SBATCH {directive}" in script
+    # the exec line, run by bash with SLURM_ARRAY_TASK_ID=2 and `python` replaced by printf: the words a shard gets
+    line = next(line for line in script.splitlines() if line.startswith("exec "))
+    printed = subprocess.run(["bash", "-c", line.replace("exec /opt/venv/bin/python", "printf '%s\\n'")],
+                             env={"SLURM_ARRAY_TASK_ID": "2"}, capture_output=True, text=True, check=True)  # fmt: skip
+    assert printed.stdout.splitlines() == [
+        "-m", "bench", "run", "--config", "/data/matrix/bench.yaml", "--shard", "2/3", "--resume",
+        "--out", "/data/matrix/matrix.csv",
+    ]  # fmt: skip
+
+
+def test_the_merge_job_asks_for_no_gpu() -> None:
+    script = merge_script(PLAN, SlurmOptions(gpus_per_task=1))
+    assert "--gpus-per-task" not in script and "--require-complete" in script
+
+
+def test_with_gpus_each_task_pins_the_bench_to_the_card_slurm_gave_it() -> None:
+    script = shards_script(PLAN, SlurmOptions(gpus_per_task=1))
+    preamble = script.split("\nexec ")[0]  # everything before the bench starts
+    for visible, device in (("3", "3"), ("GPU-1f2e,GPU-77aa", "GPU-1f2e"), ("", "")):
+        shown = subprocess.run(["bash", "-c", preamble + '\necho "${GPU_DEVICE:-}"'], capture_output=True, text=True,
+                               env={"CUDA_VISIBLE_DEVICES": visible}, check=True)  # fmt: skip
+        assert shown.stdout.strip() == device
+    assert "GPU_DEVICE" not in shards_script(PLAN, SlurmOptions())  # no GPUs asked for: the settings' own card
