@@ -88,8 +88,12 @@ setup: $(VENV)/.cpu-stack
 $(VENV)/cuda.mk: .ci/cuda_toolkit.py $(VENV)/.deps
 	@flags="$$($(BIN)/python .ci/cuda_toolkit.py $(VENV)/cuda)" && echo "CUDA_TOOLKIT_FLAGS := $$flags" >$@
 
+# The Dockerfiles' base image: theirs where the engine has it or can pull it, else agentbench/base:bookworm made once
+# from this machine's apt mirror (.ci/base-image.sh, as CI does); AGENTBENCH_BASE_IMAGE, when set, wins.
+BASE_IMAGE = base="$$($(BIN)/python -m bench.servers.local_base)" && export AGENTBENCH_BASE_IMAGE="$$base" &&
+
 bench: setup
-	$(BIN)/python -m bench run \
+	$(BASE_IMAGE) $(BIN)/python -m bench run \
 		$(if $(CTX),--ctx $(CTX)) $(if $(REPS),--reps $(REPS)) $(if $(PRESETS),--presets $(PRESETS)) \
 		$(if $(FIXTURES),--fixtures $(FIXTURES)) $(if $(MAX_STEPS),--max-steps $(MAX_STEPS)) \
 		$(if $(SANDBOX),--sandbox $(SANDBOX)) $(if $(SERVERS),--servers $(SERVERS)) $(if $(OUT),--out $(OUT)) \
@@ -108,11 +112,12 @@ lint: setup
 
 # pytest-xdist: one worker per core; tests that share Docker names stay together (tests/conftest.py).
 test: lint
-	$(BIN)/python -m pytest -n auto --dist loadgroup $(PYTEST_ARGS)
+	$(BASE_IMAGE) $(BIN)/python -m pytest -n auto --dist loadgroup $(PYTEST_ARGS)
 
 # The fast tier: no llama-server, no container engine, no agent or bench processes (the fakes of bench/testing/
 # stand in), in under a minute; `make test` runs everything.
-FAST_TESTS := not llama and not docker and not podman and not compose and not binutils and not slow and not processes
+FAST_TESTS := not llama and not docker and not podman and not compose and not binutils and not browser and not slow \
+	and not processes
 test-fast: $(VENV)/.deps
 	$(BIN)/python -m pytest -n auto -m "$(FAST_TESTS)" $(PYTEST_ARGS)
 

@@ -131,13 +131,26 @@ def migrate(args: argparse.Namespace) -> int:
 def fixtures_check(args: argparse.Namespace) -> int:
     from bench.score.check import command
 
+    return command(args, settings(args))
+
+
+def fixtures_import(args: argparse.Namespace) -> int:
+    from bench.score.exercism import command
+
     return command(args)
 
 
 def score(args: argparse.Namespace) -> int:
-    from bench.score.grading import command
+    from bench.score.score_command import command
 
-    args.sandbox = settings(args).sandbox  # the flag, else bench.yaml's, validated like any setting
+    config = settings(args)  # the flags, else bench.yaml's, validated like any setting
+    args.sandbox, args.fixtures_root = config.sandbox, config.fixtures_root
+    return command(args)
+
+
+def view(args: argparse.Namespace) -> int:
+    from bench.analyze.view import command
+
     return command(args)
 
 
@@ -171,11 +184,17 @@ def build_parser() -> argparse.ArgumentParser:
     def ctx_flag(found: argparse.ArgumentParser, text: str) -> None:
         found.add_argument("--ctx", type=_int_list, help=text)
 
+    def root_flag(found: argparse.ArgumentParser) -> None:
+        found.add_argument(
+            "--fixtures-root", metavar="DIR", help="folder holding fixtures/ and hidden_tests/ (default: the checkout)"
+        )
+
     one = command("run", run, "run the agent on each fixture and append one row per run to a results CSV")
     config_flag(one)
     ctx_flag(one, "context sizes, e.g. 4096,8192")
     one.add_argument("--presets", type=_csv_list, help="agent presets, e.g. part2,part3")
     one.add_argument("--fixtures", type=_csv_list, help="fixture names, e.g. todo_repo")
+    root_flag(one)
     one.add_argument("--reps", type=int, help="runs per (fixture, preset, ctx)")
     one.add_argument("--max-steps", type=int, help="step limit per run (default: the fixture's)")
     one.add_argument("--sandbox", metavar="|".join(SANDBOX_KINDS), help="where the agent runs")
@@ -258,10 +277,35 @@ def build_parser() -> argparse.ArgumentParser:
     one = group.add_parser("check", help="verify every fixture against its hidden tests and solution")
     one.set_defaults(function=fixtures_check)
     one.add_argument("names", nargs="*", help="fixture names (default: all)")
+    config_flag(one)
+    root_flag(one)
+    ctx_flag(one, "windows the task must fit (default: the settings')")
+    one.add_argument("--flint-url", help="a llama-server whose tokenizer measures the task (default $FLINT_URL)")
+    one = group.add_parser("import", help="write fixtures from exercism exercises (a folder of them, or one)")
+    one.set_defaults(function=fixtures_import)
+    one.add_argument("kind", choices=["exercism"], help="the suite's layout")
+    one.add_argument("sources", nargs="+", metavar="SRC", help="an exercise folder, or a folder of exercises")
+    one.add_argument("--into", required=True, metavar="DIR", help="the fixtures root written: fixtures/, hidden_tests/")
+    one.add_argument(
+        "--visible", type=float, default=0.0, metavar="SHARE",
+        help="share of each exercise's tests also given to the agent, read-only (default 0: all hidden)",
+    )  # fmt: skip
+    one.add_argument("--max-steps", type=int, default=30, help="the fixtures' step limit (default 30)")
+    one.add_argument("--force", action="store_true", help="replace fixtures of the same names in DIR")
 
-    one = command("score", score, "grade one run directory (results/runs/<run_id>)")
-    one.add_argument("run_dir")
+    one = command("score", score, "grade a run directory (results/runs/<run_id>), or any folder against a fixture")
+    one.add_argument("run_dir", nargs="?", help="results/runs/<run_id>")
+    one.add_argument("--fixture", metavar="NAME", help="with --repo: the fixture whose hidden tests grade the folder")
+    one.add_argument("--repo", metavar="DIR", help="with --fixture: the folder to grade, as an agent would leave it")
+    one.add_argument("--out", dest="score_out", metavar="DIR", help="with --repo: where junit.xml and score.json go")
+    one.add_argument("--json", action="store_true", help="print one JSON object")
+    config_flag(one)
+    root_flag(one)
     one.add_argument("--sandbox", metavar="|".join(SANDBOX_KINDS), help="where grading runs (default: as bench run)")
+
+    one = command("view", view, "one self-contained HTML page of results CSVs and their runs, step by step")
+    one.add_argument("files", nargs="+", metavar="RESULTS.csv", help="one file, or two (the older first) to compare")
+    one.add_argument("--out", help="the HTML file (default: <last CSV name>.html beside it)")
 
     group = sub.add_parser("predictions", help="predictions written before a bench").add_subparsers(
         dest="predictions_command", required=True

@@ -124,7 +124,10 @@ class BenchConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, use_attribute_docstrings=True)
 
     fixtures: Names = ["todo_repo"]
-    """Fixture names under fixtures/."""
+    """Fixture names under fixtures/ of the fixtures root."""
+    fixtures_root: str = ""
+    """The folder that holds fixtures/<name>/ and hidden_tests/<name>/ (your own tasks, kept outside the checkout,
+    e.g. written by `bench fixtures import`); "": the checkout's own."""
     presets: Annotated[list[Preset], Field(min_length=1)] = ["part3"]
     """Agent presets (the agent's own: part2, clearing, part3, strict, ...)."""
     ctx: Annotated[list[Ctx], Field(min_length=1)] = [DEFAULT_CTX]

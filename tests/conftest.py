@@ -153,6 +153,12 @@ def gpu_present() -> bool:
 
 
 @functools.cache
+def browser_missing() -> str | None:
+    missing = [tool for tool in ("chromium", "chromedriver") if shutil.which(tool) is None]
+    return f"{' and '.join(missing)} not found: apt-get install chromium chromium-driver" if missing else None
+
+
+@functools.cache
 def slurm_missing() -> str | None:
     from bench.testing.slurm_cluster import missing
 
@@ -161,6 +167,7 @@ def slurm_missing() -> str | None:
 
 REQUIREMENTS = {
     "llama": llama_missing,
+    "browser": browser_missing,
     "docker": docker_missing,
     "podman": podman_missing,
     "compose": compose_missing,
@@ -206,8 +213,10 @@ PROCESS_MODULES = {
     "tests/bench/analyze/test_gate_simulation.py",
     "tests/bench/analyze/test_history.py",
     "tests/bench/analyze/test_report.py",
+    "tests/bench/analyze/test_view.py",
     "tests/bench/results/test_append_property.py",
     "tests/bench/run/test_runner.py",
+    "tests/bench/score/test_exercism.py",
     "tests/bench/score/test_fixtures.py",
     "tests/bench/score/test_grading.py",
     "tests/bench/score/test_tampering.py",

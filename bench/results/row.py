@@ -233,6 +233,11 @@ class ResultRow:
         compare="setup",
         before="",
     )
+    # Fixtures outside the checkout (bench/fixtures/fixture.py fixtures_root); fixture_sha is their content's hash.
+    fixtures_root: str = col(
+        "the folder the fixture was loaded from (fixtures_root); empty: the checkout's own fixtures/",
+        before="",
+    )
 
     # Scale-out (bench/run/shards.py): which part of a matrix's plan a row's bench ran.
     shard: str = col(

@@ -72,7 +72,7 @@ def observe(
         sampler.start()
         try:
             agent = sandbox.run_agent(
-                workdir, out_dir, str(fixture.task_file), fixture.visible_tests, inputs.agent_args()
+                workdir, out_dir, str(fixture.task_file), fixture.protected_files, inputs.agent_args()
             )
         finally:
             gpu = sampler.stop()
@@ -131,4 +131,6 @@ def _diff(workdir: Path, base: str, inputs: RunInputs, problems: list[str], limi
 
 def write_run_json(run_dir: Path, inputs: RunInputs, row: dict[str, Any]) -> None:
     """run.json names the fixture (what `bench score` needs to grade the folder again) beside the row's inputs."""
-    (run_dir / "run.json").write_text(json.dumps({"fixture": inputs.planned.fixture.name, **row}, indent=1))
+    fixture = inputs.planned.fixture
+    names = {"fixture": fixture.name, "fixtures_root": str(fixture.root)}
+    (run_dir / "run.json").write_text(json.dumps({**names, **row}, indent=1))

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 
 from bench.config import BenchConfig
-from bench.fixtures.fixture import Fixture, fixture_hash, load_fixture
+from bench.fixtures.fixture import Fixture, fixture_hash, fixtures_root, load_fixture, repo_root
 from bench.provenance import file_sha256
 from bench.results.row import ResultRow
 from bench.results.schema import run_key
@@ -32,7 +32,8 @@ class PlannedRun:
 def plan_runs(config: BenchConfig) -> list[PlannedRun]:
     """Every run of the matrix, grouped by ctx (stable), so the servers start once per context size."""
     names = dict.fromkeys(name for name, _, _ in config.matrix())
-    fixtures = {name: load_fixture(name) for name in names}
+    root = fixtures_root(config.fixtures_root)
+    fixtures = {name: load_fixture(name, root) for name in names}
     shas = {name: fixture_hash(fixture) for name, fixture in fixtures.items()}
     runs = [
         PlannedRun(fixtures[name], shas[name], preset, ctx, rep)
@@ -115,6 +116,8 @@ class RunInputs:
     def fill(self, row: ResultRow) -> None:
         planned, origin = self.planned, self.provenance
         row.fixture, row.fixture_sha, row.preset = planned.fixture.name, planned.fixture_sha, planned.preset
+        root = planned.fixture.root
+        row.fixtures_root = "" if root == repo_root() else str(root)
         row.ctx, row.rep = planned.ctx, planned.rep
         row.flint_model, row.jeff_model = self.flint_model, self.jeff_model
         row.flint_model_sha256, row.jeff_model_sha256 = self.flint_model_sha256 or "", self.jeff_model_sha256 or ""

@@ -12,8 +12,10 @@ import ast
 import tempfile
 from pathlib import Path
 
+from bench.config import BenchConfig
 from bench.errors import FixtureError
-from bench.fixtures.fixture import Fixture, fixture_files, load_fixture, repo_root
+from bench.fixtures.fixture import Fixture, fixture_files, fixtures_root, load_fixture
+from bench.fixtures.window import task_fit
 from bench.fixtures.workcopy import solution_diff
 from bench.score.canaries import candidates
 from bench.score.graders import Grader, LocalGrader, run_pytest
@@ -26,18 +28,26 @@ def layout_problems(fx: Fixture) -> list[str]:
     problems = []
     names = {rel.name for rel in fixture_files(fx)}
     solution = {p.name for p in fx.solution_dir.rglob("*")} if fx.solution_dir.is_dir() else set()
-    for test in fx.hidden_test_files:
-        if test.name in names | solution:
-            problems.append(f"hidden test {test.name} has the name of a fixture or solution file")
+    for test in fx.hidden_tests:
+        if Path(test).name in names | solution:
+            problems.append(f"hidden test {test} has the name of a fixture or solution file")
     if not fx.solution_dir.is_dir():
         problems.append(f"no reference solution in {fx.solution_dir}")
-    if "conftest.py" in names | solution:
+    if "conftest.py" in names | solution | {Path(rel).name for rel in fx.hidden_names}:
         problems.append("conftest.py is ignored when grading: put fixtures in the test files")
+    for rel in fx.support_files:
+        try:
+            (fx.hidden_dir / rel).read_text()
+        except UnicodeDecodeError:
+            problems.append(f"support file {rel} is not UTF-8 text: grading writes support files as text")
     return problems
 
 
-def check_fixture(name: str, root: Path | None = None) -> tuple[list[str], str]:
-    """Problems with fixture `name` (empty when sound) and a one-line account of what was measured."""
+def check_fixture(
+    name: str, root: Path | None = None, window: int | None = None, tokenizer_url: str | None = None
+) -> tuple[list[str], str]:
+    """Problems with fixture `name` (empty when sound) and a one-line account of what was measured; with `window`,
+    whether its task fits that window (bench.fixtures.window)."""
     try:
         fx = load_fixture(name, root)
     except FixtureError as e:
@@ -45,20 +55,29 @@ def check_fixture(name: str, root: Path | None = None) -> tuple[list[str], str]:
     problems = layout_problems(fx)
     if problems:
         return problems, "layout"
+    fit = task_fit(fx, window, tokenizer_url) if window else None
+    if fit and not fit.fits:
+        return [str(fit.problem())], fit.note()
     grader = LocalGrader()
     with tempfile.TemporaryDirectory(prefix=f"bench-check-{name}-") as tmp:
         original = score_diff(fx, "", grader, Path(tmp) / "original")
         solved = score_diff(fx, solution_diff(fx, Path(tmp) / "solution"), grader, Path(tmp) / "graded")
         problems += _solution_tests_problems(fx, Path(tmp) / "solution", grader)
-    problems = _score_problems("original", original, fx.expected_hidden_passing) + problems
-    problems += _score_problems("solution", solved, fx.hidden_total)
-    if not solved.tests_added:
-        problems.append("solution: adds no test of its own (the task asks for new tests)")
+    problems = _score_problems("original", original, fx.expected_hidden_passing, fx.expected_visible_passing) + problems
+    problems += _score_problems("solution", solved, fx.hidden_total, None)
+    if fx.visible_tests and not original.visible_total:
+        problems.append(f"original: no test of the visible tests ran ({', '.join(fx.visible_tests)})")
+    if fx.solution_adds_tests and not solved.tests_added:
+        problems.append(
+            "solution: adds no test of its own (the task asks for new tests; solution_adds_tests: false if not)"
+        )
     summary = (
         f"original: hidden {original.hidden_passed}/{fx.hidden_total}, visible {original.visible_passed}/"
         f"{original.visible_total}; solution: hidden {solved.hidden_passed}/{fx.hidden_total}, visible "
         f"{solved.visible_passed}/{solved.visible_total}, {solved.tests_added} tests added"
     )
+    if fit:
+        summary += f"; {fit.note()}"
     untwinned = untwinned_tests(fx)
     if untwinned:
         summary += f"; no canary can twin {', '.join(untwinned)} (no top-level == assertion against a literal)"
@@ -71,11 +90,11 @@ def untwinned_tests(fx: Fixture) -> list[str]:
     if fx.grading == "program":
         return []  # their process runs none of the agent's code: nothing to twin
     found = []
-    for path in fx.hidden_test_files:
-        tree = ast.parse(path.read_text())
+    for rel in fx.hidden_tests:
+        tree = ast.parse((fx.hidden_dir / rel).read_text())
         twinned = {c.function.name for c in candidates(tree)}
         tests = [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
-        found += [f"{path.name}::{name}" for name in tests if name not in twinned]
+        found += [f"{rel}::{name}" for name in tests if name not in twinned]
     return found
 
 
@@ -93,10 +112,17 @@ def _solution_tests_problems(fx: Fixture, solved_copy: Path, grader: Grader) -> 
     return [f"solution: its own tests fail ({', '.join(tests)}): {tail[0]}"]
 
 
-def _score_problems(label: str, score: Score, expected_hidden: int) -> list[str]:
+def _score_problems(label: str, score: Score, expected_hidden: int, expected_visible: int | None) -> list[str]:
+    """What differs from the expected counts; `expected_visible` None: every visible test passes."""
     problems = [f"{label}: {score.error}"] if score.error else []
-    if not score.visible_total or score.visible_passed != score.visible_total:
+    if score.visible_total is None or score.visible_passed is None:
+        problems.append(f"{label}: the visible tests were not graded")
+    elif expected_visible is None and score.visible_passed != score.visible_total:
         problems.append(f"{label}: {score.visible_passed} of {score.visible_total} visible tests pass, expected all")
+    elif expected_visible is not None and score.visible_passed != expected_visible:
+        problems.append(
+            f"{label}: {score.visible_passed} of {score.visible_total} visible tests pass, expected {expected_visible}"
+        )
     if score.hidden_passed != expected_hidden:
         problems.append(
             f"{label}: {score.hidden_passed} of {score.hidden_total} hidden tests pass, expected {expected_hidden}"
@@ -104,16 +130,24 @@ def _score_problems(label: str, score: Score, expected_hidden: int) -> list[str]
     return problems
 
 
-def command(args: argparse.Namespace) -> int:
+def smallest_window(config: BenchConfig, name: str) -> int:
+    """The smallest window fixture `name` runs in under these settings (any of the matrix's, if it is not in it)."""
+    windows = [ctx for fixture, _, ctx in config.matrix() if fixture == name]
+    return min(windows or [ctx for _, _, ctx in config.matrix()])
+
+
+def command(args: argparse.Namespace, config: BenchConfig | None = None) -> int:
     """`python -m bench fixtures check [names...]`: one line per fixture; 0 only when every fixture is sound."""
-    folder = repo_root() / "fixtures"
+    config = config or BenchConfig()
+    root = fixtures_root(config.fixtures_root)
+    folder = root / "fixtures"
     # Every folder, not only those with a fixture.yaml: a fixture that lost its yaml is broken, not absent.
     names = list(args.names) or sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not names:
         raise FixtureError(f"no fixtures found under {folder}")
     failed = 0
     for name in names:
-        problems, summary = check_fixture(name)
+        problems, summary = check_fixture(name, root, smallest_window(config, name), config.flint_url)
         failed += bool(problems)
         print(f"{name}: {'FAILED: ' + '; '.join(problems) if problems else 'ok'} ({summary})", flush=True)
     return 1 if failed else 0

@@ -14,11 +14,12 @@ witness or module resolution say the report was tampered with scores nothing: it
 
 from __future__ import annotations
 
-import argparse
+import contextlib
 import json
 import os
 import shutil
 import tempfile
+import xml.etree.ElementTree as ElementTree
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -26,8 +27,8 @@ from bench.errors import FixtureError, ScoringError
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import make_work_copy, run_git
 from bench.results.row import ResultRow
-from bench.score.graders import Grader, make_grader
-from bench.score.junit import count
+from bench.score.graders import Grader
+from bench.score.junit import collection_errors, count
 from bench.score.sessions import GRADING_DIR, INI_FILE, INI_TEXT, judge, plan_sessions, shadowing
 from bench.score.tests_added import count_tests_added, is_test_file
 
@@ -163,7 +164,7 @@ def apply_agent_diff(fx: Fixture, diff: str, copy: Path, base: str, score: Score
 def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, score: Score) -> None:
     """The grading sessions (hidden and visible tests, with the bench's canaries and witness); fills the counts and
     outcomes from their junit XML, or voids them all when any session was tampered with."""
-    hidden = [p.name for p in fx.hidden_test_files]
+    hidden = fx.hidden_tests
     ambiguous, shadows = shadowing(copy)
     if shadows:
         score.note(f"files named like standard or pytest modules, never imported in grading: {', '.join(shadows)}")
@@ -190,9 +191,20 @@ def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, score: 
     score.hidden_passed, hidden_seen, hidden_broken = count(outcomes, hidden)
     score.visible_passed, score.visible_total, visible_broken = count(outcomes, fx.visible_tests)
     if hidden_broken or visible_broken:
-        score.note(f"test files that failed to collect: {', '.join(hidden_broken + visible_broken)}")
+        reasons = _collection_reasons(score.junit_reports, [*hidden, *fx.visible_tests])
+        broken = [f"{file} ({reasons[file]})" if reasons.get(file) else file for file in hidden_broken + visible_broken]
+        score.note(f"test files that failed to collect: {', '.join(broken)}")
     if hidden_seen != fx.hidden_total:
         score.note(f"{hidden_seen} hidden tests ran, fixture.yaml says {fx.hidden_total}")
+
+
+def _collection_reasons(reports: dict[str, str], files: list[str]) -> dict[str, str]:
+    """Why each test file that did not collect failed (the exception pytest reported), from the sessions' reports."""
+    reasons: dict[str, str] = {}
+    for xml in reports.values():
+        with contextlib.suppress(ElementTree.ParseError):
+            reasons.update(collection_errors(xml, files))
+    return reasons
 
 
 def score_diff(fx: Fixture, diff: str, grader: Grader, work_root: Path, timeout_s: float = 300) -> Score:
@@ -217,35 +229,29 @@ def score_run_dir(run_dir: Path, grader: Grader, root: Path | None = None) -> Sc
     """Grade results/runs/<run_id>/ (run.json names the fixture, diff.patch holds the changes); writes
     junit.xml and score.json beside them."""
     try:
-        fixture_name = json.loads((run_dir / "run.json").read_text())["fixture"]
+        run = json.loads((run_dir / "run.json").read_text())
+        fixture_name = run["fixture"]
         diff = (run_dir / "diff.patch").read_text(encoding="utf-8", errors="surrogateescape")
-    except (OSError, ValueError, KeyError) as e:
+    except (OSError, ValueError, KeyError, TypeError) as e:
         raise ScoringError(
             f"{run_dir} is not a run directory with run.json (naming the fixture) and diff.patch: {e}"
         ) from e
-    fx = load_fixture(fixture_name, root)
+    recorded = run.get("fixtures_root") if isinstance(run.get("fixtures_root"), str) else None
+    if recorded and not (Path(recorded) / "fixtures").is_dir():
+        recorded = None  # the folder has moved since: the checkout's own
+    fx = load_fixture(fixture_name, root or (Path(recorded) if recorded else None))
     with tempfile.TemporaryDirectory(prefix="bench-score-") as tmp:
         score = score_diff(fx, diff, grader, Path(tmp))
-    for name in JUNIT_NAMES:  # a report from an earlier grading must not stand for this one
-        (run_dir / name).unlink(missing_ok=True)
-    for name, xml in score.junit_reports.items():
-        (run_dir / name).write_text(xml, encoding="utf-8")
-    (run_dir / "score.json").write_text(json.dumps(score.as_json(), indent=2) + "\n", encoding="utf-8")
+    save_score(score, run_dir)
     return score
 
 
-def command(args: argparse.Namespace) -> int:
-    """`python -m bench score RUN_DIR [--sandbox ...]`: grade the run again and print the score."""
-    score = score_run_dir(Path(args.run_dir), make_grader(args.sandbox))
-
-    def shown(value: int | None) -> str:
-        return "?" if value is None else str(value)
-
-    print(f"fixture        {score.fixture}")
-    print(f"hidden tests   {shown(score.hidden_passed)} of {score.hidden_total} passed")
-    print(f"visible tests  {shown(score.visible_passed)} of {shown(score.visible_total)} passed")
-    touched = ", ".join(score.changed_paths) or "nothing"
-    print(f"files changed  {shown(score.files_changed)} non-test; the diff touches {touched}")
-    print(f"tests added    {shown(score.tests_added)}")
-    print(f"error          {score.error or 'none'}")
-    return 0
+def save_score(score: Score, folder: Path) -> list[Path]:
+    """The sessions' junit XML and score.json written into `folder`; the junit files' paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in JUNIT_NAMES:  # a report from an earlier grading must not stand for this one
+        (folder / name).unlink(missing_ok=True)
+    for name, xml in score.junit_reports.items():
+        (folder / name).write_text(xml, encoding="utf-8")
+    (folder / "score.json").write_text(json.dumps(score.as_json(), indent=2) + "\n", encoding="utf-8")
+    return [folder / name for name in score.junit_reports]

@@ -42,3 +42,18 @@ def count(outcomes: dict[str, str], files: list[str]) -> tuple[int, int, list[st
     broken = sorted(test_id for test_id in mine if "::" not in test_id)
     tests = [outcome for test_id, outcome in mine.items() if "::" in test_id]
     return sum(outcome == "passed" for outcome in tests), len(tests), broken
+
+
+def collection_errors(xml_text: str, files: list[str]) -> dict[str, str]:
+    """Why each of `files` that failed to collect did: the last `E ` line of pytest's traceback (the exception)."""
+    reasons: dict[str, str] = {}
+    for case in ElementTree.fromstring(xml_text).iter("testcase"):
+        if case.get("classname"):
+            continue  # a test's own error; a file that did not collect has only a name
+        file = file_of(case.get("name", ""), files)
+        error = case.find("error")
+        if file is None or error is None:
+            continue
+        lines = [line[1:].strip() for line in (error.text or "").splitlines() if line.startswith("E ")]
+        reasons[file] = (lines[-1] if lines else error.get("message", "")).strip()[:200]
+    return reasons

@@ -64,13 +64,19 @@ def _taken_names(copy: Path, sources: list[str]) -> set[str]:
     return taken | {word for text in sources for word in re.findall(r"\w+", text)}
 
 
-def _session(fx: Fixture, copy: Path, hidden: dict[str, str], visible: list[str], where: str, mutate: bool) -> Planned:
-    """A session of `hidden` (name -> text) and `visible` tests, placed in folder `where` ("" for the root)."""
+def _session(
+    fx: Fixture, copy: Path, hidden: dict[str, str], visible: list[str], where: str, mutate: bool,
+    support: dict[str, str],
+) -> Planned:  # fmt: skip
+    """A session of `hidden` (path -> text) and `visible` tests, placed in folder `where` ("" for the root), with
+    the hidden tests' `support` files beside them (and at the root too, for the visible tests that may use them)."""
     prefix = f"{where}/" if where else ""
     texts = {**hidden, **{name: (fx.path / name).read_text() for name in visible}}
     taken = _taken_names(copy, list(texts.values()))
     canaries = Canaries(file=_unused(f"{canary_name()}.py", taken))
     files = {f"{GRADING_DIR}/{WITNESS_MODULE}.py": WITNESS_SOURCE.read_text()}
+    files.update({rel: text for rel, text in support.items() if (fx.path / rel).is_file()})  # the originals
+    files.update({prefix + rel: text for rel, text in support.items()})
     for name, text in texts.items():
         if mutate:
             text, ids = add_mutants(text, taken)
@@ -94,13 +100,14 @@ def _unused(name: str, taken: set[str]) -> str:
 
 def plan_sessions(fx: Fixture, copy: Path) -> list[Planned]:
     """The sessions that grade `copy` (the agent's work, cleaned) against fixture `fx`."""
-    hidden = {path.name: path.read_text() for path in fx.hidden_test_files}
+    hidden = {rel: (fx.hidden_dir / rel).read_text() for rel in fx.hidden_tests}
+    support = {rel: (fx.hidden_dir / rel).read_text() for rel in fx.support_files}
     if fx.grading == "program":
         return [
-            _session(fx, copy, hidden, [], HIDDEN_DIR, mutate=False),
-            _session(fx, copy, {}, fx.visible_tests, "", mutate=True),
+            _session(fx, copy, hidden, [], HIDDEN_DIR, mutate=False, support=support),
+            _session(fx, copy, {}, fx.visible_tests, "", mutate=True, support=support),
         ]
-    return [_session(fx, copy, hidden, fx.visible_tests, "", mutate=True)]
+    return [_session(fx, copy, hidden, fx.visible_tests, "", mutate=True, support=support)]
 
 
 def shadowing(copy: Path) -> tuple[str | None, list[str]]:

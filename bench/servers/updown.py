@@ -12,7 +12,7 @@ import os
 from bench.config import BenchConfig
 from bench.containers.engine import docker_client
 from bench.errors import ConfigError
-from bench.fixtures.fixture import load_fixture
+from bench.fixtures.fixture import fixtures_root, load_fixture
 from bench.measure.nvml import nvidia_gpu_present
 from bench.servers.compose import ComposeServers, make_compose_servers
 
@@ -22,7 +22,8 @@ UP_PORTS = {"FLINT_PORT": 8080, "JEFF_PORT": 8081}
 
 
 def _servers(config: BenchConfig, *, build_image: bool) -> ComposeServers:
-    fixtures = [load_fixture(name) for name in config.fixtures]  # what forced tool calls offer (flint_tools)
+    root = fixtures_root(config.fixtures_root)
+    fixtures = [load_fixture(name, root) for name in config.fixtures]  # what forced tool calls offer (flint_tools)
     client = docker_client()
     return make_compose_servers(config, client, gpu=nvidia_gpu_present(), build_image=build_image, fixtures=fixtures)
 

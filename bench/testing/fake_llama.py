@@ -402,13 +402,16 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.startswith("/slots/"):
             self.erase_slot()
             return
-        if self.path not in ("/v1/chat/completions", "/chat/completions"):
+        if self.path not in ("/v1/chat/completions", "/chat/completions", "/apply-template", "/tokenize"):
             self.send_error_json(404, "not_found_error", "File Not Found")
             return
         try:
             body = json.loads(raw)
         except ValueError:
             self.send_error_json(500, "server_error", "[json.exception.parse_error.101] parse error")
+            return
+        if self.path in ("/apply-template", "/tokenize"):
+            self.serve_tokenizer(body)
             return
         reply, prompt_tokens = self.fake.next_reply(body)
         time.sleep(float(reply.get("delay") or 0))
@@ -417,6 +420,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         self.serve_reply(reply, body, prompt_tokens)
+
+    def serve_tokenizer(self, body: dict[str, Any]) -> None:
+        """/apply-template: the messages and tools as one prompt text; /tokenize: its tokens, one per
+        CHARS_PER_TOKEN characters (the real server answers the same shapes)."""
+        if self.path == "/apply-template":
+            turns = [f"<|{m.get('role')}|>{m.get('content')}" for m in body.get("messages", [])]
+            self.send_json(200, {"prompt": json.dumps(body.get("tools", [])) + "".join(turns)})
+        else:
+            self.send_json(200, {"tokens": list(range(count_tokens(str(body.get("content", "")))))})
 
     def erase_slot(self) -> None:
         """POST /slots/0?action=erase empties the prompt cache (501 without slot saving, as on the real server)."""

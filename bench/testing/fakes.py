@@ -141,7 +141,7 @@ class FakeSandbox:
                 self.servers.flint.count(event["timings"])
         if script.kill_servers:
             self.servers.kill()
-        timings = [e["timings"] for e in events if "timings" in e]
+        timings = [e["timings"] for e in events if e.get("event") == "response" and "timings" in e]
         served_s = sum(t["prompt_ms"] + t["predicted_ms"] for t in timings) / 1000  # the run lasts at least that
         output = f"(scripted run: {len(events)} events)"
         return AgentRun(script.exit_code, script.timed_out, served_s + 0.1, output, changes_lost=script.changes_lost)

@@ -83,6 +83,7 @@ WRONG = {
     "flint_hf": (3, "gpt-oss-20b"),
     "jeff_hf": (["o/r"], "o/r:Q8 0"),
     "model_cache": (1, None),
+    "fixtures_root": (1, None),
     "cpu_models": (True, "big"),
     "server_stall_limit_s": ('"10"', -1),
     "shard": (3, '"3/2"'),

@@ -12,6 +12,7 @@ import yaml
 
 import bench.fixtures.fixture
 import bench.score.check
+from bench.config import BenchConfig
 from bench.errors import FixtureError
 from bench.fixtures.fixture import fixture_hash, list_fixtures, load_fixture
 from bench.fixtures.workcopy import COMMIT_MESSAGE, capture_diff, make_work_copy
@@ -75,7 +76,9 @@ def test_list_fixtures_skips_folders_without_fixture_yaml(tree: Path) -> None:
         ({"hidden_total": "6"}, "hidden_total must be a int"),
         ({"max_steps": True}, "max_steps must be a int"),
         ({"visible_tests": "test_todo.py"}, "visible_tests must be a list"),
-        ({"visible_tests": []}, "non-empty list"),
+        ({"visible_tests": [""]}, "list of file names"),
+        ({"solution_adds_tests": "no"}, "solution_adds_tests must be a bool"),
+        ({"expected_visible_passing": -1}, "expected_visible_passing must be at least 0"),
         ({"expected_hidden_passing": 7}, "between 0 and hidden_total"),
         ({"max_steps": 0}, "at least 1"),
         ({"task_file": "MISSING.md"}, "MISSING.md is not a file"),
@@ -97,7 +100,7 @@ def test_a_hidden_folder_without_tests_is_rejected(tree: Path) -> None:
     for test in (tree / "hidden_tests/todo_repo").glob("test_*.py"):
         test.unlink()
 
-    with pytest.raises(FixtureError, match="no test_"):
+    with pytest.raises(FixtureError, match=r"no hidden test files \(test_\*.py or \*_test.py\)"):
         load_fixture("todo_repo", tree)
 
 
@@ -239,9 +242,8 @@ def test_fixtures_check_command_names_the_broken_fixture(
     shutil.copytree(tree / "fixtures/todo_repo", tree / "fixtures/broken_repo")
     (tree / "fixtures/broken_repo/fixture.yaml").unlink()
     monkeypatch.setattr(bench.fixtures.fixture, "repo_root", lambda: tree)
-    monkeypatch.setattr(bench.score.check, "repo_root", lambda: tree)
 
-    status = command(argparse.Namespace(names=[]))
+    status = command(argparse.Namespace(names=[]), BenchConfig(fixtures_root=str(tree)))
 
     lines = capsys.readouterr().out.splitlines()
     assert status == 1

@@ -21,8 +21,9 @@ from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import capture_diff, make_work_copy, solution_diff
 from bench.results.row import ResultRow
 from bench.score.graders import LocalGrader, run_pytest
-from bench.score.grading import Score, command, score_diff, score_run_dir
+from bench.score.grading import Score, score_diff, score_run_dir
 from bench.score.junit import parse_junit
+from bench.score.score_command import command
 from bench.score.sessions import BASE_ARGS, GRADING_DIR, INI_FILE, INI_TEXT
 
 HIDDEN_DUE = "test_hidden_due_dates.py"

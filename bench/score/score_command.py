@@ -1,0 +1,80 @@
+"""`python -m bench score`: grade a run folder again, or any folder against a fixture's hidden tests.
+
+    python -m bench score results/runs/<run_id>                     run.json names the fixture, diff.patch the work
+    python -m bench score --fixture NAME --repo DIR [--out DIR]     DIR is the repository as the agent would leave it
+
+Either way grading is the bench's own (bench.score.grading): a fresh copy, the diff applied, planted files removed,
+the hidden tests with their canaries and witness. It prints the counts, whether grading was tampered with and where
+the junit XML is; `--json` prints one JSON object instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from bench.errors import ConfigError
+from bench.fixtures.fixture import fixtures_root, load_fixture, repo_root
+from bench.fixtures.workcopy import folder_diff
+from bench.score.graders import Grader, make_grader
+from bench.score.grading import Score, save_score, score_diff, score_run_dir
+
+
+def score_folder(fixture: str, repo: Path, grader: Grader, root: Path | None, out: Path) -> tuple[Score, list[Path]]:
+    """Grade folder `repo` as if an agent had left it so; junit XML and score.json go to `out`."""
+    fx = load_fixture(fixture, root)
+    with tempfile.TemporaryDirectory(prefix="bench-score-") as tmp:
+        diff = folder_diff(fx, repo.absolute(), Path(tmp) / "repo")
+        score = score_diff(fx, diff, grader, Path(tmp))
+    return score, save_score(score, out)
+
+
+def default_out(fixture: str) -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    return repo_root() / "results" / "scores" / f"{stamp}-{fixture}"
+
+
+def _shown(value: int | None) -> str:
+    return "?" if value is None else str(value)
+
+
+def as_json(score: Score, junit: list[Path]) -> dict[str, object]:
+    return {**score.as_json(), "tampered": score.grading_tampered, "junit": [str(path) for path in junit]}
+
+
+def print_score(score: Score, junit: list[Path]) -> None:
+    print(f"fixture        {score.fixture}")
+    print(f"hidden tests   {_shown(score.hidden_passed)} of {score.hidden_total} passed")
+    print(f"visible tests  {_shown(score.visible_passed)} of {_shown(score.visible_total)} passed")
+    touched = ", ".join(score.changed_paths) or "nothing"
+    print(f"files changed  {_shown(score.files_changed)} non-test; the diff touches {touched}")
+    print(f"tests added    {_shown(score.tests_added)}")
+    print(f"tampered       {'yes: the counts are void' if score.grading_tampered else 'no'}")
+    print(f"junit          {', '.join(map(str, junit)) or 'none written'}")
+    print(f"error          {score.error or 'none'}")
+
+
+def command(args: argparse.Namespace) -> int:
+    """Grade and print; 0 when graded (a tampered or failing score included), 2 on bad arguments."""
+    root = fixtures_root(args.fixtures_root) if getattr(args, "fixtures_root", "") else None
+    fixture, repo = getattr(args, "fixture", None), getattr(args, "repo", None)
+    if args.run_dir and (fixture or repo):
+        raise ConfigError("bench score: give a run folder, or --fixture NAME --repo DIR, not both")
+    grader = make_grader(args.sandbox)
+    if args.run_dir:
+        run_dir = Path(args.run_dir)
+        score = score_run_dir(run_dir, grader, root)
+        junit = [run_dir / name for name in score.junit_reports]
+    elif fixture and repo:
+        out = Path(args.score_out) if getattr(args, "score_out", None) else default_out(fixture)
+        score, junit = score_folder(fixture, Path(repo), grader, root, out)
+    else:
+        raise ConfigError("bench score: give a run folder (results/runs/<run_id>), or --fixture NAME --repo DIR")
+    if getattr(args, "json", False):
+        print(json.dumps(as_json(score, junit), indent=1))
+    else:
+        print_score(score, junit)
+    return 0

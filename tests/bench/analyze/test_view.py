@@ -1,0 +1,247 @@
+"""The results viewer: one self-contained HTML page, opened in a real headless Chromium (Debian's chromium driven by
+chromium-driver through selenium): it loads with no console error and no request, a run's steps open, and the
+numbers it shows are the CSV's. The results are a bench's own, made with the fakes (bench.testing.fakes).
+
+BENCH_VIEW_SCREENSHOTS=DIR keeps a screenshot of each page there (docs/viewer-matrix.png and docs/viewer-run.png
+were made so)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.analyze.view import view_data
+from bench.analyze.view_page import render
+from bench.cli import main
+from bench.config import BenchConfig
+from bench.fixtures.fixture import load_fixture
+from bench.results.append import read_rows
+from bench.run.runner import Bench
+from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
+
+pytestmark = pytest.mark.xdist_group("viewer")  # one worker makes the results its tests share
+
+SOLUTION = load_fixture("todo_repo").solution_dir
+SOLVED = {"todo.py": (SOLUTION / "todo.py").read_text(), "test_due.py": (SOLUTION / "test_due.py").read_text()}
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+LONG_COMMAND = "python -m pytest -q test_todo.py && " + "echo checking the overdue listing again; " * 8
+
+
+def response(step: int, prompt: int) -> dict[str, Any]:
+    usage = {"prompt_tokens": prompt, "completion_tokens": 40, "total_tokens": prompt + 40}
+    timings = {"cache_n": 0, "prompt_n": prompt, "prompt_ms": 50.0, "predicted_n": 40, "predicted_ms": 80.0}
+    return {"t": step * 0.2, "event": "response", "step": step, "finish_reason": "tool_calls", "usage": usage,
+            "timings": timings, "tool_calls": 1}  # fmt: skip
+
+
+def busy_trace(n_ctx: int) -> list[dict[str, Any]]:
+    """A run with a bit of everything: calls, a long command, Jeff, a clearing, a cut answer, a 400, a done check."""
+    return [
+        {"t": 0.0, "event": "start", "n_ctx": n_ctx, "preset": "part3"},
+        response(1, 900),
+        {
+            "t": 0.3,
+            "event": "tool",
+            "step": 1,
+            "name": "read_file",
+            "args": {"path": "todo.py"},
+            "ok": True,
+            "result_chars": 5120,
+            "truncated": False,
+            "refused": False,
+            "error": None,
+            "seconds": 0.01,
+        },
+        response(2, 2600),
+        {
+            "t": 0.5,
+            "event": "jeff",
+            "step": 2,
+            "command": LONG_COMMAND,
+            "opinion": "Fine: it only runs the tests.",
+            "seconds": 0.4,
+            "usage": None,
+            "timings": None,
+            "error": None,
+        },
+        {"t": 0.6, "event": "approval", "step": 2, "command": LONG_COMMAND, "decision": "run", "by": "jeff"},
+        {
+            "t": 0.7,
+            "event": "tool",
+            "step": 2,
+            "name": "run",
+            "args": {"command": LONG_COMMAND},
+            "ok": True,
+            "result_chars": 311,
+            "truncated": False,
+            "refused": False,
+            "error": None,
+            "seconds": 1.2,
+        },
+        {"t": 0.8, "event": "clear", "step": 2, "reason": "threshold", "total_tokens": 2640, "changed": 3},
+        {
+            "t": 0.9,
+            "event": "http_error",
+            "step": 3,
+            "status": 400,
+            "type": "exceed_context_size_error",
+            "message": "request (4200 tokens) exceeds the available context size (4096 tokens)",
+            "messages": 9,
+            "n_prompt_tokens": 4200,
+            "n_ctx": n_ctx,
+        },
+        {"t": 1.0, "event": "clear", "step": 3, "reason": "context_400", "total_tokens": None, "changed": 2},
+        response(3, 1800),
+        {"t": 1.1, "event": "cut", "step": 3, "kind": "unparsed", "dropped": True, "message": "Failed to parse"},
+        response(4, 2000),
+        {
+            "t": 1.3,
+            "event": "done_check",
+            "step": 4,
+            "passed": True,
+            "pytest_exit": 0,
+            "summary": "9 passed",
+            "missing": [],
+            "planted": [],
+            "new_tests": None,
+            "seconds": 0.9,
+        },
+        {"t": 1.4, "event": "stop", "reason": "done", "steps": 4, "message": None},
+    ]
+
+
+def bench_file(folder: Path, runs: list[ScriptedRun]) -> Path:
+    out = folder / "results.csv"
+    config = BenchConfig(use_jeff=False, presets=["part3"], out=str(out), reps=len(runs))
+    servers = FakeServers()
+    Bench(config, FakeFactory(config, servers, FakeSandboxes(servers, runs))).run()
+    return out
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two results files of the same configuration: an older one that did nothing, a newer one that solved it."""
+    with pytest.MonkeyPatch.context() as patch:  # the benches' state files in a folder of the module's own
+        patch.setenv("AGENTBENCH_STATE_DIR", str(tmp_path_factory.mktemp("instances")))
+        old = bench_file(tmp_path_factory.mktemp("old"), [ScriptedRun(steps=2)])
+        new = bench_file(tmp_path_factory.mktemp("new"), [ScriptedRun(files=SOLVED, events=busy_trace(4096)),
+                                                          ScriptedRun(files=SOLVED, steps=2)])  # fmt: skip
+    return old, new
+
+
+def test_the_page_is_self_contained_and_escapes_what_the_trace_holds(results: tuple[Path, Path]) -> None:
+    data = view_data([str(p) for p in results])
+    data["runs"][0]["error"] = "</script><script>alert(1)</script>"
+    page = render(data)
+    assert "</script><script>alert" not in page and "<\\/script>" in page
+    assert "http://" not in page and "https://" not in page and "src=" not in page  # nothing to fetch
+
+
+def test_the_steps_come_from_the_trace(results: tuple[Path, Path]) -> None:
+    data = view_data([str(results[1])])
+    busy = next(run for run in data["runs"] if len(run["steps"]) == 4)
+    kinds = [[item["kind"] for item in step["items"]] for step in busy["steps"]]
+    assert kinds == [["tool"], ["jeff", "approval", "tool", "clear"], ["http_error", "clear", "cut"], ["done_check"]]
+    assert busy["steps"][1]["fill"] == round(100 * 2640 / 4096, 1)
+    assert busy["steps"][1]["items"][2]["folded"] is True and busy["steps"][0]["items"][0]["folded"] is False
+    assert "3 messages cleared at 2640 tokens" in busy["steps"][1]["items"][3]["summary"]
+    assert all(outcome == "passed" for _, outcome in busy["hidden"]) and len(busy["hidden"]) >= 6
+
+
+@pytest.fixture
+def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    monkeypatch.setenv("SE_OFFLINE", "true")  # selenium's driver manager never looks anything up
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "chromium"
+    for flag in [*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,1000"]:
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "chromedriver"), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def severe(driver: Any) -> list[str]:
+    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+@pytest.mark.browser
+def test_in_chromium_the_matrix_loads_a_run_opens_and_the_numbers_are_the_csvs(
+    results: tuple[Path, Path], tmp_path: Path, browser: Any
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    page = tmp_path / "report.html"
+    assert main(["view", str(results[0]), str(results[1]), "--out", str(page)]) == 0
+    browser.get(page.as_uri())
+    assert severe(browser) == []
+    assert browser.title.startswith("Results:")
+    matrix = browser.find_element(By.CSS_SELECTOR, "table.matrix")
+    headings = [th.text for th in matrix.find_elements(By.TAG_NAME, "th")]
+    lines = [
+        [td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+        for tr in matrix.find_elements(By.CSS_SELECTOR, "tbody tr")
+    ]
+    assert [line[0] for line in lines] == [f"{p.parent.name}/{p.name}" for p in results]
+    for line, csv in zip(lines, results, strict=True):  # per file: its runs and their hidden tests, from the CSV
+        shown = dict(zip(headings, line, strict=True))
+        csv_rows = read_rows(csv)
+        assert shown["runs"] == str(len(csv_rows))
+        assert shown["hidden passed"] == ", ".join(row["hidden_passed"] for row in csv_rows)
+    assert "peak_gpu_mib_flint" in browser.find_element(By.ID, "unmeasured").text  # not a column of blanks
+    verdicts = browser.find_element(By.XPATH, "//th[text()='verdict']/ancestor::table")
+    assert "completed" in verdicts.text
+    shots = os.environ.get("BENCH_VIEW_SCREENSHOTS")
+    if shots:
+        browser.save_screenshot(str(Path(shots) / "viewer-matrix.png"))
+
+    rows = {row["run_id"]: row for row in read_rows(results[1])}
+    busy = next(run_id for run_id, row in rows.items() if row["steps"] == "4")
+    browser.find_element(By.CSS_SELECTOR, f"a[data-run='{busy}']").click()
+    cells = browser.find_element(By.ID, "run-cells")
+    headers = [th.text for th in cells.find_elements(By.TAG_NAME, "th")]
+    values = [td.text for td in cells.find_elements(By.TAG_NAME, "td")]
+    from bench.analyze.view import RUN_CELLS
+
+    assert headers == [heading for _, heading in RUN_CELLS]
+    assert values == [rows[busy][column] for column, _ in RUN_CELLS]  # the CSV's own cells
+    steps = browser.find_elements(By.CSS_SELECTOR, "#steps .step")
+    assert len(steps) == 4 and "window 64.5% of 4096" in steps[1].text
+    assert (
+        "Jeff on the command: Fine: it only runs the tests." in steps[1].text
+        and "clearing (threshold): 3 messages cleared" in steps[1].text
+    )
+    assert "HTTP 400" in steps[2].text and "cut answer (unparsed), dropped" in steps[2].text
+    folded = steps[1].find_elements(By.TAG_NAME, "details")[-1]  # the run call's (Jeff's and the approval's before)
+    assert not folded.find_element(By.TAG_NAME, "pre").is_displayed()
+    folded.find_element(By.TAG_NAME, "summary").click()
+    assert "echo checking" in folded.find_element(By.TAG_NAME, "pre").text
+    hidden = browser.find_element(By.ID, "hidden")
+    assert hidden.text.count(" passed") == int(rows[busy]["hidden_passed"]) + int(rows[busy]["visible_passed"])
+    assert (
+        f"hidden tests passed: {rows[busy]['hidden_passed']} of 6" in browser.find_element(By.ID, "hidden-count").text
+    )
+    assert severe(browser) == []
+    if shots:
+        browser.save_screenshot(str(Path(shots) / "viewer-run.png"))
+    browser.find_element(By.ID, "back").click()
+    assert browser.find_elements(By.CSS_SELECTOR, "table.matrix")
+
+
+def test_a_run_without_its_trace_keeps_its_row_and_says_why(results: tuple[Path, Path], tmp_path: Path) -> None:
+    lone = tmp_path / "lone.csv"
+    shutil.copy(results[0], lone)  # no runs/ folder beside it
+    (run,) = view_data([str(lone)])["runs"]
+    assert run["steps"] == [] and run["hidden"] == [] and run["note"].startswith("no event trace")
+    assert run["cells"]["hidden_passed"] == read_rows(lone)[0]["hidden_passed"]

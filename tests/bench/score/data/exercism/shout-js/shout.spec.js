@@ -1,0 +1,3 @@
+import { shout } from './shout';
+
+test('shouts', () => expect(shout('hi')).toBe('HI'));

@@ -1,0 +1,205 @@
+"""Exercism exercises (written here, in exercism's layout: tests/bench/score/data/exercism) imported as fixtures
+under a root outside the checkout, checked there by `fixtures check`, graded by `bench score --fixture --repo`, and
+run by the bench itself with the fakes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from bench.cli import main
+from bench.config import BenchConfig
+from bench.fixtures.fixture import fixture_hash, load_fixture
+from bench.provenance import git_dirty
+from bench.results.append import read_rows
+from bench.run.runner import Bench
+from bench.score.check import check_fixture
+from bench.score.exercism import import_all, visible_share
+from bench.testing.fake_llama import FakeLlama
+from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
+
+EXERCISES = Path(__file__).parent / "data" / "exercism"
+IMPORTABLE = {"grade-bands", "order-totals", "tally-counter", "word-stats"}
+# What each exercise's tests give, run by plain pytest on the stub and the example: the counts imported must match.
+COUNTS = {"grade_bands": (4, 0), "order_totals": (4, 0), "tally_counter": (7, 0), "word_stats": (6, 1)}
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every test exercise imported into a fixtures root of its own (the refused ones noted in refused.json)."""
+    into = tmp_path_factory.mktemp("exercism-root")
+    (into / "fixtures").mkdir()
+    imported, refused = import_all([EXERCISES], into, 0.0, 20, force=False)
+    (into / "refused.json").write_text(json.dumps(refused))
+    assert sorted(i.name for i in imported) == sorted(COUNTS)
+    return into
+
+
+def pytest_score(folder: Path, test_file: str) -> tuple[int, int]:
+    """Passed and total test functions by a plain pytest run in `folder` (the exercise as exercism ships it); a
+    test with a failing subtest failed (pytest 9 reports it as one case holding each subtest's failure)."""
+    report = folder / "report.xml"
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", test_file]
+    subprocess.run(command, cwd=folder, capture_output=True, timeout=120)
+    outcomes: dict[tuple[str | None, str | None], bool] = {}
+    for case in ElementTree.parse(report).getroot().iter("testcase"):
+        key = (case.get("classname"), case.get("name"))
+        failed = any(child.tag in ("failure", "error", "skipped") for child in case)
+        outcomes[key] = outcomes.get(key, True) and not failed
+    return sum(outcomes.values()), len(outcomes)
+
+
+def test_each_exercise_becomes_a_fixture_with_counts_measured(root: Path) -> None:
+    for name, (total, stub_passing) in COUNTS.items():
+        fx = load_fixture(name, root)
+        assert (fx.hidden_total, fx.expected_hidden_passing) == (total, stub_passing), name
+        assert fx.visible_tests == [] and fx.solution_adds_tests is False and fx.grading == "library"
+        task = (fx.path / "TASK.md").read_text()
+        assert f"`{name}.py`" in task and "hidden" in task
+    tally = (root / "fixtures/tally_counter/TASK.md").read_text()
+    assert "times must be positive" in tally  # instructions.append.md is part of the task
+
+
+def test_helpers_and_editor_files_reach_grading_and_are_protected(root: Path) -> None:
+    fx = load_fixture("order_totals", root)
+    assert fx.support_files == ["price_list.py", "sample_orders.py"]
+    assert (fx.path / "price_list.py").is_file() and not (fx.path / "sample_orders.py").exists()
+    assert fx.protected_files == ["price_list.py"]  # the editor file the agent receives is read-only
+    assert sorted(p.name for p in fx.solution_dir.iterdir()) == ["order_totals.py"]
+
+
+def test_exercises_it_cannot_take_are_listed_with_the_reason(root: Path) -> None:
+    refused = json.loads((root / "refused.json").read_text())
+    assert set(refused) == {"no-example", "shout-js"}
+    assert "missing .meta/example.py" in refused["no-example"]
+    assert "not a Python exercise" in refused["shout-js"] and "shout.js" in refused["shout-js"]
+    assert not (root / "fixtures/no_example").exists()  # nothing half-made is left
+
+
+def test_fixtures_check_from_the_outside_root_passes_every_import(root: Path) -> None:
+    for name in COUNTS:
+        problems, summary = check_fixture(name, root, window=4096)
+        assert problems == [], (name, summary)
+        assert "estimated" in summary
+
+
+@pytest.mark.parametrize("name", sorted(COUNTS))
+def test_bench_score_gives_the_example_n_of_n_and_the_stub_its_true_pytest_score(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    total, stub_passing = COUNTS[name]
+    slug = name.replace("_", "-")
+    stub, solved = tmp_path / f"{name}-stub", tmp_path / f"{name}-solved"
+    shutil.copytree(root / "fixtures" / name, stub, ignore=shutil.ignore_patterns("fixture.yaml"))
+    shutil.copytree(stub, solved)
+    shutil.copy(EXERCISES / slug / ".meta/example.py", solved / f"{name}.py")
+    plain = tmp_path / f"{name}-plain"
+    shutil.copytree(EXERCISES / slug, plain)
+    assert pytest_score(plain, f"{name}_test.py") == (stub_passing, total)  # the stub's true score
+    for folder, expected in ((solved, total), (stub, stub_passing)):
+        argv = ["score", "--fixture", name, "--repo", str(folder), "--fixtures-root", str(root), "--json"]
+        assert main([*argv, "--sandbox", "local", "--out", str(tmp_path / f"{folder.name}-score")]) == 0
+        answer = json.loads(capsys.readouterr().out)
+        assert (answer["hidden_passed"], answer["hidden_total"], answer["tampered"]) == (expected, total, False)
+        assert Path(answer["junit"][0]).is_file()
+
+
+def test_visible_share_gives_the_agent_some_tests_read_only(tmp_path: Path) -> None:
+    into = tmp_path / "root"
+    (imported,), refused = import_all([EXERCISES / "tally-counter"], into, 0.5, 20, force=False)
+    assert not refused
+    fx = load_fixture("tally_counter", into)
+    assert fx.visible_tests == ["tally_counter_visible_test.py"] and fx.expected_visible_passing == 0
+    assert fx.hidden_total == 7 and imported.visible_total == 4
+    assert check_fixture("tally_counter", into)[0] == []
+    _, refused = import_all([EXERCISES / "tally-counter"], into, 0.5, 20, force=False)
+    assert "already exists (--force replaces it)" in refused["tally-counter"]
+
+
+def test_visible_share_keeps_every_kth_test_and_drops_emptied_classes() -> None:
+    text = (EXERCISES / "word-stats/word_stats_test.py").read_text()
+    kept = visible_share(text, 0.34)
+    assert kept is not None and kept.count("def test_") == 3
+    assert "class WordsTest" in kept and "class UniqueWordsTest" not in kept
+    compile(kept, "kept", "exec")
+    assert visible_share(text, 0.0) is None
+
+
+def test_a_task_too_long_for_the_window_is_an_error_naming_the_window(root: Path, tmp_path: Path) -> None:
+    into = tmp_path / "root"
+    shutil.copytree(root, into)
+    (into / "fixtures/word_stats/TASK.md").write_text("Count the words. " * 2000)  # about 8,500 tokens
+    problems, _ = check_fixture("word_stats", into, window=4096)
+    assert len(problems) == 1 and "cannot fit the smallest configured window (4096 tokens)" in problems[0]
+    assert "estimated" in problems[0] and "--ctx 9216" in problems[0]
+    with FakeLlama([]) as fake:  # a server up: its own tokenizer counts (here, one token per 4 characters)
+        problems, _ = check_fixture("word_stats", into, window=4096, tokenizer_url=fake.url)
+        assert ("POST", "/apply-template") in fake.hits and ("POST", "/tokenize") in fake.hits
+    assert f"measured by {fake.url}'s tokenizer" in problems[0]
+
+
+def test_a_bench_on_the_outside_root_records_it_and_the_fixtures_hash(root: Path, tmp_path: Path) -> None:
+    dirty = git_dirty()
+    example = (EXERCISES / "tally-counter/.meta/example.py").read_text()
+    settings = {"use_jeff": False, "out": str(tmp_path / "results.csv"), "fixtures": ["tally_counter"]}
+    config = BenchConfig(**settings, fixtures_root=str(root))  # type: ignore[arg-type]
+    servers = FakeServers()
+    (row,) = Bench(config, FakeFactory(config, servers, FakeSandboxes(servers, [ScriptedRun(files={
+        "tally_counter.py": example})]))).run()  # fmt: skip
+    assert (row["hidden_passed"], row["hidden_total"]) == ("7", "7")
+    assert row["fixtures_root"] == str(root) and row["fixture_sha"] == fixture_hash(load_fixture("tally_counter", root))
+    assert read_rows(tmp_path / "results.csv") == [row]
+    assert git_dirty() == dirty  # the outside root changes nothing in the checkout
+
+
+def test_fixtures_root_flag_and_setting_reach_check_and_refuse_a_wrong_folder(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["fixtures", "check", "grade_bands", "--fixtures-root", str(root)]) == 0
+    assert "grade_bands: ok" in capsys.readouterr().out
+    config = tmp_path / "bench.yaml"
+    config.write_text(yaml.safe_dump({"fixtures_root": str(tmp_path / "nowhere")}))
+    assert main(["fixtures", "check", "--config", str(config)]) == 2
+    assert "no fixtures/ folder" in capsys.readouterr().err
+
+
+@pytest.mark.llama
+def test_the_real_llama_servers_tokenizer_measures_the_task(root: Path, tmp_path: Path) -> None:
+    from bench.fixtures.window import estimated_tokens, first_request, measured_tokens
+    from bench.servers.binaries import find_small_model
+    from bench.servers.process import LlamaProcess
+
+    server = LlamaProcess(find_small_model(), 512, tmp_path / "llama.log", threads=1)
+    server.start()
+    try:
+        fx = load_fixture("tally_counter", root)
+        task = (fx.path / fx.task_file).read_text()
+        tokens = measured_tokens(server.url, first_request(task))
+        alone = httpx.post(f"{server.url}/tokenize", json={"content": task}, timeout=30).json()["tokens"]
+        assert len(alone) < tokens < estimated_tokens(first_request(task))  # its template holds the task and more
+        problems, _ = check_fixture("tally_counter", root, window=256, tokenizer_url=server.url)
+    finally:
+        server.stop()
+    assert len(problems) == 1 and f"{tokens} tokens (measured by {server.url}'s tokenizer)" in problems[0]
+
+
+@pytest.mark.docker
+def test_the_docker_grader_gets_the_support_files_too(root: Path, tmp_path: Path) -> None:
+    """sample_orders.py lies only beside the hidden tests: it reaches the locked-down container with them."""
+    from bench.score.graders import make_grader
+    from bench.score.score_command import score_folder
+
+    solved = tmp_path / "solved"
+    shutil.copytree(root / "fixtures/order_totals", solved, ignore=shutil.ignore_patterns("fixture.yaml"))
+    shutil.copy(EXERCISES / "order-totals/.meta/example.py", solved / "order_totals.py")
+    score, junit = score_folder("order_totals", solved, make_grader("docker"), root, tmp_path / "score")
+    assert (score.hidden_passed, score.hidden_total, score.error, score.grading_tampered) == (4, 4, None, False)
+    assert junit and junit[0].is_file()
