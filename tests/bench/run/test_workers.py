@@ -19,8 +19,9 @@ from bench.config import BenchConfig
 from bench.errors import PrerequisiteError
 from bench.fixtures.fixture import load_fixture
 from bench.results.append import read_rows
+from bench.results.schema import run_key
 from bench.run.display import Display
-from bench.run.plan import PlannedRun, plan_runs
+from bench.run.plan import PlannedRun, RunInputs, plan_runs
 from bench.run.runner import INTERRUPTED_SUFFIX, Bench
 from bench.run.workers import RowWriter, RunQueue, worker_configs
 from bench.servers.gpu_pin import watched_uuids
@@ -119,6 +120,12 @@ def test_two_workers_run_the_plan_once_and_a_killed_server_costs_its_run_only(tm
     rows = bench.run()
     assert read_rows(tmp_path / "r.csv") == rows
     assert sorted((r["ctx"], r["rep"]) for r in rows) == planned(config)  # a sequential bench's runs, once each
+    sequential = config.model_copy(update={"workers": 1})
+    pair = FakeServers()
+    endpoints = pair.start(4096)  # what a fake pair reports, the same for every pair and window
+    pair.stop()
+    inputs = [RunInputs.of(run, sequential, endpoints, bench.choice, bench.provenance) for run in plan_runs(sequential)]
+    assert sorted(run_key(r) for r in rows) == sorted(i.key() for i in inputs)  # each row with a single bench's inputs
     failed = [r for r in rows if r["stop_reason"] == "infra_error"]
     assert len(failed) == 1 and "died during the run" in failed[0]["error"]
     assert all(r["stop_reason"] == "done" and r["error"] == "" for r in rows if r not in failed)
