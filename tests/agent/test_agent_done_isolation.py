@@ -26,7 +26,7 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     report.outcome = "passed"
 """
-NEW_TEST = "def test_new():\n    assert True\n"
+NEW_TEST = 'def test_new():\n    assert len("new") == 3\n'
 
 
 def check(repo: Path, start: Snapshot, preset: str) -> DoneResult:

@@ -186,7 +186,7 @@ class LeapTest(unittest.TestCase):
 
 class Helper:
     def test_not_collected(self):
-        assert 1 == 1
+        assert days_in_year(2023) == 365
 """
 
 
