@@ -8,7 +8,9 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -148,7 +150,7 @@ REWRITER = """
 import glob, os, sys, tempfile, time
 end = time.monotonic() + 60
 while time.monotonic() < end:
-    for path in glob.glob(os.path.join(tempfile.gettempdir(), "agent-done-*", "*", "test_calc.py")):
+    for path in glob.glob(os.path.join(tempfile.gettempdir(), "agent-done-*", "REPO_NAME", "test_calc.py")):
         try:
             open(path, "w").write("def test_add():\\n    pass\\n")
         except OSError:
@@ -157,24 +159,28 @@ while time.monotonic() < end:
 """
 
 
-@pytest.fixture
-def rewriter() -> Iterator[None]:
-    process = subprocess.Popen([sys.executable, "-c", REWRITER])
-    yield
-    process.kill()
-    process.wait()
+@contextmanager
+def rewriting(repo_name: str) -> Iterator[None]:
+    process = subprocess.Popen([sys.executable, "-c", REWRITER.replace("REPO_NAME", repo_name)])
+    try:
+        yield
+    finally:
+        process.kill()
+        process.wait()
 
 
-def test_a_test_rewritten_in_the_copy_during_the_check_is_caught(
-    started: tuple[Path, Snapshot], rewriter: None
-) -> None:
-    repo, start = started
+def test_a_test_rewritten_in_the_copy_during_the_check_is_caught(repo: Path) -> None:
+    # A name of its own: the rewriter must reach this test's copies only, not those of checks running beside it.
+    repo = repo.rename(repo.with_name(f"repo-{uuid.uuid4().hex}"))
+    start = take_snapshot(repo)
+    (repo / "calc.py").write_text(BROKEN)
     (repo / "test_new.py").write_text(NEW_TEST)
-    for preset in ("part3+", "strict"):
-        result = check(repo, start, preset)
-        assert (
-            not result.passed
-            and result.feedback is not None
-            and "changed while the done check ran" in (result.feedback)
-        ), preset
+    with rewriting(repo.name):
+        for preset in ("part3+", "strict"):
+            result = check(repo, start, preset)
+            assert (
+                not result.passed
+                and result.feedback is not None
+                and "changed while the done check ran" in (result.feedback)
+            ), preset
     assert (repo / "test_calc.py").read_text() == TEST_CALC and os.path.exists(repo / "calc.py")

@@ -16,7 +16,7 @@ import pytest
 
 from bench import ROOT
 from bench.config import BenchConfig
-from bench.errors import PrerequisiteError
+from bench.errors import PrerequisiteError, ResultsError
 from bench.fixtures.fixture import load_fixture
 from bench.results.append import read_rows
 from bench.results.schema import run_key
@@ -137,13 +137,26 @@ def test_two_workers_run_the_plan_once_and_a_killed_server_costs_its_run_only(tm
 @pytest.mark.processes
 def test_ctrl_c_stops_every_worker_and_keeps_every_row(tmp_path: Path) -> None:
     bench, _ = two_workers(tmp_path, [[], []], reps=4)
-    timer = threading.Timer(4.0, _thread.interrupt_main)  # Ctrl-C while both grade their runs
-    timer.start()
+    stop = threading.Event()
+
+    def ctrl_c_after_the_first_row() -> None:  # not after a fixed time: on an idle machine all 8 runs end in 4 s
+        while not stop.wait(0.05):
+            try:
+                written = read_rows(tmp_path / "r.csv")
+            except ResultsError:  # its header is being written
+                continue
+            if written:
+                _thread.interrupt_main()
+                return
+
+    watcher = threading.Thread(target=ctrl_c_after_the_first_row, daemon=True)
+    watcher.start()
     try:
         with pytest.raises(KeyboardInterrupt):
             bench.run()
     finally:
-        timer.cancel()
+        stop.set()
+        watcher.join()
     rows = read_rows(tmp_path / "r.csv")
     assert len(rows) < 8 and rows == bench.rows  # what was written is kept, nothing after the stop
     cut = [p for p in (tmp_path / "runs").iterdir() if p.name.endswith(INTERRUPTED_SUFFIX)]
