@@ -4,9 +4,10 @@ killed mid-run, Ctrl-C), whose rows must be a sequential bench's runs."""
 
 from __future__ import annotations
 
-import _thread
 import importlib.util
 import io
+import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -145,8 +146,8 @@ def test_ctrl_c_stops_every_worker_and_keeps_every_row(tmp_path: Path) -> None:
                 written = read_rows(tmp_path / "r.csv")
             except ResultsError:  # its header is being written
                 continue
-            if written:
-                _thread.interrupt_main()
+            if written:  # a real SIGINT: interrupt_main() alone does not wake a main thread blocked in a wait
+                os.kill(os.getpid(), signal.SIGINT)
                 return
 
     watcher = threading.Thread(target=ctrl_c_after_the_first_row, daemon=True)
