@@ -150,6 +150,8 @@ def test_ctrl_c_stops_every_worker_and_keeps_every_row(tmp_path: Path) -> None:
                 os.kill(os.getpid(), signal.SIGINT)
                 return
 
+    # A shell that starts CI in the background leaves SIGINT ignored in its children: Ctrl-C as a terminal has it.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     watcher = threading.Thread(target=ctrl_c_after_the_first_row, daemon=True)
     watcher.start()
     try:
@@ -158,6 +160,7 @@ def test_ctrl_c_stops_every_worker_and_keeps_every_row(tmp_path: Path) -> None:
     finally:
         stop.set()
         watcher.join()
+        signal.signal(signal.SIGINT, previous)
     rows = read_rows(tmp_path / "r.csv")
     assert len(rows) < 8 and rows == bench.rows  # what was written is kept, nothing after the stop
     cut = [p for p in (tmp_path / "runs").iterdir() if p.name.endswith(INTERRUPTED_SUFFIX)]
