@@ -6,6 +6,7 @@ a hung bench. (The agent keeps its own standard-library client: it runs in a bar
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -119,13 +120,25 @@ def busy_slot(base_url: str) -> str | None:
 
 
 def wait_idle(urls: list[str], timeout_s: float = 30.0) -> str | None:
-    """Wait until no slot of these servers is processing; why not, when `timeout_s` passes first."""
+    """Wait until no slot of these servers is processing; why not, when `timeout_s` passes first or at once when
+    one of them refuses connections: a server that is gone will not become idle (one stopped or busy still accepts
+    them, and is waited for)."""
     deadline = time.monotonic() + timeout_s
     while True:
         problem = next((p for url in urls if (p := busy_slot(url))), None)
-        if problem is None or time.monotonic() >= deadline:
+        if problem is None or time.monotonic() >= deadline or not all(accepts_connections(url) for url in urls):
             return problem
         time.sleep(0.5)
+
+
+def accepts_connections(base_url: str) -> bool:
+    """Whether something listens at the server's address (the kernel accepts for a stopped process too)."""
+    address = httpx.URL(base_url)
+    try:
+        socket.create_connection((address.host, address.port or 80), timeout=3.0).close()
+    except OSError:
+        return False
+    return True
 
 
 def parse_metrics(text: str) -> dict[str, float]:

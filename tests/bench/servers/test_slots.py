@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -62,3 +63,21 @@ def test_a_server_without_the_slots_endpoint_cannot_tell_and_is_taken_as_idle(se
     Slots.answers = [(501, {"error": "disabled"}, 0)]
 
     assert busy_slot(server) is None
+
+
+def test_a_server_that_is_gone_is_not_waited_for(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing listens at the second address: it will never be idle, so the wait ends at once (and the runner
+    restarts it) instead of polling out the whole timeout. A stuck one that still accepts connections is waited."""
+    gone = socket.socket()
+    gone.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{gone.getsockname()[1]}"
+    gone.close()
+    sleeps: list[float] = []  # the wait's polls (the test server's handler sleeps 0)
+    monkeypatch.setattr("bench.servers.api.time.sleep", lambda s: sleeps.append(s) if s else None)
+    Slots.answers = [(200, IDLE, 0)]
+
+    assert "did not answer" in (wait_idle([server, url], timeout_s=30) or "")
+    assert sleeps == []
+    Slots.answers = [(200, BUSY, 0)]
+    assert "still processing" in (wait_idle([server], timeout_s=0.2) or "")
+    assert sleeps  # the busy one was polled again
