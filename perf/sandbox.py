@@ -1,8 +1,9 @@
 """What a sandbox costs a run besides the agent (figures for perf/run.py):
 
-- the docker sandbox's lifecycle (the repository volume and its holder created, the work copy put in, the sandbox
-  container started and stopped, the files read back, everything removed), against the floor of the same image
-  doing nothing (`docker run --rm IMAGE true`) as a ratio, target at most 2x;
+- the docker sandbox's lifecycle per run (the work copy put into the repository volume, the sandbox container
+  created, started, stopped and removed, the files read back, the volume emptied), against the floor of the same
+  image doing nothing (`docker run --rm IMAGE true`) as a ratio, target at most 2x; and, apart, what a bench's
+  worker pays once for that volume and its holder (bench.containers.repo_volume);
 - the local sandbox's lifecycle.
 
 The agent in both is the real one, given a Flint that cannot be reached (a closed port on loopback, and in the
@@ -16,10 +17,11 @@ import tempfile
 from pathlib import Path
 
 from agent.server import Props
-from bench.config import BenchConfig
+from bench.config import BenchConfig, size_bytes
 from bench.containers.engine import docker_client
 from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
+from bench.containers.repo_volume import RepoVolume
 from bench.errors import PrerequisiteError
 from bench.fixtures.fixture import load_fixture
 from bench.fixtures.workcopy import make_work_copy
@@ -56,15 +58,22 @@ def docker_figures(quick: bool, repeats: int) -> list[Figure]:
     except PrerequisiteError as e:
         raise Unavailable(str(e)) from e
     image = ensure_sandbox_image(client)
-    engine = Engine("docker", client, image, BenchNames(Ownership.new().instance))
-    sandbox = DockerSandbox(engine, Reach("none", CLOSED, None), BenchConfig(), "perf")  # no network at all
-    if not quick:
-        lifecycle(sandbox)  # warm: the image's layers in the page cache
-    floor = timed(lambda: subprocess.run(["docker", "run", "--rm", image, "true"], check=True), repeats)
-    full = timed(lambda: lifecycle(sandbox), repeats)
+    names = BenchNames(Ownership.new().instance)
+    config = BenchConfig()
+    repo = RepoVolume(client, image, names, size_bytes(config.sandbox_repo_size))
+    sandbox = DockerSandbox(Engine("docker", client, image, names), Reach("none", CLOSED, None), config, "perf", repo)
+    try:
+        if not quick:
+            lifecycle(sandbox)  # warm: the image's layers in the page cache
+        volume = timed(lambda: (repo.remove(), lifecycle(sandbox)), repeats)  # as every run did before
+        floor = timed(lambda: subprocess.run(["docker", "run", "--rm", image, "true"], check=True), repeats)
+        full = timed(lambda: lifecycle(sandbox), repeats)
+    finally:
+        repo.remove()
     ratios = [f / b for f, b in zip(full, floor, strict=True)]
     return [
         figure("docker sandbox lifecycle", "s", full, None, quick),
+        figure("docker sandbox lifecycle, volume and holder made and removed too", "s", volume, None, quick),
         figure("docker run --rm, the floor", "s", floor, None, quick),
         figure("docker sandbox lifecycle / floor", "x", ratios, "<= 2.0", quick),
     ]

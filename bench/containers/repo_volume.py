@@ -7,6 +7,11 @@ loop mount of the bench's own would), and a killed bench leaves only Docker obje
 the next bench removes (bench.run.instance). A tmpfs volume lives only while a container mounts it, so a small
 holder container (no network, no capability, read-only, `sleep`) keeps it from before the sandbox starts until its
 files are read back. Its pages count against the memory of the container that writes them.
+
+One volume and its holder serve a sandbox kind's runs one after another (a bench's worker): starting a holder per
+run cost more than the sandbox's own container (perf/sandbox.py). After each run the volume is emptied and checked
+to be as new (nothing left in it, /repo itself with its first mode and no ACL); anything else and it is removed, and
+the next run gets a new one, so no run sees what an earlier one left.
 """
 
 from __future__ import annotations
@@ -27,56 +32,65 @@ REPO_FILES_LIMIT = 100_000  # files and folders in the repository (the tmpfs's i
 FULL_MARGIN = 1024 * 1024  # bytes left in the repository below which it counts as filled up
 
 
+EMPTY = "drwxr-xr-x"  # /repo as the volume's options make it (mode=0755); `ls -ld` shows an ACL as a "+" after it
+# As the volume's owner (the holder's user): what the size left (free blocks, block size), then everything emptied
+# and the first mode given back, then /repo's mode line and what is still in it, which must be nothing.
+EMPTY_SCRIPT = (
+    "stat -f -c '%a %S' /repo; chmod -R u+rwX /repo 2>/dev/null; find /repo -mindepth 1 -delete 2>/dev/null;"
+    " chmod 0755 /repo; ls -ld /repo | cut -c1-11; find /repo -mindepth 1 | head -n 3"
+)
+
+
 class RepoVolume:
-    """One run's repository: `mounts` goes to the sandbox, `read_back` brings its files to this host."""
+    """A run's repository, one run at a time: `fill` puts the work copy in, `mounts` goes to the sandbox,
+    `read_back` brings its files to this host, `empty` readies it for the next run; `remove` when done."""
 
     def __init__(self, client: Any, image: str, names: BenchNames, size_bytes: int) -> None:
         self.client = client
         self.image = image
         self.names = names
         self.size_bytes = size_bytes
-        self.name = f"{names.prefix}-repo-{secrets.token_hex(3)}"
+        self.name = ""
         self.volume: Any = None
         self.holder: Any = None
+        self.in_use = False  # filled and not yet emptied: a second run at once would share the first one's files
 
-    def create(self, workdir: Path) -> None:
-        """The volume, its holder, and the work copy in it, owned by the sandbox's user."""
+    def fill(self, workdir: Path) -> None:
+        """The work copy in the volume, owned by the sandbox's user; the volume and its holder made if none is."""
         import docker.errors
 
+        if self.in_use:
+            raise SandboxError("the repository volume is still in use by another run (one sandbox at a time per kind)")
+        try:
+            if self.holder is None:
+                self._create()
+            self.in_use = True
+            if not self.holder.put_archive("/repo", pack_folder(workdir, SANDBOX_UID, SANDBOX_UID)):
+                raise SandboxError("Docker did not take the work copy")
+        except docker.errors.DockerException as e:
+            self.remove()
+            raise SandboxError(f"the repository volume could not be prepared: {str(e)[:300]}") from e
+
+    def _create(self) -> None:
         # The size in pages (nr_blocks, tmpfs's other spelling of size=): podman takes size= in a volume's options
         # for a disk quota, which tmpfs has no use for.
         pages = -(-self.size_bytes // os.sysconf("SC_PAGE_SIZE"))
         options = f"nr_blocks={pages},nr_inodes={REPO_FILES_LIMIT},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"
-        try:
-            self.volume = self.client.volumes.create(
-                self.name, driver="local", driver_opts={"type": "tmpfs", "device": "tmpfs", "o": options},
-                labels=self.names.labels("repo"),
-            )  # fmt: skip
-            self.holder = self.client.containers.run(
-                self.image, ["sleep", "infinity"], detach=True, user=f"{SANDBOX_UID}:{SANDBOX_UID}",
-                network_mode="none", read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"],
-                mem_limit="64m", pids_limit=8, labels=self.names.labels("repo-holder"), log_config=LOG_CONFIG,
-                volumes={self.name: {"bind": "/repo", "mode": "rw"}},
-            )  # fmt: skip
-            if not self.holder.put_archive("/repo", pack_folder(workdir, SANDBOX_UID, SANDBOX_UID)):
-                raise SandboxError("Docker did not take the work copy")
-        except docker.errors.DockerException as e:
-            raise SandboxError(f"the repository volume could not be prepared: {str(e)[:300]}") from e
+        self.name = f"{self.names.prefix}-repo-{secrets.token_hex(3)}"
+        self.volume = self.client.volumes.create(
+            self.name, driver="local", driver_opts={"type": "tmpfs", "device": "tmpfs", "o": options},
+            labels=self.names.labels("repo"),
+        )  # fmt: skip
+        self.holder = self.client.containers.run(
+            self.image, ["sleep", "infinity"], detach=True, user=f"{SANDBOX_UID}:{SANDBOX_UID}",
+            network_mode="none", read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"],
+            mem_limit="64m", pids_limit=8, labels=self.names.labels("repo-holder"), log_config=LOG_CONFIG,
+            volumes={self.name: {"bind": "/repo", "mode": "rw"}},
+        )  # fmt: skip
 
     @property
     def mounts(self) -> dict[str, dict[str, str]]:
         return {self.name: {"bind": "/repo", "mode": "rw"}}
-
-    def full(self) -> bool:
-        """Whether the model's commands filled the repository: less than FULL_MARGIN of it is left."""
-        import docker.errors
-
-        try:
-            code, output = self.holder.exec_run(["stat", "-f", "-c", "%a %S", "/repo"])
-            free_blocks, block = (int(word) for word in output.decode().split())
-        except (docker.errors.DockerException, ValueError):
-            return False  # not known: nothing is claimed
-        return code == 0 and free_blocks * block < max(FULL_MARGIN, self.size_bytes // 100)
 
     def read_back(self, workdir: Path) -> str | None:
         """Replace `workdir` with the repository's files as the run left them; returns why they could not all be
@@ -96,9 +110,31 @@ class RepoVolume:
                 chunks.close()  # a stream left unread (it stopped short) is not left open
         return None if problem is None else f"the agent's files could not be read back from the sandbox ({problem})"
 
+    def empty(self) -> bool:
+        """Empty the volume for the next run (or remove it, when it cannot be made as new); returns whether the run
+        had filled it up: less than FULL_MARGIN of it was left (False when that is not known: nothing is claimed)."""
+        import docker.errors
+
+        if self.holder is None:
+            return False
+        try:
+            code, output = self.holder.exec_run(["sh", "-c", EMPTY_SCRIPT])
+            lines = output.decode(errors="replace").splitlines()
+        except docker.errors.DockerException:
+            code, lines = 1, []
+        if code != 0 or [line.rstrip() for line in lines[1:]] != [EMPTY]:
+            self.remove()  # something the run left could not go: the next run gets a new volume
+        self.in_use = False
+        try:
+            free_blocks, block = (int(word) for word in lines[0].split())
+        except (IndexError, ValueError):
+            return False
+        return free_blocks * block < max(FULL_MARGIN, self.size_bytes // 100)
+
     def remove(self) -> None:
         import docker.errors
 
+        self.in_use = False
         if self.holder is not None:
             remove_container(self.client, self.holder.id)
             self.holder = None

@@ -8,8 +8,9 @@ would ignore it anyway), no second container, no Docker API inside. Commands can
 signal or trace the agent, whose real uid stays root. The agent runs from /opt/agentbench, not /repo, so no module
 the model writes into the repository is ever imported by the agent.
 
-The repository is a size-limited tmpfs volume (bench.containers.repo_volume): the work copy goes in before the run
-and the files come back into it after, so the rest of the bench reads them where it always does. The container's
+The repository is a size-limited tmpfs volume (bench.containers.repo_volume), one per sandbox kind, emptied between
+runs: the work copy goes in before the run and the files come back into it after, so the rest of the bench reads
+them where it always does. The container's
 output is kept up to a cap (bench.containers.engine.run_container).
 
 The docker kind (DockerSandboxes) owns the way to the servers (bench.sandbox.reach): the sandbox network, its
@@ -48,6 +49,7 @@ class DockerSandboxes:
         self.engine = Engine(self.kind, client, ensure_sandbox_image(client), names)
         self.forwarder = Forwarder(client, self.engine.image, names, config.sampling)  # passes the run's sampling
         self.reach: Reach | None = None
+        self.repo = RepoVolume(self.engine.client, self.engine.image, names, size_bytes(config.sandbox_repo_size))
 
     @staticmethod
     def _client(docker: Any) -> Any:
@@ -66,22 +68,24 @@ class DockerSandboxes:
     def sandbox(self, run_label: str) -> DockerSandbox:
         if self.reach is None:
             raise SandboxError("the sandboxes were not connected to servers (connect() first)")
-        return DockerSandbox(self.engine, self.reach, self.config, run_label)
+        return DockerSandbox(self.engine, self.reach, self.config, run_label, self.repo)
 
     def close(self) -> None:
         self.forwarder.stop()
+        self.repo.remove()
 
 
 class DockerSandbox:
     """One throwaway container per run, on a network that reaches only Flint and Jeff."""
 
-    def __init__(self, engine: Engine, reach: Reach, config: BenchConfig, run_label: str) -> None:
+    def __init__(self, engine: Engine, reach: Reach, config: BenchConfig, run_label: str, repo: RepoVolume) -> None:
         self.client = engine.client
         self.image = engine.image
         self.names = engine.names
         self.reach = reach
         self.config = config
         self.run_label = run_label
+        self.repo = repo  # the kind's, which serves one run at a time
 
     trace_owner: int | None = (
         0  # the uid the agent writes events.jsonl as, seen from this host (no user namespace remapping)
@@ -107,8 +111,8 @@ class DockerSandbox:
         flint = ["--flint", self.reach.flint_url]
         command = ["python3", "-m", "agent", "--repo", "/repo", "--task-file", f"/repo/{task_file}"]
         command += ["--events", "/out/events.jsonl", *flint, *jeff, *agent_args]
-        repo = RepoVolume(self.client, self.image, self.names, size_bytes(self.config.sandbox_repo_size))
-        volumes = {**repo.mounts, str(out_dir): {"bind": "/out", "mode": "rw"}}
+        repo = self.repo
+        volumes = {str(out_dir): {"bind": "/out", "mode": "rw"}}
         for name in visible_tests:  # mounted read-only over the copy: not writable, not removable
             volumes[str(workdir / name)] = {"bind": f"/repo/{name}", "mode": "ro"}
         environment = {"HOME": "/tmp", COMMAND_USER_ENV: f"{SANDBOX_UID}:{SANDBOX_UID}"}  # the volume's owner
@@ -116,21 +120,21 @@ class DockerSandbox:
         start = time.monotonic()
         state: dict[str, Any] = {}
         try:
-            repo.create(workdir)
+            repo.fill(workdir)
             start = time.monotonic()
             code, timed_out, logs = run_container(
-                self.client, self.config.run_timeout_s, state=state, image=self.image, command=command, volumes=volumes,
-                user="0:0", working_dir="/opt/agentbench", environment=environment,
+                self.client, self.config.run_timeout_s, state=state, image=self.image, command=command,
+                volumes={**repo.mounts, **volumes}, user="0:0", working_dir="/opt/agentbench", environment=environment,
                 network=self.reach.network, labels={**self.names.labels("sandbox"), "agentbench.run": self.run_label},
                 **self._limits(),
             )  # fmt: skip
             wall_s = time.monotonic() - start
-            exhausted = self._limits_reached(state, repo.full())
             lost = repo.read_back(workdir)
         except SandboxError as e:
             return AgentRun(None, False, time.monotonic() - start, "", infra_error=str(e))
         finally:
-            repo.remove()
+            filled = repo.empty()  # whatever happened, the next run finds it empty or new
+        exhausted = self._limits_reached(state, filled)
         run = AgentRun(code, timed_out, wall_s, logs, changes_lost=lost, resources_exhausted=exhausted)
         run.killed_for_memory = bool(state.get("OOMKilled")) and code == 137  # the agent itself, PID 1, was killed
         return run

@@ -150,12 +150,11 @@ def test_a_bench_killed_mid_run_is_cleaned_up_by_the_next_which_resumes(tmp_path
 
 
 def sandbox_running(client: Any, record: Any) -> bool:
-    """The bench has both servers up and a run's containers running (its repository's holder, then the sandbox)."""
+    """The bench has both servers up and a run's sandbox container running (the repository's holder outlives runs)."""
     from bench.containers.names import OWNER_LABEL
 
     owned = {"label": f"{OWNER_LABEL}={record.instance}"}
-    roles = {"sandbox", "repo-holder"}
-    sandboxes = [c for c in client.containers.list(filters=owned) if c.labels.get("agentbench.role") in roles]
+    sandboxes = [c for c in client.containers.list(filters=owned) if c.labels.get("agentbench.role") == "sandbox"]
     return {p.what for p in record.processes} >= {"flint", "jeff"} and bool(sandboxes)
 
 

@@ -1,7 +1,7 @@
 """The docker sandbox against the real Docker engine: network restriction, read-only visible tests, no hidden tests,
 the model's commands as a user who cannot touch the agent or its trace, only chat through the forwarder, benches
-that cannot see each other, a dead bench's leftovers removed and a live one's kept, the repository size-limited,
-grading without a network."""
+that cannot see each other, a dead bench's leftovers removed and a live one's kept, the repository size-limited and
+emptied between runs, grading without a network."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 
-from bench.config import BenchConfig
+from bench.config import BenchConfig, size_bytes
 from bench.containers.engine import LABEL, docker_client, remove_container, run_container
 from bench.containers.forwarder import Forwarder
 from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
 from bench.containers.network import bridge_gateway, sandbox_network
+from bench.containers.repo_volume import RepoVolume
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import make_work_copy
 from bench.ownership import Ownership, new_instance_id
@@ -99,6 +100,24 @@ def bridge_listener(client: Any, image: str, names: BenchNames) -> Any:
         yield container, (container.attrs["NetworkSettings"]["Networks"][names.bridge_network]["IPAddress"], port)
     finally:
         remove_container(client, container.id)
+
+
+@pytest.fixture
+def sandboxes(client: Any, image: str, names: BenchNames) -> Any:
+    """Makes docker sandboxes, each with a repository volume of its own (as each bench worker has one), removed at
+    the test's end."""
+    volumes: list[RepoVolume] = []
+
+    def make(flint_url: str, jeff_url: str | None = None, config: BenchConfig | None = None) -> DockerSandbox:
+        config = config or BenchConfig()
+        volumes.append(RepoVolume(client, image, names, size_bytes(config.sandbox_repo_size)))
+        engine = Engine("docker", client, image, names)
+        return DockerSandbox(engine, reach(names, flint_url, jeff_url), config, "test-run", volumes[-1])
+
+    yield make
+    for volume in volumes:
+        volume.remove()
+    assert client.volumes.list(filters={"label": f"agentbench.instance={names.instance}"}) == []
 
 
 def run_probe(client: Any, image: str, network: str, script: str) -> dict[str, Any]:
@@ -194,7 +213,7 @@ def test_only_chat_props_and_health_reach_the_servers_from_a_sandbox(
 
 
 def test_agent_in_container_cannot_touch_visible_tests_or_see_hidden_ones(
-    client: Any, image: str, names: BenchNames, forwarded: Any, tmp_path: Path
+    sandboxes: Any, forwarded: Any, tmp_path: Path
 ) -> None:
     _, flint, jeff, flint_url, jeff_url = forwarded
     fixture = load_fixture("todo_repo")
@@ -205,9 +224,7 @@ def test_agent_in_container_cannot_touch_visible_tests_or_see_hidden_ones(
         "ls /work /hidden_tests 2>&1; find / -name 'test_*.py' -path '*hidden*' 2>/dev/null | wc -l"
     )
     flint.add(fake_llama.tool_call("run", {"command": attack}), fake_llama.prose("All done."))
-    sandbox = DockerSandbox(
-        Engine("docker", client, image, names), reach(names, flint_url, jeff_url), BenchConfig(), "test-run"
-    )
+    sandbox = sandboxes(flint_url, jeff_url)
     run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
 
     assert run.infra_error is None and not run.timed_out
@@ -249,7 +266,7 @@ TRACE_ATTACK = (
 
 
 def test_the_models_commands_cannot_write_the_trace_or_touch_the_agent(
-    client: Any, image: str, names: BenchNames, forwarded: Any, tmp_path: Path
+    sandboxes: Any, forwarded: Any, tmp_path: Path
 ) -> None:
     _, flint, _, flint_url, _ = forwarded
     workdir, out_dir = todo_work_copy(tmp_path)
@@ -258,9 +275,7 @@ def test_the_models_commands_cannot_write_the_trace_or_touch_the_agent(
         fake_llama.tool_call("run", {"command": TRACE_ATTACK}),
         fake_llama.prose("All done."),
     )
-    sandbox = DockerSandbox(
-        Engine("docker", client, image, names), reach(names, flint_url, None), BenchConfig(), "test-run"
-    )
+    sandbox = sandboxes(flint_url)
 
     run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "4"])
 
@@ -357,14 +372,14 @@ def test_the_reaper_removes_a_dead_benchs_containers_and_keeps_a_live_ones(
 
 
 def test_the_repository_is_size_limited_and_what_fits_comes_back(
-    client: Any, image: str, names: BenchNames, forwarded: Any, tmp_path: Path
+    sandboxes: Any, forwarded: Any, tmp_path: Path
 ) -> None:
     _, flint, _, flint_url, _ = forwarded
     workdir, out_dir = todo_work_copy(tmp_path)
     fill = "dd if=/dev/zero of=big.bin bs=1M count=64 2>&1 | tail -1; echo dd=$?; echo kept > kept.txt; cat kept.txt"
     flint.add(fake_llama.tool_call("run", {"command": fill}), fake_llama.prose("All done."))
     config = BenchConfig(sandbox_repo_size="8m")
-    sandbox = DockerSandbox(Engine("docker", client, image, names), reach(names, flint_url, None), config, "test-run")
+    sandbox = sandboxes(flint_url, config=config)
 
     run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
 
@@ -373,15 +388,59 @@ def test_the_repository_is_size_limited_and_what_fits_comes_back(
     assert "No space left on device" in result, result
     assert (workdir / "big.bin").stat().st_size < 8 * 1024 * 1024  # refused past the limit
     assert (workdir / "todo.py").read_text() == (load_fixture("todo_repo").path / "todo.py").read_text()
-    assert client.volumes.list(filters={"label": f"agentbench.instance={names.instance}"}) == []
     # The model's commands used up a limit of the sandbox: the agent's failure, labelled resource_exhausted.
     assert any("the repository filled up" in limit for limit in run.resources_exhausted), run.resources_exhausted
     assert not run.killed_for_memory
 
 
-def test_a_command_killed_for_memory_is_a_limit_the_run_reached(
-    client: Any, image: str, names: BenchNames, forwarded: Any, tmp_path: Path
+LEFTOVERS = (
+    "mkdir -p locked/deep && echo x > locked/deep/f && chmod 000 locked; echo left > .hidden; ln -s /etc/passwd link;"
+    " mkfifo pipe; chmod 0777 .; echo made=$?"
+)
+# A default ACL on /repo itself (user, group and other entries, rwx): every file a later run made would inherit it.
+DEFAULT_ACL = (
+    "python3 -c \"import os, struct; os.setxattr('.', 'system.posix_acl_default', struct.pack('<I', 2) + "
+    "b''.join(struct.pack('<HHI', tag, 7, 0xFFFFFFFF) for tag in (1, 4, 32)))\"; echo acl=$?; ls -ld . | cut -c1-11"
+)
+LISTING = (
+    "find . -mindepth 1 -printf '%P\\n' | sort; stat -c 'mode=%a' .;"
+    " python3 -c \"import os; print('attributes', os.listxattr('.'))\""
+)
+
+
+def test_one_repository_volume_serves_run_after_run_and_no_run_sees_what_an_earlier_one_left(
+    sandboxes: Any, forwarded: Any, tmp_path: Path
 ) -> None:
+    """Runs share their kind's volume: what one run left (a locked folder, a fifo, a link, /repo's mode) is gone
+    for the next, and a volume that cannot be made as new (a default ACL on /repo) is replaced by a new one."""
+    _, flint, _, flint_url, _ = forwarded
+    sandbox = sandboxes(flint_url)
+
+    def run(command: str, name: str) -> tuple[str, str, Path]:
+        (tmp_path / name).mkdir()
+        workdir, out_dir = todo_work_copy(tmp_path / name)
+        flint.add(fake_llama.tool_call("run", {"command": command}), fake_llama.prose("All done."))
+        done = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes"])
+        assert done.infra_error is None and done.changes_lost is None, done.output[-2000:]
+        tool_result = [m["content"] for m in flint.requests[-1]["messages"] if m["role"] == "tool"][-1]
+        return tool_result, sandbox.repo.name, workdir
+
+    first, volume, _ = run(LEFTOVERS, "first")
+    assert "made=0" in first, first
+    listing, volume_again, workdir = run(LISTING, "second")
+    expected = sorted(str(p.relative_to(workdir)) for p in workdir.rglob("*") if p.name != "events.jsonl")
+    assert volume_again == volume  # emptied, not made anew
+    assert listing.splitlines()[: len(expected) + 2] == [*expected, "mode=755", "attributes []"], listing
+
+    with_acl, _, _ = run(DEFAULT_ACL, "third")
+    assert "acl=0" in with_acl and "drwxr-xr-x+" in with_acl, with_acl  # `ls` marks an ACL with "+"
+    listing, volume_after_acl, workdir = run(LISTING, "fourth")
+    expected = sorted(str(p.relative_to(workdir)) for p in workdir.rglob("*") if p.name != "events.jsonl")
+    assert volume_after_acl != volume  # replaced: an ACL on /repo is not something emptying undoes
+    assert listing.splitlines()[: len(expected) + 2] == [*expected, "mode=755", "attributes []"], listing
+
+
+def test_a_command_killed_for_memory_is_a_limit_the_run_reached(sandboxes: Any, forwarded: Any, tmp_path: Path) -> None:
     """The model's command takes more memory than the sandbox has: the kernel kills it, the agent goes on, and the
     run says it reached the memory limit (resource_exhausted), not that the bench failed."""
     _, flint, _, flint_url, _ = forwarded
@@ -389,7 +448,7 @@ def test_a_command_killed_for_memory_is_a_limit_the_run_reached(
     hog = "python3 -c 'b = bytearray(400 << 20); b[::4096] = b\"x\" * len(b[::4096])'; echo status=$?"
     flint.add(fake_llama.tool_call("run", {"command": hog}), fake_llama.prose("All done."))
     config = BenchConfig(sandbox_memory="256m", sandbox_repo_size="64m")
-    sandbox = DockerSandbox(Engine("docker", client, image, names), reach(names, flint_url, None), config, "test-run")
+    sandbox = sandboxes(flint_url, config=config)
 
     run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
 
@@ -400,7 +459,7 @@ def test_a_command_killed_for_memory_is_a_limit_the_run_reached(
 
 
 def test_a_sparse_file_larger_than_the_repository_is_not_brought_back(
-    client: Any, image: str, names: BenchNames, forwarded: Any, tmp_path: Path
+    sandboxes: Any, forwarded: Any, tmp_path: Path
 ) -> None:
     """A tmpfs holds a 1 GB sparse file in no space at all, but its tar stream spells the gigabyte out: reading it
     back stops at the repository's size, and the run says its changes were lost rather than grading a part."""
@@ -408,7 +467,7 @@ def test_a_sparse_file_larger_than_the_repository_is_not_brought_back(
     workdir, out_dir = todo_work_copy(tmp_path)
     flint.add(fake_llama.tool_call("run", {"command": "truncate -s 1G sparse.bin"}), fake_llama.prose("All done."))
     config = BenchConfig(sandbox_repo_size="8m")
-    sandbox = DockerSandbox(Engine("docker", client, image, names), reach(names, flint_url, None), config, "test-run")
+    sandbox = sandboxes(flint_url, config=config)
 
     run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
 
