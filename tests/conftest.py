@@ -191,6 +191,14 @@ def bench_state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     return folder
 
 
+@pytest.fixture(autouse=True)
+def no_dev_plugins_in_child_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pytest that a test starts (the model's `pytest -q` in a local sandbox, a fixture's checks) loads no plugin
+    of this suite's own environment by entry point: hypothesis' alone took 1.0 of its 1.7 s on todo_repo, and the
+    tasks use none. The bench's own pytest runs (done checks, grading) already set this themselves."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
 # Modules whose tests run the agent, pytest or a whole bench as child processes, a second or more each (measured
 # with --durations): they carry the `processes` marker, which `make test-fast` leaves out with the real parts.
 PROCESS_MODULES = {
