@@ -2,7 +2,7 @@
 #   make bench [CTX=4096] [REPS= PRESETS= FIXTURES= MAX_STEPS= SANDBOX= SERVERS= OUT= SHARD=I/N]
 #   make test
 # Also: make setup [GPU=cuda] | test-fast | up | down | models | gpu-check | gpu-image | gpu-rehearsal | perf |
-#       lint | docs | fixtures-check | clean
+#       bench-image | lint | docs | fixtures-check | clean
 
 PYTHON ?= python3
 VENV := .venv
@@ -58,7 +58,8 @@ $(VENV)/.gpu: FORCE
 	@echo '$(GPU)' | cmp -s - $@ || echo '$(GPU)' >$@
 FORCE:
 
-.PHONY: setup bench test test-fast lint docs perf up down models gpu-check gpu-image gpu-rehearsal fixtures-check clean FORCE
+.PHONY: setup bench test test-fast lint docs perf up down models gpu-check gpu-image gpu-rehearsal bench-image fixtures-check \
+	clean FORCE
 
 $(VENV)/.deps: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -141,6 +142,10 @@ models: setup
 # Once per GPU host: NVML, the sampler's cost, the servers' memory against their own buffers, compose, one run.
 gpu-check: setup
 	$(BIN)/python -m bench gpu-check $(if $(CONFIG),--config $(CONFIG)) $(if $(CTX),--ctx $(CTX))
+
+# For Kubernetes pods (bench submit k8s --image): the bench's own image of this checkout; prints its tag to push.
+bench-image: setup
+	$(BASE_IMAGE) $(BIN)/python -m bench.submit.image
 
 # Once per GPU host, for compose: the CUDA llama-server image from the pinned source (docs/gpu.md; long, shows progress).
 gpu-image: setup

@@ -1,0 +1,99 @@
+"""The bench's own image, for pods without a Docker engine (`bench submit k8s --image`): `make bench-image`.
+
+docker/bench.Dockerfile on the usual base (bench.containers.images), with a build context of this checkout's tracked
+files and the wheels of the bench's dependencies (pyproject.toml's, as pinned there), which pip on this machine
+fetches the way it fetches anything, from its own configuration. Tagged by a hash of all of it, so it is built once
+per change of the code or the pins. The cluster pulls it from a registry of yours: tag and push what this prints.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from bench import ROOT
+from bench.containers.engine import docker_client
+from bench.containers.images import DEFAULT_SANDBOX_BASE, base_image, build_image, digest, image_exists
+from bench.errors import PrerequisiteError
+
+DOCKERFILE = ROOT / "docker" / "bench.Dockerfile"
+REPO = "agentbench/bench"
+PACKAGE = "local-agent-bench"
+
+
+def tracked_files() -> list[str]:
+    """The checkout's files as git knows them (nothing ignored, built or cached goes into the image)."""
+    try:
+        listed = subprocess.run(
+            ["git", "-C", str(ROOT), "ls-files", "-z", "--cached"], capture_output=True, check=True, timeout=60
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise PrerequisiteError(f"the bench image is made from a git checkout of this repository ({e})") from e
+    return sorted(name for name in listed.decode().split("\0") if name and (ROOT / name).is_file())
+
+
+def dependency_pins() -> list[str]:
+    """pyproject.toml's dependencies as the installed package declares them (`make setup`), without the extras."""
+    try:
+        declared = metadata.requires(PACKAGE) or []
+    except metadata.PackageNotFoundError as e:
+        raise PrerequisiteError(f"{PACKAGE} is not installed here: run `make setup` first") from e
+    return [pin for pin in declared if "extra ==" not in pin]
+
+
+def bench_tag(base: str, files: list[str], pins: list[str]) -> str:
+    parts = [base.encode(), *(pin.encode() for pin in pins), DOCKERFILE.read_bytes()]
+    parts += [name.encode() + (ROOT / name).read_bytes() for name in files]
+    return f"{REPO}:{digest(parts)}"
+
+
+def fetch_wheels(pins: list[str], folder: Path) -> None:
+    """Wheels of the pins and of what they need, by this machine's pip (its index and mirrors)."""
+    command = [sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(folder), *pins]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+        raise PrerequisiteError(f"pip could not fetch the bench's dependencies as wheels: {tail}")
+
+
+def ensure_bench_image(client: Any) -> str:
+    """The bench image of this checkout, built if missing; returns its tag."""
+    base = base_image(DEFAULT_SANDBOX_BASE)
+    files, pins = tracked_files(), dependency_pins()
+    tag = bench_tag(base, files, pins)
+    if image_exists(client, tag):
+        return tag
+    with tempfile.TemporaryDirectory(prefix="agentbench-image-") as tmp:
+        context = Path(tmp)
+        fetch_wheels(pins, context / "wheels")
+        for name in files:
+            target = context / "checkout" / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, target)
+        shutil.copy(DOCKERFILE, context / "Dockerfile")
+        build_image(client, context, context / "Dockerfile", tag, base)
+    return tag
+
+
+def main() -> int:
+    try:
+        tag = ensure_bench_image(docker_client())
+    except PrerequisiteError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(tag)
+    registry = os.environ.get("REGISTRY", "REGISTRY")
+    print(f"push it where the cluster pulls from: docker tag {tag} {registry}/agent-bench:TAG && "
+          f"docker push {registry}/agent-bench:TAG; then: bench submit k8s --image {registry}/agent-bench:TAG",
+          file=sys.stderr)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
