@@ -14,6 +14,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -191,12 +192,15 @@ def bench_state_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     return folder
 
 
-@pytest.fixture(autouse=True)
-def no_dev_plugins_in_child_pytest(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(scope="session", autouse=True)
+def no_dev_plugins_in_child_pytest() -> Iterator[None]:
     """A pytest that a test starts (the model's `pytest -q` in a local sandbox, a fixture's checks) loads no plugin
     of this suite's own environment by entry point: hypothesis' alone took 1.0 of its 1.7 s on todo_repo, and the
-    tasks use none. The bench's own pytest runs (done checks, grading) already set this themselves."""
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    tasks use none. The bench's own pytest runs (done checks, grading) already set this themselves. Session-wide,
+    so that module fixtures (one real bench for a whole module) have it too."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        yield
 
 
 # Modules whose tests run the agent, pytest or a whole bench as child processes, a second or more each (measured
