@@ -4,6 +4,7 @@ killed mid-run, Ctrl-C), whose rows must be a sequential bench's runs."""
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import io
 import os
@@ -135,6 +136,9 @@ def test_two_workers_run_the_plan_once_and_a_killed_server_costs_its_run_only(tm
     assert all(factory.fake_servers.flint is None for factory in bench.factories)  # type: ignore[attr-defined]
 
 
+# Ctrl-C lands wherever the main thread is: inside shutil's copy of a work copy, the file it was writing is closed by
+# the garbage collector, whose ResourceWarning would fail the test (seen in CI). It says nothing of the rows kept.
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
 @pytest.mark.processes
 def test_ctrl_c_stops_every_worker_and_keeps_every_row(tmp_path: Path) -> None:
     bench, _ = two_workers(tmp_path, [[], []], reps=4)
@@ -161,6 +165,7 @@ def test_ctrl_c_stops_every_worker_and_keeps_every_row(tmp_path: Path) -> None:
         stop.set()
         watcher.join()
         signal.signal(signal.SIGINT, previous)
+        gc.collect()  # a file the interrupt left open is closed now, under this test's filter, not in a later test
     rows = read_rows(tmp_path / "r.csv")
     assert len(rows) < 8 and rows == bench.rows  # what was written is kept, nothing after the stop
     cut = [p for p in (tmp_path / "runs").iterdir() if p.name.endswith(INTERRUPTED_SUFFIX)]
