@@ -214,8 +214,11 @@ def test_a_diff_over_the_limit_is_named_in_error_and_not_kept(tmp_path: Path) ->
     assert not (tmp_path / "runs" / row["run_id"] / "diff.patch").exists()
 
 
+# The agent writes its trace at its own offset (agent/trace.py), so its next lines overwrite the start of what the
+# command appends: 16 KB of blanks go first and take that, leaving the deep line whole (a blank line is no event).
 DEEP_LINE = (
-    'python3 -c "open(\'../out/events.jsonl\', \'a\').write(\'{\\"event\\": \\"response\\", \\"usage\\": \' '
+    'python3 -c "open(\'../out/events.jsonl\', \'a\').write(\' \' * 16384 + chr(10) + '
+    '\'{\\"event\\": \\"response\\", \\"usage\\": \' '
     "+ '{\\\"a\\\": ' * 981 + '1' + '}' * 982 + chr(10))\""
 )
 
