@@ -217,7 +217,7 @@ def test_a_diff_over_the_limit_is_named_in_error_and_not_kept(tmp_path: Path) ->
 # The agent writes its trace at its own offset (agent/trace.py), so its next lines overwrite the start of what the
 # command appends: 16 KB of blanks go first and take that, leaving the deep line whole (a blank line is no event).
 DEEP_LINE = (
-    'python3 -c "open(\'../out/events.jsonl\', \'a\').write(\' \' * 16384 + chr(10) + '
+    "python3 -c \"open('../out/events.jsonl', 'a').write(' ' * 16384 + chr(10) + "
     '\'{\\"event\\": \\"response\\", \\"usage\\": \' '
     "+ '{\\\"a\\\": ' * 981 + '1' + '}' * 982 + chr(10))\""
 )
