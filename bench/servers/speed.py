@@ -2,11 +2,11 @@
 
 Two plain /completion requests with the cache off: a short probe, then a prompt sized to take about half a second
 at the probe's speed (at most half the window; none when that is no longer than the probe, as on a small CPU), each
-generating GEN_TOKENS tokens. The server's timings say how fast
-it computed them (prompt_per_second, predicted_per_second); the faster of the two is kept (a floor is the best the
-hardware does, and a longer prompt computes faster per token). The grammar is one
-of the request's own (plain words, EOS ignored), so a server-wide grammar (forced tool calls) cannot end the answer
-early. This is the calibration the hardware floor of a run is computed from (bench/measure/time_split.py).
+generating GEN_TOKENS tokens. The server's timings say how fast it computed them (prompt_per_second,
+predicted_per_second); the faster of the two is kept (a floor is the best the hardware does, and a longer prompt
+computes faster per token). The grammar is one of the request's own (plain words, EOS ignored), so a server-wide
+grammar (forced tool calls) cannot end the answer early. This is the calibration the hardware floor of a run is
+computed from (bench/measure/time_split.py).
 """
 
 from __future__ import annotations

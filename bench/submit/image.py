@@ -8,7 +8,6 @@ per change of the code or the pins. The cluster pulls it from a registry of your
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -88,10 +87,8 @@ def main() -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(tag)
-    registry = os.environ.get("REGISTRY", "REGISTRY")
-    print(f"push it where the cluster pulls from: docker tag {tag} {registry}/agent-bench:TAG && "
-          f"docker push {registry}/agent-bench:TAG; then: bench submit k8s --image {registry}/agent-bench:TAG",
-          file=sys.stderr)  # fmt: skip
+    print(f"push it where the cluster pulls from (docker tag {tag} REGISTRY/agent-bench:TAG, then docker push), and "
+          "pass that name to `bench submit k8s --image`", file=sys.stderr)  # fmt: skip
     return 0
 
 
