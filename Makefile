@@ -94,7 +94,7 @@ $(VENV)/cuda.mk: .ci/cuda_toolkit.py $(VENV)/.deps
 
 # The Dockerfiles' base image: theirs where the engine has it or can pull it, else agentbench/base:bookworm made once
 # from this machine's apt mirror (.ci/base-image.sh, as CI does); AGENTBENCH_BASE_IMAGE, when set, wins.
-BASE_IMAGE = base="$$($(BIN)/python -m bench.servers.local_base)" && export AGENTBENCH_BASE_IMAGE="$$base" &&
+BASE_IMAGE = base="$$($(BIN)/python -m bench.containers.local_base)" && export AGENTBENCH_BASE_IMAGE="$$base" &&
 
 bench: setup
 	$(BASE_IMAGE) $(BIN)/python -m bench run \

@@ -21,7 +21,7 @@ import urllib.request
 from pathlib import Path
 
 from bench.errors import PrerequisiteError
-from bench.servers.binaries import find_llama_server, find_small_model, llama_env
+from bench.llama.binaries import find_llama_server, find_small_model, llama_env
 from bench.servers.choose import embedded_on_gpu, list_devices, llama_backend
 
 START_TIMEOUT_S = 120.0

@@ -11,7 +11,7 @@
    toolkit is CUDA 13, which needs driver 580 or later.
 
 Either way VIEW/lib64 ends up holding (links to) the runtime libraries the server loads: the bench's server
-environment puts it on the loader path (bench.servers.binaries.llama_env), so no user sets LD_LIBRARY_PATH.
+environment puts it on the loader path (bench.llama.binaries.llama_env), so no user sets LD_LIBRARY_PATH.
 When NVML sees a driver here, a toolkit whose CUDA that driver cannot run is refused in one line with the fix.
 
 Usage: .venv/bin/python .ci/cuda_toolkit.py VIEW      prints the CMake flags (one line) on stdout
@@ -29,8 +29,8 @@ from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
+from bench.llama.cuda_compat import driver_cuda, parse_cuda, runs_on
 from bench.measure.nvml import start_nvml
-from bench.servers.cuda_compat import driver_cuda, parse_cuda, runs_on
 
 # PyPI's CUDA 13.0 line (the newest whose every package this project's build machines hold); exact pins, so every
 # machine builds with the same compiler. nvidia-cublas 13.1 is the first cuBLAS of the 13 line on those machines.

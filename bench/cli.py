@@ -87,7 +87,7 @@ def down(args: argparse.Namespace) -> int:
 
 
 def models(args: argparse.Namespace) -> int:
-    from bench.servers.fetch import command
+    from bench.llama.fetch import command
 
     return command(settings(args))
 
@@ -99,7 +99,7 @@ def gpu_check(args: argparse.Namespace) -> int:
 
 
 def gpu_image(args: argparse.Namespace) -> int:
-    from bench.servers.cuda_image import command
+    from bench.llama.cuda_image import command
 
     return command()
 

@@ -65,7 +65,7 @@ def _shard(text: str) -> str:
 
 def _padded_ctx(ctx: int) -> int:
     # llama-server rounds its window up to a multiple of 256 (src/llama-context.cpp: GGML_PAD(n_ctx, 256)), so any
-    # other size would be served larger than asked, and refused only once the server is up (bench.servers.api).
+    # other size would be served larger than asked, and refused only once the server is up (bench.llama.api).
     if ctx % CTX_PAD:
         low = ctx // CTX_PAD * CTX_PAD
         raise ValueError(
@@ -101,7 +101,7 @@ Seconds = Annotated[float, Field(gt=0, le=7 * 24 * 3600)]
 Device = Annotated[str, BeforeValidator(_digits_as_text), AfterValidator(_device)]
 DockerSize = Annotated[str, Field(pattern=r"^\d+[bkmgBKMG]?$")]
 SpaceSize = Annotated[DockerSize, AfterValidator(_at_least_1m)]
-# What llama-server -hf takes: OWNER/REPO[:QUANT] (bench.servers.hub reads it); "" for none.
+# What llama-server -hf takes: OWNER/REPO[:QUANT] (bench.llama.hub reads it); "" for none.
 HubReference = Annotated[str, Field(pattern=r"^$|^[\w][\w.-]*/[\w][\w.-]*(:\w+)?$")]
 
 
@@ -177,10 +177,10 @@ class BenchConfig(BaseModel):
     """compose servers on GPU: Jeff's GGUF file name in models_dir."""
     llama_image: Annotated[str, Field(min_length=1)] = "agentbench/llama-cuda:cu12.2-b11434"
     """compose servers on GPU: the llama-server image; the default is built here from the pinned llama.cpp source
-    (`make gpu-image`, bench/servers/cuda_image.py); another tag must exist (rows note a build mismatch)."""
+    (`make gpu-image`, bench/llama/cuda_image.py); another tag must exist (rows note a build mismatch)."""
     gpu_device: Device = "0"
     """The card (nvidia-smi index, GPU- or MIG- UUID) both servers of a pair use, host processes and compose alike;
-    the sampler watches it (bench/servers/gpu_pin.py)."""
+    the sampler watches it (bench/llama/gpu_pin.py)."""
     gpu_sample_interval_s: Annotated[float, Field(ge=0.01, le=10)] = 0.1
     """NVML sampling interval (see docs/gpu.md for its measured CPU cost)."""
     flint_url: Url | None = None
@@ -190,7 +190,7 @@ class BenchConfig(BaseModel):
     threads: Annotated[int, Field(ge=1, le=1024)] | None = None
     """embedded servers: llama-server -t (None: all cores but one)."""
     flint_tools: Literal["auto", "forced", "native"] = "auto"
-    """How Flint is served: forced (every answer one tool call: bench/servers/forced_tools.py), native (the model's
+    """How Flint is served: forced (every answer one tool call: bench/llama/forced_tools.py), native (the model's
     own template), or auto (forced exactly when Flint is the small CPU model, which never calls tools otherwise)."""
     sandbox_memory: DockerSize = "2g"
     """docker sandbox memory limit (a docker size: 2g, 512m)."""

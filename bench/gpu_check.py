@@ -6,7 +6,7 @@
 3. The sampler's CPU cost at the configured interval (target: 2% of one core, as in perf/gpu_sampler.py).
 4. The servers `servers: auto` picks, on the pinned card, with the configured models: for each, NVML's per-process
    figure at rest and across a request that fills most of the window, against the buffers its log names and the
-   breakdown it prints at exit, with the allowed excess measured (bench/servers/memory_check.py). Under its own
+   breakdown it prints at exit, with the allowed excess measured (bench/llama/memory_check.py). Under its own
    compose project, so a user's `make up` servers are never touched.
 5. One real run at --ctx (default: the settings' first window) with the configured models, via `python -m bench run`.
 
@@ -29,6 +29,12 @@ from bench.config import BenchConfig
 from bench.containers.engine import docker_or_none
 from bench.containers.names import BenchNames
 from bench.errors import BenchError
+from bench.llama.cuda_compat import driver_cuda, parse_cuda, runs_on
+from bench.llama.cuda_image import image_cuda, native_for
+from bench.llama.cuda_libs import host_build_cuda
+from bench.llama.gpu_pin import resolve_pin
+from bench.llama.memory_check import ServerMemory, compare
+from bench.llama.warmup import window_request
 from bench.measure.cost import SamplerCost, measure_sampler_cost
 from bench.measure.cuda_probe import ProbeError, held
 from bench.measure.nvml import start_nvml
@@ -38,13 +44,7 @@ from bench.ownership import Ownership
 from bench.results.append import read_rows
 from bench.servers.choose import llama_backend, probe_host, where_servers_run
 from bench.servers.compose import make_compose_servers
-from bench.servers.cuda_compat import driver_cuda, parse_cuda, runs_on
-from bench.servers.cuda_image import image_cuda, native_for
-from bench.servers.cuda_libs import host_build_cuda
 from bench.servers.embedded import EmbeddedServers
-from bench.servers.gpu_pin import resolve_pin
-from bench.servers.memory_check import ServerMemory, compare
-from bench.servers.warmup import window_request
 
 __all__ = ["SamplerCost", "measure_sampler_cost"]  # perf/gpu_sampler.py measures the same way
 SAMPLER_SECONDS = 5.0

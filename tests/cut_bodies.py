@@ -1,6 +1,6 @@
 """The real llama-server's bodies for an answer cut at the end of the window, captured from this project's build.
 
-Flint is served forced to call tools (bench/servers/forced_tools.py) at a small window; the user message is padded
+Flint is served forced to call tools (bench/llama/forced_tools.py) at a small window; the user message is padded
 so that the prompt ends k tokens before the window, for a few k short of a whole call, so the call is cut where it
 can be: inside `<function=NAME` (the start of the call left in `content`), inside the JSON arguments (a
 `tool_calls` entry with truncated `arguments`), and after the call (a complete call with finish_reason "length").
@@ -25,9 +25,9 @@ sys.path.insert(0, str(ROOT))
 
 from agent import prompts  # noqa: E402
 from bench.fixtures.fixture import load_fixture  # noqa: E402
-from bench.servers.binaries import find_small_model  # noqa: E402
-from bench.servers.forced_tools import write_serving_files  # noqa: E402
-from bench.servers.process import LlamaProcess  # noqa: E402
+from bench.llama.binaries import find_small_model  # noqa: E402
+from bench.llama.forced_tools import write_serving_files  # noqa: E402
+from bench.llama.process import LlamaProcess  # noqa: E402
 
 STORED = ROOT / "tests" / "agent" / "data" / "cut_bodies.json"
 CTX = 512

@@ -19,6 +19,7 @@ from bench.errors import PrerequisiteError
 SANDBOX_DOCKERFILE = ROOT / "docker" / "sandbox.Dockerfile"
 SANDBOX_REPO = "agentbench/sandbox"
 DEFAULT_SANDBOX_BASE = "python:3.11-slim-bookworm"
+DEFAULT_LLAMA_BASE = "debian:bookworm-slim"  # docker/llama-cpu.Dockerfile's (bench/llama/cpu_image.py)
 
 
 def base_image(default: str) -> str:

@@ -1,6 +1,6 @@
 """Where every reprocessed token came from: each answered request's `timings.prompt_n` split into causes that add up
 to it, from the request bodies the agent logged (bench/measure/request_log.py) and Flint's own tokenizer
-(bench/servers/tokenizer.py).
+(bench/llama/tokenizer.py).
 
 llama-server keeps one slot's prompt and the answer it generated, and reuses the longest common prefix of that and
 the next prompt (`cache_n`); the rest is computed anew (`prompt_n`). With both prompts as the server's tokens, the
@@ -43,7 +43,7 @@ _END_MARK: dict[str, Any] = {"role": "user", "content": "\u2063"}
 
 
 class Tokenizer(Protocol):
-    """A chat request's prompt as the server's tokens (bench/servers/tokenizer.py: ServerTokenizer)."""
+    """A chat request's prompt as the server's tokens (bench/llama/tokenizer.py: ServerTokenizer)."""
 
     def prompt(
         self, body: Body, messages: Sequence[dict[str, Any]] | None = None, *, ends: bool = False

@@ -5,7 +5,7 @@
 flint_model_s and jeff_model_s are the servers' own timings of their answers (prompt_ms + predicted_ms), tools_s
 the tools' and done checks' time (bench/measure/tool_time.py), and own_s the rest: the harness's own time (the agent,
 HTTP, the sandbox starting and stopping). The floor is the time the run's work takes at the servers' own speeds,
-measured once per server start (bench/servers/speed.py): the prompt tokens the servers computed (timings.prompt_n)
+measured once per server start (bench/llama/speed.py): the prompt tokens the servers computed (timings.prompt_n)
 and the tokens they generated. Where one of the run's own requests went faster than that measurement (on a shared
 machine the measurement can land in a busy moment), the floor takes the faster speed: each request then took at
 least its tokens at the floor's speeds, so floor_s <= model time <= wall_s. efficiency = floor_s / wall_s.
@@ -22,7 +22,7 @@ from bench.results.row import ResultRow
 
 @dataclass(frozen=True)
 class Speeds:
-    """A server's measured speeds (bench/servers/speed.py)."""
+    """A server's measured speeds (bench/llama/speed.py)."""
 
     prompt_tps: float  # prompt tokens computed per second
     gen_tps: float  # tokens generated per second

@@ -10,7 +10,7 @@ Steps, each recorded as figures (one table on stdout, every figure in rehearsal.
    and 64 GiB, with the sampler's per-process and device peaks against it; a bare context first.
 4. the sampler's CPU cost on one card and on all.
 5. if a CUDA llama-server is present (installed, $LLAMA_SERVER, or --llama-wheel): a tiny model written here, served
-   on the GPU, its memory three ways (bench.servers.memory_check) at a window.
+   on the GPU, its memory three ways (bench.llama.memory_check) at a window.
 
 It imports only the standard library, nvidia-ml-py and the bench's own stdlib-only modules (plus httpx, numpy and
 gguf for step 5), so it runs where the bench's dependencies are not installed.

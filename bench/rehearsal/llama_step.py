@@ -13,12 +13,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from bench.llama.devices import list_devices, llama_backend
+from bench.llama.gpu_pin import GpuPin
+from bench.llama.memory_check import ServerMemory, compare
 from bench.measure.roles import PidMatcher
 from bench.measure.sampler import GpuSampler
 from bench.rehearsal.steps import Figure
-from bench.servers.devices import list_devices, llama_backend
-from bench.servers.gpu_pin import GpuPin
-from bench.servers.memory_check import ServerMemory, compare
 
 WINDOW = 8192
 
@@ -74,9 +74,9 @@ def cuda_environment(server: Path) -> Iterator[None]:
 
 
 def serve_tiny_model(pin: GpuPin, interval_s: float, context_mib: int | None, nvml: ModuleType | None) -> list[Figure]:
+    from bench.llama.process import LlamaProcess
+    from bench.llama.warmup import window_request
     from bench.rehearsal.tiny_model import write_tiny_model
-    from bench.servers.process import LlamaProcess
-    from bench.servers.warmup import window_request
 
     with tempfile.TemporaryDirectory(prefix="rehearsal-") as tmp:
         model = write_tiny_model(Path(tmp) / "tiny.gguf")

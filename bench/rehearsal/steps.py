@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from bench.llama.cuda_compat import driver_cuda
 from bench.measure.cost import measure_sampler_cost
 from bench.measure.cuda_probe import Held, ProbeError
 from bench.measure.nvml import NvmlCalls
 from bench.measure.roles import PidMatcher
 from bench.measure.sampler import GpuSampler
-from bench.servers.cuda_compat import driver_cuda
 
 GIB, MIB = 2**30, 2**20
 CALLS = 200  # each NVML call is timed this often

@@ -18,12 +18,12 @@ from pathlib import Path
 
 from bench.analyze.table import fmt_number, markdown_table
 from bench.errors import ConfigError, PrerequisiteError
+from bench.llama.binaries import find_small_model
+from bench.llama.forced_tools import FORCED, TEMPLATE
+from bench.llama.process import LlamaProcess
+from bench.llama.tokenizer import ServerTokenizer
 from bench.replay.policies import DEFAULT_POLICIES, parse_policy
 from bench.replay.walk import CANNOT_KNOW, Replayed, RunTimeline, load_timeline, replay
-from bench.servers.binaries import find_small_model
-from bench.servers.forced_tools import FORCED, TEMPLATE
-from bench.servers.process import LlamaProcess
-from bench.servers.tokenizer import ServerTokenizer
 
 log = logging.getLogger(__name__)
 BASELINE = "before:0.5"  # part3+'s policy: what a new one must beat

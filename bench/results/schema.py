@@ -20,7 +20,7 @@ EXTRA_COLUMNS = [c.name for c in MODEL if not c.contract]
 
 # The columns that say which configuration a row belongs to (compare and report group by these): its names, and
 # what it ran on (runs that differ in any of these are never pooled). flint_serving: rows of a model forced to call
-# tools (bench/servers/forced_tools.py) are never compared with others.
+# tools (bench/llama/forced_tools.py) are never compared with others.
 GROUP_COLUMNS = [c.name for c in MODEL if c.compare == "names"]
 SETUP_COLUMNS = [c.name for c in MODEL if c.compare == "setup"]
 # Which way is better, for compare's changes and gates and history's series.

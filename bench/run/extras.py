@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 from bench.errors import ResultsError
+from bench.llama.speed import measure_speeds
+from bench.llama.tokenizer import ServerTokenizer
 from bench.measure.reprocessing import Attribution, attribute, unavailable
 from bench.measure.request_log import load_request_log
 from bench.measure.time_split import ServerSpeeds
 from bench.measure.trace import Event
 from bench.servers.base import Endpoints
-from bench.servers.speed import measure_speeds
-from bench.servers.tokenizer import ServerTokenizer
 
 SPLIT_FILE = "reprocessed.json"  # per request, the tokens computed anew by cause (the report draws them)
 

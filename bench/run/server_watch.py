@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.servers.api import parse_metrics
+from bench.llama.api import parse_metrics
 from bench.servers.base import Endpoints
 
 INTERVAL_S = 1.0  # between probes of one server

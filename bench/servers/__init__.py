@@ -1,1 +1,1 @@
-"""Flint and Jeff: embedded host processes, compose services or external URLs, and llama-server's HTTP API."""
+"""Flint and Jeff: the server kinds (embedded host processes, compose services, external URLs) and their choice."""

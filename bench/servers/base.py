@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Protocol
 
 from agent.server import Props
+from bench.llama.api import ServerInfo, check_ctx
 from bench.measure.roles import ContainerMatcher, PidMatcher, ProcessMatcher
-from bench.servers.api import ServerInfo, check_ctx
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,8 @@ class Endpoints:
     gates: Gates | None = None  # compose: the servers' own gates on a container network
     server_pids: Mapping[str, int] = field(default_factory=dict)  # host processes (embedded)
     server_containers: Mapping[str, str] = field(default_factory=dict)  # container ids (compose)
-    flint_serving: str = "native"  # how Flint is served: native | forced_tools (bench/servers/forced_tools.py)
-    on_gpu: bool = False  # the bench started them on a GPU: they get a warm-up request (bench/servers/warmup.py)
+    flint_serving: str = "native"  # how Flint is served: native | forced_tools (bench/llama/forced_tools.py)
+    on_gpu: bool = False  # the bench started them on a GPU: they get a warm-up request (bench/llama/warmup.py)
 
     @property
     def flint_model(self) -> str:
@@ -83,7 +83,7 @@ def check_windows(
 
 
 class Servers(Protocol):
-    build_pin: str  # the llama.cpp build these servers should report (bench.servers.pin), "" when none is expected
+    build_pin: str  # the llama.cpp build these servers should report (bench.llama.pin), "" when none is expected
 
     def start(self, ctx: int) -> Endpoints: ...
 

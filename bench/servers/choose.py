@@ -14,8 +14,8 @@ from typing import Any
 
 from bench.config import Choice
 from bench.errors import PrerequisiteError
+from bench.llama.devices import list_devices, llama_backend
 from bench.measure.nvml import gpu_names
-from bench.servers.devices import list_devices, llama_backend
 
 TOOLKIT_PROGRAMS = ("nvidia-container-cli", "nvidia-container-runtime-hook")
 

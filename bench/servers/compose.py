@@ -15,19 +15,19 @@ from bench.config import BenchConfig
 from bench.containers.names import BenchNames
 from bench.errors import PrerequisiteError, ServerStartError
 from bench.fixtures.fixture import Fixture
-from bench.servers.api import is_healthy, wait_healthy
+from bench.llama.api import is_healthy, wait_healthy
+from bench.llama.cpu_image import ensure_llama_cpu_image
+from bench.llama.cuda_image import ensure_gpu_image
+from bench.llama.download import DownloadWatch, either
+from bench.llama.forced_tools import FORCED, NATIVE_DIR, resolve, write_serving_files
+from bench.llama.gpu_pin import resolve_pin
+from bench.llama.hub import cache_dir, host_path
+from bench.llama.models import Model, Models, models_for, serves_small_model
+from bench.llama.pin import image_pin, package_pin
+from bench.llama.process import free_port
+from bench.llama.server_env import offline_environment
 from bench.servers.base import Endpoints, Gates, check_windows
 from bench.servers.compose_cli import ComposeCli, find_compose
-from bench.servers.cpu_image import ensure_llama_cpu_image
-from bench.servers.cuda_image import ensure_gpu_image
-from bench.servers.download import DownloadWatch, either
-from bench.servers.forced_tools import FORCED, NATIVE_DIR, resolve, write_serving_files
-from bench.servers.gpu_pin import resolve_pin
-from bench.servers.hub import cache_dir, host_path
-from bench.servers.models import Model, Models, models_for, serves_small_model
-from bench.servers.pin import image_pin, package_pin
-from bench.servers.process import free_port
-from bench.servers.server_env import offline_environment
 
 COMPOSE_FILE = ROOT / "compose.yaml"
 log = logging.getLogger(__name__)
@@ -229,7 +229,7 @@ def make_compose_servers(
 ) -> ComposeServers:
     """compose.yaml's GPU services where NVML found a GPU (`gpu`), else its cpu profile (whose image is built
     here). The GPU image, when it is ours, is built here too, once; a published tag that does not exist is one line
-    naming the fix (bench.servers.cuda_image)."""
+    naming the fix (bench.llama.cuda_image)."""
     if gpu and build_image:
         ensure_gpu_image(client, config.llama_image)
     cpu_image = ensure_llama_cpu_image(client) if not gpu and build_image else ""

@@ -13,16 +13,16 @@ from typing import Any
 
 from bench.config import BenchConfig
 from bench.fixtures.fixture import Fixture
+from bench.llama.api import ServerInfo, is_healthy
+from bench.llama.forced_tools import FORCED, resolve, write_serving_files
+from bench.llama.gpu_pin import resolve_pin
+from bench.llama.hub import cache_dir
+from bench.llama.models import JEFF_FLAGS, models_for, serves_small_model
+from bench.llama.pin import package_pin
+from bench.llama.process import LlamaProcess
 from bench.ownership import Ownership
-from bench.servers.api import ServerInfo, is_healthy
 from bench.servers.base import Endpoints, default_threads
 from bench.servers.choose import embedded_on_gpu
-from bench.servers.forced_tools import FORCED, resolve, write_serving_files
-from bench.servers.gpu_pin import resolve_pin
-from bench.servers.hub import cache_dir
-from bench.servers.models import JEFF_FLAGS, models_for, serves_small_model
-from bench.servers.pin import package_pin
-from bench.servers.process import LlamaProcess
 
 
 class EmbeddedServers:

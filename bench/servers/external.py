@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError, ServerStartError
-from bench.servers.api import is_healthy
+from bench.llama.api import is_healthy
 from bench.servers.base import Endpoints, check_windows
 
 

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from bench.config import BenchConfig, describe
 from bench.errors import ConfigError
-from bench.servers.process import BENCH_FLAGS, GPU_FLAGS
+from bench.llama.process import BENCH_FLAGS, GPU_FLAGS
 from bench.submit.plan import Submission, merge_shell, shell_line
 
 CONFIG_DIR = "/config"

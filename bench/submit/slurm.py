@@ -42,7 +42,7 @@ def directives(job_name: str, output: str, options: SlurmOptions, *, gpus: bool)
 
 # Slurm names the task's card in CUDA_VISIBLE_DEVICES (the node's index, or 0 inside a device cgroup, where NVML
 # sees that card alone too). The bench's gpu_device would otherwise pin every task to card 0 of the node
-# (bench/servers/gpu_pin.py resolves an index through NVML); GPU_DEVICE, which wins over the settings, names it.
+# (bench/llama/gpu_pin.py resolves an index through NVML); GPU_DEVICE, which wins over the settings, names it.
 PIN_TO_TASK_CARD = [
     "# this task's card, from Slurm, for the bench's servers and its memory sampler (the first, if several)",
     'if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then export GPU_DEVICE="${CUDA_VISIBLE_DEVICES%%,*}"; fi',

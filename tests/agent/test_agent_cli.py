@@ -16,7 +16,7 @@ import pytest
 from agent_helpers import ROOT, read_events, run_agent, run_agent_process
 
 from agent.cli import main
-from bench.servers.process import free_port
+from bench.llama.process import free_port
 from bench.testing import fake_llama as fl
 from bench.testing.fake_llama import FakeLlama
 

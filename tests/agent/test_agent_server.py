@@ -19,7 +19,7 @@ from agent.server import (
     UnparsedOutput,
     read_props,
 )
-from bench.servers.process import free_port
+from bench.llama.process import free_port
 from bench.testing import fake_llama
 from bench.testing.fake_llama import FakeLlama
 

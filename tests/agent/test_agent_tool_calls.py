@@ -13,7 +13,7 @@ from agent_helpers import run_agent
 
 from agent.cli import build_parser
 from agent.jeff import Jeff
-from bench.servers.process import free_port
+from bench.llama.process import free_port
 from bench.testing import fake_llama as fl
 from bench.testing.fake_llama import FakeLlama
 

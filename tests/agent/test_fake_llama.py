@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bench.servers.api import parse_metrics
+from bench.llama.api import parse_metrics
 from bench.testing import fake_llama
 from bench.testing.fake_llama import FakeLlama
 

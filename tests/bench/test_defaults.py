@@ -11,10 +11,10 @@ import yaml
 from bench import ROOT
 from bench.config import DEFAULT_CTX, BenchConfig
 from bench.containers.images import DEFAULT_SANDBOX_BASE
+from bench.llama.cpu_image import LLAMA_CPU_REPO
+from bench.llama.forced_tools import NATIVE_DIR
+from bench.llama.hub import cache_dir
 from bench.servers.compose import UP_SANDBOX_INTERFACE
-from bench.servers.cpu_image import LLAMA_CPU_REPO
-from bench.servers.forced_tools import NATIVE_DIR
-from bench.servers.hub import cache_dir
 from bench.servers.updown import UP_PORTS
 
 DEFAULT = BenchConfig()

@@ -15,13 +15,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # bench's top-level modules and folders, lowest first. Above the base, the settings and the row a bench writes, and
 # its tools (the container engine, the measuring instruments), the stages in the order the data flows: the fixture,
-# the servers, the sandboxes the agent runs in, the grading of what it did, the reading of results; then the runner,
-# the command line and the test doubles. A module may import its own layer and the ones below.
+# llama.cpp itself, the server kinds made of it, the sandboxes the agent runs in, the grading of what it did, the
+# reading of results; then the runner, the command line and the test doubles. A module may import its own layer and
+# the ones below.
 LAYERS = [
     {"errors", "logs", "processes", "yaml_file", "ownership", "provenance", "untrusted"},
     {"config", "results"},
     {"containers", "measure"},
     {"fixtures"},
+    {"llama"},
     {"servers"},
     {"sandbox"},
     {"score"},

@@ -1,7 +1,7 @@
 """The whole agent loop against the real CPU llama-server, read from the real traces of one `python -m bench run`.
 
 The small model never calls a tool of its own accord, so the bench serves it forced to (flint_tools auto,
-bench/servers/forced_tools.py): every answer is a tool call on todo_repo's real files and commands. One run per
+bench/llama/forced_tools.py): every answer is a tool call on todo_repo's real files and commands. One run per
 preset at a 1024-token window, which the task, the tool list and the tool results fill within a few steps, so each
 run meets what a GPU run meets except the model's skill: real tool results, Jeff's opinions on real commands,
 clearings, the tokens reprocessed after them, the window's end and answers cut by it.

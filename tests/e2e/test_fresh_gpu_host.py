@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from bench.llama.binaries import find_small_model
 from bench.results.append import read_rows
 from bench.results.schema import AGENT_STOP_REASONS
-from bench.servers.binaries import find_small_model
 from bench.testing.hub_standin import DEFAULT_FILES, HubStandIn, default_models_as
 
 pytestmark = [pytest.mark.llama, pytest.mark.docker, pytest.mark.slow]

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from bench.gpu_check import bare_context_mib
+from bench.llama.binaries import find_small_model
+from bench.llama.devices import llama_gpu_devices
+from bench.llama.gpu_pin import resolve_pin
+from bench.llama.memory_check import ServerMemory, compare
+from bench.llama.process import LlamaProcess
+from bench.llama.warmup import window_request
 from bench.measure.roles import PidMatcher
 from bench.measure.sampler import GpuSampler
-from bench.servers.binaries import find_small_model
-from bench.servers.devices import llama_gpu_devices
-from bench.servers.gpu_pin import resolve_pin
-from bench.servers.memory_check import ServerMemory, compare
-from bench.servers.process import LlamaProcess
-from bench.servers.warmup import window_request
 
 pytestmark = [pytest.mark.gpu, pytest.mark.llama]
 

@@ -20,9 +20,9 @@ import pytest
 
 from agent import prompts
 from agent.cli import main
-from bench.servers.api import PROMPT_TOKENS_COUNTER, read_metrics
-from bench.servers.binaries import find_small_model
-from bench.servers.process import LlamaProcess
+from bench.llama.api import PROMPT_TOKENS_COUNTER, read_metrics
+from bench.llama.binaries import find_small_model
+from bench.llama.process import LlamaProcess
 
 pytestmark = pytest.mark.llama
 

@@ -17,10 +17,10 @@ from bench.config import BenchConfig
 from bench.containers.engine import LABEL, docker_client
 from bench.containers.names import BenchNames
 from bench.fixtures.fixture import load_fixture
+from bench.llama.api import busy_slot, wait_idle
 from bench.ownership import Ownership
 from bench.run.instance import remove_instance
 from bench.sandbox.docker import DockerSandboxes
-from bench.servers.api import busy_slot, wait_idle
 from bench.servers.base import Endpoints
 from bench.servers.embedded import EmbeddedServers
 

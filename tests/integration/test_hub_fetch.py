@@ -20,14 +20,14 @@ import pytest
 from bench.config import BenchConfig
 from bench.containers.engine import docker_client
 from bench.containers.names import BenchNames
+from bench.llama.api import read_props
+from bench.llama.binaries import find_small_model
+from bench.llama.cpu_image import ensure_llama_cpu_image
 from bench.measure.roles import ContainerMatcher, PidMatcher, ProcessMatcher
 from bench.measure.sampler import GpuSampler
 from bench.ownership import new_instance_id
-from bench.servers.api import read_props
 from bench.servers.base import Endpoints
-from bench.servers.binaries import find_small_model
 from bench.servers.compose import ComposeServers
-from bench.servers.cpu_image import ensure_llama_cpu_image
 from bench.servers.embedded import EmbeddedServers
 from bench.testing.fake_pynvml import GIB, FakeDevice, FakeNvml, State
 from bench.testing.host_targets import default_bridge_address

@@ -19,12 +19,12 @@ from bench.containers.engine import LABEL, docker_client
 from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
 from bench.fixtures.fixture import load_fixture
+from bench.llama.api import is_healthy, read_metrics, read_props
+from bench.llama.cpu_image import ensure_llama_cpu_image
+from bench.llama.process import free_port
 from bench.ownership import new_instance_id
-from bench.servers.api import is_healthy, read_metrics, read_props
 from bench.servers.compose import COMPOSE_PROJECT, ComposeServers
-from bench.servers.cpu_image import ensure_llama_cpu_image
 from bench.servers.embedded import EmbeddedServers
-from bench.servers.process import free_port
 
 pytestmark = pytest.mark.llama
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.llama.buffers import breakdown_in_log, buffers_in_log
+from bench.llama.process import LlamaProcess
+from bench.llama.warmup import warm_up, window_request
 from bench.rehearsal.tiny_model import write_tiny_model
-from bench.servers.buffers import breakdown_in_log, buffers_in_log
-from bench.servers.process import LlamaProcess
-from bench.servers.warmup import warm_up, window_request
 
 pytestmark = pytest.mark.llama
 

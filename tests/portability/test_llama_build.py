@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from isa_scan import report, scan
 
-from bench.servers.binaries import find_llama_server
+from bench.llama.binaries import find_llama_server
 
 ROOT = Path(__file__).resolve().parents[2]
 CHECK = ROOT / ".ci" / "check_llama.py"

@@ -15,9 +15,9 @@ from agent.clearing import RequestEstimate, is_placeholder
 from agent.cli import main as agent_main
 from bench.cli import main as bench_main
 from bench.errors import ConfigError
+from bench.llama.tokenizer import ServerTokenizer
 from bench.replay.policies import parse_policy
 from bench.replay.walk import CANNOT_KNOW, load_timeline, replay
-from bench.servers.tokenizer import ServerTokenizer
 from bench.testing import fake_llama
 
 

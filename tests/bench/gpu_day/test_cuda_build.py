@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from bench.errors import PrerequisiteError
-from bench.servers.binaries import llama_env
+from bench.llama.binaries import llama_env
+from bench.llama.cuda_compat import from_nvml_number, parse_cuda, runs_on
+from bench.llama.cuda_libs import cuda_library_dirs, host_build_cuda
+from bench.llama.devices import list_devices, llama_backend
 from bench.servers.choose import HostGpu, check_cuda_build, where_servers_run
-from bench.servers.cuda_compat import from_nvml_number, parse_cuda, runs_on
-from bench.servers.cuda_libs import cuda_library_dirs, host_build_cuda
-from bench.servers.devices import list_devices, llama_backend
 
 H100 = "NVIDIA H100 80GB HBM3"
 CUDA_INIT_FAILED = "ggml_cuda_init: failed to initialize CUDA: CUDA driver version is insufficient for CUDA runtime"

@@ -16,8 +16,8 @@ import pytest
 
 from bench.containers.registry import DOCKER_HUB, image_in_registry, parse_reference
 from bench.errors import PrerequisiteError
-from bench.servers import cuda_image
-from bench.servers.cuda_image import (
+from bench.llama import cuda_image
+from bench.llama.cuda_image import (
     CUDA_IMAGE,
     build_context,
     ensure_gpu_image,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.servers.gpu_pin import GpuPin, resolve_pin, watched_uuids
-from bench.servers.process import LlamaProcess
+from bench.llama.gpu_pin import GpuPin, resolve_pin, watched_uuids
+from bench.llama.process import LlamaProcess
 from bench.testing.fake_pynvml import GIB, FakeDevice, FakeNvml, NVMLError_LibraryNotFound, State
 
 CARDS = [FakeDevice(f"GPU-0000000{i}-aaaa-bbbb-cccc-dddddddddddd", [State(used=GIB)]) for i in range(8)]

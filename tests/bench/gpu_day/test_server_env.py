@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from bench.errors import PrerequisiteError
-from bench.servers.hub import HubRef
-from bench.servers.server_env import empty_config_home, offline_environment
+from bench.llama.hub import HubRef
+from bench.llama.server_env import empty_config_home, offline_environment
 
 QWEN = HubRef("ggml-org/Qwen3-0.6B-GGUF", "Q8_0")
 

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from agent.cli import main as agent_main
+from bench.llama.tokenizer import ServerTokenizer
 from bench.measure.reprocessing import CAUSES, Attribution, attribute, split_positions
 from bench.measure.request_log import load_request_log
-from bench.servers.tokenizer import ServerTokenizer
 from bench.testing import fake_llama
 
 BIG = "x = 1\n" * 400

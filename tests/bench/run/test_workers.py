@@ -20,13 +20,13 @@ from bench import ROOT
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError, ResultsError
 from bench.fixtures.fixture import load_fixture
+from bench.llama.gpu_pin import watched_uuids
 from bench.results.append import read_rows
 from bench.results.schema import run_key
 from bench.run.display import Display
 from bench.run.plan import PlannedRun, RunInputs, plan_runs
 from bench.run.runner import INTERRUPTED_SUFFIX, Bench
 from bench.run.workers import RowWriter, RunQueue, worker_configs
-from bench.servers.gpu_pin import watched_uuids
 from bench.testing.fake_pynvml import GIB, FakeDevice, FakeNvml, State
 from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
 

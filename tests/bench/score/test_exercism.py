@@ -174,8 +174,8 @@ def test_fixtures_root_flag_and_setting_reach_check_and_refuse_a_wrong_folder(
 @pytest.mark.llama
 def test_the_real_llama_servers_tokenizer_measures_the_task(root: Path, tmp_path: Path) -> None:
     from bench.fixtures.window import estimated_tokens, first_request, measured_tokens
-    from bench.servers.binaries import find_small_model
-    from bench.servers.process import LlamaProcess
+    from bench.llama.binaries import find_small_model
+    from bench.llama.process import LlamaProcess
 
     server = LlamaProcess(find_small_model(), 512, tmp_path / "llama.log", threads=1)
     server.start()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.llama.devices import llama_gpu_devices, parse_devices
 from bench.servers.choose import HostGpu, container_toolkit, where_servers_run
-from bench.servers.devices import llama_gpu_devices, parse_devices
 
 A100 = "NVIDIA A100-SXM4-40GB"
 CUDA0 = ("CUDA0: NVIDIA A100-SXM4-40GB (40326 MiB, 39900 MiB free)",)

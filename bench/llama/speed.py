@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
+from bench.llama.api import erase_slot
 from bench.measure.time_split import Speeds
-from bench.servers.api import erase_slot
 
 log = logging.getLogger(__name__)
 # Half a second is past a GPU's small-batch regime (thousands of tokens) and is what a CPU run pays per server start.

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bench.errors import ConfigError
-from bench.servers.hub import (
+from bench.llama.hub import (
     HubRef,
     cache_dir,
     cached_model,

@@ -2,7 +2,7 @@
 
 Used by the embedded servers and by the tests that need a real server. The model is a local file (`-m`) or a hub
 reference (`-hf`) fetched into the shared cache on first use; the server's stdout is a pseudo-terminal copied into
-its log, so that llama.cpp draws its download bar there (bench.servers.download).
+its log, so that llama.cpp draws its download bar there (bench.llama.download).
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.errors import ServerStartError
+from bench.llama.api import ServerInfo, check_ctx, wait_healthy
+from bench.llama.binaries import find_llama_server, llama_env
+from bench.llama.download import DownloadWatch
+from bench.llama.gpu_pin import GpuPin
+from bench.llama.hub import HubRef, cache_dir, hub_environment
+from bench.llama.server_env import host_server_environment
 from bench.ownership import Ownership
 from bench.processes import kill_group
-from bench.servers.api import ServerInfo, check_ctx, wait_healthy
-from bench.servers.binaries import find_llama_server, llama_env
-from bench.servers.download import DownloadWatch
-from bench.servers.gpu_pin import GpuPin
-from bench.servers.hub import HubRef, cache_dir, hub_environment
-from bench.servers.server_env import host_server_environment
 
 # Flags every benchmark server gets (docs/internals.md, notes on llama-server): one slot, so the slot owns the
 # whole window and one prompt cache; no host-RAM prompt cache, so cache hits come only from the live slot;

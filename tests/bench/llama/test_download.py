@@ -6,9 +6,9 @@ import io
 import time
 from pathlib import Path
 
-from bench.servers.api import wait_healthy
-from bench.servers.download import DownloadWatch, download_progress, either
-from bench.servers.process import LlamaProcess
+from bench.llama.api import wait_healthy
+from bench.llama.download import DownloadWatch, download_progress, either
+from bench.llama.process import LlamaProcess
 
 DATA = Path(__file__).parent / "data"
 # A real log of this build fetching a file through -hf, its stdout a pseudo-terminal (the middle of the bar cut out).

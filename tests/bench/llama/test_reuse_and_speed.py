@@ -1,5 +1,5 @@
-"""What Flint's prompt cache can reuse, read from how the server was started (bench/servers/reuse.py), and its
-measured speeds (bench/servers/speed.py)."""
+"""What Flint's prompt cache can reuse, read from how the server was started (bench/llama/reuse.py), and its
+measured speeds (bench/llama/speed.py)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 from bench.containers.engine import docker_client
 from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
+from bench.llama.reuse import DEFAULTS, ReuseSettings, from_command, of_container, of_process
+from bench.llama.speed import measure_speeds
 from bench.ownership import Ownership
-from bench.servers.reuse import DEFAULTS, ReuseSettings, from_command, of_container, of_process
-from bench.servers.speed import measure_speeds
 from bench.testing import fake_llama
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError
-from bench.servers.binaries import find_small_model
-from bench.servers.hub import HubRef, parse_hub_ref
+from bench.llama.binaries import find_small_model
+from bench.llama.hub import HubRef, parse_hub_ref
 
 Model = Path | HubRef
 # Jeff answers in one line of at most 48 tokens: a model that thinks first (Qwen3) would spend them all thinking.

@@ -16,8 +16,8 @@ from agent.tools import TOOL_ARGS, parse_arguments
 from bench import ROOT
 from bench.errors import PrerequisiteError
 from bench.fixtures.fixture import load_fixture
-from bench.servers.binaries import find_llama_server, llama_env
-from bench.servers.forced_tools import (
+from bench.llama.binaries import find_llama_server, llama_env
+from bench.llama.forced_tools import (
     FORCED,
     GRAMMAR_NAME,
     NATIVE,

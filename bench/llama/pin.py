@@ -15,7 +15,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from bench.servers.binaries import LLAMA_PACKAGE
+from bench.llama.binaries import LLAMA_PACKAGE
 
 _IMAGE_BUILD = re.compile(r":[\w.-]*-b(\d+)(?:@sha256:[0-9a-f]+)?$")
 _REPORTED_BUILD = re.compile(r"^b(\d+)\b")

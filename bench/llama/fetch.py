@@ -13,9 +13,9 @@ from pathlib import Path
 
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError
-from bench.servers.binaries import find_llama_server, llama_env
-from bench.servers.hub import HubRef, cache_dir, cached_model, hub_environment
-from bench.servers.models import configured_models
+from bench.llama.binaries import find_llama_server, llama_env
+from bench.llama.hub import HubRef, cache_dir, cached_model, hub_environment
+from bench.llama.models import configured_models
 
 GIB = 2**30
 log = logging.getLogger(__name__)

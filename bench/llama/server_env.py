@@ -6,7 +6,7 @@
 - No user configuration: llama.cpp applies /etc/llama.cpp/config.ini, then ${XDG_CONFIG_HOME:-~/.config}/llama.cpp/
   config.ini before its flags (common/arg.cpp common_params_apply_system_config). XDG_CONFIG_HOME points at an
   empty folder of the bench's, and a system-wide file, which no variable turns off, is refused.
-- Pinned to one card (bench.servers.gpu_pin) when it runs on the GPU.
+- Pinned to one card (bench.llama.gpu_pin) when it runs on the GPU.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import os
 from pathlib import Path
 
 from bench.errors import PrerequisiteError
-from bench.servers.gpu_pin import GpuPin
-from bench.servers.hub import HubRef, cached_model
+from bench.llama.gpu_pin import GpuPin
+from bench.llama.hub import HubRef, cached_model
 
 SYSTEM_CONFIG = Path("/etc/llama.cpp/config.ini")
 

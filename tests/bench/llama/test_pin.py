@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from bench.config import BenchConfig, load_config
-from bench.servers.pin import build_mismatch, image_pin, package_build, package_pin
+from bench.llama.pin import build_mismatch, image_pin, package_build, package_pin
 
 ROOT = Path(__file__).resolve().parents[3]
 

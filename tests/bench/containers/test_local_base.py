@@ -1,4 +1,4 @@
-"""`make test` and `make bench` choose the Dockerfiles' base image (bench.servers.local_base): the decision with a
+"""`make test` and `make bench` choose the Dockerfiles' base image (bench.containers.local_base): the decision with a
 stand-in engine, and the real engine here answering without any pull (no test contacts a registry). Making the image
 for real is what .ci/run does on every CI run (.ci/base-image.sh)."""
 
@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from bench import ROOT
-from bench.servers import local_base
-from bench.servers.local_base import DEFAULT_BASES, LOCAL_IMAGE, choose
+from bench.containers import local_base
+from bench.containers.local_base import DEFAULT_BASES, LOCAL_IMAGE, choose
 
 
 def never_pulled(image: str) -> str | None:
@@ -50,7 +50,7 @@ def test_a_default_that_cannot_be_pulled_makes_the_local_image_once() -> None:
 
 def test_the_command_prints_only_the_image_on_stdout() -> None:
     env = {"AGENTBENCH_BASE_IMAGE": "my/base:1", "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-m", "bench.servers.local_base"], cwd=ROOT, env=env, capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "bench.containers.local_base"], cwd=ROOT, env=env, capture_output=True,
                          text=True, timeout=60)  # fmt: skip
     assert (out.returncode, out.stdout) == (0, "my/base:1\n")
 
@@ -68,7 +68,7 @@ def test_the_real_engine_here_is_answered_without_a_pull(
 
 def test_the_makefile_runs_tests_and_benches_on_the_chosen_image() -> None:
     makefile = (ROOT / "Makefile").read_text()
-    assert "python -m bench.servers.local_base" in makefile
+    assert "python -m bench.containers.local_base" in makefile
     for target in ("test: lint", "bench: setup"):
         recipe = makefile.split(f"\n{target}\n", 1)[1].split("\n\n", 1)[0]
         assert recipe.lstrip().startswith("$(BASE_IMAGE)"), target

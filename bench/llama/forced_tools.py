@@ -122,7 +122,7 @@ def grammar(ctx: int, files: Sequence[RepoFile]) -> str:
         # Any character JSON allows unescaped, or an escaped quote, backslash, newline or tab.
         "char": '[^"\\\\\\x00-\\x1F] | "\\\\" ["\\\\nt]',
     }
-    header = f"# Forced tool calls for a {ctx}-token window (bench/servers/forced_tools.py); generated, not edited.\n"
+    header = f"# Forced tool calls for a {ctx}-token window (bench/llama/forced_tools.py); generated, not edited.\n"
     return header + "".join(f"{name} ::= {body}\n" for name, body in rules.items())
 
 

@@ -8,9 +8,9 @@ import pytest
 
 from bench.config import BenchConfig
 from bench.errors import ConfigError, PrerequisiteError
+from bench.llama.hub import HubRef
+from bench.llama.models import Models, configured_models, models_for
 from bench.servers.compose import ComposeServers
-from bench.servers.hub import HubRef
-from bench.servers.models import Models, configured_models, models_for
 
 
 def test_the_defaults_are_hub_references_fetched_by_llama_server() -> None:

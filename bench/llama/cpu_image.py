@@ -12,17 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from bench import ROOT
-from bench.containers.images import base_image, build_image, digest, image_exists
-from bench.servers.binaries import find_llama_server, library_links
-from bench.servers.pin import package_pin
+from bench.containers.images import DEFAULT_LLAMA_BASE, base_image, build_image, digest, image_exists
+from bench.llama.binaries import find_llama_server, library_links
+from bench.llama.pin import package_pin
 
 LLAMA_CPU_DOCKERFILE = ROOT / "docker" / "llama-cpu.Dockerfile"
 
 
 LLAMA_CPU_REPO = "agentbench/llama-cpu"
-
-
-DEFAULT_LLAMA_BASE = "debian:bookworm-slim"
 
 
 def llama_binaries(server: Path) -> dict[str, Path]:

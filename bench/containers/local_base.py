@@ -2,7 +2,7 @@
 has them or can pull them, else a local Debian image made once from this machine's own apt mirror (.ci/base-image.sh:
 debootstrap, kept as a tarball in the cache, `docker import`ed), as CI does. AGENTBENCH_BASE_IMAGE, when set, wins.
 
-    python -m bench.servers.local_base      prints the image to build on ("" for the Dockerfiles' defaults)
+    python -m bench.containers.local_base      prints the image to build on ("" for the Dockerfiles' defaults)
 
 Progress and reasons go to stderr; stdout holds only the answer, for the Makefile's AGENTBENCH_BASE_IMAGE.
 """
@@ -18,8 +18,7 @@ from typing import Any
 
 from bench import ROOT
 from bench.containers.engine import docker_or_none
-from bench.containers.images import DEFAULT_SANDBOX_BASE, image_exists
-from bench.servers.cpu_image import DEFAULT_LLAMA_BASE
+from bench.containers.images import DEFAULT_LLAMA_BASE, DEFAULT_SANDBOX_BASE, image_exists
 
 LOCAL_IMAGE = "agentbench/base:bookworm"  # the name .ci/run gives it too
 DEFAULT_BASES = (DEFAULT_SANDBOX_BASE, DEFAULT_LLAMA_BASE)

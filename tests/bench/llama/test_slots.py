@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bench.servers.api import busy_slot, wait_idle
+from bench.llama.api import busy_slot, wait_idle
 
 
 class Slots(http.server.BaseHTTPRequestHandler):
@@ -73,7 +73,7 @@ def test_a_server_that_is_gone_is_not_waited_for(server: str, monkeypatch: pytes
     url = f"http://127.0.0.1:{gone.getsockname()[1]}"
     gone.close()
     sleeps: list[float] = []  # the wait's polls (the test server's handler sleeps 0)
-    monkeypatch.setattr("bench.servers.api.time.sleep", lambda s: sleeps.append(s) if s else None)
+    monkeypatch.setattr("bench.llama.api.time.sleep", lambda s: sleeps.append(s) if s else None)
     Slots.answers = [(200, IDLE, 0)]
 
     assert "did not answer" in (wait_idle([server, url], timeout_s=30) or "")

@@ -17,7 +17,6 @@ from typing import Any
 from bench.containers.engine import docker_client
 from bench.errors import PrerequisiteError
 from bench.results.row import ResultRow
-from bench.servers.base import Endpoints
 
 # flag spellings -> (setting, env variable); --swa-full takes no value
 FLAGS = {
@@ -93,9 +92,8 @@ def of_container(client: Any, container_id: str) -> ReuseSettings | None:
     return from_command(args, env)
 
 
-def of_flint(endpoints: Endpoints) -> ReuseSettings | None:
-    """Flint's settings, from its host process or its container; None for servers the bench did not start."""
-    pid, container = endpoints.server_pids.get("flint"), endpoints.server_containers.get("flint")
+def of_server(pid: int | None, container: str | None) -> ReuseSettings | None:
+    """A server's settings, from its host process or its container; None for servers the bench did not start."""
     if pid:
         return of_process(pid)
     if container:

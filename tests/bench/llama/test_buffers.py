@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.gpu_check import Check, table
-from bench.servers.buffers import BreakdownRow, Buffer, breakdown_in_log, buffers_in_log, on_gpu
-from bench.servers.memory_check import ServerMemory, compare
+from bench.llama.buffers import BreakdownRow, Buffer, breakdown_in_log, buffers_in_log, on_gpu
+from bench.llama.memory_check import ServerMemory, compare
 
 DATA = Path(__file__).parent / "data"
 # A real log of this build (CPU, SmolLM2-135M, -c 4096 -np 1 -lv 4): the library logs its buffers from -lv 4.

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bench.servers.buffers import BreakdownRow, breakdown_in_log, buffers_in_log, on_gpu
+from bench.llama.buffers import BreakdownRow, breakdown_in_log, buffers_in_log, on_gpu
 
 AGREE_MIB = 2.0  # the breakdown rounds each part down to whole MiB; the buffer lines have two decimals
 

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from bench.errors import PrerequisiteError
-from bench.servers.binaries import find_llama_server, llama_env
+from bench.llama.binaries import find_llama_server, llama_env
 
 _DEVICE = re.compile(r"^\s+(\S+): (.+)$")
 
