@@ -19,17 +19,15 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from bench.config import BenchConfig, Choice
-from bench.fixtures.fixture import Fixture
 from bench.run.choices import Factory, Host
 from bench.run.runner import Bench
-from bench.servers.base import Endpoints, Servers
+from bench.servers.base import Endpoints
 from bench.testing import fake_llama
-from bench.testing.fakes import NO_GPU, FakeServers, _props
+from bench.testing.fakes import NO_GPU, FakeServers, _props, given_kind
 
 SPEEDUP_TARGET = ">= 1.8"
 
@@ -54,13 +52,9 @@ class ScriptedFactory(Factory):
     """Local sandboxes (the real agent) and a pair of timed scripted servers per worker."""
 
     def __init__(self, config: BenchConfig, service_s: float) -> None:
-        super().__init__(
-            config, Choice("local", "perf/scale.py"), Choice("scripted", "perf/scale.py"), Host(None, NO_GPU)
-        )
         self.timed = TimedServers(service_s)
-
-    def make_servers(self, log_dir: Path, fixtures: Sequence[Fixture]) -> Servers:
-        return self.timed
+        local, scripted = Choice("local", "perf/scale.py"), Choice("scripted", "perf/scale.py")
+        super().__init__(config, local, scripted, Host(None, NO_GPU), server_kind=given_kind("scripted", self.timed))
 
 
 def matrix(out: Path, workers: int, reps: int, steps: int, real: bool) -> BenchConfig:

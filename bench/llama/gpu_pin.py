@@ -65,9 +65,9 @@ def resolve_pin(setting: str, nvml: ModuleType | None = None) -> GpuPin:
     return GpuPin(setting, uuid.decode() if isinstance(uuid, bytes) else str(uuid))
 
 
-def watched_uuids(setting: str, servers: str, nvml: ModuleType | None = None) -> list[str] | None:
-    """The GPUs a run's sampler watches: the pinned card for servers the bench starts; for external servers (the
-    bench does not place them) only a UUID named outright, else the GPUs serving them."""
-    if servers == "external":
+def watched_uuids(setting: str, pinned: bool, nvml: ModuleType | None = None) -> list[str] | None:
+    """The GPUs a run's sampler watches: the pinned card for servers the bench places (`pinned`); for servers it
+    does not place (external: bench.servers.kinds) only a UUID named outright, else the GPUs serving them."""
+    if not pinned:
         return [setting] if not setting.isdigit() else None
     return resolve_pin(setting, nvml).sampler_uuids()

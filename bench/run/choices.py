@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.config import BenchConfig, Choice
-from bench.containers.engine import docker_client, docker_or_none
+from bench.containers.engine import docker_or_none
 from bench.containers.names import BenchNames
 from bench.fixtures.fixture import Fixture
 from bench.ownership import Ownership
@@ -18,11 +18,7 @@ from bench.sandbox.base import Sandboxes
 from bench.sandbox.kinds import choose_sandbox, make_sandboxes
 from bench.servers.base import Servers
 from bench.servers.choose import HostGpu, choose_servers, probe_host
-from bench.servers.compose import make_compose_servers
-from bench.servers.embedded import EmbeddedServers
-from bench.servers.external import ExternalServers
-
-NEEDS_THE_GPU_PROBE = ("auto", "embedded", "compose")  # external servers are someone else's
+from bench.servers.kinds import Kind, Making, kind, may_need_docker, needs_gpu_probe
 
 
 @dataclass(frozen=True)
@@ -34,9 +30,9 @@ class Host:
 
     @classmethod
     def probe(cls, config: BenchConfig) -> Host:
-        wanted = config.sandbox in ("auto", "docker") or config.servers in ("auto", "compose")
+        wanted = config.sandbox in ("auto", "docker") or may_need_docker(config.servers)
         docker = docker_or_none() if wanted else None
-        gpu = probe_host(docker) if config.servers in NEEDS_THE_GPU_PROBE else HostGpu("", docker is not None, "", ())
+        gpu = probe_host(docker) if needs_gpu_probe(config.servers) else HostGpu("", docker is not None, "", ())
         return cls(docker, gpu)
 
 
@@ -52,6 +48,7 @@ class Factory:
         *,
         sandboxes: Sandboxes | None = None,
         ownership: Ownership | None = None,
+        server_kind: Kind | None = None,
     ) -> None:
         self.config = config
         self.sandbox = sandbox
@@ -62,7 +59,9 @@ class Factory:
         self.sandboxes = sandboxes or make_sandboxes(sandbox.kind, config, self.names, docker=host.docker)
         engine = self.sandboxes.engine
         # The engine whose objects this instance may leave behind (bench.run.instance removes them).
-        self.engine: Any = engine.client if engine is not None else (host.docker if servers.kind == "compose" else None)
+        self.server_kind = server_kind or kind(servers.kind)  # an unknown kind is refused here, before anything runs
+        under_docker = self.server_kind.needs_docker
+        self.engine: Any = engine.client if engine is not None else (host.docker if under_docker else None)
 
     @classmethod
     def for_config(cls, config: BenchConfig) -> Factory:
@@ -77,14 +76,10 @@ class Factory:
         return [cls(config, sandbox, servers, host) for config in configs]
 
     def make_servers(self, log_dir: Path, fixtures: Sequence[Fixture]) -> Servers:
-        """Servers for a plan on `fixtures` (forced tool calls offer their files)."""
-        if self.servers.kind == "embedded":
-            return EmbeddedServers(
-                self.config, log_dir, gpu=bool(self.host.gpu.llama_gpus), host=self.sandboxes.server_host(),
-                ownership=self.ownership, fixtures=fixtures,
-            )  # fmt: skip
-        if self.servers.kind == "external":
-            return ExternalServers(self.config)
-        docker = self.host.docker or docker_client()  # compose asked for where no engine answers: say so
-        gpu = bool(self.host.gpu.nvidia_gpu)
-        return make_compose_servers(self.config, docker, gpu=gpu, log_dir=log_dir, names=self.names, fixtures=fixtures)
+        """Servers of the chosen kind (bench.servers.kinds) for a plan on `fixtures` (forced tool calls offer their
+        files)."""
+        making = Making(
+            self.config, log_dir, fixtures, self.host.gpu, self.host.docker, self.sandboxes.server_host(),
+            self.ownership, self.names,
+        )  # fmt: skip
+        return self.server_kind.make(making)

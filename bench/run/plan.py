@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 from bench.config import BenchConfig
 from bench.fixtures.fixture import Fixture, fixture_hash, fixtures_root, load_fixture, repo_root
-from bench.llama.pin import package_build
 from bench.llama.reuse import ReuseSettings, of_server
 from bench.provenance import file_sha256
 from bench.results.row import ResultRow
@@ -89,6 +88,7 @@ class RunInputs:
         choice: tuple[str, str],
         provenance: Provenance,
         build_pin: str = "",
+        server_package: str = "",
     ) -> RunInputs:
         sandbox, servers = choice
         return cls(
@@ -107,7 +107,7 @@ class RunInputs:
             jeff_model_sha256=file_sha256(endpoints.jeff_model_path) if endpoints.jeff_model_path else None,
             server_build=endpoints.server_build,
             server_build_pin=build_pin,
-            server_package=package_build() if servers == "embedded" else "",
+            server_package=server_package,
             flint_serving=endpoints.flint_serving,
             sandbox=sandbox,
             servers=servers,

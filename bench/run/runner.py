@@ -27,6 +27,7 @@ from bench.config import BenchConfig, size_bytes
 from bench.errors import BenchError, ConfigError, ResultsError, SandboxError, ServerStartError, Terminated
 from bench.llama.api import wait_idle
 from bench.llama.gpu_pin import watched_uuids
+from bench.llama.pin import package_build
 from bench.llama.warmup import warm_up_servers
 from bench.logs import logging_to
 from bench.measure.time_split import ServerSpeeds
@@ -71,6 +72,8 @@ class Bench:
         self.config = self.factory.config  # the first worker's: its card, its share of the cores
         self.worker_label = worker_label(self.config, config, 1)
         self.choice = (self.factory.sandbox.kind, self.factory.servers.kind)
+        # host servers of the installed package: its build, for the comparison key (bench.llama.pin.package_build)
+        self.server_package = package_build() if self.factory.server_kind.package_build else ""
         self.provenance = Provenance(agent_version(), git_sha(), git_dirty())  # read once, not per run
         self.writer = RowWriter(self.out)
         self.rows: list[Row] = self.writer.rows
@@ -156,7 +159,9 @@ class Bench:
                         raise
                     self._record(self._infra(planned, endpoints, servers.build_pin, str(e)), progress)
                     continue
-            inputs = RunInputs.of(planned, self.config, endpoints, self.choice, self.provenance, servers.build_pin)
+            inputs = RunInputs.of(
+                planned, self.config, endpoints, self.choice, self.provenance, servers.build_pin, self.server_package
+            )
             if existing:
                 check_same_inputs(self.out, existing, inputs.cells())
             if inputs.key() in done:
@@ -173,7 +178,9 @@ class Bench:
 
     def _infra(self, planned: PlannedRun, endpoints: Endpoints, build_pin: str, error: str) -> RunRecord:
         """A run that could not start because its servers could not be (re)started."""
-        inputs = RunInputs.of(planned, self.config, endpoints, self.choice, self.provenance, build_pin)
+        inputs = RunInputs.of(
+            planned, self.config, endpoints, self.choice, self.provenance, build_pin, self.server_package
+        )
         record = self._new_record(inputs)
         record.infra_error = True
         record.note(error)
@@ -211,7 +218,7 @@ class Bench:
         self, record: RunRecord, servers: Servers, endpoints: Endpoints, run_dir: Path, progress: Progress
     ) -> None:
         sandbox = self.factory.sandboxes.sandbox(record.run_id)
-        uuids = watched_uuids(self.config.gpu_device, self.choice[1])
+        uuids = watched_uuids(self.config.gpu_device, self.factory.server_kind.pins_a_card)
         seen = observe(
             record.inputs, sandbox, servers, endpoints, run_dir, progress.on_event, self.config.gpu_sample_interval_s,
             uuids, size_bytes(self.config.diff_limit),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,11 +23,11 @@ from typing import Any
 from agent.server import Props
 from bench.config import BenchConfig, Choice
 from bench.errors import SandboxError, ServerStartError
-from bench.fixtures.fixture import Fixture
 from bench.run.choices import Factory, Host
 from bench.sandbox.base import AgentRun
 from bench.servers.base import Endpoints, Servers
 from bench.servers.choose import HostGpu
+from bench.servers.kinds import Kind
 from bench.testing.fake_llama import FakeLlama
 
 NO_GPU = HostGpu(nvidia_gpu="", docker=False, toolkit="", llama_gpus=())
@@ -178,13 +178,20 @@ class FakeSandboxes:
         self.closed = True
 
 
+def given_kind(name: str, servers: Servers) -> Kind:
+    """A server kind of a test's own (bench.servers.kinds.Kind): it hands out `servers`, and is probed, built and
+    placed nowhere."""
+    return Kind(
+        name, lambda making: servers, needs_gpu_probe=False, needs_docker=False, package_build=False, pins_a_card=False
+    )
+
+
 class FakeFactory(Factory):
     """The runner's factory, building the fakes instead of probing this host."""
 
     def __init__(self, config: BenchConfig, servers: FakeServers, sandboxes: FakeSandboxes) -> None:
         fake = Choice("fake", "a test's fakes")
-        super().__init__(config, fake, fake, Host(None, NO_GPU), sandboxes=sandboxes)
+        super().__init__(
+            config, fake, fake, Host(None, NO_GPU), sandboxes=sandboxes, server_kind=given_kind("fake", servers)
+        )
         self.fake_servers = servers
-
-    def make_servers(self, log_dir: Path, fixtures: Sequence[Fixture]) -> Servers:
-        return self.fake_servers

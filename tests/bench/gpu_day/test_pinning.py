@@ -12,6 +12,7 @@ import pytest
 
 from bench.llama.gpu_pin import GpuPin, resolve_pin, watched_uuids
 from bench.llama.process import LlamaProcess
+from bench.servers.kinds import kind
 from bench.testing.fake_pynvml import GIB, FakeDevice, FakeNvml, NVMLError_LibraryNotFound, State
 
 CARDS = [FakeDevice(f"GPU-0000000{i}-aaaa-bbbb-cccc-dddddddddddd", [State(used=GIB)]) for i in range(8)]
@@ -35,10 +36,11 @@ def test_without_nvml_an_index_is_passed_on_in_nvidia_smis_order() -> None:
 
 def test_the_sampler_watches_the_pinned_card_unless_the_servers_are_external() -> None:
     nvml = FakeNvml(CARDS)
-    assert watched_uuids("1", "embedded", nvml) == [CARDS[1].uuid]
-    assert watched_uuids("1", "compose", nvml) == [CARDS[1].uuid]
-    assert watched_uuids("1", "external", nvml) is None
-    assert watched_uuids(MIG, "external", nvml) == [MIG]
+    for name in ("embedded", "compose"):
+        assert watched_uuids("1", kind(name).pins_a_card, nvml) == [CARDS[1].uuid]
+    external = kind("external").pins_a_card
+    assert watched_uuids("1", external, nvml) is None
+    assert watched_uuids(MIG, external, nvml) == [MIG]
 
 
 FAKE_SERVER = """#!/bin/sh
