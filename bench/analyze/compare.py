@@ -15,8 +15,8 @@ by more than PCT and the change is significant at --alpha.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.analyze import stats
@@ -205,12 +205,23 @@ def compare(
     return "\n".join(out), any(line.startswith("FAIL") for line in gate_lines)
 
 
-def command(args: argparse.Namespace) -> int:
-    gates = [parse_gate(text) for text in args.fail_on or []]
-    if not 0 < args.alpha < 1:
-        raise ConfigError(f"--alpha {args.alpha}: give a level between 0 and 1, e.g. 0.05")
-    if args.pool_last < 0:
-        raise ConfigError(f"--pool-last {args.pool_last}: give a number of files, e.g. 7")
-    report, tripped = compare(args.files, gates, args.alpha, args.pool_last, getattr(args, "strict", False))
+@dataclass(frozen=True)
+class CompareOptions:
+    """`bench compare`'s options (bench/cli/compare.py)."""
+
+    files: list[str]  # the older first
+    fail_on: list[str] = field(default_factory=list)  # METRIC[:PCT] gates
+    alpha: float = 0.05
+    pool_last: int = 0
+    strict: bool = False
+
+
+def command(options: CompareOptions) -> int:
+    gates = [parse_gate(text) for text in options.fail_on]
+    if not 0 < options.alpha < 1:
+        raise ConfigError(f"--alpha {options.alpha}: give a level between 0 and 1, e.g. 0.05")
+    if options.pool_last < 0:
+        raise ConfigError(f"--pool-last {options.pool_last}: give a number of files, e.g. 7")
+    report, tripped = compare(options.files, gates, options.alpha, options.pool_last, options.strict)
     print(report)
     return 1 if tripped else 0

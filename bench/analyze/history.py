@@ -10,10 +10,10 @@ runs (infra_error runs are counted apart), and completed is the share of runs co
 
 from __future__ import annotations
 
-import argparse
 import logging
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.analyze.changepoints import MIN_POINTS
@@ -88,15 +88,25 @@ def write_history(files: Sequence[str], out_dir: Path, metrics: list[str], alpha
     return path
 
 
-def command(args: argparse.Namespace) -> int:
-    if not 0 < args.alpha < 1:
-        raise ConfigError(f"--alpha {args.alpha}: give a level between 0 and 1, e.g. 0.05")
+@dataclass(frozen=True)
+class HistoryOptions:
+    """`bench history`'s options (bench/cli/history.py)."""
+
+    files: list[str]
+    metrics: list[str] = field(default_factory=list)  # none: DEFAULT_METRICS
+    alpha: float = 0.01
+    out_dir: Path | None = None  # None: history-report/ beside the first file
+
+
+def command(options: HistoryOptions) -> int:
+    if not 0 < options.alpha < 1:
+        raise ConfigError(f"--alpha {options.alpha}: give a level between 0 and 1, e.g. 0.05")
     known = ["completed", *HIGHER_IS_BETTER, *LOWER_IS_BETTER]
-    unknown = [metric for metric in args.metric or [] if metric not in known]
+    unknown = [metric for metric in options.metrics if metric not in known]
     if unknown:
         raise ConfigError(f"--metric {unknown[0]}: unknown metric; choose from {', '.join(known)}")
-    out_dir = Path(args.out_dir) if args.out_dir else Path(args.files[0]).parent / "history-report"
-    path = write_history(args.files, out_dir, args.metric or DEFAULT_METRICS, args.alpha)
+    out_dir = options.out_dir or Path(options.files[0]).parent / "history-report"
+    path = write_history(options.files, out_dir, options.metrics or DEFAULT_METRICS, options.alpha)
     print(path.read_text(encoding="utf-8"))
     log.info("wrote %s and its plots", path)
     return 0

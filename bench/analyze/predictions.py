@@ -8,7 +8,6 @@ The file must be committed, unchanged since, and its last commit must be no late
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -189,8 +188,9 @@ def score_file(predictions_file: Path, results_file: Path) -> list[Verdict]:
     return [score(prediction, rows) for prediction in load_predictions(predictions_file)]
 
 
-def command(args: argparse.Namespace) -> int:
-    results = score_file(Path(args.predictions_file), Path(args.results_file))
+def command(predictions_file: Path, results_file: Path) -> int:
+    """`bench predictions score predictions.yaml RESULTS.csv` (bench/cli/predictions.py)."""
+    results = score_file(predictions_file, results_file)
     for result in results:
         print("\n".join(describe(result)))
     verdicts = [r.verdict for r in results]

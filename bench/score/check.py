@@ -7,9 +7,9 @@ solution passes every test, adds tests of its own, and those pass too.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from bench.config import BenchConfig
@@ -136,13 +136,13 @@ def smallest_window(config: BenchConfig, name: str) -> int:
     return min(windows or [ctx for _, _, ctx in config.matrix()])
 
 
-def command(args: argparse.Namespace, config: BenchConfig | None = None) -> int:
+def command(names: Sequence[str] = (), config: BenchConfig | None = None) -> int:
     """`python -m bench fixtures check [names...]`: one line per fixture; 0 only when every fixture is sound."""
     config = config or BenchConfig()
     root = fixtures_root(config.fixtures_root)
     folder = root / "fixtures"
     # Every folder, not only those with a fixture.yaml: a fixture that lost its yaml is broken, not absent.
-    names = list(args.names) or sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    names = list(names) or sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not names:
         raise FixtureError(f"no fixtures found under {folder}")
     failed = 0

@@ -11,7 +11,6 @@ with the reason; the others still import.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import json
 import math
@@ -282,14 +281,14 @@ def import_all(
     return imported, refused
 
 
-def command(args: argparse.Namespace) -> int:
+def command(sources: list[Path], into: Path, visible: float = 0.0, max_steps: int = 30, force: bool = False) -> int:
     """One line per exercise; 0 when at least one imported and none was refused, 1 otherwise."""
-    if not 0 <= args.visible <= 1:
-        raise FixtureError(f"--visible {args.visible}: a share from 0 (every test hidden) to 1")
-    into = Path(args.into).expanduser().absolute()
+    if not 0 <= visible <= 1:
+        raise FixtureError(f"--visible {visible}: a share from 0 (every test hidden) to 1")
+    into = into.expanduser().absolute()
     (into / "fixtures").mkdir(parents=True, exist_ok=True)
     (into / "hidden_tests").mkdir(parents=True, exist_ok=True)
-    imported, refused = import_all([Path(s) for s in args.sources], into, args.visible, args.max_steps, args.force)
+    imported, refused = import_all(sources, into, visible, max_steps, force)
     for done in imported:
         print(done.line(), flush=True)
     for name, why in refused.items():

@@ -10,9 +10,9 @@ the junit XML is; `--json` prints one JSON object instead.
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -57,23 +57,36 @@ def print_score(score: Score, junit: list[Path]) -> None:
     print(f"error          {score.error or 'none'}")
 
 
-def command(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class ScoreOptions:
+    """`bench score`'s options (bench/cli/score.py): a run folder, or a fixture and a folder."""
+
+    sandbox: str  # where grading runs: docker | podman | local
+    run_dir: Path | None = None
+    fixture: str | None = None
+    repo: Path | None = None
+    out: Path | None = None  # with repo: where junit.xml and score.json go
+    json: bool = False
+    fixtures_root: str = ""
+
+
+def command(options: ScoreOptions) -> int:
     """Grade and print; 0 when graded (a tampered or failing score included), 2 on bad arguments."""
-    root = fixtures_root(args.fixtures_root) if getattr(args, "fixtures_root", "") else None
-    fixture, repo = getattr(args, "fixture", None), getattr(args, "repo", None)
-    if args.run_dir and (fixture or repo):
+    root = fixtures_root(options.fixtures_root) if options.fixtures_root else None
+    fixture, repo = options.fixture, options.repo
+    if options.run_dir and (fixture or repo):
         raise ConfigError("bench score: give a run folder, or --fixture NAME --repo DIR, not both")
-    grader = make_grader(args.sandbox)
-    if args.run_dir:
-        run_dir = Path(args.run_dir)
+    grader = make_grader(options.sandbox)
+    if options.run_dir:
+        run_dir = options.run_dir
         score = score_run_dir(run_dir, grader, root)
         junit = [run_dir / name for name in score.junit_reports]
     elif fixture and repo:
-        out = Path(args.score_out) if getattr(args, "score_out", None) else default_out(fixture)
-        score, junit = score_folder(fixture, Path(repo), grader, root, out)
+        out = options.out or default_out(fixture)
+        score, junit = score_folder(fixture, repo, grader, root, out)
     else:
         raise ConfigError("bench score: give a run folder (results/runs/<run_id>), or --fixture NAME --repo DIR")
-    if getattr(args, "json", False):
+    if options.json:
         print(json.dumps(as_json(score, junit), indent=1))
     else:
         print_score(score, junit)

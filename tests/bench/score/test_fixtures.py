@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import subprocess
 from pathlib import Path
@@ -243,7 +242,7 @@ def test_fixtures_check_command_names_the_broken_fixture(
     (tree / "fixtures/broken_repo/fixture.yaml").unlink()
     monkeypatch.setattr(bench.fixtures.fixture, "repo_root", lambda: tree)
 
-    status = command(argparse.Namespace(names=[]), BenchConfig(fixtures_root=str(tree)))
+    status = command([], BenchConfig(fixtures_root=str(tree)))
 
     lines = capsys.readouterr().out.splitlines()
     assert status == 1

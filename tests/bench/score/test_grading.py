@@ -6,7 +6,6 @@ the real LocalGrader, i.e. a real pytest subprocess.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import subprocess
@@ -23,7 +22,7 @@ from bench.results.row import ResultRow
 from bench.score.graders import LocalGrader, run_pytest
 from bench.score.grading import Score, score_diff, score_run_dir
 from bench.score.junit import parse_junit
-from bench.score.score_command import command
+from bench.score.score_command import ScoreOptions, command
 from bench.score.sessions import BASE_ARGS, GRADING_DIR, INI_FILE, INI_TEXT
 
 HIDDEN_DUE = "test_hidden_due_dates.py"
@@ -412,7 +411,7 @@ def test_score_run_dir_without_a_diff_is_a_scoring_error(todo: Fixture, tmp_path
 def test_score_command_prints_the_score(todo: Fixture, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run_dir = run_dir_with(tmp_path, todo, "")
 
-    status = command(argparse.Namespace(run_dir=str(run_dir), sandbox="local"))
+    status = command(ScoreOptions(sandbox="local", run_dir=run_dir))
 
     out = capsys.readouterr().out
     assert status == 0

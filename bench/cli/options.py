@@ -1,0 +1,66 @@
+"""What the commands share: the parsing of lists, the flags several of them take, and the one place where flags
+become settings (`settings()`: the config model validates them; argparse only splits text into lists and numbers)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.config import SANDBOX_KINDS, SETTINGS, BenchConfig, load_config
+from bench.errors import ConfigError
+
+DEFAULT_CONFIG = "bench.yaml"
+SANDBOX_METAVAR = "|".join(SANDBOX_KINDS)
+Subparsers = Any  # argparse's _SubParsersAction, private in typeshed's sense: only add_parser is used
+Function = Callable[[argparse.Namespace], int]
+
+
+def csv_list(text: str) -> list[str]:
+    parts = [part.strip() for part in text.split(",")]
+    if not all(parts):  # `--ctx 4096,,8192` is a typo, never "4096 and 8192"
+        raise argparse.ArgumentTypeError(f"{text!r} has an empty item: separate the values by single commas")
+    return parts
+
+
+def int_list(text: str) -> list[int]:
+    try:
+        return [int(part) for part in csv_list(text)]
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from e
+
+
+def devices(text: str) -> str | list[str]:
+    return "all" if text.strip() == "all" else csv_list(text)
+
+
+def settings(args: argparse.Namespace) -> BenchConfig:
+    """The one place flags become settings: the --config file (bench.yaml when there is one), then every flag named
+    after a setting that was given, validated by the config model."""
+    path = Path(getattr(args, "config", DEFAULT_CONFIG))
+    if not path.exists() and str(path) != DEFAULT_CONFIG:
+        raise ConfigError(f"config file {path} not found")
+    given = {name: value for name in SETTINGS if (value := getattr(args, name, None)) not in (None, "")}
+    return load_config(path if path.exists() else None, given)
+
+
+def add_command(sub: Subparsers, name: str, function: Function, text: str) -> argparse.ArgumentParser:
+    """A command's parser, with its help and the function that runs it."""
+    found: argparse.ArgumentParser = sub.add_parser(name, help=text, description=text)
+    found.set_defaults(function=function)
+    return found
+
+
+def config_flag(found: argparse.ArgumentParser) -> None:
+    found.add_argument("--config", default=DEFAULT_CONFIG, help="settings file (default: bench.yaml, if any)")
+
+
+def ctx_flag(found: argparse.ArgumentParser, text: str) -> None:
+    found.add_argument("--ctx", type=int_list, help=text)
+
+
+def root_flag(found: argparse.ArgumentParser) -> None:
+    found.add_argument(
+        "--fixtures-root", metavar="DIR", help="folder holding fixtures/ and hidden_tests/ (default: the checkout)"
+    )

@@ -1,0 +1,22 @@
+"""`bench report RESULTS.csv`: a markdown report with its PNG plots, beside the CSV."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from bench.cli.options import Subparsers, add_command
+
+
+def report(args: argparse.Namespace) -> int:
+    from bench.analyze.report import command
+
+    return command(Path(args.file), Path(args.out_dir) if args.out_dir else None)
+
+
+def add(sub: Subparsers) -> None:
+    one = add_command(sub, "report", report, "markdown report with PNG plots beside a results CSV")
+    one.add_argument("file", metavar="RESULTS.csv")
+    one.add_argument(
+        "--out-dir", help="where to write report.md and the plots (default: <CSV name>-report/ beside the CSV)"
+    )

@@ -1,0 +1,65 @@
+"""`bench run`: the matrix, one row per run. Its flags are settings (bench.config.BenchConfig), read by `settings()`;
+`bench submit` reads the flags after its `--` with the same parser (run_settings)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from bench.cli.options import (
+    DEFAULT_CONFIG,
+    SANDBOX_METAVAR,
+    Subparsers,
+    add_command,
+    config_flag,
+    csv_list,
+    ctx_flag,
+    devices,
+    root_flag,
+    settings,
+)
+from bench.config import SERVER_KINDS, BenchConfig
+
+TEXT = "run the agent on each fixture and append one row per run to a results CSV"
+
+
+def run(args: argparse.Namespace) -> int:
+    from bench.run.runner import command
+
+    return command(settings(args))
+
+
+def add(sub: Subparsers) -> None:
+    run_flags(add_command(sub, "run", run, TEXT))
+
+
+def run_flags(one: argparse.ArgumentParser) -> None:
+    config_flag(one)
+    ctx_flag(one, "context sizes, e.g. 4096,8192")
+    one.add_argument("--presets", type=csv_list, help="agent presets, e.g. part2,part3")
+    one.add_argument("--fixtures", type=csv_list, help="fixture names, e.g. todo_repo")
+    root_flag(one)
+    one.add_argument("--reps", type=int, help="runs per (fixture, preset, ctx)")
+    one.add_argument("--max-steps", type=int, help="step limit per run (default: the fixture's)")
+    one.add_argument("--sandbox", metavar=SANDBOX_METAVAR, help="where the agent runs")
+    one.add_argument("--servers", metavar="|".join(SERVER_KINDS), help="where Flint and Jeff run")
+    one.add_argument("--out", help="results CSV (default: results/<date>-<sha>.csv)")
+    one.add_argument(
+        "--resume", action="store_true", default=None, help="skip runs already in --out with the same inputs"
+    )
+    one.add_argument("--flint-url", help="with --servers external: Flint's URL (default $FLINT_URL)")
+    one.add_argument("--jeff-url", help="with --servers external: Jeff's URL (default $JEFF_URL; none: no Jeff)")
+    one.add_argument("--workers", type=int, help="server pairs side by side on the CPU, one queue (default 1)")
+    one.add_argument(
+        "--gpu-devices", type=devices, metavar="all|0,1", help="one worker (pair of servers) per GPU named, or all"
+    )
+    one.add_argument(
+        "--shard", metavar="I/N", help="run the I-th of N parts of the plan (1-based), into <out>-shardIofN.csv"
+    )
+
+
+def run_settings(config: str, flags: Sequence[str]) -> BenchConfig:
+    """The settings `bench run --config CONFIG FLAGS...` would run with."""
+    parser = argparse.ArgumentParser(prog="python -m bench run", description=TEXT)
+    run_flags(parser)
+    return settings(parser.parse_args(["--config", config or DEFAULT_CONFIG, *flags]))

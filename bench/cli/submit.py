@@ -1,0 +1,51 @@
+"""`bench submit slurm|k8s --shards N [...] [-- RUN FLAGS]`: the flags after `--` read as `bench run` reads them, so
+the submitted matrix is the one `bench run` with those flags would run (bench/submit/commands.py does the rest)."""
+
+from __future__ import annotations
+
+import argparse
+
+from bench.cli.options import DEFAULT_CONFIG, Subparsers
+from bench.cli.run import run_settings
+
+
+def submit(args: argparse.Namespace) -> int:
+    from bench.submit.commands import SubmitOptions, command
+
+    if args.engine == "slurm":
+        options = SubmitOptions(
+            args.engine, args.shards, args.results, partition=args.partition, gpus_per_task=args.gpus_per_task,
+            time=args.time,
+        )  # fmt: skip
+    else:
+        options = SubmitOptions(
+            args.engine, args.shards, args.results, image=args.image, claim=args.claim, apply=args.apply
+        )
+    return command(options, run_settings(args.config, run_flags(args)))
+
+
+def run_flags(args: argparse.Namespace) -> list[str]:
+    return list(args.run_flags[1:] if args.run_flags[:1] == ["--"] else args.run_flags)
+
+
+def add(sub: Subparsers) -> None:
+    group = sub.add_parser("submit", help="run a matrix as N shard jobs and a merge job on Slurm or Kubernetes")
+    engines = group.add_subparsers(dest="engine", required=True)
+
+    def engine(name: str, text: str) -> argparse.ArgumentParser:
+        found: argparse.ArgumentParser = engines.add_parser(name, help=text, description=text)
+        found.add_argument("--shards", type=int, required=True, help="how many parts the matrix is split into")
+        found.add_argument("--config", default=DEFAULT_CONFIG, help="settings file (default: bench.yaml, if any)")
+        found.add_argument("--results", help="the matrix's folder (default: results/submit-<date>-<time>)")
+        found.add_argument("run_flags", nargs=argparse.REMAINDER, help="-- then `bench run` settings flags")
+        found.set_defaults(function=submit)
+        return found
+
+    one = engine("slurm", "a job array (task I runs shard I/N), then a merge job after all of them (afterany)")
+    one.add_argument("--partition", help="sbatch --partition")
+    one.add_argument("--gpus-per-task", type=int, help="sbatch --gpus-per-task (e.g. 1 on a GPU partition)")
+    one.add_argument("--time", help="sbatch --time of each task and the merge, e.g. 4:00:00")
+    one = engine("k8s", "an Indexed Job of shards and a merge Job, written as manifests (and applied with --apply)")
+    one.add_argument("--image", required=True, help="an image of this checkout, where `python -m bench` runs")
+    one.add_argument("--claim", default="bench-results", help="the ReadWriteMany volume claim for results and models")
+    one.add_argument("--apply", action="store_true", help="kubectl apply the manifests (when kubectl is on PATH)")

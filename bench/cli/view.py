@@ -1,0 +1,21 @@
+"""`bench view RESULTS.csv...`: one self-contained HTML page of results and their runs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from bench.cli.options import Subparsers, add_command
+
+
+def view(args: argparse.Namespace) -> int:
+    from bench.analyze.view import command
+
+    return command([Path(f) for f in args.files], Path(args.out) if args.out else None)
+
+
+def add(sub: Subparsers) -> None:
+    text = "one self-contained HTML page of results CSVs and their runs, step by step"
+    one = add_command(sub, "view", view, text)
+    one.add_argument("files", nargs="+", metavar="RESULTS.csv", help="one file, or two (the older first) to compare")
+    one.add_argument("--out", help="the HTML file (default: <last CSV name>.html beside it)")
