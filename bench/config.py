@@ -11,23 +11,28 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from agent.presets import PRESETS
 from bench.errors import ConfigError
+from bench.setting_types import (
+    DEFAULT_CTX,
+    Ctx,
+    Device,
+    DockerSize,
+    HubReference,
+    Names,
+    Preset,
+    SandboxKind,
+    Seconds,
+    ServerKind,
+    Shard,
+    SpaceSize,
+    Url,
+    size_bytes,
+)
 from bench.yaml_file import read_mapping
-
-PRESET_NAMES = tuple(PRESETS)
-# The kinds, each listed once: bench.sandbox.kinds and bench.run.choices build them (a test holds them equal).
-SandboxKind = Literal["auto", "docker", "podman", "local"]
-ServerKind = Literal["auto", "compose", "embedded", "external"]
-SANDBOX_KINDS: tuple[str, ...] = get_args(SandboxKind)
-SERVER_KINDS: tuple[str, ...] = get_args(ServerKind)
-MIN_CTX = 256  # below that nothing useful fits
-CTX_PAD = 256  # llama-server pads windows to multiples of this
-DEFAULT_CTX = 4096  # Flint's and Jeff's window unless asked otherwise (compose.yaml and .env.example agree: tested)
 
 
 @dataclass(frozen=True)
@@ -36,73 +41,6 @@ class Choice:
 
     kind: str
     reason: str
-
-
-def _known_preset(name: str) -> str:
-    if name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}: choose from {', '.join(PRESET_NAMES)}")
-    return name
-
-
-def _url(text: str) -> str:
-    if not text.startswith(("http://", "https://")):
-        raise ValueError(f"{text!r} is not an http:// or https:// URL")
-    return text.rstrip("/")
-
-
-def _device(text: str) -> str:
-    if not re.fullmatch(r"\d+|GPU-[0-9a-fA-F-]+|MIG-[\w/-]+", text):
-        raise ValueError("expected a GPU index such as 0 or a UUID such as GPU-5d1f... (nvidia-smi -L)")
-    return text
-
-
-def _shard(text: str) -> str:
-    match = re.fullmatch(r"(\d+)/(\d+)", text)
-    if not match or not 1 <= int(match[1]) <= int(match[2]):
-        raise ValueError("expected I/N with 1 <= I <= N, e.g. 2/4 (the second of four shards)")
-    return f"{int(match[1])}/{int(match[2])}"
-
-
-def _padded_ctx(ctx: int) -> int:
-    # llama-server rounds its window up to a multiple of 256 (src/llama-context.cpp: GGML_PAD(n_ctx, 256)), so any
-    # other size would be served larger than asked, and refused only once the server is up (bench.llama.api).
-    if ctx % CTX_PAD:
-        low = ctx // CTX_PAD * CTX_PAD
-        raise ValueError(
-            f"llama-server serves windows in multiples of {CTX_PAD}: choose {low or CTX_PAD} or {low + CTX_PAD}"
-        )
-    return ctx
-
-
-SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-
-
-def size_bytes(size: str) -> int:
-    """A Docker size (`2g`, `512m`, `4096`) in bytes."""
-    return int(size.rstrip("bkmgBKMG")) * SIZE_UNITS[size[len(size.rstrip("bkmgBKMG")) :].lower()]
-
-
-def _at_least_1m(size: str) -> str:
-    if size_bytes(size) < 1 << 20:
-        raise ValueError("must be at least 1m")
-    return size
-
-
-def _digits_as_text(value: object) -> object:
-    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-
-
-Preset = Annotated[str, AfterValidator(_known_preset)]
-Ctx = Annotated[int, Field(ge=MIN_CTX, le=1 << 20), AfterValidator(_padded_ctx)]
-Names = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
-Url = Annotated[str, AfterValidator(_url)]
-Seconds = Annotated[float, Field(gt=0, le=7 * 24 * 3600)]
-# `gpu_device: 0` in YAML is an int; the device is a name (index or UUID) everywhere else.
-Device = Annotated[str, BeforeValidator(_digits_as_text), AfterValidator(_device)]
-DockerSize = Annotated[str, Field(pattern=r"^\d+[bkmgBKMG]?$")]
-SpaceSize = Annotated[DockerSize, AfterValidator(_at_least_1m)]
-# What llama-server -hf takes: OWNER/REPO[:QUANT] (bench.llama.hub reads it); "" for none.
-HubReference = Annotated[str, Field(pattern=r"^$|^[\w][\w.-]*/[\w][\w.-]*(:\w+)?$")]
 
 
 class Group(BaseModel):
@@ -219,7 +157,7 @@ class BenchConfig(BaseModel):
     """Seconds a run may lose to servers not computing (server_stall_s) and still count; above, it is infra_error."""
 
     # Scale-out: a part of the plan (bench/run/shards.py), and several server pairs at once (bench/run/workers.py).
-    shard: Annotated[str, AfterValidator(_shard)] | None = None
+    shard: Shard | None = None
     """`I/N` (1-based): run the I-th of N deterministic parts of the plan, into a file of its own."""
     workers: Annotated[int, Field(ge=1, le=64)] = 1
     """Server pairs run side by side, each taking runs from one queue (on the CPU: embedded pairs sharing the cores)."""

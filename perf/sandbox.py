@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from agent.server import Props
-from bench.config import BenchConfig, size_bytes
+from bench.config import BenchConfig
 from bench.containers.engine import docker_client
 from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
@@ -30,6 +30,7 @@ from bench.sandbox.base import Engine, Reach
 from bench.sandbox.docker import DockerSandbox
 from bench.sandbox.local import LocalSandbox
 from bench.servers.base import Endpoints
+from bench.setting_types import size_bytes
 from perf.figures import Figure, Unavailable, figure, timed
 
 CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens, the agent's first request is refused

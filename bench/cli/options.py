@@ -8,8 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.config import SANDBOX_KINDS, SETTINGS, BenchConfig, load_config
+from bench.config import SETTINGS, BenchConfig, load_config
 from bench.errors import ConfigError
+from bench.setting_types import SANDBOX_KINDS
 
 DEFAULT_CONFIG = "bench.yaml"
 SANDBOX_METAVAR = "|".join(SANDBOX_KINDS)

@@ -18,7 +18,8 @@ from bench.cli.options import (
     root_flag,
     settings,
 )
-from bench.config import SERVER_KINDS, BenchConfig
+from bench.config import BenchConfig
+from bench.setting_types import SERVER_KINDS
 
 TEXT = "run the agent on each fixture and append one row per run to a results CSV"
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from agent.trace import agent_version
 from bench import ROOT
-from bench.config import BenchConfig, size_bytes
+from bench.config import BenchConfig
 from bench.errors import BenchError, ConfigError, ResultsError, SandboxError, ServerStartError, Terminated
 from bench.llama.api import wait_idle
 from bench.llama.gpu_pin import watched_uuids
@@ -50,6 +50,7 @@ from bench.sandbox.base import AgentRun
 from bench.score.graders import grader_for
 from bench.score.grading import score_run_dir
 from bench.servers.base import Endpoints, Servers
+from bench.setting_types import size_bytes
 
 Row = dict[str, str]
 log = logging.getLogger(__name__)

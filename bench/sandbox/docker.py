@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.command_user import ENV as COMMAND_USER_ENV
-from bench.config import BenchConfig, size_bytes
+from bench.config import BenchConfig
 from bench.containers.engine import SANDBOX_UID, docker_client, run_container
 from bench.containers.forwarder import Forwarder
 from bench.containers.images import ensure_sandbox_image
@@ -36,6 +36,7 @@ from bench.errors import SandboxError
 from bench.sandbox.base import AgentRun, Engine, Reach
 from bench.sandbox.reach import reach_servers
 from bench.servers.base import Endpoints
+from bench.setting_types import size_bytes
 
 
 class DockerSandboxes:

@@ -1,9 +1,9 @@
 """The server kinds, by the name `servers:` takes, and what each one means to the rest of the bench.
 
 A new kind is one module with a class like ExternalServers (bench.servers.base.Servers) and one line in KINDS,
-with its name in ServerKind (bench/config.py; tests/bench/servers/test_kinds.py holds the two equal). The runner and
-the factory ask a kind what they need (does it want the GPU probe, Docker, a package build, a pinned card) instead
-of testing its name.
+with its name in ServerKind (bench/setting_types.py; tests/bench/servers/test_server_kinds.py holds the two
+equal). The runner and the factory ask a kind what they need (does it want the GPU probe, Docker, a package build,
+a pinned card) instead of testing its name.
 """
 
 from __future__ import annotations

@@ -9,13 +9,14 @@ from pathlib import Path
 import yaml
 
 from bench import ROOT
-from bench.config import DEFAULT_CTX, BenchConfig
+from bench.config import BenchConfig
 from bench.containers.images import DEFAULT_SANDBOX_BASE
 from bench.llama.cpu_image import LLAMA_CPU_REPO
 from bench.llama.forced_tools import NATIVE_DIR
 from bench.llama.hub import cache_dir
 from bench.servers.compose import UP_SANDBOX_INTERFACE
 from bench.servers.updown import UP_PORTS
+from bench.setting_types import DEFAULT_CTX
 
 DEFAULT = BenchConfig()
 LLAMA_CACHE = "~/" + cache_dir(environ={}).relative_to(Path.home()).as_posix()  # llama.cpp's own, with no variable

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bench.config import BenchConfig, size_bytes
+from bench.config import BenchConfig
 from bench.containers.engine import LABEL, docker_client, remove_container, run_container
 from bench.containers.forwarder import Forwarder
 from bench.containers.images import ensure_sandbox_image
@@ -28,6 +28,7 @@ from bench.sandbox.base import Engine, Reach
 from bench.sandbox.docker import DockerSandbox
 from bench.sandbox.trace_file import read_trace_safely
 from bench.score.graders import DockerGrader, run_pytest
+from bench.setting_types import size_bytes
 from bench.testing import fake_llama, host_targets
 
 pytestmark = pytest.mark.docker

@@ -8,7 +8,6 @@ from typing import Any, get_args
 import pytest
 
 from agent.server import Props
-from bench.config import SandboxKind
 from bench.containers.names import BenchNames
 from bench.errors import PrerequisiteError
 from bench.sandbox import reach
@@ -16,6 +15,7 @@ from bench.sandbox.base import Engine
 from bench.sandbox.kinds import KINDS, choose_sandbox
 from bench.sandbox.podman import ROOTFUL_SOCKET, PodmanClient, podman_url
 from bench.servers.base import Endpoints, Gates
+from bench.setting_types import SandboxKind
 
 PROPS = Props(n_ctx=4096, model="f.gguf", build="b1", supports_tool_calls=True)
 

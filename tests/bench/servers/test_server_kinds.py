@@ -8,12 +8,13 @@ from typing import get_args
 
 import pytest
 
-from bench.config import BenchConfig, Choice, ServerKind
+from bench.config import BenchConfig, Choice
 from bench.errors import ConfigError
 from bench.run import choices
 from bench.servers import kinds
 from bench.servers.choose import HostGpu
 from bench.servers.external import ExternalServers
+from bench.setting_types import ServerKind
 
 NO_GPU = HostGpu("", False, "", ())
 
