@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import os
 import signal
 import uuid
 from collections.abc import Sequence
@@ -22,9 +21,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from agent.trace import agent_version
-from bench import ROOT
 from bench.config import BenchConfig
-from bench.errors import BenchError, ConfigError, ResultsError, SandboxError, ServerStartError, Terminated
+from bench.errors import BenchError, ResultsError, SandboxError, ServerStartError, Terminated
 from bench.llama.api import wait_idle
 from bench.llama.gpu_pin import watched_uuids
 from bench.llama.pin import package_build
@@ -40,6 +38,7 @@ from bench.results.schema import INFRA_STOP_REASON
 from bench.run.choices import Factory
 from bench.run.extras import server_speeds, split_reprocessing
 from bench.run.observe import observe, write_run_json
+from bench.run.outputs import check_writable, default_out, log_file, mark_interrupted
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
 from bench.run.progress import Progress
 from bench.run.record import RunRecord
@@ -54,7 +53,6 @@ from bench.setting_types import size_bytes
 
 Row = dict[str, str]
 log = logging.getLogger(__name__)
-INTERRUPTED_SUFFIX = ".interrupted"  # the folder of a run that was cut short: results/runs/<run_id>.interrupted
 
 
 class Bench:
@@ -278,39 +276,6 @@ class Bench:
 def worker_label(worker: BenchConfig, config: BenchConfig, number: int) -> str:
     """How the display and the log name a worker: its number, and its card when it has one of its own."""
     return f"w{number} gpu {worker.gpu_device}" if config.gpu_devices is not None else f"w{number}"
-
-
-def check_writable(out: Path) -> None:
-    """Refuse at once an --out the bench could not write, rather than after the first run."""
-    if out.is_dir():
-        raise ConfigError(f"--out {out} is a folder: name a CSV file, e.g. {out / 'results.csv'}")
-    parent = next((p for p in [out.parent, *out.parent.parents] if p.exists()), None)
-    if parent is None or not parent.is_dir():
-        raise ConfigError(f"--out {out}: {parent} is a file, not a folder; choose another path")
-    probe = out if out.exists() else parent
-    if not os.access(probe, os.W_OK):
-        raise ConfigError(f"--out {out}: {probe} is not writable by this user; choose another path")
-
-
-def mark_interrupted(run_dir: Path) -> None:
-    """A run cut short (Ctrl-C, SIGTERM, a full disk) has no row: its folder is renamed `<run_id>.interrupted`, so
-    no later command takes it for a measured run (a rename needs no free space)."""
-    if not run_dir.is_dir():
-        return
-    try:
-        run_dir.rename(run_dir.with_name(run_dir.name + INTERRUPTED_SUFFIX))
-    except OSError as e:
-        log.warning("could not mark %s as interrupted: %s", run_dir, e.strerror or e)
-
-
-def log_file(out: Path) -> Path:
-    """A bench's log, beside its results file: every diagnostic from DEBUG up, appended by each bench on it."""
-    return out.with_name(out.name + ".log")
-
-
-def default_out() -> Path:
-    sha = git_sha()[:7] or "nogit"
-    return ROOT / "results" / f"{datetime.now():%Y%m%d-%H%M%S}-{sha}.csv"
 
 
 def command(config: BenchConfig) -> int:

@@ -24,8 +24,9 @@ from bench.llama.gpu_pin import watched_uuids
 from bench.results.append import read_rows
 from bench.results.schema import run_key
 from bench.run.display import Display
+from bench.run.outputs import INTERRUPTED_SUFFIX
 from bench.run.plan import PlannedRun, RunInputs, plan_runs
-from bench.run.runner import INTERRUPTED_SUFFIX, Bench
+from bench.run.runner import Bench
 from bench.run.workers import RowWriter, RunQueue, worker_configs
 from bench.testing.fake_pynvml import GIB, FakeDevice, FakeNvml, State
 from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
