@@ -11,7 +11,8 @@ As a separate process (for tests that need an external server):
 
 where replies.json is {"replies": [...], "n_ctx": 4096, ...} with the same dicts the helpers below build.
 
-What it models (shapes measured on the pinned llama-server build):
+What it models (shapes measured on the pinned llama-server build; the replies are bench/testing/fake_replies.py,
+the counting bench/testing/fake_prompt.py, the answers bench/testing/fake_model.py):
 - /health, /props (n_ctx, build_info, model_path, chat_template_caps), /metrics (Prometheus text; 501 when off),
   POST /slots/0?action=erase (empties the prompt cache; 501 when slot saving is off).
 - /v1/chat/completions: `usage` with prompt_tokens_details.cached_tokens, and `timings` with cache_n + prompt_n =
@@ -35,116 +36,47 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import signal
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-CHARS_PER_TOKEN = 4
-Reply = dict[str, Any]
-OLD_PARSE_MESSAGE = 'Failed to parse input at pos 131: <tool_call>\n{"name": "write_file", "arguments": {"pa'
-NEW_PARSE_MESSAGE = "The model produced output that does not match the expected peg-native format"
+from bench.testing.fake_model import ScriptedServer
+from bench.testing.fake_prompt import CHARS_PER_TOKEN, count_tokens, make_timings, render_prompt
+from bench.testing.fake_replies import (
+    NEW_PARSE_MESSAGE,
+    OLD_PARSE_MESSAGE,
+    Reply,
+    context_error,
+    die,
+    drop_connection,
+    hang,
+    http_error,
+    length_cut,
+    loading,
+    non_json,
+    parse_failure,
+    prose,
+    raw,
+    raw_text,
+    tool_call,
+    tool_calls,
+    truncated_body,
+)
+
+# The double, and the script helpers it is used with (`fake_llama.tool_call(...)`), in one place.
+__all__ = [
+    "CHARS_PER_TOKEN", "NEW_PARSE_MESSAGE", "OLD_PARSE_MESSAGE", "FakeLlama", "Reply", "context_error", "count_tokens",
+    "die", "drop_connection", "hang", "http_error", "length_cut", "loading", "main", "non_json", "parse_failure",
+    "prose", "raw", "raw_text", "render_prompt", "tool_call", "tool_calls", "truncated_body",
+]  # fmt: skip
 
 
-# Scripted replies: plain dicts, so a JSON script file can hold them too. Each may carry "delay" (seconds), and
-# "usage" or "timings" to send in place of the computed ones (a server that reports nonsense).
-
-
-def tool_calls(
-    calls: Iterable[tuple[str, dict[str, Any] | str]], *, content: str = "", reasoning: str | None = None
-) -> Reply:
-    """An answer calling tools; arguments given as a string are sent as they are (for malformed JSON)."""
-    return {"kind": "answer", "content": content, "reasoning": reasoning, "tool_calls": [list(c) for c in calls]}
-
-
-def tool_call(name: str, args: dict[str, Any] | str, *, content: str = "", reasoning: str | None = None) -> Reply:
-    return tool_calls([(name, args)], content=content, reasoning=reasoning)
-
-
-def prose(text: str, *, reasoning: str | None = None) -> Reply:
-    return {"kind": "answer", "content": text, "reasoning": reasoning, "tool_calls": []}
-
-
-def length_cut(
-    text: str = "Let me think about how to change",
-    *,
-    reasoning: str | None = None,
-    calls: Iterable[tuple[str, dict[str, Any] | str]] = (),
-    completion_tokens: int | None = None,
-) -> Reply:
-    """An answer stopped by the window (or by max_tokens, when completion_tokens is given): finish_reason length."""
-    return {
-        "kind": "answer",
-        "content": text,
-        "reasoning": reasoning,
-        "tool_calls": [list(c) for c in calls],
-        "finish_reason": "length",
-        "completion_tokens": completion_tokens,
-    }
-
-
-def context_error() -> Reply:
-    """HTTP 400 exceed_context_size_error, whatever the prompt's size."""
-    return {"kind": "context_error"}
-
-
-def parse_failure(*, old: bool = False, message: str | None = None) -> Reply:
-    """HTTP 500: the answer was generated but the server could not parse it (older or newer message, or `message`).
-    The prompt was processed first, so the cache and the counters move as for an answer."""
-    text = message or (OLD_PARSE_MESSAGE if old else NEW_PARSE_MESSAGE)
-    return {**http_error(500, "server_error", text), "processed": True}
-
-
-def http_error(status: int, type_: str, message: str) -> Reply:
-    return {"kind": "error", "status": status, "type": type_, "message": message}
-
-
-def raw(body: dict[str, Any], status: int = 200) -> Reply:
-    """A body exactly as given (one captured from the real server); its timings go into /metrics."""
-    return {"kind": "raw", "status": status, "body": body}
-
-
-def raw_text(text: str, status: int = 200) -> Reply:
-    """A body of exactly this text: not JSON, or JSON no dict can build (nested thousands deep, a lone surrogate)."""
-    return {"kind": "raw_text", "status": status, "text": text}
-
-
-def loading() -> Reply:
-    return http_error(503, "unavailable_error", "Loading model")
-
-
-def non_json() -> Reply:
-    return {"kind": "non_json"}
-
-
-def truncated_body() -> Reply:
-    """A 200 whose body stops halfway through (Content-Length promises more)."""
-    return {"kind": "truncated"}
-
-
-def drop_connection() -> Reply:
-    """Close the connection without answering."""
-    return {"kind": "drop"}
-
-
-def die() -> Reply:
-    """Close the connection without answering, then stop serving: later connections are refused."""
-    return {"kind": "die"}
-
-
-def hang() -> Reply:
-    """Never answer this request (until the double stops), while /health and /metrics go on answering: a server
-    whose slot is stuck."""
-    return {"kind": "hang"}
-
-
-class FakeLlama:
+class FakeLlama(ScriptedServer):
     """The double; see the module docstring.
 
     .url        base URL to give a client
@@ -169,23 +101,11 @@ class FakeLlama:
         record: Path | None = None,
         reasoning_history: str = "all",
     ) -> None:
-        self.replies: deque[Reply] = deque(replies)
-        self.reasoning_history = reasoning_history  # all | last_turn
-        self.default = default or prose("I have finished the task.")
-        self.n_ctx = n_ctx
-        self.build_info = build_info
-        self.model_path = model_path
-        self.supports_tool_calls = supports_tool_calls
-        self.metrics_enabled = metrics
-        self.slot_save = slot_save  # started with --slot-save-path: POST /slots/0?action=erase works
-        self.record = record
-        self.requests: list[dict[str, Any]] = []
-        self.responses: list[dict[str, Any]] = []  # every 200 chat completion served, in order
-        self.hits: list[tuple[str, str]] = []
-        self.counters = dict.fromkeys(COUNTERS, 0.0)
-        self.cached_text = ""  # what the slot holds: the last prompt and its answer, rendered
-        self.vocabulary: dict[str, int] = {}
-        self.lock = threading.Lock()
+        super().__init__(
+            replies, n_ctx=n_ctx, default=default, build_info=build_info, model_path=model_path,
+            supports_tool_calls=supports_tool_calls, metrics=metrics, slot_save=slot_save, record=record,
+            reasoning_history=reasoning_history,
+        )  # fmt: skip
         self.server = ThreadingHTTPServer((host, port), _Handler)
         self.server.daemon_threads = True
         self.server.fake = self  # type: ignore[attr-defined]
@@ -197,10 +117,6 @@ class FakeLlama:
         host, port = self.server.server_address[:2]
         assert isinstance(host, str)  # an AF_INET server's address
         return f"http://{host}:{port}"
-
-    def add(self, *replies: Reply) -> None:
-        with self.lock:
-            self.replies.extend(replies)
 
     def start(self) -> FakeLlama:
         # A short poll interval, so that stopping takes milliseconds rather than half a second.
@@ -220,185 +136,6 @@ class FakeLlama:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-    # What the endpoints answer
-
-    def props(self) -> dict[str, Any]:
-        return {
-            "default_generation_settings": {"params": {"temperature": 0.8, "n_predict": -1}, "n_ctx": self.n_ctx},
-            "total_slots": 1,
-            "model_alias": Path(self.model_path).name,
-            "model_path": self.model_path,
-            "modalities": {"vision": False, "video": False, "audio": False},
-            "chat_template": "{{ messages }}",
-            "chat_template_caps": {"supports_tool_calls": self.supports_tool_calls, "supports_system_role": True},
-            "bos_token": "<|im_start|>",
-            "eos_token": "<|im_end|>",
-            "build_info": self.build_info,
-            "is_sleeping": False,
-        }
-
-    def metrics_text(self) -> str:
-        lines = []
-        for name, kind in COUNTERS.items():
-            lines += [f"# HELP llamacpp:{name} {name}", f"# TYPE llamacpp:{name} {kind}"]
-            lines.append(f"llamacpp:{name} {self.counters[name]:g}")
-        return "\n".join(lines) + "\n"
-
-    def next_reply(self, body: dict[str, Any]) -> tuple[Reply, int]:
-        """The reply for this request and the prompt size; an oversized prompt is refused without using the queue."""
-        with self.lock:
-            self.requests.append(body)
-            if self.record is not None:
-                with open(self.record, "a", encoding="utf-8") as f:
-                    f.write(json.dumps(body) + "\n")
-            prompt_tokens = count_tokens(self.render(body))
-            if prompt_tokens >= self.n_ctx:
-                return context_error(), prompt_tokens
-            return (self.replies.popleft() if self.replies else self.default), prompt_tokens
-
-    def answer(self, reply: Reply, body: dict[str, Any], prompt_tokens: int) -> dict[str, Any]:
-        """A chat completion for a scripted answer, with usage and timings from the prompt-cache model."""
-        prompt_text = self.render(body)
-        message = build_message(reply)
-        answer_text = render_message(message)
-        completion = reply.get("completion_tokens") or max(1, count_tokens(answer_text))
-        finish = reply.get("finish_reason") or ("tool_calls" if message.get("tool_calls") else "stop")
-        if finish == "length" and reply.get("completion_tokens") is None:
-            completion = max(1, self.n_ctx - prompt_tokens)  # the answer ran to the end of the window
-        with self.lock:
-            if reply.get("forget"):
-                self.cached_text = ""
-            cache_n = min(common_prefix(self.cached_text, prompt_text) // CHARS_PER_TOKEN, prompt_tokens - 1)
-            self.cached_text = prompt_text + answer_text
-            timings = make_timings(cache_n, prompt_tokens - cache_n, completion)
-            self.count(timings)
-        usage = {
-            "completion_tokens": completion,
-            "prompt_tokens": prompt_tokens,
-            "total_tokens": prompt_tokens + completion,
-            "prompt_tokens_details": {"cached_tokens": cache_n},
-        }
-        usage, timings = reply.get("usage", usage), reply.get("timings", timings)  # a hostile server's, if scripted
-        response = {
-            "choices": [{"finish_reason": finish, "index": 0, "message": message}],
-            "created": int(time.time()),
-            "model": Path(self.model_path).name,
-            "system_fingerprint": self.build_info,
-            "object": "chat.completion",
-            "usage": usage,
-            "id": f"chatcmpl-fake{len(self.requests)}",
-            "timings": timings,
-        }
-        self.responses.append(response)
-        return response
-
-    def render(self, body: dict[str, Any]) -> str:
-        """The prompt of a chat request, as this fake's template renders it."""
-        return render_prompt(body, self.reasoning_history)
-
-    def tokenize(self, text: str) -> list[int]:
-        """One token per CHARS_PER_TOKEN characters; equal pieces are equal tokens."""
-        with self.lock:
-            pieces = [text[i : i + CHARS_PER_TOKEN] for i in range(0, len(text), CHARS_PER_TOKEN)]
-            return [self.vocabulary.setdefault(piece, len(self.vocabulary)) for piece in pieces]
-
-    def count(self, timings: dict[str, Any]) -> None:
-        self.counters["prompt_tokens_total"] += timings["prompt_n"]
-        self.counters["prompt_tokens_cached_total"] += timings["cache_n"]
-        self.counters["prompt_seconds_total"] += timings["prompt_ms"] / 1000
-        self.counters["tokens_predicted_total"] += timings["predicted_n"]
-        self.counters["tokens_predicted_seconds_total"] += timings["predicted_ms"] / 1000
-        self.counters["n_decode_total"] += 1 + timings["predicted_n"]
-        self.counters["n_tokens_max"] = max(self.counters["n_tokens_max"], timings["cache_n"] + timings["prompt_n"])
-
-    def processed_unparsed(self, body: dict[str, Any], prompt_tokens: int) -> None:
-        """A parse failure still processed the prompt and generated tokens: the counters and the cache move."""
-        prompt_text = self.render(body)
-        with self.lock:
-            cache_n = min(common_prefix(self.cached_text, prompt_text) // CHARS_PER_TOKEN, prompt_tokens - 1)
-            self.cached_text = prompt_text
-            self.count(make_timings(cache_n, prompt_tokens - cache_n, 32))
-
-
-COUNTERS = {
-    "prompt_tokens_total": "counter",
-    "prompt_seconds_total": "counter",
-    "prompt_tokens_cached_total": "counter",
-    "tokens_predicted_total": "counter",
-    "tokens_predicted_seconds_total": "counter",
-    "n_decode_total": "counter",
-    "n_tokens_max": "counter",
-    "requests_processing": "gauge",
-    "requests_deferred": "gauge",
-}
-
-
-def make_timings(cache_n: int, prompt_n: int, predicted_n: int) -> dict[str, Any]:
-    # A fixed speed, fast enough that an instant fake never reports more server time than the wall clock saw.
-    prompt_ms, predicted_ms = prompt_n * 0.001, predicted_n * 0.01
-    return {
-        "cache_n": cache_n,
-        "prompt_n": prompt_n,
-        "prompt_ms": prompt_ms,
-        "prompt_per_token_ms": prompt_ms / prompt_n,
-        "prompt_per_second": 1000 * prompt_n / prompt_ms,
-        "predicted_n": predicted_n,
-        "predicted_ms": predicted_ms,
-        "predicted_per_token_ms": predicted_ms / predicted_n,
-        "predicted_per_second": 1000 * predicted_n / predicted_ms,
-    }
-
-
-def build_message(reply: Reply) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": reply.get("content") or ""}
-    if reply.get("reasoning"):
-        message["reasoning_content"] = reply["reasoning"]
-    calls = []
-    for i, (name, args) in enumerate(reply.get("tool_calls") or []):
-        arguments = args if isinstance(args, str) else json.dumps(args)
-        calls.append({"type": "function", "function": {"name": name, "arguments": arguments}, "id": f"fc_{i}_{name}"})
-    if calls:
-        message["tool_calls"] = calls
-    return message
-
-
-def render_message(message: dict[str, Any], reasoning: bool = True) -> str:
-    """A fixed rendering, standing in for the chat template: same messages, same text."""
-    text = f"<|{message.get('role')}|>"
-    if reasoning and message.get("reasoning_content"):
-        text += f"<think>{message['reasoning_content']}</think>"
-    text += str(message.get("content") or "")
-    for call in message.get("tool_calls") or []:
-        function = call.get("function") or {}
-        text += f"<tool_call>{function.get('name')} {function.get('arguments')}</tool_call>"
-    return _whole_tokens(text + "<|end|>")
-
-
-def _whole_tokens(text: str) -> str:
-    """Padded to whole tokens, so that messages start on a token boundary (as special tokens make them do)."""
-    return text + " " * (-len(text) % CHARS_PER_TOKEN)
-
-
-def render_prompt(body: dict[str, Any], reasoning_history: str = "all") -> str:
-    tools = json.dumps(body.get("tools") or [])
-    messages = body.get("messages") or []
-    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
-    shown_from = users[-1] if reasoning_history == "last_turn" and users else 0  # reasoning kept after it only
-    head = _whole_tokens(f"<|tools|>{tools}")
-    return head + "".join(render_message(m, i >= shown_from) for i, m in enumerate(messages))
-
-
-def count_tokens(text: str) -> int:
-    return max(1, math.ceil(len(text) / CHARS_PER_TOKEN))
-
-
-def common_prefix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
 
 
 class _Handler(BaseHTTPRequestHandler):
