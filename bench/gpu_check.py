@@ -157,30 +157,8 @@ def check_servers(config: BenchConfig, ctx: int) -> list[Check]:
     if kind != "compose" and not servers.gpu:
         return [Check("servers", "FAIL", reason), Check("compose with GPU reservation", "skipped", "no toolkit")]
     checks = [Check("servers", "ok", f"{kind}: {reason}")]
-    pin = resolve_pin(config.gpu_device)
-    context = bare_context_mib(pin.device, config.gpu_sample_interval_s)
     try:
-        with verbose_servers():
-            endpoints = servers.start(ctx)
-        matcher: ProcessMatcher = (
-            ContainerMatcher(endpoints.server_containers or {})
-            if kind == "compose"
-            else PidMatcher(endpoints.server_pids or {})
-        )
-        sampler = GpuSampler(matcher, device_uuids=pin.sampler_uuids(), interval_s=config.gpu_sample_interval_s)
-        sampler.baseline()
-        sampler.start()
-        urls = {"flint": (endpoints.flint_url, ctx), "jeff": (endpoints.jeff_url, config.jeff_ctx)}
-        for url, window in (v for v in urls.values() if v[0]):
-            window_request(str(url), window)
-        reading = sampler.stop()
-        logs = servers.logs_after_stop()
-        for role, log in logs.items():
-            memory = ServerMemory.from_log(
-                role, log, reading.baseline_role_mib.get(role), reading.peak_role_mib.get(role), context
-            )
-            status, detail = compare(memory)
-            checks.append(Check(f"{role}: NVML vs llama.cpp", status, detail))
+        checks += memory_checks(config, servers, kind == "compose", ctx)
     except (BenchError, OSError) as e:
         checks.append(Check("servers on the GPU", "FAIL", str(e).splitlines()[0]))
     finally:
@@ -192,6 +170,33 @@ def check_servers(config: BenchConfig, ctx: int) -> list[Check]:
         checks.append(Check("compose with GPU reservation", status, detail))
     else:
         checks.append(Check("compose with GPU reservation", "skipped", "no NVIDIA Container Toolkit"))
+    return checks
+
+
+def memory_checks(config: BenchConfig, servers: Any, compose: bool, ctx: int) -> list[Check]:
+    """The servers started at `ctx`, each given a window-filling request while sampled, then stopped: each one's
+    memory as NVML saw it against what its own log says it allocated."""
+    pin = resolve_pin(config.gpu_device)
+    context = bare_context_mib(pin.device, config.gpu_sample_interval_s)
+    with verbose_servers():
+        endpoints = servers.start(ctx)
+    matcher: ProcessMatcher = (
+        ContainerMatcher(endpoints.server_containers or {}) if compose else PidMatcher(endpoints.server_pids or {})
+    )
+    sampler = GpuSampler(matcher, device_uuids=pin.sampler_uuids(), interval_s=config.gpu_sample_interval_s)
+    sampler.baseline()
+    sampler.start()
+    urls = {"flint": (endpoints.flint_url, ctx), "jeff": (endpoints.jeff_url, config.jeff_ctx)}
+    for url, window in (v for v in urls.values() if v[0]):
+        window_request(str(url), window)
+    reading = sampler.stop()
+    checks = []
+    for role, log in servers.logs_after_stop().items():
+        memory = ServerMemory.from_log(
+            role, log, reading.baseline_role_mib.get(role), reading.peak_role_mib.get(role), context
+        )
+        status, detail = compare(memory)
+        checks.append(Check(f"{role}: NVML vs llama.cpp", status, detail))
     return checks
 
 

@@ -159,16 +159,7 @@ def compare(
 ) -> tuple[str, bool]:
     """The comparison as markdown, and whether any gate tripped."""
     tables = [read_runs(file) for file in files]
-    names = file_labels(files)
-    if pool_last and len(files) > 1:
-        earlier = sorted(zip(names[:-1], tables[:-1], strict=True), key=lambda item: file_date(item[1]))
-        groups = pooled_groups(earlier, tables[-1], names[-1], pool_last)
-        labels = [f"baseline (last {pool_last} files)", names[-1]]
-        intro = [f"The runs of {names[-1]} against a baseline pooled, per configuration, from the last {pool_last} "]
-        intro += ["earlier files that hold it.", ""]
-    else:
-        groups = match_files(tables, names)
-        labels, intro = names, []
+    groups, labels, intro = _grouped(tables, file_labels(files), pool_last)
     all_rows = [row for table in tables for row in agent_runs(table)]
     metrics = [m for m in SHOWN_METRICS if measured(all_rows, m)]
     metrics += [g.metric for g in gates if g.metric in LOWER_IS_BETTER and g.metric not in metrics]
@@ -178,23 +169,9 @@ def compare(
     out = [f"# Compare: {' → '.join(labels)}", "", *intro]
     out += [f"Same in every group: {', '.join(constant)}."] if constant else []
     out += [f"Not measured in any file: {', '.join(unmeasured)}."] if unmeasured else []
-    out += [
-        "Values: median [min–max] over the agent's runs (infra_error runs are counted apart and left out). Each",
-        "change is tested on the runs, two-sided: Mann–Whitney U for measured values, Fisher's exact test for the",
-        f"completed share; a change is beyond noise at p ≤ {alpha:g}. Completed = stopped with done and all hidden",
-        "tests passed. An interval is the test turned around (the changes it cannot rule out): unbounded when the",
-        "runs are too few for any test to count. A gate is indeterminate when its runs can detect (80% power) only",
-        "changes larger than its threshold, or none: it neither passed nor failed, and more runs would tell.",
-        "",
-    ]
+    out += _method(alpha)
     for group in groups:
-        out += [f"## {group.heading}", ""]
-        out += [group.note, ""] if group.note else []
-        out += [values_table(group, labels, metrics), ""]
-        for label, rows in zip(labels[1:], group.per_file[1:], strict=True):
-            if group.per_file[0] and rows:
-                heading = f"{label} vs {labels[0]}"
-                out += [changes_table(group.per_file[0], rows, heading, metrics, alpha), ""]
+        out += _group_section(group, labels, metrics, alpha)
     gate_lines = check_gates(gates, groups, labels, alpha, strict)
     if not pool_last:
         section, paired_gates = paired_section(tables, labels, gates, alpha)
@@ -203,6 +180,43 @@ def compare(
     if gate_lines:
         out += ["## Gates", "", *(f"    {line}" for line in gate_lines), ""]
     return "\n".join(out), any(line.startswith("FAIL") for line in gate_lines)
+
+
+def _grouped(
+    tables: list[list[ResultRow]], names: list[str], pool_last: int
+) -> tuple[list[Group], list[str], list[str]]:
+    """The groups compared, the labels of their columns, and the lines that say how they were formed."""
+    if not pool_last or len(tables) < 2:
+        return match_files(tables, names), names, []
+    earlier = sorted(zip(names[:-1], tables[:-1], strict=True), key=lambda item: file_date(item[1]))
+    groups = pooled_groups(earlier, tables[-1], names[-1], pool_last)
+    labels = [f"baseline (last {pool_last} files)", names[-1]]
+    intro = [f"The runs of {names[-1]} against a baseline pooled, per configuration, from the last {pool_last} "]
+    return groups, labels, [*intro, "earlier files that hold it.", ""]
+
+
+def _method(alpha: float) -> list[str]:
+    """What the values and tests are, once at the top."""
+    return [
+        "Values: median [min–max] over the agent's runs (infra_error runs are counted apart and left out). Each",
+        "change is tested on the runs, two-sided: Mann–Whitney U for measured values, Fisher's exact test for the",
+        f"completed share; a change is beyond noise at p ≤ {alpha:g}. Completed = stopped with done and all hidden",
+        "tests passed. An interval is the test turned around (the changes it cannot rule out): unbounded when the",
+        "runs are too few for any test to count. A gate is indeterminate when its runs can detect (80% power) only",
+        "changes larger than its threshold, or none: it neither passed nor failed, and more runs would tell.",
+        "",
+    ]
+
+
+def _group_section(group: Group, labels: list[str], metrics: list[str], alpha: float) -> list[str]:
+    """One group: its values per file, then each later file's changes against the first."""
+    out = [f"## {group.heading}", ""]
+    out += [group.note, ""] if group.note else []
+    out += [values_table(group, labels, metrics), ""]
+    for label, rows in zip(labels[1:], group.per_file[1:], strict=True):
+        if group.per_file[0] and rows:
+            out += [changes_table(group.per_file[0], rows, f"{label} vs {labels[0]}", metrics, alpha), ""]
+    return out
 
 
 @dataclass(frozen=True)

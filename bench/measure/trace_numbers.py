@@ -64,6 +64,23 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _model_ms(
+    timings: list[dict[str, Any]], jeff_timings: list[dict[str, Any]], answered: bool, jeff_on: bool
+) -> tuple[float | None, float | None]:
+    """Server milliseconds of the run's answers (Flint's and Jeff's) and of Jeff's alone."""
+    flint_ms = _sum(t.get(key) for t in timings for key in ("prompt_ms", "predicted_ms"))
+    # Jeff asked nothing: his figures are a measured 0. Jeff off: not measured at all.
+    jeff_ms = _sum(t.get(key) for t in jeff_timings for key in ("prompt_ms", "predicted_ms")) if answered else 0.0
+    model_ms = None if flint_ms is None or (jeff_on and jeff_ms is None) else flint_ms + (jeff_ms or 0.0)
+    return model_ms, jeff_ms
+
+
+def _largest(sizes: list[Any]) -> float | None:
+    """The largest request, when every request's size is known (answered ones' prompt_tokens, refused ones')."""
+    measured_sizes = [float(s) for s in sizes if _is_number(s)]
+    return max(measured_sizes) if sizes and len(measured_sizes) == len(sizes) else None
+
+
 def trace_numbers(events: list[Event], window: int | None = None, jeff_window: int | None = None) -> TraceNumbers:
     """The row's figures from a trace. Sums run over Flint's responses; Jeff's answered opinions are summed apart.
     `window` and `jeff_window` bound the token counts (default: the window the trace's start event names)."""
@@ -78,14 +95,8 @@ def trace_numbers(events: list[Event], window: int | None = None, jeff_window: i
     jeff_usage = [reader.figures(e, "usage", jeff=True) for e in answered]
     jeff_timings = [reader.figures(e, "timings", jeff=True) for e in answered]
     refused = [e for e in events if is_context_400(e)]
-    flint_ms = _sum(t.get(key) for t in timings for key in ("prompt_ms", "predicted_ms"))
-    # Jeff asked nothing: his figures are a measured 0. Jeff off: not measured at all.
-    jeff_ms = _sum(t.get(key) for t in jeff_timings for key in ("prompt_ms", "predicted_ms")) if answered else 0.0
-    model_ms = None if flint_ms is None or (jeff_on and jeff_ms is None) else flint_ms + (jeff_ms or 0.0)
-    sizes = [u.get("prompt_tokens") for u in usages] + [reader.refused_size(e) for e in refused]
-    measured_sizes = [float(s) for s in sizes if _is_number(s)]
-    largest = max(measured_sizes) if sizes and len(measured_sizes) == len(sizes) else None
-
+    model_ms, jeff_ms = _model_ms(timings, jeff_timings, bool(answered), jeff_on)
+    largest = _largest([u.get("prompt_tokens") for u in usages] + [reader.refused_size(e) for e in refused])
     asked = any(e.get("event") == "jeff" for e in events)
 
     def jeff_figure(value: float | None) -> float | None:

@@ -113,7 +113,30 @@ class ComposeServers:
         cache = cache_dir(self.config.model_cache)
         cache.mkdir(parents=True, exist_ok=True)  # created by us, so it belongs to us and not to the Docker daemon
         flint_port, jeff_port = ports or (free_port(), free_port())
-        self.env = (
+        self.env = self._environment(ctx, models, cache, flint_port, jeff_port)
+        log.info("compose servers via %s", self.cli.label)
+        self._compose("up", "-d", "--force-recreate", *self.services, timeout=3600)  # a first pull takes a while
+        flint_url = f"http://127.0.0.1:{flint_port}"
+        jeff_url = f"http://127.0.0.1:{jeff_port}" if self.config.use_jeff else None
+        self._wait_healthy([u for u in (flint_url, jeff_url) if u])
+        flint, jeff = check_windows(flint_url, ctx, jeff_url, self.config.jeff_ctx)
+        return Endpoints(
+            ctx=ctx,
+            flint_url=flint_url,
+            flint=flint.props,
+            flint_model_path=self._served_file(models.flint, flint.model_path, cache),
+            jeff_url=jeff_url,
+            jeff=jeff.props if jeff else None,
+            jeff_model_path=self._served_file(models.jeff, jeff.model_path, cache) if jeff else None,
+            gates=Gates("docker", f"{self.project}_sandbox", "http://flint:8080", "http://jeff:8080" if jeff else None),
+            server_containers=self._container_ids(),
+            flint_serving=self.serving,
+            on_gpu=self.gpu,
+        )
+
+    def _environment(self, ctx: int, models: Models, cache: Path, flint_port: int, jeff_port: int) -> dict[str, str]:
+        """What compose.yaml reads: this host's environment, the models and ports, the window, the card."""
+        return (
             dict(os.environ)
             | self._model_variables(models, cache)
             | {
@@ -133,15 +156,13 @@ class ComposeServers:
             }
             | offline_environment([models.flint, models.jeff], cache)
         )
-        log.info("compose servers via %s", self.cli.label)
-        self._compose("up", "-d", "--force-recreate", *self.services, timeout=3600)  # a first pull takes a while
-        flint_url = f"http://127.0.0.1:{flint_port}"
-        jeff_url = f"http://127.0.0.1:{jeff_port}" if self.config.use_jeff else None
+
+    def _wait_healthy(self, urls: list[str]) -> None:
+        """Until every server answers /health, showing a first start's download; stopped and refused when not."""
         watches = [
             DownloadWatch(role, partial(self._log, service))
             for role, service in zip(ROLES, self.services, strict=False)
         ]
-        urls = [u for u in (flint_url, jeff_url) if u]
         if not wait_healthy(urls, self.config.server_start_timeout_s, progress=either(*watches)):
             tail = self.log_tail()
             self.stop()
@@ -149,20 +170,6 @@ class ComposeServers:
                 f"compose servers not healthy after {self.config.server_start_timeout_s:.0f}s "
                 f"(raise server_start_timeout_s for large models); log tail:\n{tail}"
             )
-        flint, jeff = check_windows(flint_url, ctx, jeff_url, self.config.jeff_ctx)
-        return Endpoints(
-            ctx=ctx,
-            flint_url=flint_url,
-            flint=flint.props,
-            flint_model_path=self._served_file(models.flint, flint.model_path, cache),
-            jeff_url=jeff_url,
-            jeff=jeff.props if jeff else None,
-            jeff_model_path=self._served_file(models.jeff, jeff.model_path, cache) if jeff else None,
-            gates=Gates("docker", f"{self.project}_sandbox", "http://flint:8080", "http://jeff:8080" if jeff else None),
-            server_containers=self._container_ids(),
-            flint_serving=self.serving,
-            on_gpu=self.gpu,
-        )
 
     def _serving_dir(self, ctx: int) -> Path:
         """What the cpu profile mounts as Flint's template and grammar: forced tool calls written for this window,
