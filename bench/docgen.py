@@ -27,7 +27,7 @@ CONFIG_INTRO = """\
 <!-- Generated from bench/config.py by `python -m bench.docgen` (`make docs`): edit the model, not this page. -->
 
 A bench's settings come from `bench.yaml` (or `--config FILE`; `experiments/` holds examples), then the flags of
-`python -m bench run` (which `make bench` passes: `CTX=`, `PRESETS=`, `FIXTURES=`, `REPS=`, `MAX_STEPS=`,
+`bench run` (which `make bench` passes: `CTX=`, `PRESETS=`, `FIXTURES=`, `REPS=`, `MAX_STEPS=`,
 `SANDBOX=`, `SERVERS=`, `OUT=`, `CONFIG=`, `RESUME=1`), then the environment variables named below, which win when
 set. Every value is type- and range-checked when the file loads: a mistyped key or a wrong value is one line naming
 the key, the value and what is allowed (e.g. `bench.yaml: reps = '3' is not allowed: input should be a valid
@@ -46,7 +46,7 @@ what `bench replay` found cheapest on the suite's real traces). See [agent.md](a
 
 **Fixtures**: `todo_repo` (a JSON-backed todo app; add due dates and an overdue listing, with tests; 2 of 6 hidden
 tests pass on the untouched code) and `ledger_repo` (a 45K-token bookkeeping app whose small change needs more
-reading than a 32K window holds; 2 of 8). `python -m bench fixtures check` verifies every fixture against its
+reading than a 32K window holds; 2 of 8). `bench fixtures check` verifies every fixture against its
 hidden tests and reference solution. Adding one: [fixtures.md](fixtures.md).
 
 ## Other environment variables
@@ -83,7 +83,7 @@ def allowed(schema: dict[str, Any]) -> str:
 
 
 def run_flags() -> dict[str, str]:
-    """Setting name -> the `python -m bench run` flag that overrides it."""
+    """Setting name -> the `bench run` flag that overrides it."""
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
     run = commands.choices["run"]

@@ -50,3 +50,14 @@ class ResultsError(BenchError):
 
 class Terminated(KeyboardInterrupt):
     """The bench got SIGTERM (a CI timeout, `kill`): it stops like Ctrl-C, keeping its rows, and exits 143."""
+
+
+def missing_dependency(error: ModuleNotFoundError, python: str) -> str | None:
+    """The one line for a Python that lacks a package the bench needs (the system's, before `make setup`); None when
+    the missing module is one of our own, which is a bug and keeps its traceback."""
+    if (error.name or "").split(".")[0] in ("bench", "agent", ""):
+        return None
+    return (
+        f"this Python ({python}) lacks {error.name}, which the bench needs: run `make setup` in the checkout, then "
+        "`.venv/bin/bench ...` (or `bench ...` with .venv activated)"
+    )

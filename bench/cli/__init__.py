@@ -1,8 +1,9 @@
-"""`python -m bench <command>`: parse arguments, call the function that does the work, print one line on errors.
+"""`bench <command>`: parse arguments, call the function that does the work, print one line on errors.
 
-Each command is a module of this package that declares its own options and turns them into typed settings (a
-BenchConfig, or the options object of the module doing the work), imported inside its function so that a command
-loads only what it needs: `bench run` never loads matplotlib. Settings flags are named after the settings
+`python -m bench` runs the same main() (bench/__main__.py, which first checks that this Python has the bench's
+dependencies). Each command is a module of this package that declares its own options and turns them into typed
+settings (a BenchConfig, or the options object of the module doing the work), imported inside its function so that
+a command loads only what it needs: `bench run` never loads matplotlib. Settings flags are named after the settings
 (bench.config.BenchConfig) and become settings in one place, bench.cli.options.settings().
 """
 
@@ -32,8 +33,9 @@ from bench.cli import (
     updown,
     view,
 )
-from bench.cli.options import settings
-from bench.errors import BenchError, Terminated
+from bench.cli.options import settings, verbosity, verbosity_flags
+from bench.cli.version import Version
+from bench.errors import BenchError, Terminated, missing_dependency
 from bench.logs import configure_logging
 from bench.results.disk import disk_error, is_disk_error
 
@@ -45,9 +47,9 @@ COMMANDS += [predictions, submit]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more diagnostics on stderr (debug)")
-    parser.add_argument("-q", "--quiet", action="count", default=0, help="only warnings and errors on stderr")
+    parser = argparse.ArgumentParser(prog="bench", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action=Version)
+    verbosity_flags(parser, after=False)
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add(sub)
@@ -63,18 +65,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The command's own status (0; 1: runs ended in infra_error, a gate failed); 2 a one-line error; 3 a bug in
     the bench (its traceback); 130 Ctrl-C, 143 SIGTERM."""
     args = build_parser().parse_args(argv)
-    configure_logging(args.verbose - args.quiet)
+    configure_logging(verbosity(args))
     try:
         return int(args.function(args))
     except BenchError as e:
         log.error("%s", e)
         return EXIT_ERROR
-    except BrokenPipeError:  # `python -m bench compare ... | head`: the reader left, nothing is wrong
+    except BrokenPipeError:  # `bench compare ... | head`: the reader left, nothing is wrong
         sys.stderr.close()
         return EXIT_OK
     except KeyboardInterrupt as e:
         log.warning("%s; rows already written are kept", "terminated" if isinstance(e, Terminated) else "interrupted")
         return EXIT_SIGTERM if isinstance(e, Terminated) else EXIT_SIGINT
+    except ModuleNotFoundError as e:  # a command's own imports, in a Python without the bench's dependencies
+        hint = missing_dependency(e, sys.executable)
+        if hint is None:
+            return _bug()
+        log.error("%s", hint)
+        return EXIT_ERROR
     except OSError as e:
         if not is_disk_error(e):
             return _bug()

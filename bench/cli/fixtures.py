@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bench.cli.options import Subparsers, config_flag, ctx_flag, root_flag, settings
+from bench.cli.options import Subparsers, config_flag, ctx_flag, root_flag, settings, verbosity_flags
 
 
 def fixtures_check(args: argparse.Namespace) -> int:
@@ -25,6 +25,7 @@ def add(sub: Subparsers) -> None:
     group = sub.add_parser("fixtures", help="fixture tools").add_subparsers(dest="fixtures_command", required=True)
     one = group.add_parser("check", help="verify every fixture against its hidden tests and solution")
     one.set_defaults(function=fixtures_check)
+    verbosity_flags(one)
     one.add_argument("names", nargs="*", help="fixture names (default: all)")
     config_flag(one)
     root_flag(one)
@@ -32,6 +33,7 @@ def add(sub: Subparsers) -> None:
     one.add_argument("--flint-url", help="a llama-server whose tokenizer measures the task (default $FLINT_URL)")
     one = group.add_parser("import", help="write fixtures from exercism exercises (a folder of them, or one)")
     one.set_defaults(function=fixtures_import)
+    verbosity_flags(one)
     one.add_argument("kind", choices=["exercism"], help="the suite's layout")
     one.add_argument("sources", nargs="+", metavar="SRC", help="an exercise folder, or a folder of exercises")
     one.add_argument("--into", required=True, metavar="DIR", help="the fixtures root written: fixtures/, hidden_tests/")

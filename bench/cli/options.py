@@ -46,10 +46,27 @@ def settings(args: argparse.Namespace) -> BenchConfig:
     return load_config(path if path.exists() else None, given)
 
 
+def verbosity_flags(parser: argparse.ArgumentParser, *, after: bool = True) -> None:
+    """-v and -q, before the command (`bench -v run`) and after it (`bench run -v`): main() adds them up."""
+    suffix = "_after" if after else ""
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, dest=f"verbose{suffix}", help="more diagnostics on stderr (debug)"
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="count", default=0, dest=f"quiet{suffix}", help="only warnings and errors on stderr"
+    )
+
+
+def verbosity(args: argparse.Namespace) -> int:
+    after = getattr(args, "verbose_after", 0) - getattr(args, "quiet_after", 0)
+    return int(args.verbose - args.quiet + after)
+
+
 def add_command(sub: Subparsers, name: str, function: Function, text: str) -> argparse.ArgumentParser:
-    """A command's parser, with its help and the function that runs it."""
+    """A command's parser, with its help, the function that runs it, and -v/-q."""
     found: argparse.ArgumentParser = sub.add_parser(name, help=text, description=text)
     found.set_defaults(function=function)
+    verbosity_flags(found)
     return found
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bench.cli.options import Subparsers
+from bench.cli.options import Subparsers, verbosity_flags
 
 
 def predictions_score(args: argparse.Namespace) -> int:
@@ -20,5 +20,6 @@ def add(sub: Subparsers) -> None:
     )
     one = group.add_parser("score", help="hit or miss for each prediction, with the numbers")
     one.set_defaults(function=predictions_score)
+    verbosity_flags(one)
     one.add_argument("predictions_file", metavar="predictions.yaml")
     one.add_argument("results_file", metavar="RESULTS.csv")

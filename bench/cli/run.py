@@ -61,6 +61,6 @@ def run_flags(one: argparse.ArgumentParser) -> None:
 
 def run_settings(config: str, flags: Sequence[str]) -> BenchConfig:
     """The settings `bench run --config CONFIG FLAGS...` would run with."""
-    parser = argparse.ArgumentParser(prog="python -m bench run", description=TEXT)
+    parser = argparse.ArgumentParser(prog="bench run", description=TEXT)
     run_flags(parser)
     return settings(parser.parse_args(["--config", config or DEFAULT_CONFIG, *flags]))

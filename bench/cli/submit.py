@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench.cli.options import DEFAULT_CONFIG, Subparsers
+from bench.cli.options import DEFAULT_CONFIG, Subparsers, verbosity_flags
 from bench.cli.run import run_settings
 
 
@@ -39,6 +39,7 @@ def add(sub: Subparsers) -> None:
         found.add_argument("--results", help="the matrix's folder (default: results/submit-<date>-<time>)")
         found.add_argument("run_flags", nargs=argparse.REMAINDER, help="-- then `bench run` settings flags")
         found.set_defaults(function=submit)
+        verbosity_flags(found)
         return found
 
     one = engine("slurm", "a job array (task I runs shard I/N), then a merge job after all of them (afterany)")

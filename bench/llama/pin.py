@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
+import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
 
-from bench.llama.binaries import LLAMA_PACKAGE
+from bench.errors import PrerequisiteError
+from bench.llama.binaries import LLAMA_PACKAGE, find_llama_server, llama_env
 
 _IMAGE_BUILD = re.compile(r":[\w.-]*-b(\d+)(?:@sha256:[0-9a-f]+)?$")
 _REPORTED_BUILD = re.compile(r"^b(\d+)\b")
+_BINARY_BUILD = re.compile(
+    r"\(build (\d+), commit (\w+)\)"
+)  # `llama-server --version`: "version: ... (build 0, commit unknown)"
 
 
 def image_pin(image: str) -> str:
@@ -65,3 +71,26 @@ def build_mismatch(build_info: str, pin: str) -> str | None:
     if f"b{reported.group(1)}" == pin:
         return None
     return f"llama-server reports build {build_info}, not the pinned {pin}: results may not compare with the pin's"
+
+
+def installed_build() -> str:
+    """The llama.cpp build of the llama-server this machine runs, for `bench --version`: what the binary says
+    (`b11434 (commit 1a2b3c4)`), else the package's own pin when the binary cannot tell (a build from a source
+    tarball says build 0); "not installed" when there is no llama-server."""
+    try:
+        server = find_llama_server()
+    except PrerequisiteError:
+        return "not installed"
+    try:
+        done = subprocess.run(
+            [str(server), "--version"], env=llama_env(server), capture_output=True, text=True, timeout=30
+        )
+        found = _BINARY_BUILD.search(done.stdout + done.stderr)
+    except (OSError, subprocess.TimeoutExpired):
+        found = None
+    if found and found.group(1) != "0":
+        return f"b{found.group(1)} (commit {found.group(2)})"
+    pin = package_pin()
+    if not pin or os.environ.get("LLAMA_SERVER"):  # not the package's binary: its version says nothing of this one
+        return f"unknown ({server} does not tell its build)"
+    return f"{pin} (the {LLAMA_PACKAGE} package's version; the binary does not tell its build)"

@@ -39,7 +39,7 @@ OUTRO = """\
 
 Readers read every file by column name: a column a file lacks reads as not measured, except these, which read as
 the value every row of such a file had: {added}. A bench appends only to a file with exactly the current columns;
-`python -m bench migrate OLD.csv` rewrites an older file under them (the original is kept as `OLD.csv.bak`).
+`bench migrate OLD.csv` rewrites an older file under them (the original is kept as `OLD.csv.bak`).
 """
 
 
