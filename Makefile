@@ -63,7 +63,7 @@ $(VENV)/.gpu: FORCE
 FORCE:
 
 .PHONY: setup bench test test-fast lint docs perf up down models gpu-check gpu-image gpu-rehearsal bench-image fixtures-check \
-	lock clean FORCE
+	lock base-prerequisites clean FORCE
 
 # The venv is made with a Python the lock is for; then the lock's pins (pip first among them), then the project itself,
 # without resolving anything again (-qq: pip 26 shows setuptools' notes on editable installs even with --quiet).
@@ -111,10 +111,18 @@ $(VENV)/cuda.mk: .ci/cuda_toolkit.py $(VENV)/.deps
 	@flags="$$($(BIN)/python .ci/cuda_toolkit.py $(VENV)/cuda)" && echo "CUDA_TOOLKIT_FLAGS := $$flags" >$@
 
 # The Dockerfiles' base image: theirs where the engine has it or can pull it, else agentbench/base:bookworm made once
-# from this machine's apt mirror (.ci/base-image.sh, as CI does); AGENTBENCH_BASE_IMAGE, when set, wins.
-BASE_IMAGE = base="$$($(BIN)/python -m bench.servers.local_base)" && export AGENTBENCH_BASE_IMAGE="$$base" &&
+# from this machine's apt mirror (.ci/base-image.sh, as CI does); AGENTBENCH_BASE_IMAGE, when set, wins. A bench with
+# the local sandbox and host-process servers builds no image, so chooses none.
+NO_IMAGES = $(and $(filter local,$(SANDBOX)),$(if $(filter compose,$(SERVERS)),,yes))
+BASE_IMAGE = $(if $(NO_IMAGES),,base="$$($(BIN)/python -m bench.servers.local_base)" && export AGENTBENCH_BASE_IMAGE="$$base" &&)
 
-bench: setup
+# Before any long build (the llama.cpp build of setup: about 11 minutes): where the local base image will have to be
+# made, what making it needs (debootstrap) is installed where this machine can (root with apt), else make stops here
+# in one line naming the package and the ways around it.
+base-prerequisites: $(VENV)/.deps
+	$(if $(NO_IMAGES),@true,$(BIN)/python -m bench.servers.local_base --prerequisites)
+
+bench: base-prerequisites setup
 	$(BASE_IMAGE) $(BIN)/python -m bench run \
 		$(if $(CTX),--ctx $(CTX)) $(if $(REPS),--reps $(REPS)) $(if $(PRESETS),--presets $(PRESETS)) \
 		$(if $(FIXTURES),--fixtures $(FIXTURES)) $(if $(MAX_STEPS),--max-steps $(MAX_STEPS)) \
@@ -133,7 +141,7 @@ lint: setup
 	$(BIN)/actionlint -shellcheck "$$(command -v shellcheck)"
 
 # pytest-xdist: one worker per core; tests that share Docker names stay together (tests/conftest.py).
-test: lint
+test: base-prerequisites lint
 	$(BASE_IMAGE) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # The fast tier: no llama-server, no container engine, no agent or bench processes (the fakes of bench/testing/
@@ -162,7 +170,7 @@ gpu-check: setup
 	$(BIN)/python -m bench gpu-check $(if $(CONFIG),--config $(CONFIG)) $(if $(CTX),--ctx $(CTX))
 
 # For Kubernetes pods (bench submit k8s --image): the bench's own image of this checkout; prints its tag to push.
-bench-image: setup
+bench-image: base-prerequisites setup
 	$(BASE_IMAGE) $(BIN)/python -m bench.submit.image
 
 # Once per GPU host, for compose: the CUDA llama-server image from the pinned source (docs/gpu.md; long, shows progress).
