@@ -113,14 +113,15 @@ $(VENV)/cuda.mk: .ci/cuda_toolkit.py $(VENV)/.deps
 # The Dockerfiles' base image: theirs where the engine has it or can pull it, else agentbench/base:bookworm made once
 # from this machine's apt mirror (.ci/base-image.sh, as CI does); AGENTBENCH_BASE_IMAGE, when set, wins. A bench with
 # the local sandbox and host-process servers builds no image, so chooses none.
+LOCAL_BASE = $(BIN)/python -m bench.servers.local_base
 NO_IMAGES = $(and $(filter local,$(SANDBOX)),$(if $(filter compose,$(SERVERS)),,yes))
-BASE_IMAGE = $(if $(NO_IMAGES),,base="$$($(BIN)/python -m bench.servers.local_base)" && export AGENTBENCH_BASE_IMAGE="$$base" &&)
+BASE_IMAGE = $(if $(NO_IMAGES),,base="$$($(LOCAL_BASE))" && export AGENTBENCH_BASE_IMAGE="$$base" &&)
 
 # Before any long build (the llama.cpp build of setup: about 11 minutes): where the local base image will have to be
 # made, what making it needs (debootstrap) is installed where this machine can (root with apt), else make stops here
 # in one line naming the package and the ways around it.
 base-prerequisites: $(VENV)/.deps
-	$(if $(NO_IMAGES),@true,$(BIN)/python -m bench.servers.local_base --prerequisites)
+	$(if $(NO_IMAGES),@true,$(LOCAL_BASE) --prerequisites)
 
 bench: base-prerequisites setup
 	$(BASE_IMAGE) $(BIN)/python -m bench run \
