@@ -2,10 +2,14 @@
 #   make bench [CTX=4096] [REPS= PRESETS= FIXTURES= MAX_STEPS= SANDBOX= SERVERS= OUT= SHARD=I/N]
 #   make test
 # Also: make setup [GPU=cuda] | test-fast | up | down | models | gpu-check | gpu-image | gpu-rehearsal | perf |
-#       bench-image | lint | docs | fixtures-check | clean
+#       bench-image | lint | docs | fixtures-check | lock [UPGRADE=1] | clean
 
+# Python 3.10 to 3.13 (PYTHON=python3.12 to choose one); every Python package comes from the lock as a wheel.
 PYTHON ?= python3
 VENV := .venv
+# Every Python package pinned, per Python (environment markers), for 3.10 to 3.13: written by `make lock` from
+# pyproject.toml, checked against it by tests/test_requirements_lock.py.
+LOCK := requirements.lock
 BIN := $(VENV)/bin
 # Built wheels live outside the repo so a fresh clone on the same machine reuses them.
 CACHE ?= $(HOME)/.cache/agent-bench
@@ -59,12 +63,26 @@ $(VENV)/.gpu: FORCE
 FORCE:
 
 .PHONY: setup bench test test-fast lint docs perf up down models gpu-check gpu-image gpu-rehearsal bench-image fixtures-check \
-	clean FORCE
+	lock base-prerequisites clean FORCE
 
-$(VENV)/.deps: pyproject.toml
+# The venv is made with a Python the lock is for; then the lock's pins (pip first among them), then the project itself,
+# without resolving anything again (-qq: pip 26 shows setuptools' notes on editable installs even with --quiet).
+SUPPORTED_PYTHON := import sys; sys.exit(not (3, 10) <= sys.version_info[:2] <= (3, 13))
+UNSUPPORTED_PYTHON = the suite runs on Python 3.10 to 3.13: make setup PYTHON=python3.12 (or another)
+$(VENV)/.deps: pyproject.toml $(LOCK)
+	@test -x $(BIN)/python || $(PYTHON) -c '$(SUPPORTED_PYTHON)' 2>/dev/null || { \
+		echo "make setup: $(PYTHON) is $$($(PYTHON) --version 2>&1 | tail -1); $(UNSUPPORTED_PYTHON)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r $(LOCK)
+	$(BIN)/python -m pip install -qq --disable-pip-version-check --no-deps -e .
 	touch $@
+
+# The lock again from pyproject.toml (the pins there are kept where they still fit; UPGRADE=1 takes the newest), then
+# the check that each of 3.10 to 3.13 finds a wheel for every pin. uv reads its own index settings, not pip's.
+lock: $(VENV)/.deps
+	$(BIN)/uv pip compile --quiet --universal --python-version 3.10 --extra dev --custom-compile-command 'make lock' \
+		$(if $(UPGRADE),--upgrade) pyproject.toml -o $(LOCK)
+	$(BIN)/python .ci/check_wheels.py --lock $(LOCK)
 
 # Rewritten only when the build flags change, so that the CPU stack below is reinstalled exactly then.
 $(VENV)/.llama-key: FORCE
@@ -93,10 +111,19 @@ $(VENV)/cuda.mk: .ci/cuda_toolkit.py $(VENV)/.deps
 	@flags="$$($(BIN)/python .ci/cuda_toolkit.py $(VENV)/cuda)" && echo "CUDA_TOOLKIT_FLAGS := $$flags" >$@
 
 # The Dockerfiles' base image: theirs where the engine has it or can pull it, else agentbench/base:bookworm made once
-# from this machine's apt mirror (.ci/base-image.sh, as CI does); AGENTBENCH_BASE_IMAGE, when set, wins.
-BASE_IMAGE = base="$$($(BIN)/python -m bench.containers.local_base)" && export AGENTBENCH_BASE_IMAGE="$$base" &&
+# from this machine's apt mirror (.ci/base-image.sh, as CI does); AGENTBENCH_BASE_IMAGE, when set, wins. A bench with
+# the local sandbox and host-process servers builds no image, so chooses none.
+LOCAL_BASE = $(BIN)/python -m bench.containers.local_base
+NO_IMAGES = $(and $(filter local,$(SANDBOX)),$(if $(filter compose,$(SERVERS)),,yes))
+BASE_IMAGE = $(if $(NO_IMAGES),,base="$$($(LOCAL_BASE))" && export AGENTBENCH_BASE_IMAGE="$$base" &&)
 
-bench: setup
+# Before any long build (the llama.cpp build of setup: about 11 minutes): where the local base image will have to be
+# made, what making it needs (debootstrap) is installed where this machine can (root with apt), else make stops here
+# in one line naming the package and the ways around it.
+base-prerequisites: $(VENV)/.deps
+	$(if $(NO_IMAGES),@true,$(LOCAL_BASE) --prerequisites)
+
+bench: base-prerequisites setup
 	$(BASE_IMAGE) $(BIN)/python -m bench run \
 		$(if $(CTX),--ctx $(CTX)) $(if $(REPS),--reps $(REPS)) $(if $(PRESETS),--presets $(PRESETS)) \
 		$(if $(FIXTURES),--fixtures $(FIXTURES)) $(if $(MAX_STEPS),--max-steps $(MAX_STEPS)) \
@@ -115,13 +142,13 @@ lint: setup
 	$(BIN)/actionlint -shellcheck "$$(command -v shellcheck)"
 
 # pytest-xdist: one worker per core; tests that share Docker names stay together (tests/conftest.py).
-test: lint
+test: base-prerequisites lint
 	$(BASE_IMAGE) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # The fast tier: no llama-server, no container engine, no agent or bench processes (the fakes of bench/testing/
-# stand in), in under a minute; `make test` runs everything.
+# stand in), no package index, in under a minute; `make test` runs everything.
 FAST_TESTS := not llama and not docker and not podman and not compose and not binutils and not browser and not slow \
-	and not processes
+	and not processes and not index
 test-fast: $(VENV)/.deps
 	$(BIN)/python -m pytest -n auto -m "$(FAST_TESTS)" $(PYTEST_ARGS)
 
@@ -144,7 +171,7 @@ gpu-check: setup
 	$(BIN)/python -m bench gpu-check $(if $(CONFIG),--config $(CONFIG)) $(if $(CTX),--ctx $(CTX))
 
 # For Kubernetes pods (bench submit k8s --image): the bench's own image of this checkout; prints its tag to push.
-bench-image: setup
+bench-image: base-prerequisites setup
 	$(BASE_IMAGE) $(BIN)/python -m bench.submit.image
 
 # Once per GPU host, for compose: the CUDA llama-server image from the pinned source (docs/gpu.md; long, shows progress).

@@ -3,6 +3,7 @@ has them or can pull them, else a local Debian image made once from this machine
 debootstrap, kept as a tarball in the cache, `docker import`ed), as CI does. AGENTBENCH_BASE_IMAGE, when set, wins.
 
     python -m bench.containers.local_base      prints the image to build on ("" for the Dockerfiles' defaults)
+    python -m bench.containers.local_base --prerequisites   before any long build: could the local image be made here?
 
 Progress and reasons go to stderr; stdout holds only the answer, for the Makefile's AGENTBENCH_BASE_IMAGE.
 """
@@ -62,11 +63,14 @@ def _pull(client: Any) -> Callable[[str], str | None]:
     return pull
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     setting = os.environ.get("AGENTBENCH_BASE_IMAGE", "")
     client = None if setting else docker_or_none()
     present = (lambda image: image_exists(client, image)) if client is not None else (lambda image: False)
     choice = choose(setting, client is not None, present, _pull(client))
+    if "--prerequisites" in (sys.argv[1:] if argv is None else argv):  # debootstrap: installed, or one line why not
+        checked = ["bash", str(MAKE_SCRIPT), "--prerequisites", LOCAL_IMAGE]
+        return subprocess.run(checked, stdout=sys.stderr, check=False).returncode if choice.make else 0
     if choice.make:
         print(f"base image: {choice.why}; making {LOCAL_IMAGE} from this machine's apt mirror (once)", file=sys.stderr)
         made = subprocess.run(["bash", str(MAKE_SCRIPT), LOCAL_IMAGE], stdout=sys.stderr, check=False)

@@ -1,13 +1,15 @@
 """The bench's own image, for pods without a Docker engine (`bench submit k8s --image`): `make bench-image`.
 
 docker/bench.Dockerfile on the usual base (bench.containers.images), with a build context of this checkout's tracked
-files and the wheels of the bench's dependencies (pyproject.toml's, as pinned there), which pip on this machine
-fetches the way it fetches anything, from its own configuration. Tagged by a hash of all of it, so it is built once
-per change of the code or the pins. The cluster pulls it from a registry of yours: tag and push what this prints.
+files and the wheels of the bench's dependencies (pyproject.toml's, at the versions `make setup` installed here from
+requirements.lock), which pip on this machine fetches the way it fetches anything, from its own configuration.
+Tagged by a hash of all of it, so it is built once per change of the code or the pins. The cluster pulls it from a
+registry of yours: tag and push what this prints.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -38,12 +40,14 @@ def tracked_files() -> list[str]:
 
 
 def dependency_pins() -> list[str]:
-    """pyproject.toml's dependencies as the installed package declares them (`make setup`), without the extras."""
+    """pyproject.toml's dependencies, without the extras, pinned to the versions installed here (`make setup`, from
+    requirements.lock): pyproject.toml gives their ranges only."""
     try:
         declared = metadata.requires(PACKAGE) or []
+        names = [re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0] for spec in declared if "extra ==" not in spec]
+        return [f"{name}=={metadata.version(name)}" for name in names]
     except metadata.PackageNotFoundError as e:
-        raise PrerequisiteError(f"{PACKAGE} is not installed here: run `make setup` first") from e
-    return [pin for pin in declared if "extra ==" not in pin]
+        raise PrerequisiteError(f"{e.name or PACKAGE} is not installed here: run `make setup` first") from e
 
 
 def bench_tag(base: str, files: list[str], pins: list[str]) -> str:

@@ -69,6 +69,6 @@ def test_the_real_engine_here_is_answered_without_a_pull(
 def test_the_makefile_runs_tests_and_benches_on_the_chosen_image() -> None:
     makefile = (ROOT / "Makefile").read_text()
     assert "python -m bench.containers.local_base" in makefile
-    for target in ("test: lint", "bench: setup"):
+    for target in ("test: base-prerequisites lint", "bench: base-prerequisites setup"):
         recipe = makefile.split(f"\n{target}\n", 1)[1].split("\n\n", 1)[0]
         assert recipe.lstrip().startswith("$(BASE_IMAGE)"), target
