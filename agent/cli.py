@@ -22,6 +22,7 @@ from agent.guards import ProtectedTests
 from agent.jeff import Jeff
 from agent.loop import Agent, RunConfig, Stop
 from agent.presets import PRESETS
+from agent.reaper import Leftovers
 from agent.requests import RequestLog, beside
 from agent.server import ChatClient, Props, SetupError, read_props
 from agent.tools import Workspace
@@ -66,8 +67,9 @@ def run(args: argparse.Namespace, task: str, trace: Trace, requests: RequestLog 
     exit_code = 1
     try:
         props = read_props(args.flint)
-        agent = build_agent(args, task, props, trace, requests)
-        stop = agent.run()
+        with Leftovers() as leftovers:  # what the commands leave running is ended before each check and at the end
+            agent = build_agent(args, task, props, trace, requests, leftovers)
+            stop = agent.run()
         exit_code = 0 if stop.reason == "done" else 1
     except SetupError as e:
         print(f"agent: {e}", file=sys.stderr)
@@ -86,13 +88,18 @@ def run(args: argparse.Namespace, task: str, trace: Trace, requests: RequestLog 
 
 
 def build_agent(
-    args: argparse.Namespace, task: str, props: Props, trace: Trace, requests: RequestLog | None = None
+    args: argparse.Namespace,
+    task: str,
+    props: Props,
+    trace: Trace,
+    requests: RequestLog | None = None,
+    leftovers: Leftovers | None = None,
 ) -> Agent:
     preset = PRESETS[args.preset]
     trace.emit("start", **start_fields(args, props))
     if props.supports_tool_calls is False:
         print("note: the model's chat template has no tool-call support, so expect answers without tool calls")
-    workspace = Workspace(args.repo, args.command_timeout)
+    workspace = Workspace(args.repo, args.command_timeout, leftovers)
     config = RunConfig(
         task=task,
         preset=preset,

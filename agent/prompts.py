@@ -159,10 +159,23 @@ def protected_restored(changes: list[str]) -> str:
 NO_TESTS_RAN = "\n(pytest collected no tests, so nothing was shown to pass.)"
 
 
-def tests_changed_during_check(paths: list[str]) -> str:
+CHECK_ENDED_EARLY = (
+    "\n(pytest did not finish its session: something in the tests ended it, so nothing was shown to pass.)"
+)
+
+
+def changed_during_check(changes: list[str]) -> str:
     return (
-        "You replied without a tool call, but the repository's existing tests changed while the done check ran "
-        f"({', '.join(paths)}), so the check proves nothing and the task is not done. Do not change existing tests."
+        "You replied without a tool call, but files of the repository changed while the done check ran "
+        f"({', '.join(changes)}), so the check proves nothing and the task is not done. Do not change existing "
+        "tests, and leave nothing running that writes files."
+    )
+
+
+def links_out_of_repository(links: list[str]) -> str:
+    return (
+        "You replied without a tool call, but the repository holds links that lead outside it "
+        f"({', '.join(links)}); the done check does not follow them, so the task is not done. Remove them."
     )
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from agent import prompts
 from agent.event_bounds import LONE_SURROGATE
+from agent.reaper import Leftovers
 from agent.shell import run_command
 
 MAX_WHOLE_NUMBER = 10**12  # offsets and limits beyond any file the tools read
@@ -112,9 +113,10 @@ def repo_files(root: Path) -> Iterator[Path]:
 class Workspace:
     """The repository the agent works in, and the tools that touch it."""
 
-    def __init__(self, root: Path, command_timeout: float) -> None:
+    def __init__(self, root: Path, command_timeout: float, leftovers: Leftovers | None = None) -> None:
         self.root = Path(os.path.realpath(root))
         self.command_timeout = command_timeout
+        self.leftovers = leftovers  # the run's: where the commands' sessions are kept, to end what they leave
         self.protected = frozenset(self.relative(p) for p in repo_files(self.root) if is_test_file(p.name))
 
     def relative(self, path: Path) -> str:
@@ -167,7 +169,7 @@ class Workspace:
         return ToolResult(f"Edited {path}: replaced {len(old)} characters with {len(new)}.")
 
     def run(self, command: str) -> ToolResult:
-        output = run_command(command, self.root, self.command_timeout, OUTPUT_LIMIT)
+        output = run_command(command, self.root, self.command_timeout, OUTPUT_LIMIT, leftovers=self.leftovers)
         shown = output.text if not output.text or output.text.endswith("\n") else output.text + "\n"
         if output.exit_code is None:
             note = prompts.command_timed_out(self.command_timeout)
@@ -175,6 +177,11 @@ class Workspace:
         return ToolResult(
             f"{shown}[exit code {output.exit_code}]", ok=output.exit_code == 0, truncated=output.truncated
         )
+
+    def end_leftovers(self) -> None:
+        """End every process the commands left running (before a done check: nothing of theirs may run then)."""
+        if self.leftovers is not None:
+            self.leftovers.end_all()
 
     def call(self, name: str, args: dict[str, Any]) -> ToolResult:
         """Carry out a checked call; a path the rules refuse becomes a refused result, not an exception."""

@@ -14,6 +14,7 @@ fool it: that shows each attack does what it says.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -121,10 +122,8 @@ def attack(repo: Path, preset: str, name: str) -> Run:
     finally:
         pid_file = repo.parent / "writer.pid"
         if pid_file.exists():  # the writer this test's script started, if it outlived the agent
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid_file.read_text()), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 @pytest.mark.parametrize("preset", ["part3+", "strict", "late"])
