@@ -17,6 +17,7 @@ from agent import console
 from agent.actions import Actions
 from agent.approval import APPROVE_MODES, Approver
 from agent.command_user import become_agent_user
+from agent.console import visible
 from agent.done import pytest_missing, take_snapshot
 from agent.guards import ProtectedTests
 from agent.jeff import Jeff
@@ -39,18 +40,18 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:  # argparse has printed the usage error (or --help)
         return int(e.code or 0)
     except UsageError as e:
-        print(f"agent: {e}", file=sys.stderr)
+        print(f"agent: {visible(str(e))}", file=sys.stderr)
         return 2
     try:
         trace = Trace(args.events, echo=console.show)
         requests = RequestLog(beside(args.events))  # opened now, as the trace is: before the user changes
     except OSError as e:
-        print(f"agent: cannot write the event trace {args.events}: {e.strerror}", file=sys.stderr)
+        print(f"agent: cannot write the event trace {visible(str(args.events))}: {e.strerror}", file=sys.stderr)
         return 2
     try:
         become_agent_user()  # after the trace is open, so that the model's commands cannot write it
     except (OSError, ValueError) as e:
-        print(f"agent: cannot run commands as another user: {e}", file=sys.stderr)
+        print(f"agent: cannot run commands as another user: {visible(str(e))}", file=sys.stderr)
         trace.close()
         return 2
     return run(args, task, trace, requests)
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace, task: str, trace: Trace, requests: RequestLog 
             stop = agent.run()
         exit_code = 0 if stop.reason == "done" else 1
     except SetupError as e:
-        print(f"agent: {e}", file=sys.stderr)
+        print(f"agent: {visible(str(e))}", file=sys.stderr)
         stop, exit_code = Stop("server_error", str(e)), 2
     except KeyboardInterrupt:
         stop = Stop("interrupted", "interrupted by the user (Ctrl-C)")
