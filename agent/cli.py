@@ -121,7 +121,13 @@ def build_agent(
     )
     return Agent(
         config,
-        flint=ChatClient(args.flint, timeout=args.request_timeout, retries=args.retries, retry_delay=args.retry_delay),
+        flint=ChatClient(
+            args.flint,
+            timeout=args.request_timeout,
+            retries=args.retries,
+            retry_delay=args.retry_delay,
+            article_parse_rule=preset.article_parse_rule,
+        ),
         actions=actions,
         snapshot=take_snapshot(workspace.root),
         trace=trace,

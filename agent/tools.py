@@ -143,13 +143,14 @@ class Workspace:
     def read_file(self, path: str, **where: int) -> ToolResult:
         real = self.resolve(path)
         if not real.is_file():
-            return _failed(f"Error: {path} is not a file (to list a folder, call run with: ls {path})")
+            shown = prompts.head(path)
+            return _failed(f"Error: {shown} is not a file (to list a folder, call run with: ls {shown})")
         return show_part(path, real.read_text(encoding="utf-8", errors="replace"), **where)
 
     def write_file(self, path: str, content: str) -> ToolResult:
         real = self.writable(path)
         if real.is_dir():
-            return _failed(f"Error: {path} is a folder")
+            return _failed(f"Error: {prompts.head(path)} is a folder")
         real.parent.mkdir(parents=True, exist_ok=True)
         real.write_text(content, encoding="utf-8")
         return ToolResult(f"Wrote {len(content)} characters to {path}.")
@@ -157,7 +158,7 @@ class Workspace:
     def edit_file(self, path: str, old: str, new: str) -> ToolResult:
         real = self.writable(path)
         if not real.is_file():
-            return _failed(f"Error: {path} is not a file; create it with write_file")
+            return _failed(f"Error: {prompts.head(path)} is not a file; create it with write_file")
         text = real.read_text(encoding="utf-8", errors="replace")
         count = text.count(old) if old else 0
         if count != 1:
@@ -196,7 +197,7 @@ class Workspace:
         except ToolCallError as e:
             return ToolResult(str(e), ok=False, refused=True, error=str(e))
         except (OSError, ValueError) as e:  # ValueError: a NUL byte in a path
-            return _failed(f"Error: {getattr(e, 'strerror', None) or e} ({args.get('path', '')})")
+            return _failed(f"Error: {getattr(e, 'strerror', None) or e} ({prompts.head(str(args.get('path', '')))})")
 
 
 def _failed(text: str) -> ToolResult:
