@@ -24,6 +24,8 @@ from pathlib import Path
 from agent.pytest_config import CONFIG_FILES
 from agent.tools import SKIPPED_DIRS, repo_files
 
+NOT_REGULAR = "not a regular file"  # a FIFO, a device or a socket: never copied
+
 
 def file_digest(path: Path) -> str:
     """sha256 of a regular file, read in pieces; links and other files are named by what they are."""
@@ -31,7 +33,7 @@ def file_digest(path: Path) -> str:
     if stat.S_ISLNK(info.st_mode):
         return "link:" + os.readlink(path)
     if not stat.S_ISREG(info.st_mode):
-        return "not a regular file"
+        return NOT_REGULAR
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -82,14 +84,16 @@ def links_out(copy: Path) -> list[str]:
     return found
 
 
-def state(copy: Path) -> dict[str, str]:
-    """Every file of the copy (caches left out), by its content hash."""
+def state(folder: Path) -> dict[str, str]:
+    """Every file the copy of `folder` holds (caches left out, and what is no plain file or link), by content hash."""
     found = {}
-    for path in repo_files(copy):
+    for path in repo_files(folder):
         try:
-            found[path.relative_to(copy).as_posix()] = file_digest(path)
+            digest = file_digest(path)
         except OSError:
-            found[path.relative_to(copy).as_posix()] = "unreadable"
+            digest = "unreadable"
+        if digest != NOT_REGULAR:
+            found[path.relative_to(folder).as_posix()] = digest
     return found
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.check_copy import changes, links_out, make_copy, scratch_folder, state
-from agent.pytest_config import chosen_config
+from agent.pytest_config import CONFIG_FILES, chosen_config
 from agent.shell import CommandOutput, run_command
 from agent.tools import OUTPUT_LIMIT
 
@@ -93,7 +93,9 @@ def run_isolated(
     """pytest in a copy without `left_out`. `known`: the repository's files at start (any other file pytest collects
     is new: recorded, and with `drop_new` not collected); `protected`: path -> start digest of the tests that must
     be as they were."""
+    left_out = set(left_out)
     with scratch_folder() as folder:
+        expected = {p: d for p, d in state(root).items() if p not in left_out and p not in CONFIG_FILES}
         copy = make_copy(root, folder, left_out, config)
         if found := links_out(copy):
             return IsolatedRun(CommandOutput("", None, False), links_out=found)
@@ -102,8 +104,10 @@ def run_isolated(
         arguments = [PLUGIN_FILE, copy, known_file, record, "drop" if drop_new else "keep"]
         command = f"{ISOLATED_ENV} {shlex.quote(sys.executable)} -c {shlex.quote(CHECK_MAIN)} "
         command += f"{shlex.join(str(a) for a in arguments)} -q -p no:cacheprovider {_options(copy, folder, config)}"
-        before = state(copy)
-        changed = [f"{path} (changed)" for path, digest in protected.items() if before.get(path) != digest]
+        before = state(copy)  # written since it was copied, or a test that is not as it was at start: no pass
+        changed = [f"{path} (changed)" for path, digest in expected.items() if before.get(path) != digest]
+        changed += [f"{path} (changed)" for path, digest in protected.items() if before.get(path) != digest]
+        changed = sorted(set(changed))
         output = run_command(command, copy, timeout, OUTPUT_LIMIT, kill_leftovers=True)
         changed += changes(before, state(copy))
         new_files, finished = _read_record(record)
