@@ -84,7 +84,10 @@ def check_done(root: Path, start: Snapshot, *, strict: bool, trust_planted: bool
     if feedback := _feedback(first, timeout, prompts.tests_failed, conftests):
         return DoneResult(False, first.output.exit_code, summary, missing, made, feedback, first.new_tests)
     if made and start.test_files(conftests=False):  # the repository's own tests, without anything planted
-        own = run_isolated(root, made, start.config, start.files, protected, timeout, drop_new=True)
+        # Planted by name: left out. Any other new file pytest would collect stays (the tests may import it as
+        # code, under --doctest-modules) but is not collected.
+        named = planted(root, start.files)
+        own = run_isolated(root, named, start.config, start.files, protected, timeout, drop_new=True)
         made += [p for p in own.new_files if p not in made]
         if feedback := _feedback(own, timeout, prompts.own_tests_fail, []):
             own_summary = _run_summary(own, timeout)

@@ -104,3 +104,12 @@ def test_a_link_inside_the_repository_is_kept(repo: Path) -> None:
     (repo / "calc.py").write_text(GOOD)
     result = check(repo, start)
     assert result.passed and result.planted == []
+
+
+def test_a_new_module_the_code_imports_is_not_taken_away_when_pytest_collects_its_doctests(repo: Path) -> None:
+    (repo / "pytest.ini").write_text("[pytest]\naddopts = --doctest-modules\n")
+    start = take_snapshot(repo)
+    (repo / "helpers.py").write_text('def plus(a, b):\n    """\n    >>> plus(1, 2)\n    3\n    """\n    return a + b\n')
+    (repo / "calc.py").write_text("from helpers import plus\n\n\ndef add(a, b):\n    return plus(a, b)\n")
+    result = check(repo, start)
+    assert result.passed and result.planted == ["helpers.py"]  # collected, new: planted, yet still importable
