@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib.util
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,23 +70,22 @@ def take_snapshot(root: Path) -> Snapshot:
 
 
 def check_done(root: Path, start: Snapshot, *, strict: bool, trust_planted: bool, timeout: float) -> DoneResult:
-    made = planted(root, start.files)
-    new_test_files = [p for p in made if is_test_file(Path(p).name) and not _conftest(p)]
+    named = planted(root, start.files)  # test files, conftest.py and __init__.py files the agent created
+    new_test_files = [p for p in named if is_test_file(Path(p).name) and not _conftest(p)]
     if trust_planted:
-        return _trusting_check(root, start, made, new_test_files if strict else None, timeout)
-    conftests = [p for p in made if _conftest(p)]
+        return _trusting_check(root, start, named, new_test_files if strict else None, timeout)
+    conftests = [p for p in named if _conftest(p)]
     protected = start.test_files()
     counted = new_test_files if strict else None
     first = run_isolated(root, conftests, start.config, start.files, protected, timeout, counted)
-    made += [p for p in first.new_files if p not in made]
-    missing = unmet_conditions(start, take_snapshot(root), first.new_tests) if strict else []
+    made = named + [p for p in first.new_files if p not in named]
+    missing = unmet_conditions(start, take_snapshot(root), first.new_tests, first.new_files) if strict else []
     summary = _run_summary(first, timeout)
     if feedback := _feedback(first, timeout, prompts.tests_failed, conftests):
         return DoneResult(False, first.output.exit_code, summary, missing, made, feedback, first.new_tests)
     if made and start.test_files(conftests=False):  # the repository's own tests, without anything planted
         # Planted by name: left out. Any other new file pytest would collect stays (the tests may import it as
         # code, under --doctest-modules) but is not collected.
-        named = planted(root, start.files)
         own = run_isolated(root, named, start.config, start.files, protected, timeout, drop_new=True)
         made += [p for p in own.new_files if p not in made]
         if feedback := _feedback(own, timeout, prompts.own_tests_fail, []):
@@ -138,10 +137,12 @@ def _feedback(run: IsolatedRun, timeout: float, failed: Callable[[str], str], co
     return failed(text)
 
 
-def unmet_conditions(start: Snapshot, now: Snapshot, new_tests: int | None) -> list[str]:
-    """strict's extra conditions that do not hold yet, as sentences for the model."""
+def unmet_conditions(start: Snapshot, now: Snapshot, new_tests: int | None, collected: Iterable[str] = ()) -> list[str]:
+    """strict's extra conditions that do not hold yet, as sentences for the model; `collected`: new files pytest
+    collects, which are tests whatever their name (a doctest text file is no change to the code)."""
     missing = []
-    paths = set(start.files) | set(now.files)
+    tests = set(collected)
+    paths = (set(start.files) | set(now.files)) - tests
     changed = [p for p in paths if not is_test_file(Path(p).name) and start.files.get(p) != now.files.get(p)]
     if not changed:
         missing.append(prompts.MISSING_CHANGE)

@@ -113,3 +113,10 @@ def test_a_new_module_the_code_imports_is_not_taken_away_when_pytest_collects_it
     (repo / "calc.py").write_text("from helpers import plus\n\n\ndef add(a, b):\n    return plus(a, b)\n")
     result = check(repo, start)
     assert result.passed and result.planted == ["helpers.py"]  # collected, new: planted, yet still importable
+
+
+def test_for_strict_a_new_doctest_file_is_a_test_not_a_change_of_the_code(repo: Path) -> None:
+    start = take_snapshot(repo)
+    (repo / "test_notes.txt").write_text(">>> 1 + 1\n2\n")
+    result = check(repo, start, "strict")
+    assert not result.passed and result.new_tests == 1 and result.missing == [prompts.MISSING_CHANGE]
