@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from agent.console import visible
 from agent.jeff import says_yes
 from agent.rules import is_safe
 
@@ -17,10 +18,11 @@ AskUser = Callable[[str, "str | None"], bool]
 
 
 def ask_on_terminal(command: str, opinion: str | None) -> bool:
-    """A y/N question; the answer is read from stdin (a person, or a script answering for one)."""
-    print(f"The agent wants to run: {command}", flush=True)
+    """A y/N question; the answer is read from stdin (a person, or a script answering for one). The command and the
+    opinion are shown with their control characters escaped, so what the person reads is what would run."""
+    print(f"The agent wants to run: {visible(command)}", flush=True)
     if opinion is not None:
-        print(f"  jeff says: {opinion}", flush=True)
+        print(f"  jeff says: {visible(opinion)}", flush=True)
     print("Run it? [y/N] ", end="", flush=True)
     line = sys.stdin.readline() if sys.stdin is not None else ""
     return line.strip().lower() in ("y", "yes")

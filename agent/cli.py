@@ -17,11 +17,13 @@ from agent import console
 from agent.actions import Actions
 from agent.approval import APPROVE_MODES, Approver
 from agent.command_user import become_agent_user
+from agent.console import visible
 from agent.done import pytest_missing, take_snapshot
 from agent.guards import ProtectedTests
 from agent.jeff import Jeff
 from agent.loop import Agent, RunConfig, Stop
 from agent.presets import PRESETS
+from agent.reaper import Leftovers
 from agent.requests import RequestLog, beside
 from agent.server import ChatClient, Props, SetupError, read_props
 from agent.tools import Workspace
@@ -38,18 +40,18 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:  # argparse has printed the usage error (or --help)
         return int(e.code or 0)
     except UsageError as e:
-        print(f"agent: {e}", file=sys.stderr)
+        print(f"agent: {visible(str(e))}", file=sys.stderr)
         return 2
     try:
         trace = Trace(args.events, echo=console.show)
         requests = RequestLog(beside(args.events))  # opened now, as the trace is: before the user changes
     except OSError as e:
-        print(f"agent: cannot write the event trace {args.events}: {e.strerror}", file=sys.stderr)
+        print(f"agent: cannot write the event trace {visible(str(args.events))}: {e.strerror}", file=sys.stderr)
         return 2
     try:
         become_agent_user()  # after the trace is open, so that the model's commands cannot write it
     except (OSError, ValueError) as e:
-        print(f"agent: cannot run commands as another user: {e}", file=sys.stderr)
+        print(f"agent: cannot run commands as another user: {visible(str(e))}", file=sys.stderr)
         trace.close()
         return 2
     return run(args, task, trace, requests)
@@ -66,11 +68,12 @@ def run(args: argparse.Namespace, task: str, trace: Trace, requests: RequestLog 
     exit_code = 1
     try:
         props = read_props(args.flint)
-        agent = build_agent(args, task, props, trace, requests)
-        stop = agent.run()
+        with Leftovers() as leftovers:  # what the commands leave running is ended before each check and at the end
+            agent = build_agent(args, task, props, trace, requests, leftovers)
+            stop = agent.run()
         exit_code = 0 if stop.reason == "done" else 1
     except SetupError as e:
-        print(f"agent: {e}", file=sys.stderr)
+        print(f"agent: {visible(str(e))}", file=sys.stderr)
         stop, exit_code = Stop("server_error", str(e)), 2
     except KeyboardInterrupt:
         stop = Stop("interrupted", "interrupted by the user (Ctrl-C)")
@@ -86,13 +89,18 @@ def run(args: argparse.Namespace, task: str, trace: Trace, requests: RequestLog 
 
 
 def build_agent(
-    args: argparse.Namespace, task: str, props: Props, trace: Trace, requests: RequestLog | None = None
+    args: argparse.Namespace,
+    task: str,
+    props: Props,
+    trace: Trace,
+    requests: RequestLog | None = None,
+    leftovers: Leftovers | None = None,
 ) -> Agent:
     preset = PRESETS[args.preset]
     trace.emit("start", **start_fields(args, props))
     if props.supports_tool_calls is False:
         print("note: the model's chat template has no tool-call support, so expect answers without tool calls")
-    workspace = Workspace(args.repo, args.command_timeout)
+    workspace = Workspace(args.repo, args.command_timeout, leftovers)
     config = RunConfig(
         task=task,
         preset=preset,
@@ -113,7 +121,13 @@ def build_agent(
     )
     return Agent(
         config,
-        flint=ChatClient(args.flint, timeout=args.request_timeout, retries=args.retries, retry_delay=args.retry_delay),
+        flint=ChatClient(
+            args.flint,
+            timeout=args.request_timeout,
+            retries=args.retries,
+            retry_delay=args.retry_delay,
+            article_parse_rule=preset.article_parse_rule,
+        ),
         actions=actions,
         snapshot=take_snapshot(workspace.root),
         trace=trace,

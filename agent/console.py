@@ -1,4 +1,9 @@
-"""What the person watching sees: one short line per event worth seeing, printed as the trace records it."""
+"""What the person watching sees: one short line per event worth seeing, printed as the trace records it.
+
+Commands, tool arguments, server messages and model text reach the terminal only through `visible`: a control
+character could otherwise move the cursor, erase the line or change colours, and show one command while another
+runs (at the y/N question of agent/approval.py too).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,25 @@ import sys
 from typing import Any
 
 Event = dict[str, Any]
+NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def visible(text: str) -> str:
+    """`text` with every character a terminal would not print as itself (control characters, escape sequences,
+    line breaks, tabs, invisible and direction-changing characters) written as an escape such as `\\x1b`. When any is
+    escaped, backslashes are doubled too, so the text shown reads back as exactly one text."""
+    if text.isprintable():
+        return text
+    return "".join("\\\\" if c == "\\" else c if c.isprintable() else _escape(c) for c in text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if char in NAMED_ESCAPES:
+        return NAMED_ESCAPES[char]
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def show(record: Event) -> None:
@@ -14,7 +38,7 @@ def show(record: Event) -> None:
     except (KeyError, TypeError, AttributeError, IndexError):  # a field cut down to its name (agent/trace.py)
         line = f"{record.get('event')}: (too large to show; see the trace)"
     if line is not None:
-        print(line, file=sys.stdout, flush=True)
+        print(visible(line), file=sys.stdout, flush=True)
 
 
 def describe(record: Event) -> str | None:

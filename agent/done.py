@@ -3,15 +3,17 @@
 Every preset requires pytest to pass on the repository. pytest is started so that nothing in the repository can
 stand in for it (a `pytest.py` the agent wrote is not imported in its place), without bytecode or cache files, and
 whatever the run started is killed when it ends (a background process a conftest.py started cannot change the
-tests afterwards).
+tests afterwards); before the check, the loop ends what the agent's commands left running (agent/reaper.py).
 
 What the agent planted (test files, conftest.py and __init__.py files that did not exist at start) is reported.
 part2, clearing and part3 run pytest in the repository as it is, as the article did, and trust what it says.
-part3+ and strict do not trust what was planted: pytest runs in throwaway copies with the start's configuration
-and no plugins from outside (agent/isolated_pytest.py): once without the planted conftest.py files, and, when
-anything was planted and the repository had tests at start, once more without any planted file, so that the
-repository's own tests pass on their own and not only next to test code that patches what they test. Neither
-run may collect nothing, and a test of the start that changed in the copy fails the check.
+part3+, strict and late do not trust what was planted: pytest runs in throwaway copies with the start's
+configuration and no plugins from outside (agent/isolated_pytest.py): once without the planted conftest.py files,
+and, when anything was planted and the repository had tests at start, once more without any planted file, so that
+the repository's own tests pass on their own and not only next to test code that patches what they test. Any file
+pytest collects that the repository did not have at start (a doctest text file, a file its configuration names)
+counts as planted: it is reported, and left out of that second run. Neither run may collect nothing or end before
+pytest finishes, a file of the copy that changed while pytest ran fails the check, and so does a link out of it.
 
 `strict` also requires that a non-test file differs from the start (or is new, or is gone) and that pytest
 collects a test from a test file that did not exist at start; the model is told exactly what is missing.
@@ -22,21 +24,15 @@ from __future__ import annotations
 import importlib.util
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent import prompts
+from agent.check_copy import file_digest
 from agent.guards import planted
-from agent.isolated_pytest import (
-    NO_TESTS_COLLECTED,
-    PYTEST,
-    IsolatedRun,
-    collected_count,
-    file_digest,
-    run_isolated,
-    start_config,
-)
+from agent.isolated_pytest import NO_TESTS_COLLECTED, PYTEST, IsolatedRun, collected_count, run_isolated
+from agent.pytest_config import start_config
 from agent.shell import CommandOutput, run_command
 from agent.tools import OUTPUT_LIMIT, is_test_file, repo_files
 
@@ -74,21 +70,26 @@ def take_snapshot(root: Path) -> Snapshot:
 
 
 def check_done(root: Path, start: Snapshot, *, strict: bool, trust_planted: bool, timeout: float) -> DoneResult:
-    made = planted(root, start.files)
-    new_test_files = [p for p in made if is_test_file(Path(p).name) and not _conftest(p)]
+    named = planted(root, start.files)  # test files, conftest.py and __init__.py files the agent created
+    new_test_files = [p for p in named if is_test_file(Path(p).name) and not _conftest(p)]
     if trust_planted:
-        return _trusting_check(root, start, made, new_test_files if strict else None, timeout)
-    conftests = [p for p in made if _conftest(p)]
+        return _trusting_check(root, start, named, new_test_files if strict else None, timeout)
+    conftests = [p for p in named if _conftest(p)]
     protected = start.test_files()
-    first = run_isolated(root, conftests, start.config, protected, timeout, new_test_files if strict else None)
-    missing = unmet_conditions(start, take_snapshot(root), first.new_tests) if strict else []
-    summary = _summary(first.output, timeout)
+    counted = new_test_files if strict else None
+    first = run_isolated(root, conftests, start.config, start.files, protected, timeout, counted)
+    made = named + [p for p in first.new_files if p not in named]
+    missing = unmet_conditions(start, take_snapshot(root), first.new_tests, first.new_files) if strict else []
+    summary = _run_summary(first, timeout)
     if feedback := _feedback(first, timeout, prompts.tests_failed, conftests):
         return DoneResult(False, first.output.exit_code, summary, missing, made, feedback, first.new_tests)
     if made and start.test_files(conftests=False):  # the repository's own tests, without anything planted
-        own = run_isolated(root, made, start.config, protected, timeout)
+        # Planted by name: left out. Any other new file pytest would collect stays (the tests may import it as
+        # code, under --doctest-modules) but is not collected.
+        own = run_isolated(root, named, start.config, start.files, protected, timeout, drop_new=True)
+        made += [p for p in own.new_files if p not in made]
         if feedback := _feedback(own, timeout, prompts.own_tests_fail, []):
-            own_summary = _summary(own.output, timeout)
+            own_summary = _run_summary(own, timeout)
             return DoneResult(False, own.output.exit_code, own_summary, missing, made, feedback, first.new_tests)
     if missing:
         feedback = prompts.not_done_yet(missing)
@@ -120,22 +121,28 @@ def _feedback(run: IsolatedRun, timeout: float, failed: Callable[[str], str], co
     """None when the run passed; otherwise what the model is told: `failed(pytest's output and notes)`, or that the
     tests changed while pytest ran, which makes the run prove nothing."""
     output = run.output
-    if run.changed_tests:
-        return prompts.tests_changed_during_check(run.changed_tests)
-    if output.exit_code == 0:
+    if run.links_out:
+        return prompts.links_out_of_repository(run.links_out)
+    if run.changed:
+        return prompts.changed_during_check(run.changed)
+    if run.passed:
         return None
     text = output.text if output.exit_code is not None else _summary(output, timeout)
     if output.exit_code == NO_TESTS_COLLECTED:
         text += prompts.NO_TESTS_RAN
+    if not run.finished:
+        text += prompts.CHECK_ENDED_EARLY
     if conftests:
         text += prompts.planted_distrusted(conftests)
     return failed(text)
 
 
-def unmet_conditions(start: Snapshot, now: Snapshot, new_tests: int | None) -> list[str]:
-    """strict's extra conditions that do not hold yet, as sentences for the model."""
+def unmet_conditions(start: Snapshot, now: Snapshot, new_tests: int | None, collected: Iterable[str] = ()) -> list[str]:
+    """strict's extra conditions that do not hold yet, as sentences for the model; `collected`: new files pytest
+    collects, which are tests whatever their name (a doctest text file is no change to the code)."""
     missing = []
-    paths = set(start.files) | set(now.files)
+    tests = set(collected)
+    paths = (set(start.files) | set(now.files)) - tests
     changed = [p for p in paths if not is_test_file(Path(p).name) and start.files.get(p) != now.files.get(p)]
     if not changed:
         missing.append(prompts.MISSING_CHANGE)
@@ -146,6 +153,10 @@ def unmet_conditions(start: Snapshot, now: Snapshot, new_tests: int | None) -> l
 
 def _conftest(path: str) -> bool:
     return Path(path).name == "conftest.py"
+
+
+def _run_summary(run: IsolatedRun, timeout: float) -> str:
+    return "not run: links lead out of the repository" if run.links_out else _summary(run.output, timeout)
 
 
 def _summary(output: CommandOutput, timeout: float) -> str:

@@ -199,6 +199,7 @@ class Agent:
 
     def check_done(self) -> None:
         started = time.monotonic()
+        self.actions.workspace.end_leftovers()  # nothing a command started may run during the check
         result = check_done(
             self.actions.workspace.root,
             self.snapshot,

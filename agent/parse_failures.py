@@ -8,10 +8,12 @@ any other 500 message containing "Failed to parse" (e.g. "Failed to parse tool c
 a part of the request (REQUEST_PARTS). Any other 500 stays a transport error (retried). Matching is
 case-sensitive, so client-side errors that look alike stay apart.
 
-The request's parts, on purpose not cut answers (sending the same request again fails the same way, and the agent
-never sends them malformed): "Failed to parse tool call arguments as JSON" (an assistant message in the history,
-common/chat.cpp `func_args_not_string`), "Failed to parse messages", "Failed to parse tools", "Failed to parse due
-to missing parser definition." and "Unsupported format" (server set-up).
+The request's parts, on purpose not cut answers in part3+, strict and late (sending the same request again fails the
+same way, and the agent never sends them malformed): "Failed to parse tool call arguments as JSON" (an assistant
+message in the history, common/chat.cpp `func_args_not_string`), "Failed to parse messages", "Failed to parse
+tools", "Failed to parse due to missing parser definition." and "Unsupported format" (server set-up). part2,
+clearing and part3 keep the article's rule whole (`article=True`): every 500 that says "Failed to parse" is a cut
+answer, these too. This is the one place where the two rules differ.
 """
 
 from __future__ import annotations
@@ -61,10 +63,11 @@ REQUEST_PARTS = (
 )
 
 
-def is_parse_failure(status: int, message: str) -> bool:
-    """True for a 500 whose message says the model's output could not be parsed."""
+def is_parse_failure(status: int, message: str, *, article: bool = False) -> bool:
+    """True for a 500 whose message says the model's output could not be parsed (`article`: by the article's rule,
+    also one that names a part of the request)."""
     if status != 500:
         return False
     if any(wording.text in message for wording in PARSE_FAILURES):
         return True
-    return FAILED_TO_PARSE in message and not any(part in message for part in REQUEST_PARTS)
+    return FAILED_TO_PARSE in message and (article or not any(part in message for part in REQUEST_PARTS))

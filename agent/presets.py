@@ -30,6 +30,9 @@ class Preset:
     clears_before_send: bool = False
     trusts_planted: bool = True  # the done check runs pytest in the repository as it is (the article's)
     clear_at: float | None = None  # the preset's own threshold, in place of --clear-at (None: --clear-at)
+    # Every HTTP 500 that says "Failed to parse" is a cut answer, as in the article; False: not one that names a
+    # part of the request (agent/parse_failures.py), which is retried instead
+    article_parse_rule: bool = True
 
 
 PRESETS: dict[str, Preset] = {
@@ -37,10 +40,22 @@ PRESETS: dict[str, Preset] = {
     "clearing": Preset("clearing", clears=True, drops_cut=False, strict_done=False),
     "part3": Preset("part3", clears=True, drops_cut=True, strict_done=False),
     "part3+": Preset(
-        "part3+", clears=True, drops_cut=True, strict_done=False, clears_before_send=True, trusts_planted=False
+        "part3+",
+        clears=True,
+        drops_cut=True,
+        strict_done=False,
+        clears_before_send=True,
+        trusts_planted=False,
+        article_parse_rule=False,
     ),
     "strict": Preset(
-        "strict", clears=True, drops_cut=True, strict_done=True, clears_before_send=True, trusts_planted=False
+        "strict",
+        clears=True,
+        drops_cut=True,
+        strict_done=True,
+        clears_before_send=True,
+        trusts_planted=False,
+        article_parse_rule=False,
     ),
     "late": Preset(
         "late",
@@ -50,5 +65,6 @@ PRESETS: dict[str, Preset] = {
         clears_before_send=True,
         trusts_planted=False,
         clear_at=0.75,
+        article_parse_rule=False,
     ),  # fmt: skip
 }

@@ -103,8 +103,21 @@ def not_done_yet(missing: list[str]) -> str:
     return "The tests pass, but the task is not done yet: " + "; ".join(missing) + "."
 
 
+QUOTED_HEAD = 200  # characters of a name, path or command the model sent that a message quotes back
+
+
+def head(text: str) -> str:
+    """`text` as a message quotes it back: whole up to QUOTED_HEAD characters, else its start and its length."""
+    return text if len(text) <= QUOTED_HEAD else f"{text[:QUOTED_HEAD]}... ({len(text)} characters)"
+
+
+def quoted(text: str) -> str:
+    """`text` in quotes (as repr shows it), cut as `head` cuts it."""
+    return repr(text) if len(text) <= QUOTED_HEAD else f"{text[:QUOTED_HEAD]!r}... ({len(text)} characters)"
+
+
 def unknown_tool(name: str, known: list[str]) -> str:
-    return f"Error: there is no tool named {name!r}. The tools are: {', '.join(known)}."
+    return f"Error: there is no tool named {quoted(name)}. The tools are: {', '.join(known)}."
 
 
 def bad_arguments(tool: str, problem: str, signature: str) -> str:
@@ -112,19 +125,21 @@ def bad_arguments(tool: str, problem: str, signature: str) -> str:
 
 
 def refused_command(command: str, by: str) -> str:
-    return f"The command was not run: it needs approval and was refused ({by}). Command: {command}"
+    return f"The command was not run: it needs approval and was refused ({by}). Command: {head(command)}"
 
 
 def outside_repo(path: str) -> str:
-    return f"Error: {path!r} is outside the repository; use a path inside it."
+    return f"Error: {quoted(path)} is outside the repository; use a path inside it."
 
 
 def inside_git_dir(path: str) -> str:
-    return f"Error: {path!r} is inside .git, which tools may not change."
+    return f"Error: {quoted(path)} is inside .git, which tools may not change."
 
 
 def protected_test(path: str) -> str:
-    return f"Error: {path} is one of the repository's existing tests and is read-only; put new tests in a new file."
+    return (
+        f"Error: {head(path)} is one of the repository's existing tests and is read-only; put new tests in a new file."
+    )
 
 
 def read_on(path: str, shown: str, total_chars: int, position: dict[str, int]) -> str:
@@ -138,7 +153,9 @@ def read_to_end(shown: str, total_chars: int) -> str:
 
 
 def hard_linked(path: str) -> str:
-    return f"Error: {path} has other hard links (it shares its content with another file); tools do not change it."
+    return (
+        f"Error: {head(path)} has other hard links (it shares its content with another file); tools do not change it."
+    )
 
 
 def output_cut(removed_chars: int) -> str:
@@ -159,10 +176,23 @@ def protected_restored(changes: list[str]) -> str:
 NO_TESTS_RAN = "\n(pytest collected no tests, so nothing was shown to pass.)"
 
 
-def tests_changed_during_check(paths: list[str]) -> str:
+CHECK_ENDED_EARLY = (
+    "\n(pytest did not finish its session: something in the tests ended it, so nothing was shown to pass.)"
+)
+
+
+def changed_during_check(changes: list[str]) -> str:
     return (
-        "You replied without a tool call, but the repository's existing tests changed while the done check ran "
-        f"({', '.join(paths)}), so the check proves nothing and the task is not done. Do not change existing tests."
+        "You replied without a tool call, but files of the repository changed while the done check ran "
+        f"({', '.join(changes)}), so the check proves nothing and the task is not done. Do not change existing "
+        "tests, and leave nothing running that writes files."
+    )
+
+
+def links_out_of_repository(links: list[str]) -> str:
+    return (
+        "You replied without a tool call, but the repository holds links that lead outside it "
+        f"({', '.join(links)}); the done check does not follow them, so the task is not done. Remove them."
     )
 
 

@@ -14,124 +14,39 @@ the repository or loads code (pytest's --junitxml, --basetemp, -p, -c, -o, --roo
 that takes a value is accepted alone (`-n 5`) or with its value attached (`-n5`), never inside a bundle (`-hf/x`),
 whose value would be hidden. A value in the next word may not start with `-`. pytest reads arguments from a file
 named `@file`: a word starting with `@` needs approval, as does a glob match that starts with `-` or `@` (a file
-named `--basetemp=..` must not become an option).
+named `--basetemp=..` must not become an option). A by-rule pytest needs the repository to hold its own pytest
+configuration when a folder above it holds one (or a setup.py or pyproject.toml): pytest would read that one, and
+write its cache there.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from agent.shell_words import Unsupported, Word, expand, read_pipeline
-
-PATH, TEXT = "path", "text"  # what an option's value is: a path (must stay inside), or anything else
+from agent.pytest_config import reaches_above
+from agent.rule_options import (
+    CAT,
+    FIND_OPERATORS,
+    FIND_PLAIN,
+    FIND_VALUED,
+    GIT,
+    GREP,
+    HEAD,
+    LS,
+    PATH,
+    PYTEST,
+    TEXT,
+    WC,
+    Options,
+)
+from agent.shell_words import Unsupported, Word, expand_all, read_pipeline
 
 
 class NotSafe(Exception):
     """This command does not run by rule."""
-
-
-@dataclass(frozen=True)
-class Options:
-    flags: str = ""  # short options without a value; they may be bundled (-la)
-    valued: dict[str, str] = field(default_factory=dict)  # short option -> PATH or TEXT
-    long_flags: frozenset[str] = frozenset()
-    long_valued: dict[str, str] = field(default_factory=dict)  # --name -> PATH or TEXT (--name=V or --name V)
-    long_attached: frozenset[str] = frozenset()  # --name=V only: the value is optional, or the tool's parser unclear
-    numeric: bool = False  # `-20` is allowed (head, tail, git log)
-
-
-def _names(names: str) -> list[str]:
-    return names.split()
-
-
-def _longs(names: str) -> frozenset[str]:
-    return frozenset(f"--{name}" for name in _names(names))
-
-
-def _valued(kind: str, names: str) -> dict[str, str]:
-    return {(f"--{name}" if len(name) > 1 else name): kind for name in _names(names)}
-
-
-LS = Options("1aAdFhilnoprRsStuUvx", long_flags=_longs("all almost-all human-readable recursive directory"))
-CAT = Options("AbeEnstTuv", long_flags=_longs("number number-nonblank show-all squeeze-blank"))
-HEAD = Options("qv", _valued(TEXT, "n c"), _longs("quiet silent verbose"), _valued(TEXT, "lines bytes"), numeric=True)
-GREP = Options(
-    "abcEFGhHiIlLnoPqrsTUvwxzZ",
-    _valued(TEXT, "e m A B C"),
-    _longs(
-        "ignore-case invert-match word-regexp line-regexp count files-with-matches files-without-match line-number "
-        "no-filename with-filename only-matching quiet silent no-messages recursive extended-regexp fixed-strings "
-        "basic-regexp perl-regexp text"
-    ),
-    _valued(TEXT, "regexp max-count after-context before-context context include exclude exclude-dir"),
-    _longs("color colour"),
-)
-WC = Options("clmwL", long_flags=_longs("bytes chars lines words max-line-length"))
-PYTEST = Options(
-    "qvxslhV",
-    _valued(TEXT, "k m r"),
-    _longs(
-        "quiet verbose exitfirst showlocals last-failed lf failed-first ff new-first nf stepwise sw stepwise-skip "
-        "collect-only co no-header no-summary strict-markers strict fixtures fixtures-per-test markers help version "
-        "full-trace disable-warnings runxfail setup-show setup-plan cache-show doctest-modules"
-    ),
-    {
-        **_valued(
-            TEXT,
-            "tb maxfail durations durations-min color code-highlight capture show-capture deselect ignore-glob "
-            "import-mode log-level log-cli-level assert verbosity",
-        ),
-        **_valued(PATH, "ignore"),
-    },
-)
-GIT = {
-    "status": Options("sb", long_flags=_longs("short branch long porcelain")),
-    "diff": Options(
-        "w",
-        long_flags=_longs(
-            "stat cached staged name-only name-status no-color shortstat numstat summary ignore-all-space "
-            "ignore-space-change no-ext-diff no-textconv raw exit-code check"
-        ),
-    ),
-    "log": Options(
-        "p",
-        _valued(TEXT, "n"),
-        _longs(
-            "oneline stat patch graph all decorate no-decorate reverse name-only name-status follow no-color "
-            "first-parent no-merges merges shortstat"
-        ),
-        long_attached=_longs("max-count format pretty since until author grep skip"),
-        numeric=True,
-    ),
-    "show": Options(
-        "ps",
-        long_flags=_longs("stat name-only name-status oneline no-color no-patch patch shortstat"),
-        long_attached=_longs("format pretty"),
-    ),
-}
-
-# find: the expression after the starting points, primary by primary (whether each takes a value, and its kind).
-FIND_OPERATORS = frozenset(_names("! -not -a -and -o -or ( ) ,"))
-FIND_PLAIN = frozenset(
-    _names(
-        "-print -print0 -empty -true -false -prune -quit -ls -depth -xdev -mount -readable -writable -executable "
-        "-nouser -nogroup"
-    )
-)
-FIND_VALUED = {
-    **dict.fromkeys(
-        _names(
-            "-name -iname -path -ipath -wholename -iwholename -regex -iregex -regextype -type -xtype -size -mtime "
-            "-mmin -atime -amin -ctime -cmin -perm -user -group -uid -gid -links -inum -maxdepth -mindepth -printf "
-            "-newermt"
-        ),
-        TEXT,
-    ),
-    **dict.fromkeys(_names("-newer -anewer -cnewer -samefile"), PATH),
-}
 
 
 def is_safe(command: str, repo: Path) -> bool:
@@ -156,7 +71,8 @@ def _check_command(words: list[Word], root: Path) -> None:
     if words[0].pattern is not None:
         raise NotSafe("the program is a glob")
     program = words[0].text
-    args = [_Argument(text, word.pattern is not None) for word in words[1:] for text in expand(word, root)]
+    expanded = zip(words[1:], expand_all(words[1:], root), strict=True)
+    args = [_Argument(text, word.pattern is not None) for word, texts in expanded for text in texts]
     for arg in args:
         if arg.from_glob and arg.text.startswith(("-", "@")):
             raise NotSafe("a glob match that would read as an option")
@@ -187,6 +103,8 @@ def _check_grep(args: list[_Argument], root: Path) -> None:
 def _check_pytest(args: list[_Argument], root: Path) -> None:
     if any(arg.text.startswith("@") for arg in args):  # pytest reads more arguments from the file @name
         raise NotSafe("pytest @file")
+    if reaches_above(root):  # it would read a configuration, or write its cache, outside the repository
+        raise NotSafe("pytest would take its configuration or rootdir from above the repository")
     for operand in _operands(args, PYTEST, root):
         _require_inside(operand.text, root)
 

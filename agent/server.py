@@ -112,11 +112,20 @@ def props_from(document: object, url: str) -> Props:
 class ChatClient:
     """POSTs chat requests to one server, retrying transport failures with a doubling pause."""
 
-    def __init__(self, base_url: str, *, timeout: float, retries: int = 0, retry_delay: float = 1.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: float,
+        retries: int = 0,
+        retry_delay: float = 1.0,
+        article_parse_rule: bool = False,
+    ) -> None:
         self.url = base_url.rstrip("/") + "/v1/chat/completions"
         self.timeout = timeout
         self.retries = retries
         self.retry_delay = retry_delay
+        self.article_parse_rule = article_parse_rule  # which 500s are cut answers (agent/parse_failures.py)
 
     def chat(self, body: dict[str, Any], on_error: Callable[[ServerError, int], None] | None = None) -> Reply:
         """One answer. Every transport failure is reported to on_error(error, attempt) before the retry."""
@@ -124,7 +133,8 @@ class ChatClient:
         while True:
             attempt += 1
             try:
-                return _parse_reply(_decode(_request(self.url, body, self.timeout), self.url))
+                raw = _request(self.url, body, self.timeout, self.article_parse_rule)
+                return _parse_reply(_decode(raw, self.url))
             except TransportError as e:
                 if on_error is not None:
                     on_error(e, attempt)
@@ -133,7 +143,7 @@ class ChatClient:
                 time.sleep(self.retry_delay * 2 ** (attempt - 1))
 
 
-def _request(url: str, body: dict[str, Any] | None, timeout: float) -> bytes:
+def _request(url: str, body: dict[str, Any] | None, timeout: float, article_parse_rule: bool = False) -> bytes:
     """The body of a 2xx answer; an HTTP error or no answer becomes the ServerError the loop acts on."""
     data = None if body is None else json.dumps(body).encode("utf-8")
     try:
@@ -141,7 +151,7 @@ def _request(url: str, body: dict[str, Any] | None, timeout: float) -> bytes:
     except CallFailed as e:
         raise TransportError(None, e.kind, e.message) from None
     if answer.status >= 400:
-        raise _classify_http_error(answer.status, _error_object(answer.body))
+        raise _classify_http_error(answer.status, _error_object(answer.body), article_parse_rule)
     return answer.body
 
 
@@ -155,13 +165,13 @@ def _error_object(raw: bytes) -> dict[str, Any]:
     return error if isinstance(error, dict) else {}
 
 
-def _classify_http_error(status: int, error: dict[str, Any]) -> ServerError:
+def _classify_http_error(status: int, error: dict[str, Any], article_parse_rule: bool = False) -> ServerError:
     type_ = str(error.get("type") or "http_error")
     message = str(error.get("message") or f"HTTP {status}")
     extra: dict[str, Any] = {k: error[k] for k in ("n_prompt_tokens", "n_ctx") if k in error}
     if type_ == "exceed_context_size_error":
         return ContextOverflow(status, type_, message, extra)
-    if is_parse_failure(status, message):
+    if is_parse_failure(status, message, article=article_parse_rule):
         return UnparsedOutput(status, type_, message)
     if 400 <= status < 500:
         return RequestRejected(status, type_, message)

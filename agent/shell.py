@@ -3,7 +3,12 @@
 A command can print without end (`cat /dev/zero`, a runaway test). The agent reads the output as it comes, keeps
 the first and the last `limit // 2` characters and counts the rest, so its memory does not grow with the output.
 A command that runs past its timeout is killed with everything in its session (agent/reaper.py); with
-`kill_leftovers` (the done check), also with whatever it started that left the session.
+`kill_leftovers` (the done check), also with whatever it started that left the session. Given the run's
+`Leftovers`, a command's session is recorded there, so that what it leaves running is ended before the next done
+check.
+
+Commands run in the agent's environment, with git held to the repository's own `.git`: it never looks for one in a
+folder above the command's (GIT_CEILING_DIRECTORIES), and variables that point it at another repository are left out.
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ from agent.command_user import drop_to_command_user
 CHUNK_BYTES = 65_536
 EXIT_POLL_SECONDS = 0.05
 DRAIN_SECONDS = 1.0  # after a kill, how long to wait for what is left in the pipe (part of the timeout's margin)
+GIT_LOCATIONS = frozenset(
+    {"GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_NAMESPACE"}
+    | {"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM"}
+)
 
 
 @dataclass(frozen=True)
@@ -65,25 +74,53 @@ def truncate_middle(text: str, limit: int) -> tuple[str, bool]:
     return kept.text(), kept.dropped > 0
 
 
-def run_command(command: str, cwd: Path, timeout: float, limit: int, *, kill_leftovers: bool = False) -> CommandOutput:
+def shell() -> str:
+    """The shell commands run in (and the one that expands globs for the rule: agent/shell_words.py)."""
+    return shutil.which("bash") or "/bin/sh"
+
+
+def command_environment(cwd: Path) -> dict[str, str]:
+    """The agent's environment for a command in `cwd`, with git confined to `cwd`'s own repository."""
+    env = {name: value for name, value in os.environ.items() if name not in GIT_LOCATIONS}
+    env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(cwd))
+    return env
+
+
+def run_command(
+    command: str,
+    cwd: Path,
+    timeout: float,
+    limit: int,
+    *,
+    kill_leftovers: bool = False,
+    leftovers: reaper.Leftovers | None = None,
+) -> CommandOutput:
     """`bash -c command` in `cwd`, stdout and stderr together, at most about `limit` characters kept.
     `kill_leftovers`: when it ends, also end whatever it started that is still running, even what left its session
-    (agent/reaper.py); the done check wants that, a `run` command leaves its background jobs alone."""
+    (agent/reaper.py); the done check wants that, a `run` command leaves its background jobs to `leftovers`."""
     with reaper.Contained() if kill_leftovers else contextlib.nullcontext() as contained:
-        return _run(command, cwd, timeout, limit, contained)
+        proc = subprocess.Popen(
+            [shell(), "-c", command],
+            cwd=cwd,
+            env=command_environment(cwd),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # so a timeout (or Ctrl-C here) can kill the command and everything it started
+            preexec_fn=drop_to_command_user(),  # the model's commands run as another user than the agent, when set
+        )
+        if leftovers is not None:
+            leftovers.started(proc.pid)
+        try:
+            return _run(proc, timeout, limit, contained)
+        finally:
+            if leftovers is not None:
+                leftovers.finished()
 
 
-def _run(command: str, cwd: Path, timeout: float, limit: int, contained: reaper.Contained | None) -> CommandOutput:
-    shell = shutil.which("bash") or "/bin/sh"
-    proc = subprocess.Popen(
-        [shell, "-c", command],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # so a timeout (or Ctrl-C here) can kill the command and everything it started
-        preexec_fn=drop_to_command_user(),  # the model's commands run as another user than the agent, when set
-    )
+def _run(
+    proc: subprocess.Popen[bytes], timeout: float, limit: int, contained: reaper.Contained | None
+) -> CommandOutput:
     assert proc.stdout is not None
     kept = HeadAndTail(limit // 2)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")

@@ -13,18 +13,25 @@ rules for that subset and raises Unsupported for anything else, so the command a
 - `~` is expanded by bash at the start of a word and after an unquoted `=` or `:` (`~`, `~-`, `~+`, `a=~`): there it
   is unsupported; elsewhere (`HEAD~1`) it is literal.
 - Unquoted braces (brace expansion), `[` (bracket globs, whose meaning differs between shells), `!(`-style extended
-  globs (they need `(`), and any character not in WORD_CHARACTERS are unsupported. `*` and `?` are globs: expand()
-  lists what bash would match, with bash's defaults (hidden files need a leading `.`, which is unsupported in a
-  glob so that `.?` can never match `..`).
+  globs (they need `(`), and any character not in WORD_CHARACTERS are unsupported. `*` and `?` are globs: bash
+  itself expands them (expand_all), in the environment the commands get, so what `?` matches (a byte in the C
+  locale, a character in a UTF-8 one) and the order of the matches are bash's. Hidden files need a leading `.`,
+  which is unsupported in a glob so that `.?` can never match `..`.
 - Quoted text may hold any printable character; control characters (and lone surrogates) are unsupported.
 """
 
 from __future__ import annotations
 
 import glob
+import os
+import shlex
 import string
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from agent.command_user import drop_to_command_user
+from agent.shell import command_environment, shell
 
 BLANKS = " \t"
 # `#` is here because a word never starts with it: read_pipeline refuses a comment before a word begins.
@@ -33,6 +40,7 @@ GLOB_CHARACTERS = frozenset("*?")
 DOUBLE_QUOTE_ESCAPES = frozenset('$`"\\')
 MERGED_STDERR = "2>&1"
 MAX_GLOB_MATCHES = 1_000
+GLOB_SECONDS = 5.0  # bash listing a few folders; longer means something is wrong, and the command asks instead
 
 
 class Unsupported(ValueError):
@@ -43,6 +51,7 @@ class Unsupported(ValueError):
 class Word:
     text: str  # the word after quote removal
     pattern: str | None = None  # the glob bash would expand (quoted glob characters escaped), None for no glob
+    bash: str | None = None  # the glob as a bash word: its literal parts single-quoted, `*` and `?` bare
 
 
 def read_pipeline(command: str) -> list[list[Word]]:
@@ -160,14 +169,52 @@ def _make_word(chars: list[tuple[str, bool]]) -> Word:
     pattern = "".join(glob.escape(c) if quoted else c for c, quoted in chars)
     if any(part.startswith(".") for part in pattern.split("/") if GLOB_CHARACTERS & set(part)):
         raise Unsupported("a glob over hidden files (a glob part that starts with `.`)")
-    return Word(text, pattern)
+    bash = "".join(c if c in GLOB_CHARACTERS and not quoted else shlex.quote(c) for c, quoted in chars)
+    return Word(text, pattern, bash)
 
 
 def expand(word: Word, cwd: Path) -> list[str]:
-    """The words bash makes of `word` in `cwd`: the sorted glob matches, or the word itself when nothing matches."""
-    if word.pattern is None:
-        return [word.text]
-    matches = glob.glob(word.pattern, root_dir=cwd)  # an absolute pattern ignores root_dir
-    if len(matches) > MAX_GLOB_MATCHES:
+    """The words bash makes of `word` in `cwd`: its glob matches in bash's order, or the word itself when nothing
+    matches."""
+    return expand_all([word], cwd)[0]
+
+
+def expand_all(words: list[Word], cwd: Path) -> list[list[str]]:
+    """What `expand` gives for each of `words`, with one bash for all the globs among them (`printf '%s\\0'` of
+    each, an empty entry after each); Unsupported when bash cannot say."""
+    globs = [word for word in words if word.bash is not None]
+    if not globs:
+        return [[word.text] for word in words]
+    script = "".join(f"printf '%s\\0' {word.bash}; printf '\\0'\n" for word in globs)
+    try:
+        done = subprocess.run(
+            [shell(), "-c", script],
+            cwd=cwd,
+            env=command_environment(cwd),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=GLOB_SECONDS,
+            preexec_fn=drop_to_command_user(),  # it lists folders as the command would
+        )
+    except (OSError, subprocess.SubprocessError):
+        raise Unsupported("bash could not expand the globs") from None
+    groups = _groups(done.stdout) if done.returncode == 0 else []
+    if len(groups) != len(globs) or not all(groups):
+        raise Unsupported("bash's expansion of the globs cannot be read")
+    if any(len(group) > MAX_GLOB_MATCHES for group in groups):
         raise Unsupported(f"a glob with more than {MAX_GLOB_MATCHES} matches")
-    return sorted(matches) or [word.text]
+    expanded = iter(groups)
+    return [next(expanded) if word.bash is not None else [word.text] for word in words]
+
+
+def _groups(output: bytes) -> list[list[str]]:
+    """The groups of NUL-terminated entries, each closed by an empty entry ([] when the output is not so made)."""
+    if not output.endswith(b"\0\0"):
+        return []
+    groups: list[list[str]] = [[]]
+    for entry in output[:-2].split(b"\0"):
+        if entry:
+            groups[-1].append(os.fsdecode(entry))
+        else:
+            groups.append([])
+    return groups

@@ -24,6 +24,7 @@ from typing import Any
 
 from agent import prompts
 from agent.event_bounds import LONE_SURROGATE
+from agent.reaper import Leftovers
 from agent.shell import run_command
 
 MAX_WHOLE_NUMBER = 10**12  # offsets and limits beyond any file the tools read
@@ -112,9 +113,10 @@ def repo_files(root: Path) -> Iterator[Path]:
 class Workspace:
     """The repository the agent works in, and the tools that touch it."""
 
-    def __init__(self, root: Path, command_timeout: float) -> None:
+    def __init__(self, root: Path, command_timeout: float, leftovers: Leftovers | None = None) -> None:
         self.root = Path(os.path.realpath(root))
         self.command_timeout = command_timeout
+        self.leftovers = leftovers  # the run's: where the commands' sessions are kept, to end what they leave
         self.protected = frozenset(self.relative(p) for p in repo_files(self.root) if is_test_file(p.name))
 
     def relative(self, path: Path) -> str:
@@ -141,13 +143,14 @@ class Workspace:
     def read_file(self, path: str, **where: int) -> ToolResult:
         real = self.resolve(path)
         if not real.is_file():
-            return _failed(f"Error: {path} is not a file (to list a folder, call run with: ls {path})")
+            shown = prompts.head(path)
+            return _failed(f"Error: {shown} is not a file (to list a folder, call run with: ls {shown})")
         return show_part(path, real.read_text(encoding="utf-8", errors="replace"), **where)
 
     def write_file(self, path: str, content: str) -> ToolResult:
         real = self.writable(path)
         if real.is_dir():
-            return _failed(f"Error: {path} is a folder")
+            return _failed(f"Error: {prompts.head(path)} is a folder")
         real.parent.mkdir(parents=True, exist_ok=True)
         real.write_text(content, encoding="utf-8")
         return ToolResult(f"Wrote {len(content)} characters to {path}.")
@@ -155,7 +158,7 @@ class Workspace:
     def edit_file(self, path: str, old: str, new: str) -> ToolResult:
         real = self.writable(path)
         if not real.is_file():
-            return _failed(f"Error: {path} is not a file; create it with write_file")
+            return _failed(f"Error: {prompts.head(path)} is not a file; create it with write_file")
         text = real.read_text(encoding="utf-8", errors="replace")
         count = text.count(old) if old else 0
         if count != 1:
@@ -167,7 +170,7 @@ class Workspace:
         return ToolResult(f"Edited {path}: replaced {len(old)} characters with {len(new)}.")
 
     def run(self, command: str) -> ToolResult:
-        output = run_command(command, self.root, self.command_timeout, OUTPUT_LIMIT)
+        output = run_command(command, self.root, self.command_timeout, OUTPUT_LIMIT, leftovers=self.leftovers)
         shown = output.text if not output.text or output.text.endswith("\n") else output.text + "\n"
         if output.exit_code is None:
             note = prompts.command_timed_out(self.command_timeout)
@@ -175,6 +178,11 @@ class Workspace:
         return ToolResult(
             f"{shown}[exit code {output.exit_code}]", ok=output.exit_code == 0, truncated=output.truncated
         )
+
+    def end_leftovers(self) -> None:
+        """End every process the commands left running (before a done check: nothing of theirs may run then)."""
+        if self.leftovers is not None:
+            self.leftovers.end_all()
 
     def call(self, name: str, args: dict[str, Any]) -> ToolResult:
         """Carry out a checked call; a path the rules refuse becomes a refused result, not an exception."""
@@ -189,7 +197,7 @@ class Workspace:
         except ToolCallError as e:
             return ToolResult(str(e), ok=False, refused=True, error=str(e))
         except (OSError, ValueError) as e:  # ValueError: a NUL byte in a path
-            return _failed(f"Error: {getattr(e, 'strerror', None) or e} ({args.get('path', '')})")
+            return _failed(f"Error: {getattr(e, 'strerror', None) or e} ({prompts.head(str(args.get('path', '')))})")
 
 
 def _failed(text: str) -> ToolResult:
