@@ -88,7 +88,10 @@ NOT_ROOT = '#!/bin/sh\n[ "$1" = -u ] && echo 1000 && exit 0\nexec /usr/bin/id "$
 
 
 def user_env(path: str, **extra: str) -> dict[str, str]:
-    keep = {k: v for k, v in os.environ.items() if k not in ("AGENTBENCH_BASE_IMAGE", "DOCKER_HOST", "MAKEFLAGS")}
+    # A user's shell has no make of its own around it: under `make test` MAKELEVEL would make the make here say
+    # `make[1]: ***`, a line a user never sees.
+    outer = ("AGENTBENCH_BASE_IMAGE", "DOCKER_HOST", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
+    keep = {k: v for k, v in os.environ.items() if k not in outer}
     return keep | {"PATH": path} | extra
 
 
