@@ -21,6 +21,7 @@ from bench.setting_types import (
     Ctx,
     Device,
     DockerSize,
+    GpuDevices,
     HubReference,
     Names,
     Preset,
@@ -161,7 +162,7 @@ class BenchConfig(BaseModel):
     """`I/N` (1-based): run the I-th of N deterministic parts of the plan, into a file of its own."""
     workers: Annotated[int, Field(ge=1, le=64)] = 1
     """Server pairs run side by side, each taking runs from one queue (on the CPU: embedded pairs sharing the cores)."""
-    gpu_devices: Literal["all"] | Annotated[list[Device], Field(min_length=1)] | None = None
+    gpu_devices: GpuDevices = None
     """One worker per GPU: `all` (every GPU NVML lists) or a list of indices or UUIDs; each pair pinned to its card."""
 
     @model_validator(mode="after")

@@ -158,3 +158,29 @@ class Host:
             return next((m for c in whole for m in c.mig if m.uuid == entry), None)
         matches = [c for c in whole if c.uuid.startswith(entry) and not c.mig]
         return matches[0] if len(matches) == 1 else None
+
+
+def startup_log(seen: list[Card] | str, model_mib: int = 11536) -> str:
+    """What a CUDA llama-server started on `seen` logs at -lv 4: its devices and its buffers on CUDA0, or CUDA's
+    failure (`seen` is then the line) and its buffers on the CPU (data/llama-cuda-startup.txt)."""
+    lines = sections("llama-cuda-startup.txt")
+    sizes = {"model_mib": f"{model_mib:.2f}", "kv_mib": "192.00", "compute_mib": "398.38", "embed_mib": "300.00"}
+    if isinstance(seen, str):
+        return "\n".join([seen, *(line.format(**sizes) for line in lines["cpu buffers"])]) + "\n"
+    total = sum(card.mib for card in seen)
+    out = [lines["found"][0].format(count=len(seen), total_mib=total)]
+    for index, card in enumerate(seen):
+        cc = f"{card.capability[0]}.{card.capability[1]}"
+        out.append(lines["device"][0].format(index=index, name=card.name, cc=cc, mib=card.mib))
+    out += [line.format(layers=25, **sizes) for line in lines["gpu buffers"]]
+    return "\n".join(out) + "\n"
+
+
+def device_listing(seen: list[Card] | str) -> str:
+    """`llama-server --list-devices` on `seen` (stdout), as common/arg.cpp prints it."""
+    lines = sections("llama-cuda-startup.txt")
+    if isinstance(seen, str):
+        return "\n".join(lines["list none"]) + "\n"
+    entry = lines["list devices"][1]
+    listed = [entry.format(index=i, name=c.name, mib=c.mib, free_mib=c.mib - 1) for i, c in enumerate(seen)]
+    return "\n".join([lines["list devices"][0], *listed]) + "\n"

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from host_matrix.recorded import BRANCHES, Host, driver_line
 from host_matrix.toolkits import make_toolkit
 
@@ -101,10 +100,8 @@ def expected(branch: str | None, toolkit: str, architectures: str | None, tmp: P
         why = f"built with CUDA 13.0, and {driver_text(branch or '')}; install a toolkit this driver runs"
         return "refused", f"make setup GPU=cuda: the CUDA toolkit at {tmp}/cuda-13.0: {why}"
     if cuda12:
-        return (
-            "refused",
-            f"make setup GPU=cuda: PyPI's CUDA compiler: built with CUDA 13.0, and {driver_text(branch or '')}; {PYPI_FIX}",
-        )
+        why = f"built with CUDA 13.0, and {driver_text(branch or '')}; {PYPI_FIX}"
+        return "refused", f"make setup GPU=cuda: PyPI's CUDA compiler: {why}"
     return "pypi", f"install --quiet {PYPI}"
 
 
