@@ -114,7 +114,7 @@ class BenchConfig(BaseModel):
     """compose servers on GPU: Flint's GGUF file name in models_dir."""
     jeff_model: str = ""
     """compose servers on GPU: Jeff's GGUF file name in models_dir."""
-    llama_image: Annotated[str, Field(min_length=1)] = "agentbench/llama-cuda:cu12.2-b11434"
+    llama_image: Annotated[str, Field(min_length=1)] = "agentbench/llama-cuda:cu12.9-b11434"
     """compose servers on GPU: the llama-server image; the default is built here from the pinned llama.cpp source
     (`make gpu-image`, bench/llama/cuda_image.py); another tag must exist (rows note a build mismatch)."""
     gpu_device: Device = "0"
