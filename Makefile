@@ -60,8 +60,8 @@ $(VENV)/.gpu: FORCE
 	@echo '$(GPU)' | cmp -s - $@ || echo '$(GPU)' >$@
 FORCE:
 
-.PHONY: setup bench test test-fast lint docs perf up down models gpu-check gpu-image gpu-rehearsal bench-image fixtures-check \
-	clean FORCE
+.PHONY: setup bench test test-fast lint docs perf up down models gpu-check gpu-image gpu-rehearsal gpu-day-bundle bench-image \
+	fixtures-check clean FORCE
 
 $(VENV)/.deps: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -160,9 +160,17 @@ bench-image: setup
 gpu-image: setup
 	$(BIN)/python -m bench gpu-image
 
-# The day a GPU is lent: what NVML, libcuda and the sampler do there, in at most 10 minutes, offline (docs/gpu.md).
+# The day a GPU is lent: what NVML, libcuda, the sampler and a CUDA llama-server do there, in one command of at most
+# 10 minutes, offline (docs/gpu.md); .ci/gpu-day.sh runs it there. Options: OUT DEVICE LLAMA_SOURCE LLAMA_WHEEL
+# LLAMA_BUILD SIZES BUDGET_S. gpu-day-bundle makes what that machine needs from the package index, here.
 gpu-rehearsal:
-	$(if $(wildcard $(BIN)/python),$(BIN)/python,python3) -m bench.rehearsal $(if $(OUT),--out $(OUT))
+	$(if $(wildcard $(BIN)/python),$(BIN)/python,python3) -m bench.rehearsal $(if $(OUT),--out $(OUT)) \
+		$(if $(DEVICE),--device $(DEVICE)) $(if $(LLAMA_SOURCE),--llama-source $(LLAMA_SOURCE)) \
+		$(if $(LLAMA_WHEEL),--llama-wheel $(LLAMA_WHEEL)) $(if $(LLAMA_BUILD),--llama-build $(LLAMA_BUILD)) \
+		$(if $(SIZES),--sizes $(SIZES)) $(if $(BUDGET_S),--budget-s $(BUDGET_S))
+
+gpu-day-bundle: $(VENV)/.deps
+	$(BIN)/python -m bench.rehearsal.source --out .gpu-day
 
 # The pages made from the models (docs/config.md, docs/results.md); tests/test_docgen.py fails when they are stale.
 docs: $(VENV)/.deps

@@ -28,12 +28,12 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
 from bench.llama.cuda_compat import driver_cuda, parse_cuda, runs_on
+from bench.llama.nvcc import library_dir, nvcc_top
 from bench.measure.nvml import start_nvml
 
 # PyPI's CUDA 13.0 line (the newest whose every package this project's build machines hold); exact pins, so every
@@ -63,28 +63,6 @@ class ToolkitError(Exception):
 
 def log(message: str) -> None:
     print(f"cuda: {message}", file=sys.stderr, flush=True)
-
-
-def nvcc_top(nvcc: str) -> Path | None:
-    """The toolkit root nvcc itself uses (its TOP), which also sees through a wrapper script on PATH."""
-    with tempfile.TemporaryDirectory() as folder:
-        source = Path(folder) / "empty.cu"
-        source.write_text("")
-        try:
-            done = subprocess.run(
-                [nvcc, "-v", "--dryrun", "-c", str(source)], capture_output=True, text=True, timeout=60
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-    found = re.search(r"^#\$ TOP=(.+)$", done.stderr + done.stdout, re.MULTILINE)
-    return Path(found.group(1).strip()).resolve() if found else None
-
-
-def library_dir(root: Path, name: str) -> Path | None:
-    for sub in ("lib64", "lib", "targets/x86_64-linux/lib"):
-        if (root / sub / name).exists():
-            return root / sub
-    return None
 
 
 def missing_parts(root: Path) -> list[str]:

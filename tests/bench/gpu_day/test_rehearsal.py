@@ -35,7 +35,9 @@ def children_of(pid: int) -> list[int]:
 
 def stand_in_probe(card: FakeDevice, log: list[tuple[int, int, str]]):  # type: ignore[no-untyped-def]
     @contextlib.contextmanager
-    def hold(n_bytes: int, depth: int = 1, device: str = "", cwd: str | None = None) -> Iterator[Held]:
+    def hold(
+        n_bytes: int, depth: int = 1, device: str = "", cwd: str | None = None, ready_timeout_s: float = 0
+    ) -> Iterator[Held]:
         args = ["sleep", "60"] if depth == 1 else ["sh", "-c", "sleep 60 & wait"]
         with subprocess.Popen(args) as proc:
             holder = proc.pid if depth == 1 else children_of(proc.pid)[0]
