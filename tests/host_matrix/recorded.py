@@ -5,7 +5,7 @@ A host is a small JSON file (Host.write) that child processes find through $AGEN
 (nvml_shim/pynvml.py) and the stand-in CUDA llama-server (cuda_server.py) read it, so `make` and `bench run` run
 their own decisions against it, unchanged.
 
-CUDA's view of the host follows CUDA's documented rules (CUDA_VISIBLE_DEVICES, in docs/gpu.md and notes/nvml.md):
+CUDA's view of the host follows CUDA's documented rules for CUDA_VISIBLE_DEVICES (docs/gpu.md):
 indices in PCI order, GPU UUIDs (a unique prefix is enough) and MIG UUIDs; an entry that names no device hides it
 and every entry after it; a GPU in MIG mode is not usable as a whole; a build whose CUDA major is newer than the
 driver's does not start ("CUDA driver version is insufficient").
