@@ -31,6 +31,7 @@ from bench.errors import BenchError
 from bench.llama.cuda_compat import driver_cuda, parse_cuda, runs_on
 from bench.llama.cuda_image import image_cuda, native_for
 from bench.llama.cuda_libs import host_build_cuda
+from bench.llama.gpu_cards import check_cards
 from bench.llama.gpu_pin import resolve_pin
 from bench.llama.memory_check import ServerMemory, bare_context_mib, compare
 from bench.llama.warmup import window_request
@@ -227,6 +228,7 @@ def command(config: BenchConfig, config_path: str) -> int:
     ctx = config.ctx[0]
     checks = [check_nvml()]
     if checks[0].status == "ok":
+        check_cards([config.gpu_device], "gpu_device", named=True)  # a card the host lacks: one line, nothing run
         checks += check_builds(config, docker_or_none())
         checks.append(check_sampler_cost(config))
         checks += check_servers(config, ctx)

@@ -28,6 +28,7 @@ H100S, A100S, H200 = cards("gpus-8.txt"), cards("gpus-4.txt", "mig-4.txt"), card
 MIG = A100S[3].mig
 LISTED_H100S = "; ".join(f"{c.index}: {c.uuid} (NVIDIA H100 80GB HBM3)" for c in H100S)
 UNKNOWN = "GPU-00000000-1111-2222-3333-444444444444"
+pytestmark = pytest.mark.processes  # each cell is a `bench run` child process
 
 
 def stand_in_server(tmp: Path) -> Path:
@@ -120,7 +121,6 @@ PLACED = [
 ]  # fmt: skip
 
 
-@pytest.mark.processes
 @pytest.mark.parametrize(("host", "args", "env", "cards_started"), PLACED)
 def test_each_server_runs_on_the_card_it_was_given(
     tmp_path: Path, host: Host, args: list[str], env: dict[str, str], cards_started: list[str]

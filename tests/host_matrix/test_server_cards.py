@@ -200,3 +200,16 @@ def test_a_server_off_its_card_fails_its_run_as_infra_error(
     rows = pipeline(tmp_path, GpuServers(host.cuda_devices(visible)), reps=2).run()
     assert len(rows) == 1, rows  # the bench stops: the next start would come up the same way
     assert rows[0]["stop_reason"] == "infra_error" and rows[0]["error"] == error
+
+
+def test_gpu_check_refuses_a_card_the_host_lacks_before_any_check_runs(
+    on_host: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`make gpu-check` with gpu_device past the count: the one line the bench gives, before a build is asked."""
+    from bench.gpu_check import command
+
+    on_host(Host(gpus="gpus-8.txt"))
+    with pytest.raises(PrerequisiteError) as refused:
+        command(settings(tmp_path, gpu_device="8"), str(tmp_path / "bench.yaml"))
+    assert str(refused.value).startswith("gpu_device 8 is past this host's GPUs: NVML lists 8 (0 to 7: 0: GPU-")
+    assert started(tmp_path) == [] and capsys.readouterr().out == ""  # no table: nothing was checked or started

@@ -114,7 +114,8 @@ def test_the_rehearsal_imports_nothing_the_device_machine_lacks() -> None:
     code = (
         "import sys\n"
         f"for name in {blocked!r}: sys.modules[name] = None\n"
-        "import bench.rehearsal.__main__, bench.rehearsal.llama_step, bench.llama.process, bench.llama.warmup\n"
+        "import bench.rehearsal.__main__, bench.rehearsal.llama_step, bench.rehearsal.build_llama\n"
+        "import bench.rehearsal.record, bench.rehearsal.deadline, bench.llama.process, bench.llama.warmup\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
