@@ -31,12 +31,14 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 # LLAMA_CMAKE_ARGS, which keys the wheel cache, so the CUDA wheel and the CPU wheel are kept apart. The choice is
 # remembered in .venv/.gpu, so a later `make bench` keeps the CUDA build; GPU=cpu goes back.
 # CUDA_ARCHITECTURES=native builds for this host's GPUs only (much faster than every architecture); name others
-# (e.g. CUDA_ARCHITECTURES=80 or "80;90") to build where no GPU is visible. `rm .venv/cuda.mk` looks for a toolkit again.
+# (e.g. CUDA_ARCHITECTURES=80 or "80;90") to build where no GPU is visible (a host with no driver and `native` is
+# refused, naming the driver); the choice is remembered in .venv/.cuda-arch. `rm .venv/cuda.mk` looks for a toolkit
+# again. cuda.mk is included without a leading '-': a refusal of the toolkit script ends make there, with its line.
 GPU ?= $(shell cat $(VENV)/.gpu 2>/dev/null)
-CUDA_ARCHITECTURES ?= native
+CUDA_ARCHITECTURES ?= $(or $(shell cat $(VENV)/.cuda-arch 2>/dev/null),native)
 ifeq ($(GPU),cuda)
 LLAMA_CMAKE_ARGS += -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=$(CUDA_ARCHITECTURES)
--include $(VENV)/cuda.mk
+include $(VENV)/cuda.mk
 LLAMA_CMAKE_ARGS += $(CUDA_TOOLKIT_FLAGS)
 else ifneq ($(filter-out cpu,$(GPU)),)
 $(error GPU=$(GPU) is not a build this Makefile knows: GPU=cuda, or GPU=cpu for the CPU build)
@@ -62,8 +64,8 @@ $(VENV)/.gpu: FORCE
 	@echo '$(GPU)' | cmp -s - $@ || echo '$(GPU)' >$@
 FORCE:
 
-.PHONY: setup bench test test-fast lint docs perf up down models gpu-check gpu-image gpu-rehearsal bench-image fixtures-check \
-	lock base-prerequisites clean FORCE
+.PHONY: setup bench test test-fast lint docs perf up down models gpu-check gpu-image gpu-rehearsal gpu-day-bundle bench-image \
+	fixtures-check lock base-prerequisites clean FORCE
 
 # The venv is made with a Python the lock is for; then the lock's pins (pip first among them), then the project itself,
 # without resolving anything again (-qq: pip 26 shows setuptools' notes on editable installs even with --quiet).
@@ -107,8 +109,15 @@ $(VENV)/.cpu-stack: $(VENV)/.deps $(VENV)/.llama-key Makefile .ci/check_llama.py
 
 setup: $(VENV)/.cpu-stack
 
-$(VENV)/cuda.mk: .ci/cuda_toolkit.py $(VENV)/.deps
-	@flags="$$($(BIN)/python .ci/cuda_toolkit.py $(VENV)/cuda)" && echo "CUDA_TOOLKIT_FLAGS := $$flags" >$@
+# Rewritten only when the architectures change, so that the toolkit's decision (and the check of `native`) is made
+# again exactly then.
+$(VENV)/.cuda-arch: FORCE
+	@mkdir -p $(VENV)
+	@echo '$(CUDA_ARCHITECTURES)' | cmp -s - $@ || echo '$(CUDA_ARCHITECTURES)' >$@
+
+$(VENV)/cuda.mk: .ci/cuda_toolkit.py $(VENV)/.deps $(VENV)/.cuda-arch
+	@flags="$$($(BIN)/python .ci/cuda_toolkit.py $(VENV)/cuda '$(CUDA_ARCHITECTURES)')" \
+		&& echo "CUDA_TOOLKIT_FLAGS := $$flags" >$@
 
 # The Dockerfiles' base image: theirs where the engine has it or can pull it, else agentbench/base:bookworm made once
 # from this machine's apt mirror (.ci/base-image.sh, as CI does); AGENTBENCH_BASE_IMAGE, when set, wins. A bench with
@@ -178,9 +187,17 @@ bench-image: base-prerequisites setup
 gpu-image: setup
 	$(BIN)/python -m bench gpu-image
 
-# The day a GPU is lent: what NVML, libcuda and the sampler do there, in at most 10 minutes, offline (docs/gpu.md).
+# The day a GPU is lent: what NVML, libcuda, the sampler and a CUDA llama-server do there, in one command of at most
+# 10 minutes, offline (docs/gpu.md); .ci/gpu-day.sh runs it there. Options: OUT DEVICE LLAMA_SOURCE LLAMA_WHEEL
+# LLAMA_BUILD SIZES BUDGET_S. gpu-day-bundle makes what that machine needs from the package index, here.
 gpu-rehearsal:
-	$(if $(wildcard $(BIN)/python),$(BIN)/python,python3) -m bench.rehearsal $(if $(OUT),--out $(OUT))
+	$(if $(wildcard $(BIN)/python),$(BIN)/python,python3) -m bench.rehearsal $(if $(OUT),--out $(OUT)) \
+		$(if $(DEVICE),--device $(DEVICE)) $(if $(LLAMA_SOURCE),--llama-source $(LLAMA_SOURCE)) \
+		$(if $(LLAMA_WHEEL),--llama-wheel $(LLAMA_WHEEL)) $(if $(LLAMA_BUILD),--llama-build $(LLAMA_BUILD)) \
+		$(if $(SIZES),--sizes $(SIZES)) $(if $(BUDGET_S),--budget-s $(BUDGET_S))
+
+gpu-day-bundle: $(VENV)/.deps
+	$(BIN)/python -m bench.rehearsal.source --out .gpu-day
 
 # The pages made from the models (docs/config.md, docs/results.md); tests/test_docgen.py fails when they are stale.
 docs: $(VENV)/.deps

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """make setup GPU=cuda, before the build: a CUDA toolkit llama.cpp can be built with, and the CMake flags for it.
 
-1. The machine's toolkit (the nvcc on PATH, else /usr/local/cuda), when it is complete: nvcc, the runtime and cuBLAS
-   headers and libraries, and a driver library to link against (its lib64/stubs/libcuda.so, or the driver's own).
+0. The architectures: `native` builds for this host's GPUs, so a host where no NVIDIA driver answers (nothing to
+   detect) is refused first, naming the driver, before anything is looked for or installed.
+1. The machine's toolkit (the nvcc on PATH, else $CUDA_PATH, else /usr/local/cuda), when it is complete: nvcc, the
+   runtime and cuBLAS headers and libraries, and a driver library to link against (its lib64/stubs/libcuda.so, or
+   the driver's own).
 2. Otherwise PyPI's CUDA packages (compiler, runtime, cuBLAS: CUDA_PACKAGES) installed into this environment. Their
    files share one tree (site-packages/nvidia/cu13) whose libraries have only versioned names, so a view of it is
    made in VIEW (bin, include, nvvm linked; lib64 with the plain names CMake looks for, and a link stub libcuda.so
@@ -14,22 +17,23 @@ Either way VIEW/lib64 ends up holding (links to) the runtime libraries the serve
 environment puts it on the loader path (bench.llama.binaries.llama_env), so no user sets LD_LIBRARY_PATH.
 When NVML sees a driver here, a toolkit whose CUDA that driver cannot run is refused in one line with the fix.
 
-Usage: .venv/bin/python .ci/cuda_toolkit.py VIEW      prints the CMake flags (one line) on stdout
+Usage: .venv/bin/python .ci/cuda_toolkit.py VIEW [ARCHITECTURES]   prints the CMake flags (one line) on stdout
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
 from bench.llama.cuda_compat import driver_cuda, parse_cuda, runs_on
+from bench.llama.nvcc import library_dir, nvcc_top
 from bench.measure.nvml import start_nvml
 
 # PyPI's CUDA 13.0 line (the newest whose every package this project's build machines hold); exact pins, so every
@@ -61,28 +65,6 @@ def log(message: str) -> None:
     print(f"cuda: {message}", file=sys.stderr, flush=True)
 
 
-def nvcc_top(nvcc: str) -> Path | None:
-    """The toolkit root nvcc itself uses (its TOP), which also sees through a wrapper script on PATH."""
-    with tempfile.TemporaryDirectory() as folder:
-        source = Path(folder) / "empty.cu"
-        source.write_text("")
-        try:
-            done = subprocess.run(
-                [nvcc, "-v", "--dryrun", "-c", str(source)], capture_output=True, text=True, timeout=60
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-    found = re.search(r"^#\$ TOP=(.+)$", done.stderr + done.stdout, re.MULTILINE)
-    return Path(found.group(1).strip()).resolve() if found else None
-
-
-def library_dir(root: Path, name: str) -> Path | None:
-    for sub in ("lib64", "lib", "targets/x86_64-linux/lib"):
-        if (root / sub / name).exists():
-            return root / sub
-    return None
-
-
 def missing_parts(root: Path) -> list[str]:
     """What a toolkit at `root` lacks for building llama.cpp with CUDA (empty: complete)."""
     missing = [] if (root / "bin" / "nvcc").exists() else ["nvcc"]
@@ -106,7 +88,8 @@ def system_libcuda() -> str:
 
 
 def machine_toolkit() -> tuple[Path | None, list[str]]:
-    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else "")
+    home = Path(os.environ.get("CUDA_PATH") or "/usr/local/cuda")  # CUDA_PATH: CMake's FindCUDAToolkit reads it too
+    nvcc = shutil.which("nvcc") or (str(home / "bin" / "nvcc") if (home / "bin" / "nvcc").exists() else "")
     if not nvcc:
         return None, ["nvcc"]
     top = nvcc_top(nvcc)
@@ -143,6 +126,29 @@ def check_driver(cuda: tuple[int, int] | None, where: str, fix: str, nvml_module
     why = runs_on(cuda, runs)
     if why:
         raise ToolkitError(f"{where}: {why} (driver {driver}); {fix}")
+
+
+def check_architectures(architectures: str, nvml_module: ModuleType | None = None) -> None:
+    """`native` needs a GPU to detect: where no NVIDIA driver answers, or it lists none, the build is refused now,
+    before anything is installed (CMake would fail much later, the reason long scrolled away)."""
+    if architectures != "native":
+        return
+    nvml, reason = start_nvml(nvml_module)
+    count = 0
+    if nvml is not None:
+        try:
+            count = int(nvml.nvmlDeviceGetCount())
+        except nvml.NVMLError as e:
+            reason = f"NVML cannot count the GPUs ({e})"
+        finally:
+            nvml.nvmlShutdown()
+    if count:
+        return
+    raise ToolkitError(
+        f"CUDA_ARCHITECTURES=native builds for this host's GPUs, and there is none to detect: "
+        f"{reason or 'the NVIDIA driver lists no GPU'}; name the GPUs' architectures, e.g. "
+        '`make setup GPU=cuda CUDA_ARCHITECTURES=90` (H100/H200; 80: A100, 89: L4/L40S, "80;90" for both)'
+    )
 
 
 def install_pypi_toolkit() -> Path:
@@ -228,7 +234,8 @@ def write_version(view: Path, cuda: tuple[int, int] | None) -> None:
     (view / "version").write_text(f"{cuda[0]}.{cuda[1]}\n" if cuda else "")
 
 
-def main(view: Path) -> str:
+def main(view: Path, architectures: str = "native") -> str:
+    check_architectures(architectures)
     root, missing = machine_toolkit()
     if root is not None and not missing:
         log(f"the machine's CUDA {version_text(toolkit_cuda(root))} toolkit at {root}")
@@ -237,8 +244,9 @@ def main(view: Path) -> str:
         write_version(view, toolkit_cuda(root))
         return f"-DCMAKE_CUDA_COMPILER={root}/bin/nvcc -DCUDAToolkit_ROOT={root}"
     where = f"the CUDA toolkit at {root}" if root else "no CUDA toolkit on this machine"
-    log(f"{where}{' lacks ' + ', '.join(missing) if root else ''}: installing PyPI's CUDA packages into {sys.prefix}")
+    log(f"{where}{' lacks ' + ', '.join(missing) if root else ''}: PyPI's CUDA packages instead")
     check_driver(parse_cuda(CUDA_PACKAGES[0].split("==")[1]), "PyPI's CUDA compiler", PYPI_FIX)
+    log(f"installing {' '.join(CUDA_PACKAGES)} into {sys.prefix}")
     tree = install_pypi_toolkit()
     make_view(tree, view)
     log(f"PyPI's CUDA {version_text(toolkit_cuda(view))} in {tree}, viewed as a toolkit at {view}")
@@ -251,9 +259,9 @@ def main(view: Path) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
     try:
-        print(main(Path(sys.argv[1]).resolve()))
+        print(main(Path(sys.argv[1]).resolve(), *sys.argv[2:]))
     except (ToolkitError, subprocess.CalledProcessError) as e:
         sys.exit(f"make setup GPU=cuda: {e}")

@@ -21,6 +21,7 @@ from bench.setting_types import (
     Ctx,
     Device,
     DockerSize,
+    GpuDevices,
     HubReference,
     Names,
     Preset,
@@ -113,7 +114,7 @@ class BenchConfig(BaseModel):
     """compose servers on GPU: Flint's GGUF file name in models_dir."""
     jeff_model: str = ""
     """compose servers on GPU: Jeff's GGUF file name in models_dir."""
-    llama_image: Annotated[str, Field(min_length=1)] = "agentbench/llama-cuda:cu12.2-b11434"
+    llama_image: Annotated[str, Field(min_length=1)] = "agentbench/llama-cuda:cu12.9-b11434"
     """compose servers on GPU: the llama-server image; the default is built here from the pinned llama.cpp source
     (`make gpu-image`, bench/llama/cuda_image.py); another tag must exist (rows note a build mismatch)."""
     gpu_device: Device = "0"
@@ -161,7 +162,7 @@ class BenchConfig(BaseModel):
     """`I/N` (1-based): run the I-th of N deterministic parts of the plan, into a file of its own."""
     workers: Annotated[int, Field(ge=1, le=64)] = 1
     """Server pairs run side by side, each taking runs from one queue (on the CPU: embedded pairs sharing the cores)."""
-    gpu_devices: Literal["all"] | Annotated[list[Device], Field(min_length=1)] | None = None
+    gpu_devices: GpuDevices = None
     """One worker per GPU: `all` (every GPU NVML lists) or a list of indices or UUIDs; each pair pinned to its card."""
 
     @model_validator(mode="after")

@@ -6,6 +6,7 @@ Anything else that escapes is a bug and keeps its traceback.
       ConfigError               bench.yaml or a command-line value is wrong
       PrerequisiteError         something to install or start is missing (llama-server, model, Docker, GPU)
       ServerStartError          a llama-server did not become healthy, or serves the wrong context size
+        ServerPlacementError    a llama-server started on a GPU came up on the CPU or on another card
       SandboxError              a sandbox could not be created or started
       FixtureError              a fixture is broken or unknown
       ScoringError              grading could not run (not: the agent's tests failed)
@@ -30,6 +31,11 @@ class PrerequisiteError(BenchError):
 
 class ServerStartError(BenchError):
     """A llama-server did not come up healthy with the requested context size."""
+
+
+class ServerPlacementError(ServerStartError):
+    """A llama-server the bench started on a GPU is not on its card (on the CPU, or seeing other cards): the run that
+    was to use it fails as infra_error, saying so, and the bench stops (the next start would come up the same)."""
 
 
 class SandboxError(BenchError):

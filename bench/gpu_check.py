@@ -19,7 +19,6 @@ import contextlib
 import os
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -32,11 +31,11 @@ from bench.errors import BenchError
 from bench.llama.cuda_compat import driver_cuda, parse_cuda, runs_on
 from bench.llama.cuda_image import image_cuda, native_for
 from bench.llama.cuda_libs import host_build_cuda
+from bench.llama.gpu_cards import check_cards
 from bench.llama.gpu_pin import resolve_pin
-from bench.llama.memory_check import ServerMemory, compare
+from bench.llama.memory_check import ServerMemory, bare_context_mib, compare
 from bench.llama.warmup import window_request
 from bench.measure.cost import SamplerCost, measure_sampler_cost
-from bench.measure.cuda_probe import ProbeError, held
 from bench.measure.nvml import start_nvml
 from bench.measure.roles import ContainerMatcher, PidMatcher, ProcessMatcher
 from bench.measure.sampler import GpuSampler
@@ -112,19 +111,6 @@ def check_sampler_cost(config: BenchConfig) -> Check:
     detail = f"{cost.cpu_percent:.2f}% of one core at {config.gpu_sample_interval_s} s ({cost.samples_per_s:.1f}/s)"
     status = "ok" if cost.cpu_percent <= SAMPLER_TARGET_PERCENT else "FAIL"
     return Check("sampler CPU cost", status, f"{detail}; target {SAMPLER_TARGET_PERCENT}%")
-
-
-def bare_context_mib(device: str, interval_s: float) -> int | None:
-    """What a CUDA context alone takes on the card, measured in a probe process; None when it cannot be."""
-    try:
-        with held(0, device=device, cwd=str(ROOT)) as probe:
-            sampler = GpuSampler(PidMatcher({"flint": probe.caller_pid}), interval_s=interval_s)
-            sampler.baseline()
-            sampler.start()
-            time.sleep(0.5)
-            return sampler.stop().peak_role_mib.get("flint")
-    except (ProbeError, OSError):
-        return None
 
 
 @contextlib.contextmanager
@@ -242,6 +228,7 @@ def command(config: BenchConfig, config_path: str) -> int:
     ctx = config.ctx[0]
     checks = [check_nvml()]
     if checks[0].status == "ok":
+        check_cards([config.gpu_device], "gpu_device", named=True)  # a card the host lacks: one line, nothing run
         checks += check_builds(config, docker_or_none())
         checks.append(check_sampler_cost(config))
         checks += check_servers(config, ctx)

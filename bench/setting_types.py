@@ -9,7 +9,14 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal, get_args
 
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+)
 
 from agent.presets import PRESETS
 
@@ -36,10 +43,30 @@ def _url(text: str) -> str:
     return text.rstrip("/")
 
 
+DEVICE_HINT = "expected a GPU index such as 0 or a UUID such as GPU-5d1f... or MIG-... (nvidia-smi -L)"
+
+
 def _device(text: str) -> str:
     if not re.fullmatch(r"\d+|GPU-[0-9a-fA-F-]+|MIG-[\w/-]+", text):
-        raise ValueError("expected a GPU index such as 0 or a UUID such as GPU-5d1f... (nvidia-smi -L)")
+        raise ValueError(DEVICE_HINT)
     return text
+
+
+def _devices_for_people(value: object, handler: ValidatorFunctionWrapHandler) -> object:
+    """gpu_devices' own checks, with one message for people instead of one per member of its union."""
+    try:
+        return handler(value)
+    except ValidationError:
+        pass
+    if not isinstance(value, list):
+        raise ValueError("expected all, or a list of GPU indices or UUIDs such as [0, 1] (nvidia-smi -L)") from None
+    if not value:
+        raise ValueError("name at least one GPU, or leave gpu_devices unset") from None
+    for item in value:
+        text = _digits_as_text(item)
+        if not isinstance(text, str) or not re.fullmatch(r"\d+|GPU-[0-9a-fA-F-]+|MIG-[\w/-]+", text):
+            raise ValueError(f"{item!r} is not a GPU: {DEVICE_HINT}") from None
+    raise ValueError(DEVICE_HINT) from None
 
 
 def _shard(text: str) -> str:
@@ -85,6 +112,10 @@ Url = Annotated[str, AfterValidator(_url)]
 Seconds = Annotated[float, Field(gt=0, le=7 * 24 * 3600)]
 # `gpu_device: 0` in YAML is an int; the device is a name (index or UUID) everywhere else.
 Device = Annotated[str, BeforeValidator(_digits_as_text), AfterValidator(_device)]
+# `all`, or one worker per card named; a wrong value gets one message (not pydantic's one per member of the union).
+GpuDevices = Annotated[
+    Literal["all"] | Annotated[list[Device], Field(min_length=1)] | None, WrapValidator(_devices_for_people)
+]
 DockerSize = Annotated[str, Field(pattern=r"^\d+[bkmgBKMG]?$")]
 SpaceSize = Annotated[DockerSize, AfterValidator(_at_least_1m)]
 # What llama-server -hf takes: OWNER/REPO[:QUANT] (bench.llama.hub reads it); "" for none.

@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from bench.errors import PrerequisiteError
 from bench.llama.binaries import find_llama_server, llama_env
+from bench.llama.gpu_pin import GpuPin
 
 _DEVICE = re.compile(r"^\s+(\S+): (.+)$")
 
@@ -25,13 +27,15 @@ def llama_gpu_devices(server: Path | None = None) -> tuple[str, ...]:
     return list_devices(server)[0]
 
 
-def list_devices(server: Path | None = None) -> tuple[tuple[str, ...], str]:
-    """(GPU devices, problem): `llama-server --list-devices`, and the last line it wrote on failure or with none."""
+def list_devices(server: Path | None = None, env: Mapping[str, str] | None = None) -> tuple[tuple[str, ...], str]:
+    """(GPU devices, problem): `llama-server --list-devices` (with `env` added to its environment), and the last line
+    it wrote on failure or with none."""
     binary = server or find_llama_server()
     try:
         listing = subprocess.run(
-            [str(binary), "--list-devices"], env=llama_env(binary), capture_output=True, text=True, timeout=60
-        )
+            [str(binary), "--list-devices"], env=llama_env(binary) | dict(env or {}), capture_output=True, text=True,
+            timeout=60,
+        )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as e:
         return (), f"{binary} --list-devices did not run ({e})"
     devices = parse_devices(listing.stdout) if listing.returncode == 0 else ()
@@ -50,3 +54,14 @@ def llama_backend(server: Path | None = None) -> str:
         return str(json.loads(info.read_text()).get("backend", ""))
     except (OSError, ValueError, PrerequisiteError):
         return ""  # cuda_libs.is_cuda_build asks the same file a yes-or-no question
+
+
+def check_pinned(pin: GpuPin, server: Path | None = None) -> None:
+    """The build sees the pinned card under the environment its servers get (CUDA_VISIBLE_DEVICES=<card>); else one
+    line now, instead of a server that loads its model onto the CPU."""
+    devices, problem = list_devices(server, pin.cuda_environment())
+    if not devices:
+        raise PrerequisiteError(
+            f"llama-server lists no CUDA device when pinned to gpu_device {pin.setting} (CUDA_VISIBLE_DEVICES="
+            f"{pin.device}): {problem}; check gpu_device against nvidia-smi -L"
+        )

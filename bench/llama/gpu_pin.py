@@ -22,6 +22,10 @@ from types import ModuleType
 
 from bench.measure.nvml import start_nvml
 
+# GPU servers log the devices they see and the buffers they allocate (ggml's info lines show from verbosity 4), so
+# that the bench can check each one came up on its card (bench.llama.placement).
+GPU_LOG = {"LLAMA_ARG_LOG_VERBOSITY": "4"}
+
 
 @dataclass(frozen=True)
 class GpuPin:
@@ -40,8 +44,8 @@ class GpuPin:
         return self.device.startswith("MIG-")
 
     def cuda_environment(self) -> dict[str, str]:
-        """The variables that pin a host llama-server to this card."""
-        return {"CUDA_VISIBLE_DEVICES": self.device, "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+        """The variables that pin a host llama-server to this card, and make it name the card it uses."""
+        return {"CUDA_VISIBLE_DEVICES": self.device, "CUDA_DEVICE_ORDER": "PCI_BUS_ID", **GPU_LOG}
 
     def sampler_uuids(self) -> list[str] | None:
         """The UUIDs the sampler watches: this card's, or None (the GPUs serving a server) when unknown."""

@@ -11,9 +11,14 @@ holds), and the log's buffers and the exit breakdown disagreeing (llama.cpp's tw
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
+from bench import ROOT
 from bench.llama.buffers import BreakdownRow, breakdown_in_log, buffers_in_log, on_gpu
+from bench.measure.cuda_probe import ProbeError, held
+from bench.measure.roles import PidMatcher
+from bench.measure.sampler import GpuSampler
 
 AGREE_MIB = 2.0  # the breakdown rounds each part down to whole MiB; the buffer lines have two decimals
 
@@ -71,3 +76,16 @@ def compare(memory: ServerMemory) -> tuple[str, str]:
         unaccounted = ", ".join(f"{row.name} {row.unaccounted_mib}" for row in memory.breakdown)
         lines.append(f"exit breakdown: self {own} MiB, unaccounted {unaccounted} MiB (all processes on the card)")
     return ("FAIL" if problems else "ok"), "; ".join(problems + lines)
+
+
+def bare_context_mib(device: str, interval_s: float) -> int | None:
+    """What a CUDA context alone takes on the card, measured in a probe process; None when it cannot be."""
+    try:
+        with held(0, device=device, cwd=str(ROOT)) as probe:
+            sampler = GpuSampler(PidMatcher({"flint": probe.caller_pid}), interval_s=interval_s)
+            sampler.baseline()
+            sampler.start()
+            time.sleep(0.5)
+            return sampler.stop().peak_role_mib.get("flint")
+    except (ProbeError, OSError):
+        return None

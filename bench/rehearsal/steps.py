@@ -27,12 +27,17 @@ Holder = Callable[..., contextlib.AbstractContextManager[Held]]
 
 @dataclass
 class Figure:
+    """One measured figure (or a finding): every step hands each one on as soon as it has it (Emit)."""
+
     step: str
     name: str
     value: Any
     status: str = "info"  # info, ok, FAIL, skipped
     detail: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+Emit = Callable[[Figure], None]
 
 
 def text(value: Any) -> str:
@@ -63,11 +68,13 @@ def gpu_facts(nvml: ModuleType, handle: Any) -> dict[str, Callable[[], Any]]:
     }
 
 
-def inventory(nvml: ModuleType) -> list[Figure]:
-    figures = [attempt("inventory", "driver, newest CUDA it runs", lambda: driver_cuda(nvml))]
+def inventory(nvml: ModuleType, emit: Emit) -> None:
+    emit(attempt("inventory", "driver, newest CUDA it runs", lambda: driver_cuda(nvml)))
     for index, handle in enumerate(handles(nvml)):
-        figures += [attempt("inventory", f"gpu{index} {name}", call) for name, call in gpu_facts(nvml, handle).items()]
-    return figures + runtimes()
+        for name, call in gpu_facts(nvml, handle).items():
+            emit(attempt("inventory", f"gpu{index} {name}", call))
+    for figure in runtimes():
+        emit(figure)
 
 
 def mig_instances(nvml: ModuleType, handle: Any) -> list[str]:
@@ -128,9 +135,8 @@ def sampler_calls(nvml: ModuleType, uuid: str, handle: Any) -> dict[str, Callabl
     }
 
 
-def nvml_calls(nvml: ModuleType) -> list[Figure]:
+def nvml_calls(nvml: ModuleType, emit: Emit) -> None:
     """The sampler's calls on every GPU (and MIG instance), each with its value and median time."""
-    figures = []
     for handle in handles(nvml):
         uuid = text(nvml.nvmlDeviceGetUUID(handle))
         targets = [(uuid, handle)] + [(m, nvml.nvmlDeviceGetHandleByUUID(m)) for m in mig_instances(nvml, handle)]
@@ -138,21 +144,17 @@ def nvml_calls(nvml: ModuleType) -> list[Figure]:
             for label, call in sampler_calls(nvml, name, target).items():
                 try:
                     value, micros = timed(call)
-                    figures.append(Figure("nvml calls", f"{name[:12]} {label}", value, "ok", f"{micros:.1f} µs"))
+                    emit(Figure("nvml calls", f"{name[:12]} {label}", value, "ok", f"{micros:.1f} µs"))
                 except Exception as e:  # e.g. NoPermission on a MIG instance, FunctionNotFound on old drivers
-                    failed = f"{type(e).__name__}: {e}"
-                    figures.append(Figure("nvml calls", f"{name[:12]} {label}", None, "FAIL", failed))
-    return figures
+                    emit(Figure("nvml calls", f"{name[:12]} {label}", None, "FAIL", f"{type(e).__name__}: {e}"))
 
 
 def held_reading(
-    holder: Holder, n_bytes: int, depth: int, uuid: str, interval_s: float, nvml: ModuleType | None, hold_s: float
-) -> tuple[Any, int | None]:
-    """The sampler around a probe holding `n_bytes`: (its reading, the device's use before the probe started)."""
-    calls = NvmlCalls(nvml) if nvml is not None else None
-    before = None
-    if calls is not None:
-        before = calls.used_bytes(nvml.nvmlDeviceGetHandleByUUID(uuid)) // MIB  # type: ignore[union-attr]
+    holder: Holder, n_bytes: int, depth: int, uuid: str, interval_s: float, nvml: ModuleType, hold_s: float
+) -> tuple[Any, int]:
+    """The sampler around a probe holding `n_bytes`: (its reading, the device's use before the probe started), on a
+    started NVML (the real one, or a test's)."""
+    before = NvmlCalls(nvml).used_bytes(nvml.nvmlDeviceGetHandleByUUID(uuid)) // MIB
     with holder(n_bytes, depth=depth, device=uuid) as probe:
         sampler = GpuSampler(
             PidMatcher({"flint": probe.caller_pid}), device_uuids=[uuid], interval_s=interval_s, nvml=nvml
@@ -169,49 +171,51 @@ def allocations(
     sizes_gib: list[int],
     free_mib: int,
     interval_s: float,
-    nvml: ModuleType | None = None,
+    nvml: ModuleType,
+    emit: Emit,
     hold_s: float = 1.0,
-) -> list[Figure]:
-    """A bare context, then each size in a child and a grandchild: the sampler's figures against the known bytes."""
+) -> int | None:
+    """A bare context, then each size in a child and a grandchild: the sampler's figures against the known bytes, and
+    the device's own delta (NVML's device memory before and at the peak). Returns the bare context's MiB."""
     try:
         bare, _ = held_reading(holder, 0, 1, uuid, interval_s, nvml, hold_s)
     except ProbeError as e:
-        return [Figure("allocation", "bare CUDA context", None, "FAIL", f"the probe failed: {e}")]
+        emit(Figure("allocation", "bare CUDA context", None, "FAIL", f"the probe failed: {e}"))
+        return None
     context = bare.peak_role_mib["flint"]
-    figures = [Figure("allocation", "bare CUDA context MiB", context, "ok" if context else "FAIL", bare.method)]
+    emit(Figure("allocation", "bare CUDA context MiB", context, "ok" if context else "FAIL", bare.method))
     for size in sizes_gib:
         for depth, who in ((1, "child"), (2, "grandchild")):
             name = f"{size} GiB in a {who}"
             if size * 1024 > 0.9 * free_mib:
-                figures.append(Figure("allocation", name, None, "skipped", f"{free_mib} MiB free"))
+                emit(Figure("allocation", name, None, "skipped", f"{free_mib} MiB free"))
                 continue
             try:
                 reading, before = held_reading(holder, size * GIB, depth, uuid, interval_s, nvml, hold_s)
             except ProbeError as e:
-                figures.append(Figure("allocation", name, None, "FAIL", str(e)))
+                emit(Figure("allocation", name, None, "FAIL", str(e)))
                 continue
-            seen = reading.peak_role_mib["flint"]
-            device = None if reading.peak_device_mib is None or before is None else reading.peak_device_mib - before
-            over = None if seen is None else seen - size * 1024
-            status = "ok" if over is not None and over >= 0 else "FAIL"
-            detail = (
-                f"sampler {seen} MiB = {size * 1024} {over:+} (context {context}); device +{device} MiB"
-                if seen is not None
-                else reading.method
-            )
-            figures.append(
-                Figure(
-                    "allocation", name, seen, status, detail, {"device_delta_mib": device, "samples": reading.samples}
-                )
-            )
-    return figures
+            emit(allocation_figure(name, size, context, reading, before))
+    return context
 
 
-def sampler_costs(nvml: ModuleType | None, uuids: list[str], interval_s: float, seconds: float) -> list[Figure]:
-    figures = []
+def allocation_figure(name: str, size_gib: int, context: int | None, reading: Any, before: int) -> Figure:
+    """One allocation's figure: the sampler's per-process peak against the known bytes, and the device delta."""
+    seen = reading.peak_role_mib["flint"]
+    device = None if reading.peak_device_mib is None else reading.peak_device_mib - before
+    over = None if seen is None else seen - size_gib * 1024
+    status = "ok" if over is not None and over >= 0 else "FAIL"
+    detail = (
+        f"sampler {seen} MiB = {size_gib * 1024} {over:+} (context {context}); device +{device} MiB"
+        if seen is not None
+        else reading.method
+    )
+    return Figure("allocation", name, seen, status, detail, {"device_delta_mib": device, "samples": reading.samples})
+
+
+def sampler_costs(nvml: ModuleType, uuids: list[str], interval_s: float, seconds: float, emit: Emit) -> None:
     for name, watched in (("one card", uuids[:1]), ("every card", None)):
         cost = measure_sampler_cost(interval_s, seconds, nvml, watched)
         status = "ok" if cost.measured and cost.cpu_percent <= 2.0 else "FAIL"
         detail = f"{cost.samples_per_s:.1f} samples/s over {cost.gpus} GPU(s) at {interval_s} s; {cost.method}"
-        figures.append(Figure("sampler cost", f"CPU % of one core, {name}", round(cost.cpu_percent, 3), status, detail))
-    return figures
+        emit(Figure("sampler cost", f"CPU % of one core, {name}", round(cost.cpu_percent, 3), status, detail))

@@ -1,20 +1,28 @@
 """What the bench measures around a run with the servers' help, once the agent is done: the split of its
 reprocessed tokens by cause (Flint's tokenizer on the logged requests), and once per server start the servers'
-speeds the floor of each run is computed from."""
+speeds the floor of each run is computed from (after the checks and the warm-up of servers on a GPU)."""
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
+from typing import Any
 
-from bench.errors import ResultsError
+from bench.errors import ResultsError, ServerPlacementError
+from bench.llama.gpu_cards import card_name
+from bench.llama.gpu_pin import resolve_pin
+from bench.llama.placement import placement_problem
 from bench.llama.speed import measure_speeds
 from bench.llama.tokenizer import ServerTokenizer
+from bench.llama.warmup import warm_up_servers
 from bench.measure.reprocessing import Attribution, attribute, unavailable
 from bench.measure.request_log import load_request_log
 from bench.measure.time_split import ServerSpeeds
 from bench.measure.trace import Event
 from bench.servers.base import Endpoints
+
+log = logging.getLogger(__name__)
 
 SPLIT_FILE = "reprocessed.json"  # per request, the tokens computed anew by cause (the report draws them)
 
@@ -30,6 +38,29 @@ def split_reprocessing(run_dir: Path, events: list[Event], flint_url: str) -> At
         tokenizer.close()
     (run_dir / SPLIT_FILE).write_text(json.dumps(result.to_json(), indent=1))
     return result
+
+
+def prepare_servers(servers: Any, endpoints: Endpoints, gpu_device: str, jeff_ctx: int) -> ServerSpeeds:
+    """Once per server start, before the first run: servers on a GPU are checked to be on their card (their logs:
+    ServerPlacementError when not) and get their warm-up request (first-kernel and JIT costs land there); then the
+    speeds of the warmed servers, from which each run's floor_s is computed."""
+    if endpoints.on_gpu:
+        check_placement(servers, endpoints, gpu_device)
+        for line in warm_up_servers([endpoints.flint_url, endpoints.jeff_url]):
+            log.info("%s", line)
+    return server_speeds(endpoints, jeff_ctx)
+
+
+def check_placement(servers: Any, endpoints: Endpoints, gpu_device: str) -> None:
+    """Each server's log names its buffers on the pinned card (bench.llama.placement)."""
+    role_log = getattr(servers, "role_log", None)
+    if role_log is None:  # servers the bench does not start (external) are never on_gpu
+        return
+    name = card_name(resolve_pin(gpu_device).uuid)
+    for role in ("flint", "jeff") if endpoints.jeff_url else ("flint",):
+        problem = placement_problem(role.capitalize(), role_log(role), name)
+        if problem:
+            raise ServerPlacementError(problem)
 
 
 def server_speeds(endpoints: Endpoints, jeff_ctx: int) -> ServerSpeeds:

@@ -22,11 +22,10 @@ from pathlib import Path
 
 from agent.trace import agent_version
 from bench.config import BenchConfig
-from bench.errors import BenchError, ResultsError, SandboxError, ServerStartError, Terminated
+from bench.errors import BenchError, ResultsError, SandboxError, ServerPlacementError, ServerStartError, Terminated
 from bench.llama.api import wait_idle
 from bench.llama.gpu_pin import watched_uuids
 from bench.llama.pin import package_build
-from bench.llama.warmup import warm_up_servers
 from bench.logs import logging_to
 from bench.measure.time_split import ServerSpeeds
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
@@ -36,7 +35,7 @@ from bench.results.disk import DiskError, disk_error, is_disk_error
 from bench.results.lock import ResultsLock
 from bench.results.schema import INFRA_STOP_REASON
 from bench.run.choices import Factory
-from bench.run.extras import server_speeds, split_reprocessing
+from bench.run.extras import prepare_servers, split_reprocessing
 from bench.run.observe import observe, write_run_json
 from bench.run.outputs import check_writable, default_out, log_file, mark_interrupted
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
@@ -144,15 +143,18 @@ class Bench:
                     started = servers.start(planned.ctx)
                     self.factory.sandboxes.connect(started)  # the sandboxes' way to these servers
                     endpoints = started
-                    self.speeds = server_speeds(endpoints, self.config.jeff_ctx)
+                    # on a GPU: each on its card, warmed up; then the speeds the runs' floor comes from
+                    self.speeds = prepare_servers(servers, endpoints, self.config.gpu_device, self.config.jeff_ctx)
                     self.current_ctx = started.ctx
                     log.debug(
                         "servers up for ctx %d: flint %s, jeff %s", planned.ctx, endpoints.flint_url, endpoints.jeff_url
                     )
                     if stuck := wait_idle(endpoints.urls):
                         raise ServerStartError(f"the servers are not idle after a restart: {stuck}")
-                    for line in warm_up_servers([endpoints.flint_url, endpoints.jeff_url] if endpoints.on_gpu else []):
-                        log.info("%s", line)
+                except ServerPlacementError as e:  # this run says so; a restart would come up the same way
+                    self._record(self._infra(planned, started, servers.build_pin, str(e)), progress)
+                    log.error("%s: the bench stops here (--resume runs the rest once that is fixed)", e)
+                    return
                 except (ServerStartError, SandboxError) as e:
                     if endpoints is None:  # nothing measured yet: the set-up is wrong, say so and stop
                         raise

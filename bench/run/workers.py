@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import logging
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError
+from bench.llama.gpu_cards import check_cards
 from bench.measure.nvml import start_nvml
 from bench.results.append import append_row, encode_line
 from bench.results.schema import COLUMNS
@@ -56,9 +58,14 @@ STOP_WAIT_S = 120.0  # how long Ctrl-C waits for a worker to stop its run and it
 
 def worker_configs(config: BenchConfig, nvml: ModuleType | None = None) -> list[BenchConfig]:
     """The settings of each worker: one per GPU of `gpu_devices` (its gpu_device that card), or `workers` copies
-    sharing the cores (embedded servers' threads divided among them unless `threads` is set)."""
+    sharing the cores (embedded servers' threads divided among them unless `threads` is set). Every card named is
+    checked against the host's first (bench.llama.gpu_cards), except for external servers, which the bench does not
+    place."""
     one = {"workers": 1, "gpu_devices": None}
     if config.gpu_devices is None:
+        if config.servers != "external":
+            where = "GPU_DEVICE" if os.environ.get("GPU_DEVICE") == config.gpu_device else "gpu_device"
+            check_cards([config.gpu_device], where, named=False, nvml=nvml)
         threads = config.threads or max(1, default_threads() // config.workers)
         update = one if config.workers == 1 else {**one, "threads": threads}
         return [config.model_copy(update=update) for _ in range(config.workers)]
@@ -71,6 +78,8 @@ def worker_configs(config: BenchConfig, nvml: ModuleType | None = None) -> list[
     twice = sorted({device for device in devices if devices.count(device) > 1})
     if twice:
         raise PrerequisiteError(f"gpu_devices names {twice[0]} twice: one worker per card")
+    if config.gpu_devices != "all":
+        check_cards(devices, "gpu_devices", named=True, nvml=nvml)
     return [config.model_copy(update={**one, "gpu_device": device}) for device in devices]
 
 

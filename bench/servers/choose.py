@@ -8,16 +8,14 @@
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from typing import Any
 
 from bench.config import Choice
+from bench.containers.nvidia_toolkit import container_toolkit
 from bench.errors import PrerequisiteError
 from bench.llama.devices import list_devices, llama_backend
 from bench.measure.nvml import gpu_names
-
-TOOLKIT_PROGRAMS = ("nvidia-container-cli", "nvidia-container-runtime-hook")
 
 
 @dataclass(frozen=True)
@@ -40,17 +38,6 @@ def check_cuda_build(host: HostGpu) -> None:
             f"({host.llama_problem or 'no device listed'}): rebuild with `rm .venv/cuda.mk && make setup GPU=cuda`, "
             "or go back to the CPU build with `make setup GPU=cpu`"
         )
-
-
-def container_toolkit(docker_info: dict[str, Any] | None) -> str:
-    """How the NVIDIA Container Toolkit shows itself here, or "" when it does not."""
-    runtimes = (docker_info or {}).get("Runtimes") or {}
-    if "nvidia" in runtimes:
-        return "docker runtime nvidia"
-    for program in TOOLKIT_PROGRAMS:
-        if shutil.which(program):
-            return program
-    return ""
 
 
 def embedded_on_gpu() -> bool:

@@ -20,7 +20,7 @@ from bench.llama.cpu_image import ensure_llama_cpu_image
 from bench.llama.cuda_image import ensure_gpu_image
 from bench.llama.download import DownloadWatch, either
 from bench.llama.forced_tools import FORCED, NATIVE_DIR, resolve, write_serving_files
-from bench.llama.gpu_pin import resolve_pin
+from bench.llama.gpu_pin import GPU_LOG, resolve_pin
 from bench.llama.hub import cache_dir, host_path
 from bench.llama.models import Model, Models, models_for, serves_small_model
 from bench.llama.pin import image_pin, package_pin
@@ -155,6 +155,7 @@ class ComposeServers:
                 "CUDA_JIT_CACHE": str(jit_cache()),
             }
             | offline_environment([models.flint, models.jeff], cache)
+            | (GPU_LOG if self.gpu else {})  # the GPU servers name their card in their log (bench.llama.placement)
         )
 
     def _wait_healthy(self, urls: list[str]) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from bench.config import BenchConfig
 from bench.fixtures.fixture import Fixture
 from bench.llama.api import ServerInfo, is_healthy
+from bench.llama.devices import check_pinned
 from bench.llama.forced_tools import FORCED, resolve, write_serving_files
 from bench.llama.gpu_pin import resolve_pin
 from bench.llama.hub import cache_dir
@@ -48,6 +49,8 @@ class EmbeddedServers:
         # asked of the binary here when not given (a CUDA build blind to the host's GPU is an error there).
         self.gpu = embedded_on_gpu() if gpu is None else gpu
         self.pin = resolve_pin(config.gpu_device)  # both servers on this one card (gpu_device)
+        if self.gpu:
+            check_pinned(self.pin)  # and the build sees that card with the environment the servers get
         self.serving = resolve(config.flint_tools, small_model=serves_small_model(config, self.gpu))
         self.build_pin = package_pin()
         self.flint: LlamaProcess | None = None

@@ -3,7 +3,9 @@ run with the shell GitHub would use for it (`shell: bash` is `bash --noprofile -
 at all is `bash -e {0}`), in order, with `if: always()` honoured, $GITHUB_ENV carried from step to step, in a temp
 checkout. The artifact actions are played by their documented rules: upload-artifact roots an artifact at the least
 common ancestor of its search paths (a single path: that path), and dawidd6/action-download-artifact with a `name`
-unpacks it into `path`. Only the GPU is stubbed: a `make` on PATH that copies a prepared results CSV to OUT=.
+unpacks it into `path`. Only the GPU is stubbed: a `make` on PATH that copies a prepared results CSV to OUT=, and a
+`docker` that answers `docker info` with a recorded runner's (tests/host_matrix/data: with the NVIDIA Container
+Toolkit or without).
 
 Nights come from experiments/synthetic_nights.py: part3 gets 30% slower on night 12, nothing changes before.
 Expressions (`if:`, `${{ }}` in env and inputs) are evaluated for the contexts a night has: github (ref_name, the
@@ -44,6 +46,14 @@ echo "$@" >> "$MAKE_LOG"
 for arg; do case "$arg" in OUT=*) mkdir -p "$(dirname "${arg#OUT=}")"; cp "$NIGHT_SOURCE" "${arg#OUT=}";; esac; done
 """
 Artifact = dict[str, bytes]  # path inside the artifact -> content
+RECORDS = ROOT / "tests" / "host_matrix" / "data"
+
+
+def docker_stub(record: str) -> str:
+    """`docker info --format '{{json .}}'` as the recorded runner answers it."""
+    info = next(line for line in (RECORDS / record).read_text().splitlines() if line.startswith("{"))
+    return f"#!/bin/sh\n[ \"$1\" = info ] || exit 1\ncat <<'EOF'\n{info}\nEOF\n"
+
 
 pytestmark = pytest.mark.slow
 
@@ -150,12 +160,13 @@ def run_job(
     inputs: dict[str, str] | None = None,
     variables: dict[str, str] | None = None,
     successful_runs: int | None = 0,
+    docker: str = "docker-info-plain.txt",
 ) -> Job:
     """One night of the workflow: `night` is what the bench measures, `previous` the bench-history artifact of the
     default branch (main); a manual run has `inputs`, the repository `variables`. GitHub's API answers that the
-    workflow has `successful_runs` successful runs (None: it does not answer)."""
+    workflow has `successful_runs` successful runs (None: it does not answer); `docker info` answers as `docker`."""
     with github_api(successful_runs) as api:
-        return _run_job(tmp, night, previous, run_id, branch, inputs or {}, variables or {}, api)
+        return _run_job(tmp, night, previous, run_id, branch, inputs or {}, variables or {}, api, docker)
 
 
 @contextlib.contextmanager
@@ -194,6 +205,7 @@ def _run_job(
     inputs: dict[str, str],
     variables: dict[str, str],
     api: str,
+    docker: str,
 ) -> Job:
     context = {
         "github": {"ref_name": branch, "event": {"repository": {"default_branch": "main"}}, "token": "t0ken"},
@@ -206,7 +218,9 @@ def _run_job(
     bin_dir.mkdir()
     temp.mkdir()
     (bin_dir / "make").write_text(MAKE_STUB)
-    (bin_dir / "make").chmod(0o755)
+    (bin_dir / "docker").write_text(docker_stub(docker))
+    for stub in ("make", "docker"):
+        (bin_dir / stub).chmod(0o755)
     github_env = temp / "github_env"
     github_env.touch()
     make_log = tmp / "make.log"
@@ -329,14 +343,14 @@ def test_the_workflow_reads_no_more_than_it_needs_and_asks_for_the_gpu_build() -
     assert workflow["permissions"] == {"contents": "read", "actions": "read"}
     trigger = workflow[True]  # YAML 1.1 reads the key `on` as true
     build = trigger["workflow_dispatch"]["inputs"]["gpu_build"]
-    assert build["options"] == ["cuda", "cpu"] and build["default"] == "cuda"
+    assert build["options"] == ["auto", "cuda", "cpu"] and build["default"] == "auto"
 
 
 @pytest.mark.parametrize(
     ("inputs", "variables", "build"),
-    [({}, {}, "cuda"), ({"gpu_build": "cpu"}, {"GPU_BUILD": "cuda"}, "cpu"), ({}, {"GPU_BUILD": "cpu"}, "cpu")],
+    [({}, {}, "auto"), ({"gpu_build": "cpu"}, {"GPU_BUILD": "cuda"}, "cpu"), ({}, {"GPU_BUILD": "cpu"}, "cpu")],
 )
-def test_the_gpu_build_comes_from_the_manual_input_else_the_variable_else_cuda(
+def test_the_gpu_build_comes_from_the_manual_input_else_the_variable_else_auto(
     inputs: dict[str, str], variables: dict[str, str], build: str
 ) -> None:
     value = yaml.safe_load(WORKFLOW.read_text())["jobs"]["bench"]["env"]["GPU_BUILD"]
@@ -493,3 +507,24 @@ def test_the_nightly_runs_as_many_reps_as_its_wall_time_gate_needs() -> None:
     chosen = runs_for(float(env["CATCH"]), float(env["WALL_GATE"]), float(env["WALL_CV"]), int(env["BASELINE_NIGHTS"]))
     assert int(env["REPS"]) == chosen == 6
     assert runs_for(float(env["CATCH"]), float(env["WALL_GATE"]), float(env["WALL_CV"]), 7) > 3  # 3 would not do
+
+
+@pytest.mark.parametrize(
+    ("docker", "inputs", "build", "why"),
+    [
+        ("docker-info-nvidia.txt", {}, "cpu", "the NVIDIA Container Toolkit is here (docker runtime nvidia): the "
+         "servers run under compose from the CUDA image"),
+        ("docker-info-plain.txt", {}, "cuda", "no NVIDIA Container Toolkit here: the servers run on the host, from a "
+         "CUDA build of llama.cpp"),
+        ("docker-info-nvidia.txt", {"gpu_build": "cuda"}, "cuda", "asked for (the gpu_build input or the repository "
+         "variable GPU_BUILD)"),
+    ],
+)  # fmt: skip
+def test_the_night_builds_host_cuda_only_where_the_servers_run_on_the_host(
+    tmp_path: Path, docker: str, inputs: dict[str, str], build: str, why: str
+) -> None:
+    (night,) = synthetic_nights(tmp_path, 1)
+    job = run_job(tmp_path / "run", night, previous=None, docker=docker, inputs=inputs)
+    assert job.ok, job.logs
+    assert job.logs["llama.cpp build"].strip() == f"llama.cpp build: {build} ({why})"
+    assert [line.split()[:2] for line in job.makes] == [["gpu-check", f"GPU={build}"], ["bench", f"GPU={build}"]]

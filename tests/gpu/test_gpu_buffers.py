@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.gpu_check import bare_context_mib
 from bench.llama.binaries import find_small_model
 from bench.llama.devices import llama_gpu_devices
 from bench.llama.gpu_pin import resolve_pin
-from bench.llama.memory_check import ServerMemory, compare
+from bench.llama.memory_check import ServerMemory, bare_context_mib, compare
 from bench.llama.process import LlamaProcess
 from bench.llama.warmup import window_request
 from bench.measure.roles import PidMatcher

@@ -97,7 +97,7 @@ def test_the_self_check_says_whether_each_build_runs_on_this_driver() -> None:
     from bench.gpu_check import build_runs
 
     r535 = (12, 2)
-    ours = build_runs("image agentbench/llama-cuda:cu12.2-b11434", "12.2.2", r535, native=True)
+    ours = build_runs("image agentbench/llama-cuda:cu12.9-b11434", "12.9.2", r535, native=True)
     assert ours.status == "ok" and "native code" in ours.detail
     published = build_runs("image ghcr.io/ggml-org/llama.cpp:server-cuda-b11000", "12.8.1", r535, native=False)
     assert published.status == "FAIL" and "PTX" in published.detail

@@ -49,3 +49,19 @@ def test_a_failed_call_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     )
     with pytest.raises(ProbeError, match="error cuMemAlloc_v2 2"), held(2**36, cwd=str(ROOT)):
         pass
+
+
+def test_a_probe_stuck_in_a_cuda_call_is_killed_with_its_grandchild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wait for `ready` is bounded: a cuInit that never returns (a wedged driver) costs the deadline, not the
+    rehearsal's whole command, and leaves no process holding the card."""
+    stuck = SAYS_YES.replace("int cuInit() { return 0; }", "#include <unistd.h>\nint cuInit() { pause(); return 0; }")
+    monkeypatch.setenv("AGENTBENCH_LIBCUDA", str(libcuda(tmp_path, stuck)))
+    with (
+        pytest.raises(ProbeError, match="said nothing for 2 s"),
+        held(2**20, depth=2, cwd=str(ROOT), ready_timeout_s=2),
+    ):
+        pass
+    leftovers = subprocess.run(["pgrep", "-f", f"cuda_probe {2**20}"], capture_output=True, text=True).stdout.split()
+    assert leftovers == []

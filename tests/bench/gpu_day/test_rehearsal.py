@@ -35,7 +35,9 @@ def children_of(pid: int) -> list[int]:
 
 def stand_in_probe(card: FakeDevice, log: list[tuple[int, int, str]]):  # type: ignore[no-untyped-def]
     @contextlib.contextmanager
-    def hold(n_bytes: int, depth: int = 1, device: str = "", cwd: str | None = None) -> Iterator[Held]:
+    def hold(
+        n_bytes: int, depth: int = 1, device: str = "", cwd: str | None = None, ready_timeout_s: float = 0
+    ) -> Iterator[Held]:
         args = ["sleep", "60"] if depth == 1 else ["sh", "-c", "sleep 60 & wait"]
         with subprocess.Popen(args) as proc:
             holder = proc.pid if depth == 1 else children_of(proc.pid)[0]
@@ -112,7 +114,8 @@ def test_the_rehearsal_imports_nothing_the_device_machine_lacks() -> None:
     code = (
         "import sys\n"
         f"for name in {blocked!r}: sys.modules[name] = None\n"
-        "import bench.rehearsal.__main__, bench.rehearsal.llama_step, bench.llama.process, bench.llama.warmup\n"
+        "import bench.rehearsal.__main__, bench.rehearsal.llama_step, bench.rehearsal.build_llama\n"
+        "import bench.rehearsal.record, bench.rehearsal.deadline, bench.llama.process, bench.llama.warmup\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -41,7 +41,9 @@ def test_one_worker_per_card_each_pinned_and_watching_its_own() -> None:
     assert [w.gpu_device for w in workers] == [card.uuid for card in CARDS]
     assert all(w.workers == 1 and w.gpu_devices is None for w in workers)
     assert [watched_uuids(w.gpu_device, True, nvml) for w in workers] == [[card.uuid] for card in CARDS]
-    assert [w.gpu_device for w in worker_configs(BenchConfig(gpu_devices=[2, "0"]))] == ["2", "0"]
+    assert [w.gpu_device for w in worker_configs(BenchConfig(gpu_devices=[2, "0"]), nvml)] == ["2", "0"]
+    with pytest.raises(PrerequisiteError, match="past this host's GPUs"):  # each card named is one of the host's
+        worker_configs(BenchConfig(gpu_devices=[1, 3]), nvml)
     with pytest.raises(PrerequisiteError, match="names 1 twice"):
         worker_configs(BenchConfig(gpu_devices=[1, 1]))
     with pytest.raises(PrerequisiteError, match="lists no GPU"):
