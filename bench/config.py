@@ -155,6 +155,10 @@ class BenchConfig(BaseModel):
 
     server_stall_limit_s: Annotated[float, Field(ge=0, le=24 * 3600)] = 10.0
     """Seconds a run may lose to servers not computing (server_stall_s) and still count; above, it is infra_error."""
+    server_wait_s: Annotated[float, Field(ge=0, le=24 * 3600)] = 180.0
+    """external and compose servers: how long the bench waits for a server that stopped answering (a restart by its
+    supervisor, the kubelet, Docker) before it books the run it cut short as infra_error; once the server answers
+    again, that run runs again. 0: no wait (the run is infra_error at once). Embedded servers are restarted instead."""
 
     # Scale-out: a part of the plan (bench/run/shards.py), and several server pairs at once (bench/run/workers.py).
     shard: Shard | None = None

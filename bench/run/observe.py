@@ -17,6 +17,7 @@ from bench.llama.api import erase_slot, prompt_counter
 from bench.measure.request_log import REQUESTS_FILE
 from bench.measure.sampler import GpuReading, GpuSampler
 from bench.measure.trace import TRACE_FILE, Event, EventTooLarge, load_trace
+from bench.run.finishing import FINISHING
 from bench.run.plan import RunInputs
 from bench.run.progress import TraceFollower
 from bench.run.server_watch import History, ServerWatch, watched_servers
@@ -76,6 +77,7 @@ def observe(
             agent = sandbox.run_agent(
                 workdir, out_dir, str(fixture.task_file), fixture.protected_files, inputs.agent_args()
             )
+            FINISHING.begin()  # the agent has ended: a stop now waits for the run's row (bench.run.finishing)
         finally:
             gpu = sampler.stop()
             watched = watch.stop()
