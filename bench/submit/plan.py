@@ -47,7 +47,7 @@ class Submission:
         shard delivered (a non-zero status then)."""
         merged = f"{self.results}/{MERGED_CSV}"
         return [self.python, "-m", "bench", "merge", *inputs, "--out", merged, "--config", self.config,
-                "--require-complete"]  # fmt: skip
+                "--shards", str(self.shards), "--require-complete"]  # fmt: skip
 
     def report_argv(self) -> list[str]:
         return [self.python, "-m", "bench", "report", f"{self.results}/{MERGED_CSV}"]
