@@ -1,7 +1,8 @@
 """A real llama-server as an external Flint that goes down for 8 s in run 2 of 8 (killed, then started again on its
 port, as a supervisor or the kubelet restarts a crashed server): the bench waits for it (server_wait_s) and runs 2
 again, and runs 3 to 8 run normally once it is back, none of them infra_error. The smallest setup that shows it:
-the small model on the CPU, one step per run, no Jeff."""
+the small model on the CPU, one step of at most 8 tokens per run (part2 takes a cut answer as the answer), no
+Jeff."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def test_flint_down_8_s_in_run_2_of_8_costs_only_run_2_which_runs_again(tmp_path
     settings = BenchConfig(
         servers="external", flint_url=f"http://127.0.0.1:{port}", use_jeff=False, sandbox="local",
         fixtures=["todo_repo"], presets=["part2"], ctx=[CTX], reps=RUNS, max_steps=1, agent_retries=0,
-        out=str(tmp_path / "results.csv"),
+        sampling={"temperature": 0.0, "seed": 42, "max_tokens": 8}, out=str(tmp_path / "results.csv"),
     )  # fmt: skip
     try:
         rows = Bench(settings).run()
