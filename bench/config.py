@@ -163,6 +163,9 @@ class BenchConfig(BaseModel):
     # Scale-out: a part of the plan (bench/run/shards.py), and several server pairs at once (bench/run/workers.py).
     shard: Shard | None = None
     """`I/N` (1-based): run the I-th of N deterministic parts of the plan, into a file of its own."""
+    servers_shared: bool = False
+    """The servers also serve the other shards of the matrix, one shard at a time (`bench submit --share-servers`
+    sets it); each row says so."""
     workers: Annotated[int, Field(ge=1, le=64)] = 1
     """Server pairs run side by side, each taking runs from one queue (on the CPU: embedded pairs sharing the cores)."""
     gpu_devices: Literal["all"] | Annotated[list[Device], Field(min_length=1)] | None = None

@@ -15,7 +15,7 @@ def submit(args: argparse.Namespace) -> int:
     if args.engine == "slurm":
         options = SubmitOptions(
             args.engine, args.shards, args.results, partition=args.partition, gpus_per_task=args.gpus_per_task,
-            time=args.time,
+            time=args.time, share_servers=args.share_servers,
         )  # fmt: skip
     else:
         options = SubmitOptions(
@@ -46,6 +46,9 @@ def add(sub: Subparsers) -> None:
     one.add_argument("--partition", help="sbatch --partition")
     one.add_argument("--gpus-per-task", type=int, help="sbatch --gpus-per-task (e.g. 1 on a GPU partition)")
     one.add_argument("--time", help="sbatch --time of each task and the merge, e.g. 4:00:00")
+    one.add_argument(
+        "--share-servers", action="store_true", help="--servers external: run the shards one at a time against them"
+    )
     one = engine("k8s", "an Indexed Job of shards and a merge Job, written as manifests (and applied with --apply)")
     one.add_argument("--image", required=True, help="an image of this checkout, where `python -m bench` runs")
     one.add_argument("--claim", default="bench-results", help="the ReadWriteMany volume claim for results and models")

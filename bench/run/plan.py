@@ -111,6 +111,7 @@ class RunInputs:
     provenance: Provenance
     reuse: ReuseSettings | None = None  # what Flint's prompt cache can reuse (bench/llama/reuse.py)
     shard: str = ""  # `I/N` when the bench runs one shard of the plan (bench.run.shards)
+    servers_shared: bool = False  # the servers serve the matrix's other shards too, one at a time
 
     @classmethod
     def of(
@@ -148,6 +149,7 @@ class RunInputs:
             provenance=provenance,
             reuse=of_server(endpoints.server_pids.get("flint"), endpoints.server_containers.get("flint")),
             shard=config.shard or "",
+            servers_shared=config.servers_shared,
         )
 
     def fill(self, row: ResultRow) -> None:
@@ -165,7 +167,7 @@ class RunInputs:
         row.flint_serving, row.sandbox, row.servers = self.flint_serving, self.sandbox, self.servers
         if self.reuse is not None:
             self.reuse.fill(row)
-        row.shard = self.shard
+        row.shard, row.servers_shared = self.shard, self.servers_shared
 
     def cells(self) -> dict[str, str]:
         """The row's cells this run's inputs fill (the rest empty), as the CSV holds them."""

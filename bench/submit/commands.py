@@ -26,6 +26,7 @@ class SubmitOptions:
     partition: str | None = None  # slurm: sbatch --partition
     gpus_per_task: int | None = None  # slurm: sbatch --gpus-per-task
     time: str | None = None  # slurm: sbatch --time
+    share_servers: bool = False  # slurm: the shards against one external server, one shard at a time
     image: str = ""  # k8s: an image of this checkout
     claim: str = "bench-results"  # k8s: the ReadWriteMany volume claim
     apply: bool = False  # k8s: kubectl apply the manifests
@@ -46,10 +47,27 @@ def slurm(options: SubmitOptions, settings: BenchConfig) -> int:
     from bench.submit import slurm
     from bench.submit.plan import Submission, write_matrix_settings
 
+    settings = one_server_per_shard(settings, options)
     folder = results_folder(options)
     config = write_matrix_settings(settings, folder)
     plan = Submission(options.shards, str(folder), str(config), python=sys.executable)
-    return slurm.command(plan, slurm.SlurmOptions(options.partition, options.gpus_per_task, options.time))
+    serial = settings.servers_shared
+    return slurm.command(plan, slurm.SlurmOptions(options.partition, options.gpus_per_task, options.time, serial))
+
+
+def one_server_per_shard(settings: BenchConfig, options: SubmitOptions) -> BenchConfig:
+    """Shards running at once against one external server share its slot and prompt cache, which falsifies the
+    reprocessed tokens (and each other's /metrics check): refused, or with --share-servers run one shard at a time,
+    which each row says (servers_shared)."""
+    if settings.servers != "external" or options.shards == 1:
+        return settings
+    if not options.share_servers:
+        raise ConfigError(
+            f"--shards {options.shards} against one external Flint ({settings.flint_url}): shards running at once "
+            "would share its slot and prompt cache, which falsifies reprocessed tokens; give each shard servers of "
+            "its own (--servers embedded or compose), or pass --share-servers to run the shards one at a time"
+        )
+    return settings.model_copy(update={"servers_shared": True})
 
 
 def k8s(options: SubmitOptions, settings: BenchConfig) -> int:

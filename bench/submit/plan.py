@@ -21,6 +21,9 @@ from bench.errors import ConfigError
 PER_INVOCATION = {"out", "resume", "shard"}
 MATRIX_CSV = "matrix.csv"  # each shard writes matrix-shardIofN.csv beside it (bench/run/shards.py names them)
 MERGED_CSV = "merged.csv"
+# How long an engine's stop (Slurm's time limit, Kubernetes' pod deletion) leaves a shard between its SIGTERM and its
+# SIGKILL: enough to grade a run whose agent has just ended and write its row (bench/run/finishing.py).
+GRACE_S = 120
 
 
 @dataclass(frozen=True)
