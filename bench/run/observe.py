@@ -59,8 +59,7 @@ def observe(
 ) -> Observed:
     """Run the agent in a fresh copy while sampling GPU memory; keep its trace, output and diff in run_dir."""
     fixture = inputs.planned.fixture
-    # A stop (SIGTERM) can land while a git child still writes into the copy: a folder that will not go away then
-    # must not hide the stop itself.
+    # ignore_cleanup_errors: a stop landing while a git child still writes into the copy must not be hidden by it
     with tempfile.TemporaryDirectory(prefix="agentbench-run-", ignore_cleanup_errors=True) as tmp:
         workdir, out_dir = Path(tmp) / "repo", Path(tmp) / "out"
         out_dir.mkdir()
