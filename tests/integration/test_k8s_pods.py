@@ -51,7 +51,7 @@ def test_the_jobs_start_their_probes_pass_and_a_sidecar_restarted_mid_run_costs_
         remove_labelled(client, f"{OWNER_LABEL}={names.instance}")  # its containers and network
 
     assert flint_events == ["startup probe passed", "exited", "restarted (1)", "startup probe passed", "stopped"]
-    assert all(sidecar.liveness_passed > 0 for sidecar in sidecars)  # liveness ran, in the containers, and passed
+    assert sidecars[1].liveness_passed > 0  # Jeff's liveness probes ran in his container all along, and passed
     results = tmp_path / "volume" / "m1"
     first = read_rows(results / "matrix-shard1of2.csv")
     assert [(r["rep"], r["stop_reason"] != "infra_error") for r in first] == [("1", True), ("3", True)]
