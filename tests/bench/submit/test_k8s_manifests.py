@@ -7,6 +7,7 @@ probes evaluated as the kubelet would, in tests/integration/test_k8s_pods.py."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -319,3 +320,51 @@ def run_pod_script(
     environment = os.environ | env | {"PATH": f"{folder}:{os.environ['PATH']}", "CALLS": str(calls)}
     subprocess.run(["bash", "-c", script], env=environment, capture_output=True, timeout=60)
     return [block.splitlines() for block in calls.read_text().split("\n\n") if block.strip()]
+
+
+# The fields the Docker play reads and acts on (tests/integration/test_k8s_pods.py, bench/testing/kubelet.py): the
+# objects' structure, the ConfigMap's files, each container's image, command, args, env and mounts, the init
+# containers in order, a sidecar's restartPolicy, its probes and their timings; the main container run once.
+PLAYED = {
+    "apiVersion", "kind", "metadata", "name", "spec", "template", "data", "containers", "initContainers", "image",
+    "command", "args", "env", "value", "volumeMounts", "mountPath", "subPath", "readOnly", "volumes", "configMap",
+    "persistentVolumeClaim", "claimName", "restartPolicy", "startupProbe", "livenessProbe", "exec", "periodSeconds",
+    "timeoutSeconds", "failureThreshold",
+}  # fmt: skip
+
+
+def untested_paragraph() -> str:
+    """docs/running.md's list of what neither a cluster nor the play ran."""
+    text = (Path(__file__).parents[3] / "docs" / "running.md").read_text()
+    start = text.index("**No Kubernetes cluster ran these manifests.**")
+    return text[start : text.index("\n\n", start)]
+
+
+# The objects the play does not make at all (a host folder stands for the claim, the stand-in API takes no token).
+UNPLAYED_KINDS = {"PersistentVolumeClaim", "ServiceAccount", "Role", "RoleBinding"}
+
+
+def unlisted(value: Any, kind: str, listed: set[str]) -> set[str]:
+    """The field names below `value` that the play does not exercise and the docs do not list (nor their parent)."""
+    if isinstance(value, list):
+        return {name for item in value for name in unlisted(item, kind, listed)}
+    if not isinstance(value, dict):
+        return set()
+    found = set()
+    for name, child in value.items():
+        if name in listed or name == "data":  # data: the ConfigMap's file names, each written out by the play
+            continue
+        if name not in PLAYED:
+            found.add(f"{kind}: {name}")
+        found |= unlisted(child, kind, listed)
+    return found
+
+
+def test_every_field_the_play_does_not_exercise_is_listed_as_untested_in_the_docs(tmp_path: Path) -> None:
+    paragraph = untested_paragraph()
+    listed = {quoted.split(":")[0].split(".")[-1] for quoted in re.findall(r"`([^`]+)`", paragraph)}
+    assert set(re.findall(r"[A-Za-z]+", paragraph)) >= UNPLAYED_KINDS  # each named as a whole
+    documents = [d for d in render(tmp_path, "--storage-class", "nfs-rwx") if d["kind"] not in UNPLAYED_KINDS]
+    assert {name for d in documents for name in unlisted(d, d["kind"], listed)} == set()
+    listed.discard("backoffLimitPerIndex")  # the check can fail: a field dropped from the list is named
+    assert unlisted(by_kind(documents, "Job", "-shards"), "Job", listed) == {"Job: backoffLimitPerIndex"}
