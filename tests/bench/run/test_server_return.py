@@ -1,11 +1,12 @@
 """Servers that come back (bench/run/server_return.py): the wait's back-off on a clock of the test's own, then the
 bench against the scripted server as an external Flint that stops answering and comes back on the same port, or
-never does. (The real llama-server, down 8 s in run 2 of 8: tests/integration/test_server_return_real.py.)"""
+never does; compose's servers, which the bench starts again once the wait ran out. (The real llama-server, down 8 s in run 2 of 8: tests/integration/test_server_return_real.py.)"""
 
 from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,9 @@ from bench.results.append import read_rows
 from bench.run import server_watch
 from bench.run.runner import Bench
 from bench.run.server_return import MAX_POLL_S, wait_for_health
+from bench.servers.kinds import KINDS
 from bench.testing import fake_llama
+from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
 
 READ = fake_llama.tool_call("read_file", {"path": "todo.py"})
 DONE = fake_llama.prose("Done.")
@@ -137,3 +140,26 @@ def test_a_flint_gone_for_good_books_the_run_it_cut_short_and_stops_the_bench_in
     assert row["stop_reason"] == "infra_error" and "died during the run" in row["error"]
     assert "the servers did not answer again within server_wait_s=1.5" in row["error"]
     assert waited >= 1.5
+
+
+class GoneServers(FakeServers):
+    """Servers whose Flint, killed mid-run, is gone for good (its container removed): /health is refused."""
+
+    def kill(self) -> None:
+        super().kill()
+        if self.flint is not None:
+            self.flint.stop()
+
+
+def test_compose_servers_that_do_not_come_back_are_waited_for_then_started_again(tmp_path: Path) -> None:
+    servers = GoneServers()
+    settings = BenchConfig(use_jeff=False, presets=["part3"], reps=2, server_wait_s=1.0, out=str(tmp_path / "r.csv"))
+    factory = FakeFactory(settings, servers, FakeSandboxes(servers, [ScriptedRun(kill_servers=True), ScriptedRun()]))
+    factory.server_kind = replace(KINDS["compose"], make=lambda making: servers, needs_gpu_probe=False,
+                                  needs_docker=False, pins_a_card=False)  # fmt: skip
+    started = time.monotonic()
+    first, second = Bench(settings, factory).run()
+    assert time.monotonic() - started >= 1.0  # server_wait_s was waited out before the restart
+    assert first["stop_reason"] == "infra_error" and "did not answer again within server_wait_s=1" in first["error"]
+    assert second["stop_reason"] == "done" and second["error"] == ""
+    assert servers.starts == [4096, 4096]  # compose's servers are started again by the bench; external ones are not
