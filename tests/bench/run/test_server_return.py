@@ -1,6 +1,7 @@
 """Servers that come back (bench/run/server_return.py): the wait's back-off on a clock of the test's own, then the
 bench against the scripted server as an external Flint that stops answering and comes back on the same port, or
-never does; compose's servers, which the bench starts again once the wait ran out. (The real llama-server, down 8 s in run 2 of 8: tests/integration/test_server_return_real.py.)"""
+never does; compose's servers, which the bench starts again once the wait ran out. (The real llama-server, down
+8 s in run 2 of 8: tests/integration/test_server_return_real.py.)"""
 
 from __future__ import annotations
 
