@@ -179,7 +179,7 @@ models: setup
 gpu-check: setup
 	$(BIN)/python -m bench gpu-check $(if $(CONFIG),--config $(CONFIG)) $(if $(CTX),--ctx $(CTX))
 
-# For Kubernetes pods (bench submit k8s --image): the bench's own image of this checkout; prints its tag to push.
+# For Kubernetes pods (bench submit k8s): the bench's own image of this checkout and Jeff's CPU llama-server; prints both tags.
 bench-image: base-prerequisites setup
 	$(BASE_IMAGE) $(BIN)/python -m bench.submit.image
 

@@ -156,10 +156,17 @@ class BenchConfig(BaseModel):
 
     server_stall_limit_s: Annotated[float, Field(ge=0, le=24 * 3600)] = 10.0
     """Seconds a run may lose to servers not computing (server_stall_s) and still count; above, it is infra_error."""
+    server_wait_s: Annotated[float, Field(ge=0, le=24 * 3600)] = 180.0
+    """external and compose servers: how long the bench waits for a server that stopped answering (a restart by its
+    supervisor, the kubelet, Docker) before it books the run it cut short as infra_error; once the server answers
+    again, that run runs again. 0: no wait (the run is infra_error at once). Embedded servers are restarted instead."""
 
     # Scale-out: a part of the plan (bench/run/shards.py), and several server pairs at once (bench/run/workers.py).
     shard: Shard | None = None
     """`I/N` (1-based): run the I-th of N deterministic parts of the plan, into a file of its own."""
+    servers_shared: bool = False
+    """The servers also serve the other shards of the matrix, one shard at a time (`bench submit --share-servers`
+    sets it); each row says so."""
     workers: Annotated[int, Field(ge=1, le=64)] = 1
     """Server pairs run side by side, each taking runs from one queue (on the CPU: embedded pairs sharing the cores)."""
     gpu_devices: GpuDevices = None

@@ -4,8 +4,9 @@
 
 Starts a one-node cluster of its own (bench/testing/slurm_cluster.py) and a scripted Flint, submits the matrix of
 tests/integration/test_slurm_submit.py, waits for the merged file, then runs `bench run --shard I/2` for I = 1, 2
-in turn with the same settings file, and prints both wall times. On a machine with fewer free cores than shards
-the array cannot be faster: the figure says what Slurm's own overhead costs.
+in turn with the same settings file, and prints both wall times. The two tasks share the one scripted Flint, so
+they are submitted with --share-servers and run one at a time (shards at once would share its slot and cache): the
+figure says what Slurm's own overhead costs.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def main() -> None:
         with fake_llama.FakeLlama(default=fake_llama.prose("Done.")) as flint:
             started = time.monotonic()
             argv = [sys.executable, "-m", "bench", "submit", "slurm", "--shards", "2", "--results", str(results),
-                    "--config", str(settings), "--", *FLAGS, "--flint-url", flint.url]  # fmt: skip
+                    "--config", str(settings), "--share-servers", "--", *FLAGS, "--flint-url", flint.url]  # fmt: skip
             subprocess.run(argv, cwd=ROOT, env=cluster.env, check=True, capture_output=True)
             jobs = dict(line.split("\t") for line in (results / "slurm" / "jobs.txt").read_text().splitlines())
             cluster.wait([jobs["shards"]], timeout_s=600)

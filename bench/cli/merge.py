@@ -15,7 +15,8 @@ def merge(args: argparse.Namespace) -> int:
     if args.config is None and matrix:
         args.config = DEFAULT_CONFIG
     config = settings(args) if args.config is not None else None
-    return command([Path(file) for file in args.files], Path(args.out), config, args.require_complete)
+    files = [Path(file) for file in args.files]
+    return command(files, Path(args.out), config, args.require_complete, args.shards, args.keep_extra)
 
 
 def add(sub: Subparsers) -> None:
@@ -29,4 +30,8 @@ def add(sub: Subparsers) -> None:
     one.add_argument("--reps", type=int, help="the shards' --reps, if given")
     one.add_argument(
         "--require-complete", action="store_true", help="exit 1 when a planned run is missing (needs the matrix)"
+    )
+    one.add_argument("--shards", type=int, help="how many shards the matrix was split into (default: as most rows say)")
+    one.add_argument(
+        "--keep-extra", action="store_true", help="keep rows that do not belong to the matrix apart, in OUT-extra.csv"
     )

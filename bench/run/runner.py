@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import copy
 import logging
-import signal
-import uuid
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 
 from agent.trace import agent_version
 from bench.config import BenchConfig
-from bench.errors import BenchError, ResultsError, SandboxError, ServerPlacementError, ServerStartError, Terminated
+from bench.errors import BenchError, ResultsError, SandboxError, ServerPlacementError, ServerStartError
 from bench.llama.api import wait_idle
 from bench.llama.gpu_pin import watched_uuids
 from bench.llama.pin import package_build
@@ -33,18 +30,19 @@ from bench.provenance import git_dirty, git_sha
 from bench.results.append import check_same_inputs, completed_keys, read_rows, set_aside_partial_row
 from bench.results.disk import DiskError, disk_error, is_disk_error
 from bench.results.lock import ResultsLock
-from bench.results.schema import INFRA_STOP_REASON
 from bench.run.choices import Factory
 from bench.run.extras import prepare_servers, split_reprocessing
+from bench.run.finishing import FINISHING
+from bench.run.infra import infra_problems
 from bench.run.observe import observe, write_run_json
 from bench.run.outputs import check_writable, default_out, log_file, mark_interrupted
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
 from bench.run.progress import Progress
 from bench.run.record import RunRecord
-from bench.run.server_faults import Verdict, judge
-from bench.run.shards import Shard, shard_out, shard_plan
-from bench.run.workers import Lanes, RowWriter, RunQueue, worker_configs
-from bench.sandbox.base import AgentRun
+from bench.run.server_faults import judge
+from bench.run.server_return import RERUNS, Outages
+from bench.run.shards import Shard, describe, planned_id, shard_out, shard_plan
+from bench.run.workers import Lanes, RowWriter, RunQueue, worker_configs, worker_label
 from bench.score.graders import grader_for
 from bench.score.grading import score_run_dir
 from bench.servers.base import Endpoints, Servers
@@ -77,6 +75,7 @@ class Bench:
         self.rows: list[Row] = self.writer.rows
         self.current_ctx: int | None = None  # the window this bench's servers serve now (the queue prefers it)
         self.speeds: ServerSpeeds | None = None  # measured at each server start, for the runs' floor
+        self.outages = Outages(self.factory.server_kind, config.server_wait_s, config.jeff_ctx)
 
     def lane(self, factory: Factory) -> Bench:
         """Another worker of this bench: its own settings, sandboxes and servers; the same plan, file and writer."""
@@ -135,41 +134,102 @@ class Bench:
         done = completed_keys(existing)
         endpoints: Endpoints | None = None
         for index, planned in queue.runs(self):
-            # (Re)start at each new ctx, after a server or the forwarder died in the previous run, and when a slot
-            # is still busy (or the server stuck) a while after it: each run starts on idle servers.
-            stuck = wait_idle(endpoints.urls) if endpoints is not None else None
-            if endpoints is None or endpoints.ctx != planned.ctx or not self._reachable(servers) or stuck:
-                try:
-                    started = servers.start(planned.ctx)
-                    self.factory.sandboxes.connect(started)  # the sandboxes' way to these servers
-                    endpoints = started
-                    # on a GPU: each on its card, warmed up; then the speeds the runs' floor comes from
-                    self.speeds = prepare_servers(servers, endpoints, self.config.gpu_device, self.config.jeff_ctx)
-                    self.current_ctx = started.ctx
-                    log.debug(
-                        "servers up for ctx %d: flint %s, jeff %s", planned.ctx, endpoints.flint_url, endpoints.jeff_url
-                    )
-                    if stuck := wait_idle(endpoints.urls):
-                        raise ServerStartError(f"the servers are not idle after a restart: {stuck}")
-                except ServerPlacementError as e:  # this run says so; a restart would come up the same way
-                    self._record(self._infra(planned, started, servers.build_pin, str(e)), progress)
-                    log.error("%s: the bench stops here (--resume runs the rest once that is fixed)", e)
-                    return
-                except (ServerStartError, SandboxError) as e:
-                    if endpoints is None:  # nothing measured yet: the set-up is wrong, say so and stop
-                        raise
-                    self._record(self._infra(planned, endpoints, servers.build_pin, str(e)), progress)
-                    continue
-            inputs = RunInputs.of(
-                planned, self.config, endpoints, self.choice, self.provenance, servers.build_pin, self.server_package
-            )
+            try:
+                ready = self._servers_for(planned, servers, endpoints, progress)
+            except ServerPlacementError as e:  # its run's row says so; a restart would come up the same way
+                log.error("%s: the bench stops here (--resume runs the rest once that is fixed)", e)
+                return
+            if ready is None:  # they could not be started again: the run's infra_error row says why
+                continue
+            endpoints = ready
+            inputs = self._inputs(planned, endpoints, servers)
             if existing:
                 check_same_inputs(self.out, existing, inputs.cells())
             if inputs.key() in done:
                 progress.run_skipped(index, self.out.name)
                 continue
             progress.run_started(index, planned.fixture.name, planned.preset, planned.ctx, planned.rep)
-            self._record(self.run_one(inputs, servers, endpoints, progress), progress)
+            endpoints = self._run_planned(planned, servers, endpoints, progress)
+
+    def _servers_for(
+        self, planned: PlannedRun, servers: Servers, endpoints: Endpoints | None, progress: Progress
+    ) -> Endpoints | None:
+        """Idle servers for `planned`: those up (waited for when they stopped answering: bench.run.server_return),
+        else (re)started at a new ctx, after a death, or when a slot is still busy after the last run; None when a
+        restart failed."""
+        if endpoints is not None and self.outages.waits and not servers.healthy():
+            why = f"the servers stopped answering before run {describe(planned_id(planned))}"
+            if (back := self.outages.wait(endpoints, why)) is None:
+                self.outages.give_up(why)  # started anew below, or the bench stops here
+            endpoints = back[0] if back else None
+        stuck = wait_idle(endpoints.urls) if endpoints is not None else None
+        if endpoints is not None and endpoints.ctx == planned.ctx and self._reachable(servers) and not stuck:
+            return endpoints
+        try:
+            return self._start_servers(servers, planned, progress)
+        except ServerPlacementError:
+            raise
+        except (ServerStartError, SandboxError) as e:
+            if endpoints is None:  # nothing measured yet: the set-up is wrong, say so and stop
+                raise
+            self._record_not_started(planned, endpoints, servers, str(e), progress)
+            return None
+
+    def _record_not_started(
+        self, planned: PlannedRun, endpoints: Endpoints, servers: Servers, error: str, progress: Progress
+    ) -> None:
+        record = RunRecord.start(self._inputs(planned, endpoints, servers))  # a run that could not start
+        record.infra_error = True
+        record.note(error)
+        self._record(record, progress)
+
+    def _start_servers(self, servers: Servers, planned: PlannedRun, progress: Progress) -> Endpoints:
+        started = servers.start(planned.ctx)
+        self.factory.sandboxes.connect(started)  # the sandboxes' way to these servers
+        try:  # on a GPU: each on its card, warmed up; then the speeds the runs' floor comes from
+            self.speeds = prepare_servers(servers, started, self.config.gpu_device, self.config.jeff_ctx)
+        except ServerPlacementError as e:
+            self._record_not_started(planned, started, servers, str(e), progress)
+            raise
+        self.current_ctx = started.ctx
+        log.debug("servers up for ctx %d: flint %s, jeff %s", started.ctx, started.flint_url, started.jeff_url)
+        if stuck := wait_idle(started.urls):
+            raise ServerStartError(f"the servers are not idle after a restart: {stuck}")
+        return started
+
+    def _run_planned(
+        self, planned: PlannedRun, servers: Servers, endpoints: Endpoints, progress: Progress
+    ) -> Endpoints | None:
+        """One planned run and its row. An outage that cut it short costs only the attempt when the servers come
+        back within server_wait_s: it runs again (bench.run.server_return). None: the servers must be restarted."""
+        lost: list[str] = []  # the attempts an outage cut short, for the row of the one that counts
+        for attempt in range(RERUNS + 1):
+            with FINISHING.row():  # a SIGTERM after the agent ended waits for the row (bench.run.finishing)
+                record = self.run_one(self._inputs(planned, endpoints, servers), servers, endpoints, progress)
+                for note in lost:
+                    record.note(note)
+                final = attempt == RERUNS or not (self.outages.waits and record.infra_error and record.outage)
+                if final:
+                    self._record(record, progress)
+            if final:
+                return endpoints
+            back = self.outages.wait(endpoints, f"run {record.run_id} was cut short: {record.outage}")
+            if back is None:
+                with FINISHING.row():
+                    record.note(f"the servers did not answer again within server_wait_s={self.outages.budget_s:g}")
+                    self._record(record, progress)
+                self.outages.give_up(record.outage)
+                return None
+            mark_interrupted(self.out.parent / "runs" / record.run_id)
+            endpoints, seconds = back
+            lost.append(f"re-run: {record.run_id} was cut short ({record.outage}); the servers answered again "
+                        f"{seconds:.1f} s later")  # fmt: skip
+        return endpoints
+
+    def _inputs(self, planned: PlannedRun, endpoints: Endpoints, servers: Servers) -> RunInputs:
+        return RunInputs.of(
+            planned, self.config, endpoints, self.choice, self.provenance, servers.build_pin, self.server_package
+        )
 
     def _record(self, record: RunRecord, progress: Progress) -> None:
         row = record.row().cells()
@@ -177,24 +237,8 @@ class Bench:
         log.debug("row of %s: %s", row["run_id"], {column: text for column, text in row.items() if text})
         progress.run_finished(row)
 
-    def _infra(self, planned: PlannedRun, endpoints: Endpoints, build_pin: str, error: str) -> RunRecord:
-        """A run that could not start because its servers could not be (re)started."""
-        inputs = RunInputs.of(
-            planned, self.config, endpoints, self.choice, self.provenance, build_pin, self.server_package
-        )
-        record = self._new_record(inputs)
-        record.infra_error = True
-        record.note(error)
-        return record
-
-    def _new_record(self, inputs: RunInputs) -> RunRecord:
-        started = datetime.now(timezone.utc)
-        planned = inputs.planned
-        run_id = f"{started:%Y%m%dT%H%M%S}-{planned.fixture.name}-{planned.preset}-{planned.ctx}-r{planned.rep}"
-        return RunRecord(inputs, f"{run_id}-{uuid.uuid4().hex[:4]}", started.isoformat(timespec="seconds"))
-
     def run_one(self, inputs: RunInputs, servers: Servers, endpoints: Endpoints, progress: Progress) -> RunRecord:
-        record = self._new_record(inputs)
+        record = RunRecord.start(inputs)
         run_dir = self.out.parent / "runs" / record.run_id
         try:
             run_dir.mkdir(parents=True)
@@ -238,7 +282,9 @@ class Bench:
         if seen.trace_problem:  # the trace cannot be trusted: nothing it says goes in the row
             record.note(seen.trace_problem)
             record.infra_error = True
-        self._infra_problems(record, seen.agent, verdict, servers)
+        infra_problems(
+            record, seen.agent, verdict, servers, self.factory.sandboxes.healthy(), self.config.run_timeout_s
+        )
         if record.numbers.start_n_ctx not in (None, endpoints.ctx):
             record.note(f"the agent saw a {record.numbers.start_n_ctx}-token window, not the row's {endpoints.ctx}")
             record.infra_error = True
@@ -249,47 +295,3 @@ class Bench:
     def _reachable(self, servers: Servers) -> bool:
         """The servers answer, and so does the sandboxes' way to them (the forwarder, where there is one)."""
         return servers.healthy() and self.factory.sandboxes.healthy()
-
-    def _infra_problems(self, record: RunRecord, agent: AgentRun, verdict: Verdict, servers: Servers) -> None:
-        """Reasons this run failed for something other than the agent; any of them marks the row infra_error. The
-        servers' faults (down, died, restarted, hung, stalled) come from the watch, each naming its server."""
-        problems = [agent.infra_error] if agent.infra_error else []
-        if agent.timed_out:
-            problems.append(f"the run was killed after run_timeout_s={self.config.run_timeout_s:.0f}")
-        problems += verdict.faults
-        healthy = servers.healthy()
-        if not healthy and not verdict.faults:
-            problems.append("a llama-server died during the run")
-        if not healthy or verdict.died:
-            problems.append(f"server log tail: {servers.log_tail(5)!r}")
-        elif not self.factory.sandboxes.healthy():
-            problems.append("the forwarder between the sandboxes and the servers died or stopped answering")
-        elif (
-            record.numbers is not None
-            and record.numbers.stop_reason is None
-            and not (problems or record.resource_exhausted)
-        ):
-            problems.append(f"the agent exited with status {agent.exit_code} without a stop event: see agent.log")
-        for problem in [*problems, *verdict.notes]:
-            record.note(problem)
-        record.infra_error = record.infra_error or bool(problems)
-
-
-def worker_label(worker: BenchConfig, config: BenchConfig, number: int) -> str:
-    """How the display and the log name a worker: its number, and its card when it has one of its own."""
-    return f"w{number} gpu {worker.gpu_device}" if config.gpu_devices is not None else f"w{number}"
-
-
-def command(config: BenchConfig) -> int:
-    """`python -m bench run`: exit 0 when every run was measured; 1 when some ended in infra_error (their rows say
-    why)."""
-    signal.signal(signal.SIGTERM, _interrupt)  # a CI timeout or `kill` stops servers and keeps rows, like Ctrl-C
-    rows = Bench(config).run()
-    failed = sum(row["stop_reason"] == INFRA_STOP_REASON for row in rows)
-    if failed:
-        log.warning("%d of %d runs failed outside the agent (infra_error): see their error column", failed, len(rows))
-    return 1 if failed else 0
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise Terminated

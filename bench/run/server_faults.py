@@ -21,6 +21,7 @@ class Verdict:
 
     faults: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    outages: list[str] = field(default_factory=list)  # the faults of a server that stopped answering /health
     stall_s: float | None = None  # None: no trace, nothing to tell
     died: bool = False
     flint_restarted: bool = False
@@ -36,7 +37,8 @@ class Verdict:
 def judge(histories: list[History], events: list[Event], stall_limit_s: float) -> Verdict:
     verdict = Verdict()
     for history in histories:
-        verdict.faults += watch_faults(history, answered_prompt_tokens(events, history.server.role))
+        verdict.outages += watch_faults(history, answered_prompt_tokens(events, history.server.role))
+    verdict.faults += verdict.outages
     verdict.died = any("died" in fault for fault in verdict.faults)
     verdict.flint_restarted = any(fault.startswith("Flint (") and "restarted" in fault for fault in verdict.faults)
     flint = next((h for h in histories if h.server.role == "Flint"), None)

@@ -28,6 +28,7 @@ from bench.measure.nvml import start_nvml
 from bench.results.append import append_row, encode_line
 from bench.results.schema import COLUMNS
 from bench.run.display import Display, LaneProgress
+from bench.run.finishing import FINISHING
 from bench.run.instance import BenchInstance
 from bench.run.plan import PlannedRun
 from bench.run.progress import Progress
@@ -94,6 +95,11 @@ def gpu_uuids(module: ModuleType | None = None) -> list[str]:
         with contextlib.suppress(nvml.NVMLError):
             nvml.nvmlShutdown()
     return [uuid.decode() if isinstance(uuid, bytes) else str(uuid) for uuid in found]
+
+
+def worker_label(worker: BenchConfig, config: BenchConfig, number: int) -> str:
+    """How the display and the log name a worker: its number, and its card when it has one of its own."""
+    return f"w{number} gpu {worker.gpu_device}" if config.gpu_devices is not None else f"w{number}"
 
 
 class RunQueue:
@@ -231,5 +237,5 @@ class Lanes:
 def interrupt(thread: threading.Thread, kind: type[BaseException]) -> None:
     """Raise `kind` (KeyboardInterrupt, Terminated) in `thread`, as Ctrl-C raises it in the main thread: the run
     it holds is cut short the same way (its agent killed, its folder marked, its servers stopped)."""
-    if thread.ident is not None:
+    if thread.ident is not None and not FINISHING.hold(thread.ident, kind):  # held: raised once its row is written
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(kind))

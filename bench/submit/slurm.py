@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bench import ROOT
 from bench.errors import ConfigError, PrerequisiteError
-from bench.submit.plan import MERGED_CSV, Submission, merge_shell, shell_line
+from bench.submit.plan import GRACE_S, MERGED_CSV, Submission, merge_shell, shell_line
 
 log = logging.getLogger(__name__)
 
@@ -27,10 +27,14 @@ class SlurmOptions:
     partition: str | None = None
     gpus_per_task: int | None = None
     time: str | None = None  # sbatch --time: minutes, or [D-]HH:MM:SS
+    serial: bool = False  # one task at a time (--array=1-N%1): the shards share one external server
 
 
 def directives(job_name: str, output: str, options: SlurmOptions, *, gpus: bool) -> list[str]:
     lines = [f"--job-name={job_name}", f"--output={output}", f"--chdir={ROOT}", "--ntasks=1"]
+    # Before its time limit, the bench alone (B:, the batch shell it replaced) gets SIGTERM with GRACE_S left to
+    # write the row of a run that has just ended (bench/run/finishing.py), then exits 143.
+    lines.append(f"--signal=B:TERM@{GRACE_S}")
     if options.partition:
         lines.append(f"--partition={options.partition}")
     if options.time:
@@ -51,7 +55,7 @@ PIN_TO_TASK_CARD = [
 
 def shards_script(plan: Submission, options: SlurmOptions) -> str:
     head = directives("bench-shards", f"{plan.results}/slurm/shard-%a.out", options, gpus=True)
-    head.insert(0, f"#SBATCH --array=1-{plan.shards}")
+    head.insert(0, f"#SBATCH --array=1-{plan.shards}{'%1' if options.serial else ''}")
     task = '"$SLURM_ARRAY_TASK_ID"'  # 1-based, as shards are
     body = ["set -euo pipefail"]
     if options.gpus_per_task:

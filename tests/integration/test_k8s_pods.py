@@ -1,13 +1,19 @@
-"""The pods of `bench submit k8s`, played in Docker with the real bench image (`make bench-image`): each shard pod's
-bench container runs the manifest's own command and mounts, beside scripted Flint and Jeff in a container whose
-network namespace it shares, as a pod's sidecars share the pod's; then the merge Job's container merges what the
-shards left on the volume. What only a cluster does (the kubelet's sidecar ordering and probes, the claim, pulling
-from a registry) is not played: docs/running.md says so."""
+"""The Jobs of `bench submit k8s`, played in Docker with their own images, commands, mounts and probes, and a kubelet
+of the test's own (bench/testing/kubelet.py): the models Job; each shard's pod, its containers in one network
+namespace, the init containers in order, every probe evaluated as the kubelet would (the sidecars' startup and
+liveness probes run in their containers, against the real llama-server of Jeff's CPU image serving the small model
+as Flint and as Jeff); Flint killed in the middle of shard 1's second run and restarted by the kubelet, which the
+bench waits out and runs that run again; then the merge Job, whose wait reads the shards Job's status from a stand-in
+of the API made of how the pods ended. What only a cluster does (scheduling, pulling from a registry, the claim,
+resources, the service-account token) is not played: docs/running.md lists it."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -15,109 +21,174 @@ import pytest
 import yaml
 
 from bench.cli import main
-from bench.config import BenchConfig
 from bench.containers.engine import docker_client, remove_labelled
 from bench.containers.names import OWNER_LABEL, BenchNames
+from bench.llama.binaries import find_small_model
+from bench.llama.cpu_image import ensure_llama_cpu_image
 from bench.ownership import new_instance_id
 from bench.results.append import read_rows
 from bench.submit.image import ensure_bench_image
-from bench.submit.k8s import FLINT_PORT, JEFF_PORT
-from bench.testing import fake_llama
+from bench.testing.kubelet import Pod, probe_passes
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
-SHARDS, REPS, CTX = 2, 3, 4096
-SIDECARS = (
-    f"python3 -m bench.testing.fake_llama --port {FLINT_PORT} --script /scripts/flint.json &"
-    f" python3 -m bench.testing.fake_llama --port {JEFF_PORT} --script /scripts/jeff.json & wait"
-)
-HEALTH = (
-    "import urllib.request\n"
-    f"for port in ({FLINT_PORT}, {JEFF_PORT}): urllib.request.urlopen(f'http://127.0.0.1:{{port}}/health', timeout=2)"
-)
+pytestmark = [pytest.mark.docker, pytest.mark.llama, pytest.mark.slow]
+SHARDS, REPS, CTX = 2, 3, 2048
+OLD_PROBE = {"httpGet": {"path": "/health", "port": 8080}}  # the manifests' first probe: no host, so the pod's IP
 
 
-def test_the_shard_pods_and_the_merge_job_deliver_the_whole_matrix_in_the_bench_image(tmp_path: Path) -> None:
+def test_the_jobs_start_their_probes_pass_and_a_sidecar_restarted_mid_run_costs_only_that_run(tmp_path: Path) -> None:
     client = docker_client()
-    image = ensure_bench_image(client)
+    bench, llama = ensure_bench_image(client), ensure_llama_cpu_image(client)
+    documents = submit(tmp_path, bench, llama)
+    names = BenchNames(new_instance_id())
+    network = client.networks.create(f"{names.prefix}-pods", internal=True, labels=names.labels("k8s-network"))
+    play = Play(client, names, network.name, tmp_path, documents)
+    try:
+        assert play.run_job("-models") == 0
+        flint_events, sidecars = play.run_shard(0, kill_flint_in_run=2)
+        assert play.run_shard(1)[0]
+        merge_code, merge_logs = play.run_merge()
+    finally:
+        remove_labelled(client, f"{OWNER_LABEL}={names.instance}")  # its containers and network
+
+    assert flint_events == ["startup probe passed", "exited", "restarted (1)", "startup probe passed", "stopped"]
+    assert sidecars[1].liveness_passed > 0  # Jeff's liveness probes ran in his container all along, and passed
+    results = tmp_path / "volume" / "m1"
+    first = read_rows(results / "matrix-shard1of2.csv")
+    assert [(r["rep"], r["stop_reason"] != "infra_error") for r in first] == [("1", True), ("3", True)]
+    assert first[1]["error"].startswith("re-run: ") and "Flint (http://127.0.0.1:8080)" in first[1]["error"]
+    assert len(list((results / "runs").glob("*.interrupted"))) == 1  # the attempt the restart cut short
+    assert merge_code == 0, merge_logs[-3000:]  # --require-complete: every planned run delivered
+    merged = read_rows(results / "merged.csv")
+    assert sorted(r["rep"] for r in merged) == ["1", "2", "3"] and {r["shard"] for r in merged} == {"1/2", "2/2"}
+    for row in merged:  # each run reached its sidecars at 127.0.0.1 and was graded in the pod
+        assert (row["servers"], row["sandbox"], row["ctx"], row["hidden_total"]) == ("external", "local", "2048", "6")
+    assert (results / "merged-shards.txt").read_text().splitlines() == [
+        "shard 1/2 (index 0): succeeded (its bench exited 0)",
+        "shard 2/2 (index 1): succeeded (its bench exited 0)",
+    ]
+
+
+def submit(tmp_path: Path, bench: str, llama: str) -> list[dict[str, Any]]:
+    """The manifests of a small matrix: the small model as Flint and Jeff, from the volume's model cache."""
+    model = find_small_model()
     settings = tmp_path / "settings.yaml"
-    settings.write_text(f"use_jeff: true\nreps: {REPS}\npresets: [part3]\nfixtures: [todo_repo]\nmax_steps: 2\n")
-    argv = ["submit", "k8s", "--shards", str(SHARDS), "--image", image, "--config", str(settings), "--results",
-            str(tmp_path / "m1"), "--", "--ctx", str(CTX)]  # fmt: skip
+    settings.write_text(yaml.safe_dump({
+        "use_jeff": True, "reps": REPS, "presets": ["part2"], "fixtures": ["todo_repo"], "max_steps": 1,
+        "flint_model": model.name, "jeff_model": model.name, "jeff_ctx": CTX, "agent_retries": 0,
+        "sampling": {"temperature": 0.0, "seed": 42, "max_tokens": 8},
+    }))  # fmt: skip
+    argv = ["submit", "k8s", "--shards", str(SHARDS), "--image", bench, "--flint-image", llama, "--jeff-image", llama,
+            "--config", str(settings), "--results", str(tmp_path / "m1"), "--", "--ctx", str(CTX)]  # fmt: skip
     assert main(argv) == 0
+    (tmp_path / "volume" / "model-cache").mkdir(parents=True)
+    shutil.copy(model, tmp_path / "volume" / "model-cache" / model.name)
     documents = list(yaml.safe_load_all((tmp_path / "m1" / "k8s" / "matrix.yaml").read_text()))
     (config_map,) = [d for d in documents if d["kind"] == "ConfigMap"]
-    shards, merge = ([d for d in documents if d["kind"] == "Job" and d["metadata"]["name"].endswith(s)][0] for s in
-                     ("-shards", "-merge"))  # fmt: skip
     (tmp_path / "config").mkdir()
     for name, text in config_map["data"].items():
         (tmp_path / "config" / name).write_text(text)
-    scripts = tmp_path / "scripts"
-    scripts.mkdir()
-    (scripts / "flint.json").write_text(json.dumps({"n_ctx": CTX, "default": fake_llama.prose("Done.")}))
-    jeff = {"n_ctx": BenchConfig().jeff_ctx, "default": fake_llama.prose("yes: harmless")}
-    (scripts / "jeff.json").write_text(json.dumps(jeff))
-    names = BenchNames(new_instance_id())
-    mounts = pod_mounts(shards, tmp_path)
-    try:
-        for index in range(SHARDS):
-            sidecar = client.containers.run(
-                image, ["bash", "-c", SIDECARS], detach=True, network_mode="none",
-                volumes={str(scripts): {"bind": "/scripts", "mode": "ro"}}, labels=names.labels("k8s-sidecars"),
-            )  # fmt: skip
-            wait_healthy(sidecar)
-            (bench,) = shards["spec"]["template"]["spec"]["containers"]
-            code, logs = run_to_end(
-                client, image, bench["command"], network_mode=f"container:{sidecar.id}", volumes=mounts,
-                environment={"JOB_COMPLETION_INDEX": str(index)}, labels=names.labels("k8s-bench"),
-            )  # fmt: skip
-            assert code == 0, logs[-3000:]
-            sidecar.remove(force=True)
-        (merger,) = merge["spec"]["template"]["spec"]["containers"]
-        code, logs = run_to_end(
-            client, image, merger["command"], network_mode="none", volumes=pod_mounts(merge, tmp_path),
-            labels=names.labels("k8s-merge"),
+    return documents
+
+
+class Play:
+    """The manifests' Jobs, one pod at a time, on host folders for the claim and the ConfigMap."""
+
+    def __init__(self, client: Any, names: BenchNames, network: str, tmp_path: Path, documents: list[dict[str, Any]]):
+        self.client, self.names, self.network, self.tmp_path = client, names, network, tmp_path
+        self.jobs = {d["metadata"]["name"].rsplit("-", 1)[1]: d for d in documents if d["kind"] == "Job"}
+        self.ended: dict[int, int] = {}  # index -> the bench's exit status, for the API's stand-in
+
+    def spec(self, job: str) -> dict[str, Any]:
+        found: dict[str, Any] = self.jobs[job.lstrip("-")]["spec"]["template"]["spec"]
+        return found
+
+    def mounts(self, container: dict[str, Any], job: str) -> dict[str, dict[str, str]]:
+        """The container's volumeMounts on host folders: the claim at tmp_path/volume (its subPath below), the
+        ConfigMap's files at tmp_path/config, read-only as Kubernetes mounts it."""
+        kinds = {v["name"]: "volume" if "persistentVolumeClaim" in v else "config" for v in self.spec(job)["volumes"]}
+        binds = {}
+        for mount in container.get("volumeMounts", []):
+            host = self.tmp_path / kinds[mount["name"]] / mount.get("subPath", "")
+            binds[str(host)] = {"bind": mount["mountPath"], "mode": "ro" if mount.get("readOnly") else "rw"}
+        return binds
+
+    def options(self, container: dict[str, Any], job: str, env: dict[str, str]) -> dict[str, Any]:
+        values = {e["name"]: e["value"] for e in container.get("env", [])}
+        return {"volumes": self.mounts(container, job), "environment": values | env}
+
+    def run_job(self, job: str) -> int:
+        """A Job of one plain container, to its end, on no network."""
+        (container,) = self.spec(job)["containers"]
+        run = self.client.containers.run(
+            container["image"], container.get("args"), entrypoint=container["command"], detach=True,
+            network_mode="none", labels=self.names.labels("k8s-job"), **self.options(container, job, {}),
         )  # fmt: skip
-        assert code == 0, logs[-3000:]  # --require-complete: no planned run is missing, and the report was made
-    finally:
-        remove_labelled(client, f"{OWNER_LABEL}={names.instance}")
+        code: int = run.wait(timeout=600)["StatusCode"]
+        return code
 
-    results = tmp_path / "volume" / "m1"
-    assert sorted(p.name for p in (results / "done").iterdir()) == ["shard1.done", "shard2.done"]
-    rows = read_rows(results / "merged.csv")
-    assert sorted(r["rep"] for r in rows) == [str(rep) for rep in range(1, REPS + 1)]
-    assert {r["shard"] for r in rows} == {"1/2", "2/2"}
-    for row in rows:  # each run reached its sidecars at 127.0.0.1 and was graded in the pod
-        assert (row["servers"], row["sandbox"], row["error"]) == ("external", "local", ""), row
-        assert row["stop_reason"] == "done" and row["hidden_total"] == "6" and row["ctx"] == str(CTX)
+    def run_shard(self, index: int, kill_flint_in_run: int | None = None) -> tuple[list[str], list[Any]]:
+        """Pod `index` of the shards Job from its start to its end; Flint's kubelet events and the sidecars."""
+        spec, env = self.spec("-shards"), {"JOB_COMPLETION_INDEX": str(index)}
+        pod = Pod(self.client, self.names, self.network)
+        pod_ip = pod.start(self.jobs["shards"]["spec"]["template"]["spec"]["containers"][0]["image"])
+        for init in spec["initContainers"]:
+            pod.run_init(init, pod_ip, **self.options(init, "-shards", env))
+        flint = pod.sidecars[0]
+        assert not probe_passes(OLD_PROBE, flint.container, pod_ip)  # the old probe: refused at the pod's IP
+        killer = threading.Thread(target=self.kill_in_run, args=(flint, kill_flint_in_run), daemon=True)
+        if kill_flint_in_run:
+            killer.start()
+        (bench,) = spec["containers"]
+        container = pod.container(bench, **self.options(bench, "-shards", env))
+        code = container.wait(timeout=900)["StatusCode"]
+        logs = container.logs().decode(errors="replace")
+        pod.stop()
+        assert code == 0, logs[-3000:]
+        self.ended[index] = code
+        return pod.events.of("flint"), pod.sidecars
+
+    def kill_in_run(self, flint: Any, run: int) -> None:
+        """Flint's container killed once shard 1's run `run` has begun (its folder made), as a crash would."""
+        runs = self.tmp_path / "volume" / "m1" / "runs"
+        while len([p for p in runs.glob("*") if p.name != "servers"] if runs.is_dir() else []) < run:
+            time.sleep(0.05)
+        flint.container.kill()
+
+    def run_merge(self) -> tuple[int, str]:
+        """The merge Job's container, its wait answered by a stand-in of the API on the network's gateway."""
+        gateway = self.client.networks.get(self.network).attrs["IPAM"]["Config"][0]["Gateway"]
+        api = ThreadingHTTPServer((gateway, 0), answer_with(self.ended))
+        threading.Thread(target=api.serve_forever, daemon=True).start()
+        (merge,) = self.spec("-merge")["containers"]
+        env = {"AGENTBENCH_KUBE_API": f"http://{gateway}:{api.server_address[1]}"}
+        try:
+            run = self.client.containers.run(
+                merge["image"], entrypoint=merge["command"], detach=True, network=self.network,
+                labels=self.names.labels("k8s-merge"), **self.options(merge, "-merge", env),
+            )  # fmt: skip
+            code: int = run.wait(timeout=600)["StatusCode"]
+            return code, run.logs().decode(errors="replace")
+        finally:
+            api.shutdown()
+            api.server_close()
 
 
-def pod_mounts(job: dict[str, Any], tmp_path: Path) -> dict[str, dict[str, str]]:
-    """The bench container's volumeMounts on host folders: the claim at tmp_path/volume, the ConfigMap's files at
-    tmp_path/config (read-only, as Kubernetes mounts it)."""
-    pod = job["spec"]["template"]["spec"]
-    kinds = {v["name"]: ("volume" if "persistentVolumeClaim" in v else "config") for v in pod["volumes"]}
-    (tmp_path / "volume").mkdir(exist_ok=True)
-    (bench,) = pod["containers"]
-    return {
-        str(tmp_path / kinds[m["name"]]): {"bind": m["mountPath"], "mode": "ro" if m.get("readOnly") else "rw"}
-        for m in bench["volumeMounts"]
-    }
+def answer_with(ended: dict[int, int]) -> type[BaseHTTPRequestHandler]:
+    """The API's two answers the merge asks for, as the Job controller would have them once the pods ended."""
+    done = ",".join(str(i) for i, code in sorted(ended.items()) if code == 0)
+    failed = ",".join(str(i) for i, code in sorted(ended.items()) if code != 0)
+    job = {"metadata": {"name": "m1-shards"}, "status": {"completedIndexes": done, "failedIndexes": failed,
+           "conditions": [{"type": "Complete" if not failed else "Failed", "status": "True"}]}}  # fmt: skip
 
+    class Answers(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            body = json.dumps(job if "/jobs/" in self.path else {"kind": "PodList", "items": []}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
-def wait_healthy(sidecar: Any, timeout_s: float = 60) -> None:
-    """As the pod's startup probes do: the bench starts once Flint and Jeff answer /health."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if sidecar.exec_run(["python3", "-c", HEALTH]).exit_code == 0:
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"the scripted servers never answered: {sidecar.logs().decode()[-2000:]}")
+        def log_message(self, *args: object) -> None:
+            pass
 
-
-def run_to_end(client: Any, image: str, command: list[str], **options: Any) -> tuple[int, str]:
-    container = client.containers.run(image, command, detach=True, **options)
-    try:
-        code = container.wait(timeout=600)["StatusCode"]
-        return code, container.logs().decode(errors="replace")
-    finally:
-        container.remove(force=True)
+    return Answers

@@ -1,5 +1,6 @@
 """`python -m bench submit slurm` on a real one-node Slurm cluster (bench/testing/slurm_cluster.py, started for this
-module and stopped by pid): a 2-shard job array against a scripted Flint, then the merge job that waits for it.
+module and stopped by pid): a 2-shard job array against one scripted external Flint, refused unless the shards run
+one at a time (--share-servers, said on each row), then the merge job that waits for it.
 The array's wall time against the same shards run one after another: experiments/slurm_wall.py."""
 
 from __future__ import annotations
@@ -44,10 +45,14 @@ def run_flags(flint_url: str) -> list[str]:
             "--presets", "part2", "--ctx", "4096", "--max-steps", "1", "--reps", "2"]  # fmt: skip
 
 
-def submit(cluster: SlurmCluster, results: Path, flint_url: str) -> tuple[str, str, float]:
+def submit_argv(results: Path, flint_url: str, *flags: str) -> list[str]:
     settings = config(results.parent / "settings")
-    argv = [sys.executable, "-m", "bench", "submit", "slurm", "--shards", "2", "--results", str(results),
-            "--config", str(settings), "--time", "10", "--", *run_flags(flint_url)]  # fmt: skip
+    return [sys.executable, "-m", "bench", "submit", "slurm", "--shards", "2", "--results", str(results),
+            "--config", str(settings), "--time", "10", *flags, "--", *run_flags(flint_url)]  # fmt: skip
+
+
+def submit(cluster: SlurmCluster, results: Path, flint_url: str) -> tuple[str, str, float]:
+    argv = submit_argv(results, flint_url, "--share-servers")
     started = time.monotonic()
     done = subprocess.run(argv, cwd=ROOT, env=cluster.env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -71,9 +76,10 @@ def test_a_two_shard_array_and_its_merge_job_deliver_the_whole_matrix(
     assert len(merged) == 2, merge_out
     assert sorted(r["shard"] for r in merged) == ["1/2", "2/2"]
     assert sorted(r["rep"] for r in merged) == ["1", "2"]  # the plan's two runs, one from each shard
-    # both tasks ran at once against one scripted Flint, whose /metrics then count both: the runs' own check of
-    # reprocessed tokens against /metrics may note the other's tokens in `error`; what matters here is the run
     assert [r["stop_reason"] for r in merged] == ["done", "done"], [r["error"] for r in merged]
+    # one task at a time against the one Flint: each run's tokens agree with its /metrics, and each row says so
+    assert [(r["reprocessed_check"], r["servers_shared"]) for r in merged] == [("ok", "true")] * 2
+    assert "#SBATCH --array=1-2%1" in (results / "slurm" / "shards.sbatch").read_text()
     for index in (1, 2):
         shard = rows(results / f"matrix-shard{index}of2.csv")
         assert [r["shard"] for r in shard] == [f"{index}/2"]
@@ -96,3 +102,15 @@ def test_shards_that_all_fail_still_get_their_merge_job_which_says_so(cluster: S
     assert "no shard wrote a results file" in merge_out  # afterany: the merge ran although every task failed
     for index in (1, 2):
         assert "no healthy llama-server answers" in (results / "slurm" / f"shard-{index}.out").read_text()
+
+
+def test_two_shards_against_one_external_server_are_refused_in_one_line(cluster: SlurmCluster, tmp_path: Path) -> None:
+    results = tmp_path / "matrix"
+    argv = submit_argv(results, "http://127.0.0.1:9")
+    done = subprocess.run(argv, cwd=ROOT, env=cluster.env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert "--shards 2 against one external Flint (http://127.0.0.1:9)" in line and "--share-servers" in line
+    assert not (results / "slurm").exists()  # nothing was submitted
+    queue = subprocess.run(["squeue", "-h"], env=cluster.env, capture_output=True, text=True, timeout=60)
+    assert queue.stdout.strip() == ""

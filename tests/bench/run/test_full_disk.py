@@ -19,6 +19,7 @@ from bench import cli
 from bench.errors import Terminated
 from bench.results.append import read_rows
 from bench.run import runner
+from bench.run.finishing import on_sigterm
 from bench.testing import fake_llama
 
 
@@ -78,13 +79,13 @@ def test_sigterm_exits_143_and_a_bug_exits_3_not_1(monkeypatch: pytest.MonkeyPat
     from bench.analyze import compare
 
     def terminated(args: object) -> int:
-        runner._interrupt(15, None)  # what the bench's SIGTERM handler does
+        on_sigterm(15, None)  # what the bench's SIGTERM handler does
         return 0
 
     monkeypatch.setattr(compare, "command", terminated)
     assert cli.main(["compare", "a.csv"]) == cli.EXIT_SIGTERM == 143
     with pytest.raises(Terminated):
-        runner._interrupt(15, None)
+        on_sigterm(15, None)
 
     def broken(args: object) -> int:
         raise ValueError("a bug")

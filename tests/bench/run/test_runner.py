@@ -95,7 +95,7 @@ def test_resume_skips_measured_runs_and_refuses_other_inputs(
 
 def test_a_server_that_dies_mid_run_is_an_infrastructure_failure_and_the_bench_goes_on(tmp_path: Path) -> None:
     with fake_llama.FakeLlama([fake_llama.tool_call("read_file", {"path": "todo.py"}), fake_llama.die()]) as flint:
-        rows = Bench(config(tmp_path, flint, reps=2)).run()
+        rows = Bench(config(tmp_path, flint, reps=2, server_wait_s=0)).run()  # 0: no waiting for it to come back
     assert len(rows) == 2
     first, second = rows
     assert first["stop_reason"] == "infra_error" and "died during the run" in first["error"]
@@ -172,7 +172,7 @@ def test_resume_sets_a_half_written_row_aside_and_runs_it_again(
 def test_resume_runs_an_infra_error_run_again(tmp_path: Path) -> None:
     out = tmp_path / "results.csv"
     with fake_llama.FakeLlama([fake_llama.tool_call("read_file", {"path": "todo.py"}), fake_llama.die()]) as flint:
-        (failed,) = Bench(config(tmp_path, flint)).run()
+        (failed,) = Bench(config(tmp_path, flint, server_wait_s=0)).run()
     assert failed["stop_reason"] == "infra_error"
     with fake_llama.FakeLlama(n_ctx=4096) as flint:
         (again,) = Bench(config(tmp_path, flint, resume=True, flint_url=flint.url)).run()

@@ -146,6 +146,7 @@ def config(tmp_path: Path, flint_url: str, **changes: object) -> BenchConfig:
         "out": str(tmp_path / "results.csv"),
         "agent_retries": 0,
         "agent_retry_delay_s": 0.05,
+        "server_wait_s": 0.0,  # each fault as the run saw it: no waiting for the server to come back, no re-run
     }
     return BenchConfig(**(settings | changes))  # type: ignore[arg-type]
 

@@ -27,13 +27,14 @@ def test_every_servers_setting_but_auto_names_a_kind() -> None:
 
 def test_what_each_kind_tells_the_runner() -> None:
     table = {
-        name: (kind.needs_gpu_probe, kind.needs_docker, kind.package_build, kind.pins_a_card)
+        name: (kind.needs_gpu_probe, kind.needs_docker, kind.package_build, kind.pins_a_card, kind.waited_for,
+               kind.restarts)
         for name, kind in kinds.KINDS.items()
-    }
+    }  # fmt: skip
     assert table == {
-        "embedded": (True, False, True, True),  # the package's binary, on this host's card
-        "compose": (True, True, False, True),  # under Docker, on this host's card
-        "external": (False, False, False, False),  # someone else's: nothing probed, nothing placed
+        "embedded": (True, False, True, True, False, True),  # the package's binary, on this host's card; restarted
+        "compose": (True, True, False, True, True, True),  # under Docker, on this host's card; waited for, restarted
+        "external": (False, False, False, False, True, False),  # someone else's: nothing probed or placed; waited for
     }
     assert kinds.needs_gpu_probe("auto") and kinds.may_need_docker("auto")  # auto may choose compose on a GPU
 

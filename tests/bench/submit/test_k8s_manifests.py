@@ -1,11 +1,17 @@
 """`python -m bench submit k8s`: the manifests validate against Kubernetes' own schemas (kubernetes-validate, offline,
-strict: an unknown field fails), and the pods' scripts, run by bash with a `python` that records its arguments,
-run exactly the shard and merge command lines. No Kubernetes cluster runs them here."""
+strict: an unknown field fails), read as an operator would (images, pull policies, requests and limits, deadlines
+and TTLs, tokens, the Role), and the pods' scripts, run by bash with a `python` that records its arguments, run
+exactly the shard, wait and merge command lines. No Kubernetes cluster runs them here; the pods run in Docker, their
+probes evaluated as the kubelet would, in tests/integration/test_k8s_pods.py."""
 
 from __future__ import annotations
 
 import os
+import re
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,17 +20,25 @@ import pytest
 import yaml
 
 from bench.cli import build_parser, main, settings
+from bench.config import BenchConfig
+from bench.llama.cpu_image import llama_cpu_image
+from bench.llama.process import free_port
+from bench.submit.image import bench_image
+from bench.submit.k8s_pods import wait_for_models
+from bench.submit.plan import GRACE_S, Submission
 
 KUBERNETES = "1.33"  # the oldest release the manifests are kept valid for (sidecars and backoffLimitPerIndex: GA)
 # A `python` that records its arguments, one per line, and a blank line after each call.
 RECORDER = '#!/bin/sh\nfor arg; do printf "%s\\n" "$arg" >> "$CALLS"; done; echo >> "$CALLS"\n'
+IMAGE = "registry.example/agent-bench:1"
 
 
-def render(tmp_path: Path, *flags: str) -> list[dict[str, Any]]:
+def render(tmp_path: Path, *flags: str, run: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     config = tmp_path / "settings.yaml"
     config.write_text("use_jeff: true\nreps: 3\npresets: [part2, part3]\n")
-    argv = ["submit", "k8s", "--shards", "3", "--image", "registry.example/agent-bench:1", "--config", str(config),
-            "--results", str(tmp_path / "m1"), "--", "--ctx", "8192", *flags]  # fmt: skip
+    argv = ["submit", "k8s", "--shards", "3", "--image", IMAGE, "--config", str(config), "--results",
+            str(tmp_path / "m1"), *flags, "--", "--ctx", "8192", *run]  # fmt: skip
     assert main(argv) == 0
     return list(yaml.safe_load_all((tmp_path / "m1" / "k8s" / "matrix.yaml").read_text()))
 
@@ -34,9 +48,21 @@ def by_kind(documents: list[dict[str, Any]], kind: str, suffix: str = "") -> dic
     return found
 
 
+def pod(documents: list[dict[str, Any]], suffix: str) -> dict[str, Any]:
+    spec: dict[str, Any] = by_kind(documents, "Job", suffix)["spec"]["template"]["spec"]
+    return spec
+
+
+def containers(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    jobs = [d for d in documents if d["kind"] == "Job"]
+    return [c for job in jobs for c in [*job["spec"]["template"]["spec"].get("initContainers", []),
+                                        *job["spec"]["template"]["spec"]["containers"]]]  # fmt: skip
+
+
 def test_the_manifests_validate_against_the_kubernetes_schemas_offline(tmp_path: Path) -> None:
-    documents = render(tmp_path)
-    assert sorted(d["kind"] for d in documents) == ["ConfigMap", "Job", "Job", "PersistentVolumeClaim"]
+    documents = render(tmp_path, "--storage-class", "nfs-rwx")
+    kinds = ["ConfigMap", "Job", "Job", "Job", "PersistentVolumeClaim", "Role", "RoleBinding", "ServiceAccount"]
+    assert sorted(d["kind"] for d in documents) == kinds
     for document in documents:
         assert kubernetes_validate.validate(document, KUBERNETES, strict=True) == KUBERNETES
     broken = by_kind(documents, "Job", "-shards")
@@ -46,19 +72,96 @@ def test_the_manifests_validate_against_the_kubernetes_schemas_offline(tmp_path:
         kubernetes_validate.validate(broken, KUBERNETES, strict=True)
 
 
+def test_as_an_operator_reads_them_every_container_is_pinned_bounded_and_every_job_ends(tmp_path: Path) -> None:
+    documents = render(tmp_path, "--storage-class", "nfs-rwx", "--namespace", "bench")
+    assert {d["metadata"]["namespace"] for d in documents} == {"bench"}
+    for container in containers(documents):
+        assert container["imagePullPolicy"] == "IfNotPresent", container["name"]
+        assert not container["image"].endswith(":latest") and ":" in container["image"].rsplit("/", 1)[-1]
+        for bound in ("requests", "limits"):
+            assert {"cpu", "memory"} <= set(container["resources"][bound]), (container["name"], bound)
+    for job in (d for d in documents if d["kind"] == "Job"):
+        assert job["spec"]["activeDeadlineSeconds"] > 0 and job["spec"]["ttlSecondsAfterFinished"] > 0
+    shards, merge = pod(documents, "-shards"), pod(documents, "-merge")
+    assert shards["automountServiceAccountToken"] is False  # where the model's commands run
+    assert pod(documents, "-models")["automountServiceAccountToken"] is False
+    assert merge["automountServiceAccountToken"] is True and merge["serviceAccountName"] == "m1-merge"
+    assert shards["terminationGracePeriodSeconds"] == GRACE_S
+    assert by_kind(documents, "PersistentVolumeClaim")["spec"]["storageClassName"] == "nfs-rwx"
+    assert "storageClassName" not in by_kind(render(tmp_path / "b"), "PersistentVolumeClaim")["spec"]
+    flint = shards["initContainers"][1]
+    assert flint["resources"]["limits"]["nvidia.com/gpu"] == flint["resources"]["requests"]["nvidia.com/gpu"] == 1
+
+
+def test_the_merge_may_read_the_shards_job_and_list_pods_and_nothing_else(tmp_path: Path) -> None:
+    documents = render(tmp_path)
+    role, binding = by_kind(documents, "Role"), by_kind(documents, "RoleBinding")
+    assert role["rules"] == [
+        {"apiGroups": ["batch"], "resources": ["jobs"], "resourceNames": ["m1-shards"], "verbs": ["get"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
+    ]
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "m1-merge"}
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "m1-merge", "namespace": "default"}]
+    assert by_kind(documents, "ServiceAccount")["metadata"]["name"] == "m1-merge"
+
+
+def test_the_images_default_to_the_ones_this_checkout_builds_and_are_settable(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = tmp_path / "settings.yaml"
+    config.write_text("use_jeff: true\n")
+    argv = ["submit", "k8s", "--shards", "2", "--config", str(config), "--results", str(tmp_path / "m")]
+    assert main([*argv, "--", "--ctx", "4096"]) == 0
+    documents = list(yaml.safe_load_all((tmp_path / "m" / "k8s" / "matrix.yaml").read_text()))
+    shards = pod(documents, "-shards")
+    assert shards["containers"][0]["image"] == bench_image()  # make bench-image's tag
+    assert [c["image"] for c in shards["initContainers"][1:]] == [BenchConfig().llama_image, llama_cpu_image()]
+    given = render(
+        tmp_path / "given", "--flint-image", "r.example/flint:b1", "--jeff-image", "r.example/jeff@sha256:ab"
+    )
+    assert [c["image"] for c in pod(given, "-shards")["initContainers"][1:]] == [
+        "r.example/flint:b1",
+        "r.example/jeff@sha256:ab",
+    ]
+    assert pod(given, "-models")["containers"][0]["image"] == "r.example/jeff@sha256:ab"  # it holds llama-server
+    assert main([*argv, "--jeff-image", "r.example/jeff:latest", "--", "--ctx", "4096"]) == 2
+    assert "--jeff-image r.example/jeff:latest: name a tag of fixed content (or a digest), not latest" in caplog.text
+
+
+def probe_target(probe: dict[str, Any]) -> tuple[str, int]:
+    """Where a probe lands, as the kubelet sends it: an httpGet to the pod's IP unless `host` is set; an exec probe
+    in the container itself (the pod's network), where its URL says."""
+    if "httpGet" in probe:
+        return probe["httpGet"].get("host", "POD_IP"), int(probe["httpGet"]["port"])
+    (url,) = [word for word in probe["exec"]["command"] if word.startswith("http://")]
+    host, port = url.removeprefix("http://").split("/")[0].split(":")
+    return host, int(port)
+
+
+def test_every_probe_reaches_its_server_where_it_listens(tmp_path: Path) -> None:
+    for sidecar in pod(render(tmp_path), "-shards")["initContainers"][1:]:
+        args = sidecar["args"]
+        listening = (args[args.index("--host") + 1], int(args[args.index("--port") + 1]))
+        assert listening == ("127.0.0.1", sidecar["ports"][0]["containerPort"])
+        for kind in ("startupProbe", "livenessProbe"):
+            assert probe_target(sidecar[kind]) == listening, (sidecar["name"], kind)
+    # the probe the manifests had: an httpGet without host goes to the pod's IP, where nothing listens
+    assert probe_target({"httpGet": {"path": "/health", "port": 8080}}) == ("POD_IP", 8080)
+
+
 def test_each_pod_runs_its_shard_with_the_servers_beside_it(tmp_path: Path) -> None:
     documents = render(tmp_path)
     shards = by_kind(documents, "Job", "-shards")
     assert shards["spec"]["completionMode"] == "Indexed" and shards["spec"]["completions"] == 3
-    pod = shards["spec"]["template"]["spec"]
-    flint, jeff = pod["initContainers"]
+    wait, flint, jeff = shards["spec"]["template"]["spec"]["initContainers"]
+    assert wait["name"] == "wait-for-models" and "restartPolicy" not in wait  # runs to its end, first
     assert flint["restartPolicy"] == jeff["restartPolicy"] == "Always"  # sidecars: up before the bench, down after
-    assert flint["resources"]["limits"] == {"nvidia.com/gpu": 1} and "limits" not in jeff["resources"]
+    assert "nvidia.com/gpu" not in jeff["resources"]["limits"]
     assert flint["args"][flint["args"].index("-c") + 1] == "8192"  # the matrix's one window
     assert flint["args"][flint["args"].index("--port") + 1] == "8080"
     assert jeff["args"][jeff["args"].index("--port") + 1] == "8081"
 
-    (bench,) = pod["containers"]
+    (bench,) = shards["spec"]["template"]["spec"]["containers"]
     config_text = by_kind(documents, "ConfigMap")["data"]["bench.yaml"]
     for index in range(3):
         (call,) = run_pod_script(tmp_path / f"pod-{index}", bench["command"], {"JOB_COMPLETION_INDEX": str(index)})
@@ -76,22 +179,121 @@ def test_each_pod_runs_its_shard_with_the_servers_beside_it(tmp_path: Path) -> N
             ["part2", "part3"],
             f"{index + 1}/3",
         )
+        (marker,) = (tmp_path / f"pod-{index}" / "volume" / "m1" / "submissions").glob(f"*/shard{index + 1}.status")
+        assert marker.read_text() == "0\n"  # the bench's exit status, in this submission's folder
 
 
-def test_the_merge_job_merges_the_shards_that_delivered_after_all_are_done(tmp_path: Path) -> None:
+# A `python` that takes its time over a SIGTERM, as the bench does while it writes the row of a run just ended.
+SLOW_TO_STOP = """#!/bin/sh
+trap 'sleep 1; echo "stopped after TERM" >> "$CALLS"; exit 143' TERM
+echo started >> "$CALLS"
+while :; do sleep 0.1; done
+"""
+
+
+def test_the_pods_shell_hands_the_kubelets_sigterm_to_the_bench_and_waits_for_it(tmp_path: Path) -> None:
+    (bench,) = pod(render(tmp_path), "-shards")["containers"]
+    folder = tmp_path / "pod"
+    folder.mkdir()
+    (folder / "python").write_text(SLOW_TO_STOP)
+    (folder / "python").chmod(0o755)
+    script = bench["command"][2].replace("/results/", f"{folder}/volume/")
+    env = os.environ | {"PATH": f"{folder}:{os.environ['PATH']}", "CALLS": str(folder / "calls"),
+                        "JOB_COMPLETION_INDEX": "0"}  # fmt: skip
+    shell = subprocess.Popen(["bash", "-c", script], env=env)
+    while not (folder / "calls").exists():
+        time.sleep(0.02)
+    shell.send_signal(signal.SIGTERM)  # as the kubelet signals the container's PID 1
+    assert shell.wait(timeout=30) == 143
+    assert (folder / "calls").read_text().splitlines() == ["started", "stopped after TERM"]
+    (marker,) = (folder / "volume" / "m1" / "submissions").glob("*/shard1.status")
+    assert marker.read_text() == "143\n"
+
+
+def test_the_merge_job_waits_on_the_shards_job_then_merges_the_shards_that_delivered(tmp_path: Path) -> None:
     documents = render(tmp_path)
-    merge = by_kind(documents, "Job", "-merge")["spec"]["template"]["spec"]["containers"][0]
+    merge = pod(documents, "-merge")["containers"][0]
     volume = tmp_path / "volume"
     matrix = volume / "m1"
-    (matrix / "done").mkdir(parents=True)
-    for index in (1, 2, 3):
-        (matrix / "done" / f"shard{index}.done").touch()
+    matrix.mkdir(parents=True)
     for index in (1, 3):  # shard 2 ended without a file
         (matrix / f"matrix-shard{index}of3.csv").write_text("x\n")
-    calls = run_pod_script(tmp_path / "merge", merge["command"], {}, volume=volume)
-    assert calls[0][:3] == ["-m", "bench", "merge"]
-    assert calls[0][3:5] == [f"{matrix}/matrix-shard1of3.csv", f"{matrix}/matrix-shard3of3.csv"]
-    assert calls[0][calls[0].index("--out") + 1] == f"{matrix}/merged.csv" and "--require-complete" in calls[0]
+    wait, merged = run_pod_script(tmp_path / "merge", merge["command"], {}, volume=volume)  # no merged.csv: no report
+    assert wait[:2] == ["-m", "bench.submit.job_wait"]
+    assert [wait[wait.index(flag) + 1] for flag in ("--job", "--shards", "--namespace")] == [
+        "m1-shards",
+        "3",
+        "default",
+    ]
+    folder = wait[wait.index("--markers") + 1].replace(f"{volume}/", "/results/")
+    assert folder.startswith("/results/m1/submissions/")
+    assert folder in pod(documents, "-shards")["containers"][0]["command"][2]  # where the shards leave their status
+    assert merged[:3] == ["-m", "bench", "merge"]
+    assert merged[3:5] == [f"{matrix}/matrix-shard1of3.csv", f"{matrix}/matrix-shard3of3.csv"]
+    assert merged[merged.index("--out") + 1] == f"{matrix}/merged.csv" and "--require-complete" in merged
+    assert merged[merged.index("--shards") + 1] == "3"
+
+
+def test_a_second_submission_of_the_matrix_has_markers_of_its_own(tmp_path: Path) -> None:
+    first, second = render(tmp_path), render(tmp_path)  # the same matrix into the same folder, submitted again
+    folders = {
+        pod(d, "-merge")["containers"][0]["command"][2].split("--markers ")[1].split()[0] for d in (first, second)
+    }
+    assert len(folders) == 2
+
+
+def test_the_pods_wait_for_the_models_job_and_fail_when_it_did(tmp_path: Path) -> None:
+    plan = Submission(2, str(tmp_path / "m1"), "/config/bench.yaml")
+    folder = tmp_path / "m1" / "submissions" / "s1"
+
+    def wait(deadline_s: int) -> subprocess.CompletedProcess[str]:
+        script = wait_for_models(plan, "s1", IMAGE, deadline_s)["command"][2]
+        return subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
+
+    assert wait(0).returncode == 1 and "not fetched within 0 s" in wait(0).stdout
+    folder.mkdir(parents=True)
+    (folder / "models.failed").write_text("llama-server could not fetch x/y:Q8\n")
+    failed = wait(600)
+    assert failed.returncode == 1 and "the models Job failed: llama-server could not fetch x/y:Q8" in failed.stdout
+    (folder / "models.done").touch()
+    assert wait(600).returncode == 0
+
+
+# A llama-server that records how it was started and serves /health (the scripted server), or exits at once.
+FAKE_SERVER = """#!/bin/sh
+echo "$@" >> "$CALLS"
+case "$2" in bad/*) exit 1 ;; esac
+exec "$PYTHON" -m bench.testing.fake_llama --port "$PORT"
+"""
+
+
+def test_the_models_job_fetches_each_hub_model_once_then_marks_the_submission(tmp_path: Path) -> None:
+    documents = render(tmp_path)
+    (models,) = pod(documents, "-models")["containers"]
+    script = models["command"][2]
+    folder = tmp_path / "job"
+    folder.mkdir()
+    (folder / "llama-server").write_text(FAKE_SERVER)
+    (folder / "llama-server").chmod(0o755)
+    port = free_port()  # the pod's own 8090 is this host's: another free one
+    env = os.environ | {"CALLS": str(folder / "calls"), "PYTHON": sys.executable, "PORT": str(port)}
+
+    def run(text: str) -> subprocess.CompletedProcess[str]:
+        text = text.replace("/opt/llama/llama-server", str(folder / "llama-server")).replace(
+            "/results/", f"{folder}/v/"
+        )
+        text = text.replace(":8090/", f":{port}/")
+        return subprocess.run(["sh", "-c", text], env=env, capture_output=True, text=True, timeout=120)
+
+    assert run(script).returncode == 0
+    calls = (folder / "calls").read_text().splitlines()
+    assert [call.split()[1] for call in calls] == [BenchConfig().flint_hf, BenchConfig().jeff_hf]
+    assert all("-ngl 0 --no-warmup" in call for call in calls)
+    (done,) = (folder / "v" / "m1" / "submissions").glob("*/models.done")
+    bad = run(script.replace(BenchConfig().jeff_hf, "bad/model:Q8"))
+    assert bad.returncode == 1
+    (failed,) = (folder / "v" / "m1" / "submissions").glob("*/models.failed")
+    assert "could not fetch bad/model:Q8" in failed.read_text()
 
 
 def test_a_matrix_of_several_windows_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -118,3 +320,51 @@ def run_pod_script(
     environment = os.environ | env | {"PATH": f"{folder}:{os.environ['PATH']}", "CALLS": str(calls)}
     subprocess.run(["bash", "-c", script], env=environment, capture_output=True, timeout=60)
     return [block.splitlines() for block in calls.read_text().split("\n\n") if block.strip()]
+
+
+# The fields the Docker play reads and acts on (tests/integration/test_k8s_pods.py, bench/testing/kubelet.py): the
+# objects' structure, the ConfigMap's files, each container's image, command, args, env and mounts, the init
+# containers in order, a sidecar's restartPolicy, its probes and their timings; the main container run once.
+PLAYED = {
+    "apiVersion", "kind", "metadata", "name", "spec", "template", "data", "containers", "initContainers", "image",
+    "command", "args", "env", "value", "volumeMounts", "mountPath", "subPath", "readOnly", "volumes", "configMap",
+    "persistentVolumeClaim", "claimName", "restartPolicy", "startupProbe", "livenessProbe", "exec", "periodSeconds",
+    "timeoutSeconds", "failureThreshold",
+}  # fmt: skip
+
+
+def untested_paragraph() -> str:
+    """docs/running.md's list of what neither a cluster nor the play ran."""
+    text = (Path(__file__).parents[3] / "docs" / "running.md").read_text()
+    start = text.index("**No Kubernetes cluster ran these manifests.**")
+    return text[start : text.index("\n\n", start)]
+
+
+# The objects the play does not make at all (a host folder stands for the claim, the stand-in API takes no token).
+UNPLAYED_KINDS = {"PersistentVolumeClaim", "ServiceAccount", "Role", "RoleBinding"}
+
+
+def unlisted(value: Any, kind: str, listed: set[str]) -> set[str]:
+    """The field names below `value` that the play does not exercise and the docs do not list (nor their parent)."""
+    if isinstance(value, list):
+        return {name for item in value for name in unlisted(item, kind, listed)}
+    if not isinstance(value, dict):
+        return set()
+    found = set()
+    for name, child in value.items():
+        if name in listed or name == "data":  # data: the ConfigMap's file names, each written out by the play
+            continue
+        if name not in PLAYED:
+            found.add(f"{kind}: {name}")
+        found |= unlisted(child, kind, listed)
+    return found
+
+
+def test_every_field_the_play_does_not_exercise_is_listed_as_untested_in_the_docs(tmp_path: Path) -> None:
+    paragraph = untested_paragraph()
+    listed = {quoted.split(":")[0].split(".")[-1] for quoted in re.findall(r"`([^`]+)`", paragraph)}
+    assert set(re.findall(r"[A-Za-z]+", paragraph)) >= UNPLAYED_KINDS  # each named as a whole
+    documents = [d for d in render(tmp_path, "--storage-class", "nfs-rwx") if d["kind"] not in UNPLAYED_KINDS]
+    assert {name for d in documents for name in unlisted(d, d["kind"], listed)} == set()
+    listed.discard("backoffLimitPerIndex")  # the check can fail: a field dropped from the list is named
+    assert unlisted(by_kind(documents, "Job", "-shards"), "Job", listed) == {"Job: backoffLimitPerIndex"}

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.submit.plan import Submission
+from bench.cli import main
+from bench.config import load_config
+from bench.submit.plan import GRACE_S, Submission
 from bench.submit.slurm import SlurmOptions, merge_script, shards_script
 
 PLAN = Submission(3, "/data/matrix", "/data/matrix/bench.yaml", python="/opt/venv/bin/python")
@@ -66,3 +68,29 @@ def test_with_gpus_each_task_pins_the_bench_to_the_card_slurm_gave_it() -> None:
                                env={"CUDA_VISIBLE_DEVICES": visible}, check=True)  # fmt: skip
         assert shown.stdout.strip() == device
     assert "GPU_DEVICE" not in shards_script(PLAN, SlurmOptions())  # no GPUs asked for: the settings' own card
+
+
+def test_before_its_time_limit_the_bench_alone_gets_sigterm_with_time_to_write_its_row() -> None:
+    assert f"#SBATCH --signal=B:TERM@{GRACE_S}" in shards_script(PLAN, SlurmOptions())
+
+
+def test_shards_that_share_one_external_server_run_one_task_at_a_time() -> None:
+    assert "#SBATCH --array=1-3%1" in shards_script(PLAN, SlurmOptions(serial=True))
+    assert "#SBATCH --array=1-3\n" in shards_script(PLAN, SlurmOptions())
+
+
+def test_two_shards_against_one_external_server_are_refused_or_shared_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no sbatch: the submission stops after the settings
+    config = tmp_path / "settings.yaml"
+    config.write_text("use_jeff: false\n")
+    run = ["--", "--servers", "external", "--flint-url", "http://127.0.0.1:9", "--ctx", "4096"]
+    argv = ["submit", "slurm", "--shards", "2", "--config", str(config), "--results", str(tmp_path / "m")]
+    assert main([*argv, *run]) == 2
+    assert "--shards 2 against one external Flint (http://127.0.0.1:9)" in caplog.text
+    assert not (tmp_path / "m").exists()
+    assert main([*argv, "--share-servers", *run]) == 2  # sbatch not found, once the matrix is written
+    assert load_config(tmp_path / "m" / "bench.yaml", {}).servers_shared is True  # each row will say so
+    assert main([*argv[:3], "1", *argv[4:6], "--results", str(tmp_path / "one"), *run]) == 2  # one shard: its own
+    assert load_config(tmp_path / "one" / "bench.yaml", {}).servers_shared is False

@@ -11,7 +11,16 @@ import pytest
 
 import bench.testing
 
-MODULES = ["fake_llama", "fake_model", "fake_pynvml", "hub_standin", "host_targets", "slurm_cluster", "fakes"]
+MODULES = [
+    "fake_llama",
+    "fake_model",
+    "fake_pynvml",
+    "hub_standin",
+    "host_targets",
+    "slurm_cluster",
+    "kubelet",
+    "fakes",
+]
 
 
 @pytest.mark.parametrize("name", bench.testing.__all__)

@@ -1,0 +1,80 @@
+"""Servers that come back: an external or compose server that stops answering is waited for, not written off.
+
+A kubelet restarting a crashed sidecar, a supervisor restarting a shared server, Docker restarting a container:
+for a while the server refuses connections, or answers 503 while its model loads. Booking every queued run
+infra_error meanwhile would empty a whole shard in a second. So the servers of a kind that something else brings
+back (bench.servers.kinds.Kind.waited_for) are waited for: /health polled with back-off for at most server_wait_s.
+Once every server answers (and still serves the window it served), the run the outage cut short runs again (at
+most RERUNS times; the attempt's folder stays, as `<run_id>.interrupted`, and the new row's `error` says it is a
+re-run). Only when the wait runs out is the run booked infra_error: compose servers are then started again; external
+ones cannot be, so the bench stops in one line, every row kept, the rest of the plan left to --resume (and listed
+missing by bench merge). Embedded servers are restarted at once, as before.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from bench.errors import ServerStartError
+from bench.llama.api import is_healthy
+from bench.servers.base import Endpoints, check_windows
+from bench.servers.kinds import Kind
+
+FIRST_POLL_S, MAX_POLL_S = 0.5, 5.0  # /health polled after 0.5 s, then 1, 2, 4, 5, 5, ... s
+RERUNS = 1  # how often one planned run runs again after an outage cut it short
+log = logging.getLogger(__name__)
+
+
+def wait_for_health(
+    urls: Sequence[str],
+    budget_s: float,
+    healthy: Callable[[str], bool] = is_healthy,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> float | None:
+    """The seconds until every URL answered /health again, polled with back-off; None when `budget_s` ran out."""
+    start, delay = clock(), FIRST_POLL_S
+    while True:
+        if all(healthy(url) for url in urls):
+            return round(clock() - start, 1)
+        left = budget_s - (clock() - start)
+        if left <= 0:
+            return None
+        sleep(min(delay, left))
+        delay = min(delay * 2, MAX_POLL_S)
+
+
+@dataclass(frozen=True)
+class Outages:
+    """How one bench meets servers that stopped answering: its server kind, server_wait_s, and Jeff's window."""
+
+    kind: Kind
+    budget_s: float
+    jeff_ctx: int
+
+    @property
+    def waits(self) -> bool:
+        return self.kind.waited_for and self.budget_s > 0
+
+    def wait(self, endpoints: Endpoints, why: str) -> tuple[Endpoints, float] | None:
+        """The servers of `endpoints` once they answer again, their /props read anew (a server that came back with
+        another window is refused in one line), and the seconds it took; None when they did not within the budget."""
+        log.warning("%s: waiting up to %g s (server_wait_s) for the servers to answer again", why, self.budget_s)
+        seconds = wait_for_health(endpoints.urls, self.budget_s)
+        if seconds is None:
+            return None
+        flint, jeff = check_windows(endpoints.flint_url, endpoints.ctx, endpoints.jeff_url, self.jeff_ctx)
+        log.warning("the servers answer again after %.1f s", seconds)
+        return replace(endpoints, flint=flint.props, jeff=jeff.props if jeff else None), seconds
+
+    def give_up(self, why: str) -> None:
+        """After a wait that ran out: the bench starts the servers again where it can; else it stops, in one line."""
+        if not self.kind.restarts:
+            raise ServerStartError(
+                f"{why}, and the servers did not answer /health again within server_wait_s={self.budget_s:g}: the "
+                "bench stops here, its rows kept; bring them back, then run it again with --resume"
+            )
+        log.warning("the servers did not answer again within server_wait_s=%g s: starting them again", self.budget_s)

@@ -1,0 +1,136 @@
+"""The containers of `bench submit k8s`'s pods: Flint and Jeff as sidecars of each shard's bench, the bench itself,
+the wait for the models, and what every container gets (an explicit pull policy, requests and limits).
+
+A server's command line is made in one place, `server_args`, as the bench starts its own servers (its flags, a slot
+save path so that it can empty the prompt cache); flags of a role's own are added there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bench.config import BenchConfig
+from bench.llama.process import BENCH_FLAGS, GPU_FLAGS
+from bench.submit.plan import Submission, shell_line
+
+FLINT_PORT, JEFF_PORT = 8080, 8081
+CACHE_DIR = "/cache"  # the volume's model-cache folder, in the servers' containers
+VOLUME_ROOT = "/results"
+CONFIG_DIR = "/config"
+# Images are tagged by their content (bench/submit/image.py, bench/llama/cuda_image.py, cpu_image.py): a tag never
+# names other bytes, so a node pulls it once. (A `:latest` image would default to Always.)
+PULL_POLICY = "IfNotPresent"
+# What each container asks for and may use. Flint's host memory holds the model's mapped file beside the GPU's copy.
+RESOURCES: dict[str, dict[str, dict[str, Any]]] = {
+    "flint": {"requests": {"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": 1},
+              "limits": {"cpu": "4", "memory": "24Gi", "nvidia.com/gpu": 1}},
+    "jeff": {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"cpu": "2", "memory": "4Gi"}},
+    "bench": {"requests": {"cpu": "2", "memory": "4Gi"}, "limits": {"cpu": "4", "memory": "8Gi"}},
+    "wait-for-models": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"cpu": "100m", "memory": "64Mi"}},
+    "merge": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "4Gi"}},
+    "models": {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"cpu": "4", "memory": "16Gi"}},
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Images:
+    bench: str  # an image of this checkout where `python -m bench` runs (make bench-image)
+    flint: str  # llama-server with CUDA (make gpu-image: llama_image)
+    jeff: str  # llama-server for the CPU (make bench-image builds it too)
+
+
+def markers(plan: Submission, submission: str) -> str:
+    """The folder of one submission's markers on the volume: a resubmission of the matrix never reads another's."""
+    return f"{plan.results}/submissions/{submission}"
+
+
+def server_args(settings: BenchConfig, role: str, port: int) -> list[str]:
+    """llama-server's flags for `role`, as the bench starts its own servers: the one place a role's flags are made."""
+    ctx = min(settings.ctx) if role == "flint" else settings.jeff_ctx  # Flint's one window (k8s.pod_settings)
+    model = settings.flint_model if role == "flint" else settings.jeff_model
+    hub = settings.flint_hf if role == "flint" else settings.jeff_hf
+    args = ["-m", f"{CACHE_DIR}/{model}"] if model else ["-hf", hub]  # a file of the volume's model-cache folder
+    args += ["-c", str(ctx), "--host", "127.0.0.1", "--port", str(port), *BENCH_FLAGS, "--slot-save-path", "/tmp"]
+    return args + (GPU_FLAGS if role == "flint" else ["--reasoning", "off"])
+
+
+def health_probe(port: int, period_s: int, failures: int, timeout_s: int) -> dict[str, Any]:
+    # An exec probe, because the servers listen on 127.0.0.1 alone (no other pod reaches the GPU's server or its
+    # slots): an httpGet probe goes to the pod IP, where nothing listens, and `host: 127.0.0.1` is the node's own
+    # loopback. exec runs in the container, whose network is the pod's, so curl reaches the server as the bench
+    # does; both llama-server images carry curl for their HEALTHCHECK.
+    check = ["curl", "-fsS", "-o", "/dev/null", "--max-time", str(timeout_s), f"http://127.0.0.1:{port}/health"]
+    return {"exec": {"command": check}, "periodSeconds": period_s, "timeoutSeconds": timeout_s,
+            "failureThreshold": failures}  # fmt: skip
+
+
+def server(settings: BenchConfig, role: str, image: str) -> dict[str, Any]:
+    """A sidecar (an init container that keeps running: the bench starts once its startup probe passes, and the
+    kubelet restarts it whenever it exits or stops answering, which the bench waits out: bench/run/server_return.py)."""
+    port = FLINT_PORT if role == "flint" else JEFF_PORT
+    return {
+        "name": role,
+        "image": image,
+        "imagePullPolicy": PULL_POLICY,
+        "args": server_args(settings, role, port),
+        "restartPolicy": "Always",
+        "env": [{"name": "LLAMA_CACHE", "value": CACHE_DIR}, {"name": "LLAMA_ARG_OFFLINE", "value": "1"}],
+        "ports": [{"containerPort": port}],
+        "startupProbe": health_probe(port, 5, int(settings.server_start_timeout_s // 5) + 1, 3),
+        # a server silent for a minute is restarted: long prompts do not stop /health, which has a thread of its own
+        "livenessProbe": health_probe(port, 10, 6, 5),
+        "resources": RESOURCES[role],
+        "volumeMounts": [{"name": "results", "mountPath": CACHE_DIR, "subPath": "model-cache"}],
+    }
+
+
+def bench_container(name: str, image: str, script: str, env: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    container = {
+        "name": name,
+        "image": image,
+        "imagePullPolicy": PULL_POLICY,
+        "command": ["bash", "-c", script],
+        "resources": RESOURCES[name],
+        "volumeMounts": [
+            {"name": "results", "mountPath": VOLUME_ROOT},
+            {"name": "config", "mountPath": CONFIG_DIR, "readOnly": True},
+        ],
+    }
+    return container | ({"env": env} if env else {})
+
+
+def wait_for_models(plan: Submission, submission: str, image: str, deadline_s: int) -> dict[str, Any]:
+    """The pod's first init container: the servers start once the models Job has fetched the models; the pod fails
+    (its shard named missing by the merge) when that Job failed, or did not finish within its deadline."""
+    folder = markers(plan, submission)
+    done, failed = shell_line([f"{folder}/models.done"]), shell_line([f"{folder}/models.failed"])
+    script = "\n".join([
+        f"for _ in $(seq {deadline_s // 10}); do",
+        f"  [ -f {done} ] && exit 0",
+        f'  if [ -f {failed} ]; then echo "the models Job failed: $(cat {failed})"; exit 1; fi',
+        "  sleep 10",
+        "done",
+        f'echo "the models were not fetched within {deadline_s} s: see the models Job"; exit 1',
+    ])  # fmt: skip
+    return bench_container("wait-for-models", image, script)
+
+
+def shard_command(plan: Submission, submission: str) -> str:
+    """The shell of pod JOB_COMPLETION_INDEX: shard index+1 of N, its exit status left as a marker of this
+    submission. The shell is the container's PID 1, which a SIGTERM would not stop: it hands the kubelet's SIGTERM to
+    the bench, which writes the row of a run that has just ended within terminationGracePeriodSeconds."""
+    folder, shard = markers(plan, submission), '"$((JOB_COMPLETION_INDEX + 1))"'
+    marker = shell_line([f"{folder}/shard"]) + f"{shard}.status"
+    return "\n".join([
+        "set -u",
+        f"mkdir -p {shell_line([folder])}",
+        'bench=""',
+        """trap '[ -n "$bench" ] && kill -TERM "$bench" 2>/dev/null' TERM""",
+        f"{shell_line(plan.run_argv(shard))} &",
+        "bench=$!",
+        'status=0; wait "$bench" || status=$?',
+        'while kill -0 "$bench" 2>/dev/null; do status=0; wait "$bench" || status=$?; done  # a TERM ends `wait` early',
+        f'echo "$status" > {marker}',
+        'exit "$status"',
+    ])  # fmt: skip

@@ -1,0 +1,63 @@
+"""A real SIGTERM to a `python -m bench run` process (bench/run/finishing.py): one that lands after the run's agent
+has ended, while the run is graded and its row written, waits for the row, then the bench exits 143 with the run
+kept; one that lands while the agent runs cuts the run short at once, as before (no row, its folder marked)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from bench.results.append import read_rows
+from bench.testing import fake_llama
+
+pytestmark = pytest.mark.processes  # a bench, its agent and the grading's pytest as child processes
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def bench(tmp_path: Path, flint: fake_llama.FakeLlama) -> subprocess.Popen[str]:
+    settings = tmp_path / "bench.yaml"
+    settings.write_text("use_jeff: false\nagent_retries: 0\n")
+    argv = [sys.executable, "-m", "bench", "run", "--config", str(settings), "--servers", "external", "--flint-url",
+            flint.url, "--sandbox", "local", "--fixtures", "todo_repo", "--presets", "part2", "--ctx", "4096",
+            "--max-steps", "2", "--out", str(tmp_path / "results.csv")]  # fmt: skip
+    return subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def terminate_when(process: subprocess.Popen[str], ready: Callable[[], bool], timeout_s: float = 120) -> str:
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()[0][-3000:]
+        time.sleep(0.02)
+    process.send_signal(signal.SIGTERM)
+    output, _ = process.communicate(timeout=120)
+    return output
+
+
+def test_a_sigterm_after_the_agent_ended_lets_the_row_be_written_then_exits_143(tmp_path: Path) -> None:
+    with fake_llama.FakeLlama([fake_llama.prose("Done.")]) as flint:
+        process = bench(tmp_path, flint)
+        runs = tmp_path / "runs"
+        # the run's trace is kept in its folder once the agent has exited; grading and the row come after
+        output = terminate_when(process, lambda: runs.is_dir() and any(runs.glob("*/events.jsonl")))
+    assert process.returncode == 143, output[-3000:]
+    (row,) = read_rows(tmp_path / "results.csv")
+    assert row["stop_reason"] == "done" and row["hidden_total"] == "6", row  # graded, and kept
+    assert (runs / row["run_id"]).is_dir() and not list(runs.glob("*.interrupted"))
+    assert "once the row of the run that had ended was written" in output
+
+
+def test_a_sigterm_while_the_agent_runs_cuts_the_run_short_at_once(tmp_path: Path) -> None:
+    with fake_llama.FakeLlama([{**fake_llama.prose("Done."), "delay": 30.0}]) as flint:
+        process = bench(tmp_path, flint)
+        started = time.monotonic()
+        output = terminate_when(process, lambda: bool(flint.requests))  # the agent waits for its first answer
+    assert process.returncode == 143, output[-3000:]
+    assert time.monotonic() - started < 25  # not after the answer's 30 s
+    assert not (tmp_path / "results.csv").exists() or read_rows(tmp_path / "results.csv") == []
+    assert len(list((tmp_path / "runs").glob("*.interrupted"))) == 1
