@@ -35,6 +35,10 @@ from bench.score.tests_added import count_tests_added, is_test_file
 PLANTED_NAMES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py"})
 PACKAGE_FILE = "__init__.py"  # a new one in a test folder is run by pytest before any test: planted too
 JUNIT_NAMES = ("junit.xml", "junit-visible.xml")  # the run folder's copies of each session's report, in order
+SHADOW_NOTES = {  # what is true of a repository file named like a standard module, per grading style
+    "program": "the program run from the repository may import them; the grading pytest never does",
+    "library": "imports by those names get the real modules, in the tests' process and in the code's",
+}
 
 
 @dataclass
@@ -167,7 +171,7 @@ def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, score: 
     hidden = fx.hidden_tests
     ambiguous, shadows = shadowing(copy)
     if shadows:
-        score.note(f"files named like standard or pytest modules, never imported in grading: {', '.join(shadows)}")
+        score.note(f"files named like standard or pytest modules ({SHADOW_NOTES[fx.grading]}): {', '.join(shadows)}")
     if ambiguous:
         score.grading_tampered = True
         score.note(f"grading tampered: {ambiguous}; the hidden and visible counts are void")
@@ -186,6 +190,8 @@ def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, score: 
         if judged.outcomes is None:
             score.note(judged.problem or "a grading session gave no report")
             return
+        for note in judged.notes:
+            score.note(note)
         outcomes.update(judged.outcomes)
     score.outcomes = outcomes
     score.hidden_passed, hidden_seen, hidden_broken = count(outcomes, hidden)

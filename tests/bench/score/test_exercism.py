@@ -27,9 +27,15 @@ from bench.testing.fake_llama import FakeLlama
 from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
 
 EXERCISES = Path(__file__).parent / "data" / "exercism"
-IMPORTABLE = {"grade-bands", "order-totals", "tally-counter", "word-stats"}
+IMPORTABLE = {"bike-rental", "grade-bands", "order-totals", "tally-counter", "word-stats"}
 # What each exercise's tests give, run by plain pytest on the stub and the example: the counts imported must match.
-COUNTS = {"grade_bands": (4, 0), "order_totals": (4, 0), "tally_counter": (7, 0), "word_stats": (6, 1)}
+COUNTS = {
+    "bike_rental": (6, 1),
+    "grade_bands": (4, 0),
+    "order_totals": (4, 0),
+    "tally_counter": (7, 0),
+    "word_stats": (6, 1),
+}
 
 
 @pytest.fixture(scope="module")
