@@ -37,8 +37,15 @@ PLUGIN_PACKAGE = "bench_grading"  # the bench's modules in a judged session, as 
 WITNESS_MODULE = f"{PLUGIN_PACKAGE}.witness"
 PLUGIN_MODULES = {"witness": "witness_plugin", "landlock": "landlock", "crossing": "crossing", "proxies": "proxies",
                   "handles": "handles", "standin": "standin", "subject": "subject"}  # fmt: skip
-JUDGED_ARGS = ["-p", "no:cacheprovider", "--noconftest", "--import-mode=append", "-p", WITNESS_MODULE,
-               "--continue-on-collection-errors", "-q"]  # fmt: skip
+# The witness is handed to pytest.main as a plugin object by the session's start-up (bench/score/supervisor.py).
+JUDGED_ARGS = [
+    "-p",
+    "no:cacheprovider",
+    "--noconftest",
+    "--import-mode=append",
+    "--continue-on-collection-errors",
+    "-q",
+]
 
 
 def plugin_files() -> dict[str, str]:

@@ -63,6 +63,7 @@ class Boundary:
         self.writer: Any = None
         self.reader: Any = None
         self.sent: dict[str, Any] = {"argv": list(sys.argv)}  # pytest's own argv is not the code's business
+        self.environment: dict[Any, Any] = {}
         self.hello: dict[str, Any] = {}
         self.refused: dict[str, list[str]] = {}
         self.gone: str | None = None
@@ -101,6 +102,8 @@ class Boundary:
             raise CodeGone(self.gone)
         if self.process is None:
             self.start()
+        if not self.hello:
+            self.greeted()
         changed = self.context()
         if changed:
             message["context"] = changed
@@ -121,14 +124,20 @@ class Boundary:
         return reply
 
     def context(self) -> dict[str, Any]:
-        env = {k: v for k, v in os.environ.items() if k not in HIDDEN_FROM_THE_CODE}
-        now: dict[str, Any] = {"cwd": os.getcwd(), "argv": list(sys.argv), "env": env}
+        now: dict[str, Any] = {"cwd": os.getcwd(), "argv": list(sys.argv)}
+        raw = getattr(os.environ, "_data", None)  # its bytes, compared at C speed: decoding every request cost most
+        snapshot = dict(raw) if isinstance(raw, dict) else dict(os.environ)
+        snapshot.pop(b"PYTEST_CURRENT_TEST", None)
+        if snapshot != self.environment:
+            self.environment = snapshot
+            now["env"] = {k: v for k, v in os.environ.items() if k not in HIDDEN_FROM_THE_CODE}
         changed = {key: value for key, value in now.items() if self.sent.get(key) != value}
         self.sent.update(changed)
         return changed
 
     def start(self) -> None:
-        """The code's process, confined before it imports anything of the agent's; its first line says how."""
+        """The code's process, started with the session (its start-up overlaps pytest's), confined before it imports
+        anything of the agent's; its first line, read at the first request, says how."""
         to_code, from_judge = os.pipe()
         from_code, to_judge = os.pipe()
         command = [sys.executable, "-I", "-B", "-c", CHILD_BOOT, str(to_code), str(to_judge)]
@@ -141,7 +150,12 @@ class Boundary:
         os.close(to_judge)
         self.writer, self.reader = os.fdopen(from_judge, "wb"), os.fdopen(from_code, "rb")
         crossing.write_message(self.writer, {"sources": self.sources, "settings": self.settings})
-        first = crossing.read_message(self.reader)
+
+    def greeted(self) -> None:
+        try:
+            first = crossing.read_message(self.reader)
+        except (OSError, crossing.ProtocolError):
+            first = None
         if first is None or not isinstance(first.get("hello"), dict):
             self.gone = "the code under test's process did not start"
             raise CodeGone(self.gone)
@@ -158,7 +172,7 @@ class Boundary:
 
     def report(self) -> dict[str, Any]:
         """For the witness's last record: whether the code's process ran, confined or why not, what was refused."""
-        started = self.process is not None
+        started = bool(self.hello)
         return {"started": started, "confined": self.hello.get("confined"), "why": self.hello.get("why"),
                 "refused": self.refused, "gone": self.gone}  # fmt: skip
 
@@ -223,4 +237,5 @@ def install() -> Boundary:
     BOUNDARY = Boundary(settings, sources)
     system_path = [p for p in sys.path if os.path.realpath(p) != os.path.realpath(here.parent)]
     sys.meta_path.insert(0, Finder(BOUNDARY, system_path))
+    BOUNDARY.start()
     return BOUNDARY

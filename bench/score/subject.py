@@ -63,6 +63,7 @@ class Handles:
     def __init__(self) -> None:
         self.objects: dict[int, Any] = {}
         self.numbers: dict[int, int] = {}
+        self.classes: dict[int, dict[str, Any]] = {}  # a class's description, made once: most objects share one
 
     def number(self, value: Any) -> int:
         found = self.numbers.get(id(value))
@@ -74,6 +75,8 @@ class Handles:
     def describe(self, value: Any) -> dict[str, Any]:
         if isinstance(value, BaseException):
             return self.exception(value)
+        if isinstance(value, type) and id(value) in self.classes:
+            return self.classes[id(value)]
         described: dict[str, Any] = {"t": "handle", "id": self.number(value)}
         system = crossing.system_name(value)
         if system:
@@ -87,6 +90,7 @@ class Handles:
             described["bases"] = [self.describe(base) for base in value.__bases__ if base is not object]
             described["exception"] = issubclass(value, BaseException)
             described["plain"] = issubclass(value, PLAIN_BASES)
+            self.classes[id(value)] = described
         else:
             routine = inspect.isroutine(value)
             described.update(
