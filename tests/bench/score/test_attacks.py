@@ -24,7 +24,7 @@ from test_grading import agent_diff
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.score.exercism import import_all
 from bench.score.graders import Grader, LocalGrader
-from bench.score.grading import Score, score_diff
+from bench.score.grading import Score, score_diff_times
 
 DATA = Path(__file__).parent / "data"
 TWIN_AWARE_PLUGIN = (DATA / "attacks/twin_aware_plugin.py").read_text()
@@ -136,8 +136,8 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def grade_times(fx: Fixture, tmp_path: Path, grader: Grader, edit: Callable[[Path], None], times: int) -> list[Score]:
-    diff = agent_diff(fx, tmp_path, edit)
-    return [score_diff(fx, diff, grader, tmp_path / f"work-{i}", timeout_s=180) for i in range(times)]
+    """`times` gradings of the same work, each with canaries of its own, in one run of the grader."""
+    return score_diff_times(fx, agent_diff(fx, tmp_path, edit), grader, tmp_path / "work", times, timeout_s=120)
 
 
 def appended(module: str, code: str) -> Callable[[Path], None]:
