@@ -193,6 +193,11 @@ def grader_for(engine: Engine | None) -> Grader:
 
 def make_grader(requested: str) -> Grader:
     """`bench score --sandbox KIND`: the grader of that sandbox kind (`auto` as bench run chooses it)."""
+    return choose_grader(requested)[0]
+
+
+def choose_grader(requested: str) -> tuple[Grader, str, str]:
+    """The grader of sandbox kind `requested` (`auto` as bench run chooses it), the kind and why it was chosen."""
     from bench.config import BenchConfig
     from bench.containers.engine import docker_or_none
     from bench.containers.names import BenchNames
@@ -200,5 +205,6 @@ def make_grader(requested: str) -> Grader:
     from bench.sandbox.kinds import choose_sandbox, make_sandboxes  # sandbox kinds load only when one is used
 
     docker = docker_or_none() if requested in ("auto", "docker") else None
-    kind = choose_sandbox(requested, docker).kind
-    return grader_for(make_sandboxes(kind, BenchConfig(), BenchNames(new_instance_id()), docker=docker).engine)
+    choice = choose_sandbox(requested, docker)
+    engine = make_sandboxes(choice.kind, BenchConfig(), BenchNames(new_instance_id()), docker=docker).engine
+    return grader_for(engine), choice.kind, choice.reason

@@ -122,7 +122,8 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The exercism-style exercises imported, and the program-style todo_here, under a fixtures root of their own."""
     into = tmp_path_factory.mktemp("attacks-root")
     names = ["grade-bands", "order-totals", "bike-rental"]
-    imported, refused = import_all([DATA / "exercism" / name for name in names], into, 0.0, 20, force=False)
+    sources = [DATA / "exercism" / name for name in names]
+    imported, refused = import_all(sources, into, 0.0, 20, force=False, grader=LocalGrader())
     assert not refused and len(imported) == 3
     todo = load_fixture("todo_repo")
     for name, tests in VARIANTS.items():
