@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,7 @@ class Boundary:
         self.refused: dict[str, list[str]] = {}
         self.gone: str | None = None
         self.output = os.dup(2)  # the session's own stderr, before pytest captures it: the process's fds 1 and 2
+        self.turn = threading.Lock()  # one request at a time on the pipe, whatever threads the tests start
 
     def request(self, op: str, target: Any = None, **fields: Any) -> Any:
         message: dict[str, Any] = {"op": op}
@@ -98,6 +100,10 @@ class Boundary:
         return decode_reply(self.stand, data)
 
     def exchange(self, message: dict[str, Any]) -> dict[str, Any]:
+        with self.turn:
+            return self._exchange(message)
+
+    def _exchange(self, message: dict[str, Any]) -> dict[str, Any]:
         if self.gone:
             raise CodeGone(self.gone)
         if self.process is None:
