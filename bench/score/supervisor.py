@@ -140,11 +140,6 @@ def kill_left_over(pgid: int, kill_all: bool) -> None:
             os.kill(-1, signal.SIGKILL)
 
 
-def _channels(decoys: int) -> tuple[tuple[int, int], list[tuple[int, int]]]:
-    witness = os.pipe()
-    return witness, [os.pipe() for _ in range(decoys)]
-
-
 def prepare(run: dict[str, Any], folder: str, source: str) -> tuple[list[str], str, dict[str, str], str]:
     """The session's folders made: its pytest arguments, current folder, environment additions and junit XML path."""
     if run.get("style", "plain") == "plain":
@@ -172,24 +167,47 @@ def prepare(run: dict[str, Any], folder: str, source: str) -> tuple[list[str], s
 def run_session(run: dict[str, Any], folder: str, deadline: float, spec: dict[str, Any]) -> dict[str, Any]:
     """One pytest session in `folder`, to its end or the deadline; its report."""
     args, cwd, extra, junit_at = prepare(run, folder, spec["source"])
-    command = [sys.executable, "-I", "-B", "-c", BOOT, *args]
-    (witness_r, witness_w), decoys = _channels(int(spec.get("decoys", 4)))
+    (witness_r, witness_w), decoys = os.pipe(), [os.pipe() for _ in range(int(spec.get("decoys", 4)))]
     writers = [witness_w, *(w for _, w in decoys)]
     env = {**os.environ, **extra}
     env[WITNESS_FD_VARIABLE] = str(witness_w)
     env[DECOY_FDS_VARIABLE] = ",".join(str(w) for _, w in decoys)
     proc = subprocess.Popen(
-        command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        pass_fds=writers, start_new_session=True,
+        [sys.executable, "-I", "-B", "-c", BOOT, *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=writers, start_new_session=True,
     )  # fmt: skip
     for fd in writers:
         os.close(fd)
+    output, witness, decoy_bytes, timed_out = _collect(proc, witness_r, [r for r, _ in decoys], deadline, spec)
+    code = proc.wait()
+    kill_left_over(proc.pid, spec.get("kill_all", False))
+    problem = None
+    if len(witness) > WITNESS_LIMIT:
+        problem = f"the witness channel carried more than {WITNESS_LIMIT} bytes"
+    elif decoy_bytes:
+        problem = f"{decoy_bytes} bytes arrived on the witness's decoy channels, which only a forger writes to"
+    junit = read_report(*os.path.split(junit_at)) if junit_at and not timed_out else None
+    return {
+        "exit_code": None if timed_out else code,
+        "timed_out": timed_out,
+        "output": output.text(),
+        "witness": witness.decode(errors="replace"),
+        "witness_problem": problem,
+        "junit": junit,
+    }
+
+
+def _collect(
+    proc: subprocess.Popen[bytes], witness_r: int, decoys: list[int], deadline: float, spec: dict[str, Any]
+) -> tuple[Kept, bytearray, int, bool]:
+    """pytest's output, the witness's bytes and how many arrived on decoys, read until every pipe closes (or a while
+    after pytest ends), killing the session at the deadline; whether it timed out. Closes the read ends."""
     assert proc.stdout is not None
     output, witness, decoy_bytes = Kept(OUTPUT_LIMIT), bytearray(), 0
     selector = selectors.DefaultSelector()
     selector.register(proc.stdout.fileno(), selectors.EVENT_READ, "output")
     selector.register(witness_r, selectors.EVENT_READ, "witness")
-    for read_end, _ in decoys:
+    for read_end in decoys:
         selector.register(read_end, selectors.EVENT_READ, "decoy")
     timed_out, ended_at = False, None
     while selector.get_map():
@@ -214,25 +232,10 @@ def run_session(run: dict[str, Any], folder: str, deadline: float, spec: dict[st
             else:
                 decoy_bytes += len(data)
     selector.close()
-    for fd in [witness_r, *(r for r, _ in decoys)]:
+    for fd in [witness_r, *decoys]:
         os.close(fd)
     proc.stdout.close()
-    code = proc.wait()
-    kill_left_over(proc.pid, spec.get("kill_all", False))
-    problem = None
-    if len(witness) > WITNESS_LIMIT:
-        problem = f"the witness channel carried more than {WITNESS_LIMIT} bytes"
-    elif decoy_bytes:
-        problem = f"{decoy_bytes} bytes arrived on the witness's decoy channels, which only a forger writes to"
-    junit = read_report(*os.path.split(junit_at)) if junit_at and not timed_out else None
-    return {
-        "exit_code": None if timed_out else code,
-        "timed_out": timed_out,
-        "output": output.text(),
-        "witness": witness.decode(errors="replace"),
-        "witness_problem": problem,
-        "junit": junit,
-    }
+    return output, witness, decoy_bytes, timed_out
 
 
 def _remove(path: str) -> None:
