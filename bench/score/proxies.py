@@ -18,7 +18,7 @@ import operator
 import types
 from typing import Any
 
-from .crossing import CannotCross
+from .crossing import CannotCross, encode
 
 FORWARDED_DUNDERS = frozenset({"__all__", "__version__", "__members__", "__name__", "__qualname__", "__doc__"})
 
@@ -85,15 +85,22 @@ def _remote(value: Any) -> bool:
     return isinstance(value, (RemoteObject, RemoteFunction, RemoteModule, RemoteClass))
 
 
+def _crosses(value: Any) -> bool:
+    from .handles import reference  # made with the stand-ins, which it knows
+
+    try:
+        encode(value, reference)
+    except CannotCross:
+        return False
+    return True
+
+
 def _forward(name: str, result: type | None = None, reflected: bool = False) -> Any:
     def method(self: RemoteObject, *args: Any) -> Any:
+        if name in ARITHMETIC and not all(map(_crosses, args)):
+            return NotImplemented  # an operand of the test's own: its reflected method may take it
         operands = [*args, self] if reflected else [self, *args]
-        try:
-            answer = type(self)._bench_boundary.request("op", operands[0], name=name, args=operands[1:])
-        except CannotCross:
-            if name in ARITHMETIC:
-                return NotImplemented  # an operand of the test's own: let it try
-            raise
+        answer = type(self)._bench_boundary.request("op", operands[0], name=name, args=operands[1:])
         return _checked(answer, result) if result else answer
 
     return method
