@@ -165,7 +165,7 @@ class BenchConfig(BaseModel):
     shard: Shard | None = None
     """`I/N` (1-based): run the I-th of N deterministic parts of the plan, into a file of its own."""
     servers_shared: bool = False
-    """The servers also serve the other shards of the matrix, one shard at a time (`bench submit --share-servers`
+    """The servers also serve the other shards of the matrix, one shard at a time (`bench submit slurm --share-servers`
     sets it); each row says so."""
     workers: Annotated[int, Field(ge=1, le=64)] = 1
     """Server pairs run side by side, each taking runs from one queue (on the CPU: embedded pairs sharing the cores)."""

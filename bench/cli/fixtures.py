@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bench.cli.options import Subparsers, config_flag, ctx_flag, root_flag, settings, verbosity_flags
+from bench.cli.options import SANDBOX_METAVAR, Subparsers, config_flag, ctx_flag, root_flag, settings, verbosity_flags
+from bench.setting_types import SANDBOX_KINDS
 
 
 def fixtures_check(args: argparse.Namespace) -> int:
@@ -18,7 +19,8 @@ def fixtures_check(args: argparse.Namespace) -> int:
 def fixtures_import(args: argparse.Namespace) -> int:
     from bench.score.exercism import command
 
-    return command([Path(s) for s in args.sources], Path(args.into), args.visible, args.max_steps, args.force)
+    sources = [Path(s) for s in args.sources]
+    return command(sources, Path(args.into), args.visible, args.max_steps, args.force, args.sandbox)
 
 
 def add(sub: Subparsers) -> None:
@@ -43,3 +45,7 @@ def add(sub: Subparsers) -> None:
     )  # fmt: skip
     one.add_argument("--max-steps", type=int, default=30, help="the fixtures' step limit (default 30)")
     one.add_argument("--force", action="store_true", help="replace fixtures of the same names in DIR")
+    one.add_argument(
+        "--sandbox", default="auto", choices=SANDBOX_KINDS, metavar=SANDBOX_METAVAR,
+        help="where the stubs and examples are graded (default auto: Docker, else podman; local runs them here)",
+    )  # fmt: skip

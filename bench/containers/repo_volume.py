@@ -10,13 +10,15 @@ files are read back. Its pages count against the memory of the container that wr
 
 One volume and its holder serve a sandbox kind's runs one after another (a bench's worker): starting a holder per
 run cost more than the sandbox's own container (perf/sandbox.py). After each run the volume is emptied and checked
-to be as new (nothing left in it, /repo itself with its first mode and no ACL); anything else and it is removed, and
-the next run gets a new one, so no run sees what an earlier one left.
+to be as new: nothing left in it (files, folders, links, fifos, sockets, and their extended attributes with them),
+and /repo itself with its first mode and owner, no extended attribute or ACL (they are removed) and times set anew;
+anything else and it is removed, and the next run gets a new one, so no run sees what an earlier one left.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import shutil
@@ -32,13 +34,41 @@ REPO_FILES_LIMIT = 100_000  # files and folders in the repository (the tmpfs's i
 FULL_MARGIN = 1024 * 1024  # bytes left in the repository below which it counts as filled up
 
 
-EMPTY = "drwxr-xr-x"  # /repo as the volume's options make it (mode=0755); `ls -ld` shows an ACL as a "+" after it
-# As the volume's owner (the holder's user): what the size left (free blocks, block size), then everything emptied
-# and the first mode given back, then /repo's mode line and what is still in it, which must be nothing.
-EMPTY_SCRIPT = (
-    "stat -f -c '%a %S' /repo; chmod -R u+rwX /repo 2>/dev/null; find /repo -mindepth 1 -delete 2>/dev/null;"
-    " chmod 0755 /repo; ls -ld /repo | cut -c1-11; find /repo -mindepth 1 | head -n 3"
-)
+# Run as the volume's owner (the holder's user), in the holder's python3: what the size left (free blocks, block
+# size); everything below /repo deleted (a locked folder unlocked first: special files, links and their extended
+# attributes go with it); /repo's own extended attributes (an ACL among them) removed, its first mode given back and
+# its times set to now; then what /repo is: mode, owner, attributes, times and anything still in it, which must be
+# nothing. What a run could leave for the next on /repo itself is exactly these.
+EMPTY_SCRIPT = """
+import json, os, stat, time
+root = "/repo"
+info = os.statvfs(root)
+def wipe(path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        os.chmod(path, 0o700)
+        for name in os.listdir(path):
+            wipe(os.path.join(path, name))
+        os.rmdir(path)
+    else:
+        os.unlink(path)
+for name in os.listdir(root):
+    try:
+        wipe(os.path.join(root, name))
+    except (OSError, RecursionError):
+        pass
+for name in os.listxattr(root):
+    try:
+        os.removexattr(root, name)
+    except OSError:
+        pass
+os.chmod(root, 0o755)
+os.utime(root)
+state = os.stat(root)
+print(json.dumps({"free": [info.f_bavail, info.f_frsize], "mode": stat.S_IMODE(state.st_mode),
+                  "owner": [state.st_uid, state.st_gid], "attributes": os.listxattr(root),
+                  "age_s": time.time() - min(state.st_atime, state.st_mtime), "left": os.listdir(root)[:3]}))
+"""
+FRESH_S = 60  # /repo's times were set to now just before: older ones are a run's
 
 
 class RepoVolume:
@@ -118,16 +148,16 @@ class RepoVolume:
         if self.holder is None:
             return False
         try:
-            code, output = self.holder.exec_run(["sh", "-c", EMPTY_SCRIPT])
-            lines = output.decode(errors="replace").splitlines()
-        except docker.errors.DockerException:
-            code, lines = 1, []
-        if code != 0 or [line.rstrip() for line in lines[1:]] != [EMPTY]:
+            code, output = self.holder.exec_run(["python3", "-I", "-S", "-c", EMPTY_SCRIPT])
+            state = json.loads(output.decode(errors="replace").strip().splitlines()[-1])
+        except (docker.errors.DockerException, ValueError, IndexError):
+            code, state = 1, {}
+        if code != 0 or not as_new(state):
             self.remove()  # something the run left could not go: the next run gets a new volume
         self.in_use = False
         try:
-            free_blocks, block = (int(word) for word in lines[0].split())
-        except (IndexError, ValueError):
+            free_blocks, block = (int(number) for number in state["free"])
+        except (KeyError, TypeError, ValueError):
             return False
         return free_blocks * block < max(FULL_MARGIN, self.size_bytes // 100)
 
@@ -142,3 +172,17 @@ class RepoVolume:
             with contextlib.suppress(docker.errors.NotFound):
                 self.volume.remove(force=True)
             self.volume = None
+
+
+def as_new(state: dict[str, Any]) -> bool:
+    """Whether the emptied /repo is as the volume's options made it: nothing in it, mode 0755, the sandbox user's,
+    no extended attribute (no ACL), and times no run set."""
+    age = state.get("age_s")
+    return (
+        state.get("left") == []
+        and state.get("mode") == 0o755
+        and state.get("owner") == [SANDBOX_UID, SANDBOX_UID]
+        and state.get("attributes") == []
+        and isinstance(age, int | float)
+        and -FRESH_S < age < FRESH_S
+    )

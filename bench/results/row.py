@@ -208,7 +208,7 @@ class ResultRow(ContractColumns):
     )
     servers_shared: bool | None = col(
         "true: the servers also served the matrix's other shards, one shard at a time (`bench submit "
-        "--share-servers`); false: they served this bench alone",
+        "slurm --share-servers`); false: they served this bench alone",
         before="",
     )
 

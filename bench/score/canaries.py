@@ -6,7 +6,9 @@ of one top-level equality assertion changed (`assert x == "done"` becomes `asser
 passes, its twin's changed assertion fails; when the original fails earlier, so does the twin. The mutants get
 names made of the words of the file's own test names and stand right before or after their original, so a plugin
 that makes failing tests pass (a `pytest_pyfunc_call` that swallows the exceptions of tests calling the agent's
-code, `TestCase.assert*` made no-ops, results that compare equal to anything) makes them pass too, and is caught.
+code, `TestCase.assert*` made no-ops, results that compare equal to anything) makes them pass too, and is caught;
+unless it tells twins from originals, which code that reads this module can (the rules below are visible), so
+library-style grading keeps the agent's code out of the judging pytest altogether (bench/score/standin.py).
 
 The literal may be built by a constructor whose value follows its arguments (`Decimal("4.50")`, `date(2024, 5, 1)`).
 Only assertions a mutant is sure to reach are changed: a statement of the test function's own body (not inside
@@ -24,7 +26,10 @@ import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-MUTANTS_PER_TEST = 2  # twins of each test: a plugin guessing which of three to spare guesses right one time in three
+# Twins of each test. They are the second line, against code that gets into the judging pytest yet cannot tell them
+# from their originals: code inside pytest that knows this module can (tests/bench/score/test_attacks.py measured
+# it before the code under test left the judge's process: full marks, unflagged, 13 to 20 gradings in 20).
+MUTANTS_PER_TEST = 2
 EQUAL_METHODS = frozenset(
     {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual", "assertSetEqual",
      "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}

@@ -5,15 +5,15 @@ An exercise is a folder with `.meta/config.json` naming its solution (stub), tes
 `.docs/instructions.md` (plus `instructions.append.md`). Per exercise it writes `fixtures/<name>/` (the stub, the
 editor files, TASK.md from the instructions naming the files to change, the visible share of the tests, read-only)
 and `hidden_tests/<name>/` (every test, the test files' helpers beside them, the example as solution/), then grades
-the stub and the example the bench's way to fill in fixture.yaml's counts. An exercise it cannot take is reported
-with the reason; the others still import.
+the stub and the example the bench's way to fill in fixture.yaml's counts, in the grader the bench would use: their
+code is a stranger's, so it runs in a container, or on this machine only when asked (`--sandbox local`). An exercise
+it cannot take (a config naming files outside the exercise among the reasons) is reported with the reason; the
+others still import.
 """
 
 from __future__ import annotations
 
-import ast
 import json
-import math
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -22,13 +22,15 @@ from typing import Any
 
 import yaml
 
-from bench.errors import FixtureError
+from bench.errors import FixtureError, PrerequisiteError
 from bench.fixtures.fixture import FIXTURE_FILE, SOLUTION_DIR, is_hidden_test, load_fixture
 from bench.fixtures.workcopy import solution_diff
-from bench.score.graders import LocalGrader
+from bench.score.graders import Grader, choose_grader
 from bench.score.grading import score_diff
 from bench.score.junit import count
+from bench.score.visible_share import visible_share
 
+__all__ = ["command", "import_all", "read_exercise", "visible_share"]
 CONFIG = Path(".meta/config.json")
 VISIBLE_SUFFIX = "_visible_test.py"  # the agent's read-only share of `x_test.py` is `x_visible_test.py`
 
@@ -95,6 +97,9 @@ def read_exercise(folder: Path) -> Exercise:
 
     solution, tests, examples, editor = listed("solution"), listed("test"), listed("example"), listed("editor")
     named = [*solution, *tests, *examples, *editor]
+    outside = [rel for rel in named if Path(rel).is_absolute() or not _inside(folder, rel)]
+    if outside:
+        raise FixtureError(f"{CONFIG} names {', '.join(outside)}, outside the exercise")
     foreign = [rel for rel in named if not rel.endswith(".py")]
     if foreign:
         raise FixtureError(f"not a Python exercise (files {', '.join(foreign)})")
@@ -121,48 +126,12 @@ def read_exercise(folder: Path) -> Exercise:
     )
 
 
-def test_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    """Test functions and test methods, in the file's order."""
-    found: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
-            found.append(node)
-        elif isinstance(node, ast.ClassDef):
-            found += [
-                n
-                for n in node.body
-                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")
-            ]
-    return found
-
-
-def visible_share(text: str, share: float) -> str | None:
-    """The test file with all but `share` of its tests (every k-th, from the first) removed; None: none kept."""
-    tree = ast.parse(text)
-    tests = test_functions(tree)
-    keep_count = min(len(tests), math.ceil(len(tests) * share))
-    if keep_count == 0:
-        return None
-    kept = {id(tests[round(i * len(tests) / keep_count)]) for i in range(keep_count)}
-    lines = text.splitlines(keepends=True)
-    drop: set[int] = set()
-
-    def span(node: ast.stmt) -> range:
-        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]) - 1
-        while first > 0 and not lines[first - 1].strip():  # the blank lines before it go too
-            first -= 1
-        return range(first, node.end_lineno or node.lineno)
-
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            methods = [n for n in node.body if n in tests]
-            if methods and not any(id(n) in kept for n in methods):
-                drop.update(span(node))  # a class left without tests goes whole
-                continue
-            drop.update(line for n in methods if id(n) not in kept for line in span(n))
-        elif node in tests and id(node) not in kept:
-            drop.update(span(node))
-    return "".join(line for i, line in enumerate(lines) if i not in drop)
+def _inside(folder: Path, rel: str) -> bool:
+    """Whether `rel` (links followed) stays within the exercise's folder."""
+    try:
+        return (folder / rel).resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a link loop
+        return False
 
 
 def task_text(ex: Exercise, visible: list[str]) -> str:
@@ -221,10 +190,9 @@ def write_exercise(ex: Exercise, into: Path, share: float, max_steps: int) -> Im
     return Imported(ex.name, sorted(given), sorted(secret))
 
 
-def measure(imported: Imported, into: Path) -> None:
+def measure(imported: Imported, into: Path, grader: Grader) -> None:
     """Grade the stub and the example the bench's way, and write the counts they give into fixture.yaml."""
     fx = load_fixture(imported.name, into)
-    grader = LocalGrader()
     with tempfile.TemporaryDirectory(prefix=f"bench-import-{fx.name}-") as tmp:
         stub = score_diff(fx, "", grader, Path(tmp) / "stub")
         example = score_diff(fx, solution_diff(fx, Path(tmp) / "solution"), grader, Path(tmp) / "graded")
@@ -247,7 +215,7 @@ def measure(imported: Imported, into: Path) -> None:
     file.write_text(f"{head}\n{yaml.safe_dump(meta)}")
 
 
-def import_exercise(folder: Path, into: Path, share: float, max_steps: int, force: bool) -> Imported:
+def import_exercise(folder: Path, into: Path, share: float, max_steps: int, force: bool, grader: Grader) -> Imported:
     ex = read_exercise(folder)
     targets = [into / "fixtures" / ex.name, into / "hidden_tests" / ex.name]
     if any(t.exists() for t in targets) and not force:
@@ -256,7 +224,7 @@ def import_exercise(folder: Path, into: Path, share: float, max_steps: int, forc
         shutil.rmtree(target, ignore_errors=True)
     try:
         imported = write_exercise(ex, into, share, max_steps)
-        measure(imported, into)
+        measure(imported, into, grader)
     except Exception:
         for target in targets:  # no half-made fixture is left to be run
             shutil.rmtree(target, ignore_errors=True)
@@ -268,27 +236,50 @@ Refused = dict[str, str]  # exercise folder name -> why it was not imported
 
 
 def import_all(
-    sources: list[Path], into: Path, share: float, max_steps: int, force: bool
+    sources: list[Path], into: Path, share: float, max_steps: int, force: bool, *, grader: Grader
 ) -> tuple[list[Imported], Refused]:
-    """Every exercise of `sources` imported under `into`; those it could not take, with the reason."""
+    """Every exercise of `sources` imported under `into`, graded by `grader`; those it could not take, with the
+    reason."""
     imported: list[Imported] = []
     refused: Refused = {}
     for folder in [f for source in sources for f in exercises_in(source)]:
         try:
-            imported.append(import_exercise(folder, into, share, max_steps, force))
+            imported.append(import_exercise(folder, into, share, max_steps, force, grader))
         except (FixtureError, OSError, SyntaxError, UnicodeDecodeError) as e:
             refused[folder.name] = str(e)
     return imported, refused
 
 
-def command(sources: list[Path], into: Path, visible: float = 0.0, max_steps: int = 30, force: bool = False) -> int:
+def import_grader(requested: str) -> Grader:
+    """The grader the bench would use; this machine's own only when asked for (the exercises' code is a stranger's).
+    Says which."""
+    grader, kind, why = choose_grader(requested)
+    if kind == "local" and requested != "local":
+        raise PrerequisiteError(
+            f"no sandbox to grade the exercises' stubs and examples in ({why}): start Docker or podman, or give "
+            "--sandbox local to run their code on this machine"
+        )
+    where = "on this machine (--sandbox local): the exercises' code runs as you" if kind == "local" else f"in {kind}"
+    print(f"grading the stubs and examples {where}" + ("" if kind == "local" else f" ({why})"), flush=True)
+    return grader
+
+
+def command(
+    sources: list[Path],
+    into: Path,
+    visible: float = 0.0,
+    max_steps: int = 30,
+    force: bool = False,
+    sandbox: str = "auto",
+) -> int:
     """One line per exercise; 0 when at least one imported and none was refused, 1 otherwise."""
     if not 0 <= visible <= 1:
         raise FixtureError(f"--visible {visible}: a share from 0 (every test hidden) to 1")
     into = into.expanduser().absolute()
+    grader = import_grader(sandbox)
     (into / "fixtures").mkdir(parents=True, exist_ok=True)
     (into / "hidden_tests").mkdir(parents=True, exist_ok=True)
-    imported, refused = import_all(sources, into, visible, max_steps, force)
+    imported, refused = import_all(sources, into, visible, max_steps, force, grader=grader)
     for done in imported:
         print(done.line(), flush=True)
     for name, why in refused.items():

@@ -46,18 +46,27 @@ class GraderLimits:
 
 @dataclass(frozen=True)
 class Session:
-    """One pytest session: its arguments, the files written into its copy first, and how its sys.path is made."""
+    """One pytest session. A plain one (a solution's own tests) runs in the repository copy with the copy last on
+    sys.path. A judged one (`style` library or program) keeps the tests and the bench's plugins in folders of their
+    own beside the copy (bench/score/supervisor.py): library-style tests meet the repository's modules as stand-ins
+    whose code runs in a process of its own (bench/score/standin.py); program-style ones meet none of it."""
 
     args: list[str]
     files: dict[str, str] = field(default_factory=dict)  # path in the copy -> text, replacing whatever is there
-    repository: str = "."  # put last on sys.path ("." the copy); "" keeps the copy off it (program-style tests)
-    plugins: str = ""  # put first on sys.path: the folder of the bench's witness plugin
-    junit: str = ""  # the junit XML to read back, relative to the copy
-    hide: str = ""  # a folder the witness deletes once the tests are imported
+    style: str = "plain"  # plain | library | program
+    tests: dict[str, str] = field(default_factory=dict)  # judged: test and support files, in the tests' folder
+    run: list[str] = field(default_factory=list)  # judged: the files of `tests` pytest runs, in order
+    plugins: dict[str, str] = field(default_factory=dict)  # judged: the plugin folder's files (the witness, ...)
+    plugin_folder: str = ""  # plain: a folder of the copy put first on sys.path
+    junit: str = ""  # plain: the junit XML to read back, relative to the copy
+    hide: bool = False  # judged: the witness deletes the tests' folder once the tests are imported
 
     def as_spec(self) -> dict[str, Any]:
-        return {"args": self.args, "files": self.files, "repository": self.repository, "plugins": self.plugins,
-                "junit": self.junit, "hide": self.hide}  # fmt: skip
+        if self.style == "plain":
+            return {"style": "plain", "args": self.args, "files": self.files, "plugins": self.plugin_folder,
+                    "junit": self.junit}  # fmt: skip
+        return {"style": self.style, "args": self.args, "files": self.files, "tests": self.tests, "run": self.run,
+                "plugins": self.plugins, "hide": self.hide}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -81,7 +90,8 @@ def junit_path(args: list[str]) -> str:
 
 def run_pytest(grader: Grader, workdir: Path, args: list[str], timeout_s: float, plugins: str = "") -> PytestRun:
     """One plain pytest session with the copy last on sys.path (solution tests, probes)."""
-    return grader.run_sessions(workdir, [Session(args, plugins=plugins, junit=junit_path(args))], timeout_s)[0]
+    session = Session(args, plugin_folder=plugins, junit=junit_path(args))
+    return grader.run_sessions(workdir, [session], timeout_s)[0]
 
 
 def spec_environment(spec: dict[str, Any]) -> dict[str, str]:
@@ -183,6 +193,11 @@ def grader_for(engine: Engine | None) -> Grader:
 
 def make_grader(requested: str) -> Grader:
     """`bench score --sandbox KIND`: the grader of that sandbox kind (`auto` as bench run chooses it)."""
+    return choose_grader(requested)[0]
+
+
+def choose_grader(requested: str) -> tuple[Grader, str, str]:
+    """The grader of sandbox kind `requested` (`auto` as bench run chooses it), the kind and why it was chosen."""
     from bench.config import BenchConfig
     from bench.containers.engine import docker_or_none
     from bench.containers.names import BenchNames
@@ -190,5 +205,6 @@ def make_grader(requested: str) -> Grader:
     from bench.sandbox.kinds import choose_sandbox, make_sandboxes  # sandbox kinds load only when one is used
 
     docker = docker_or_none() if requested in ("auto", "docker") else None
-    kind = choose_sandbox(requested, docker).kind
-    return grader_for(make_sandboxes(kind, BenchConfig(), BenchNames(new_instance_id()), docker=docker).engine)
+    choice = choose_sandbox(requested, docker)
+    engine = make_sandboxes(choice.kind, BenchConfig(), BenchNames(new_instance_id()), docker=docker).engine
+    return grader_for(engine), choice.kind, choice.reason

@@ -15,6 +15,7 @@ witness or module resolution say the report was tampered with scores nothing: it
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -27,14 +28,18 @@ from bench.errors import FixtureError, ScoringError
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import make_work_copy, run_git
 from bench.results.row import ResultRow
-from bench.score.graders import Grader
+from bench.score.graders import Grader, PytestRun
 from bench.score.junit import collection_errors, count
-from bench.score.sessions import GRADING_DIR, INI_FILE, INI_TEXT, judge, plan_sessions, shadowing
+from bench.score.sessions import GRADING_DIR, INI_FILE, INI_TEXT, Planned, judge, plan_sessions, shadowing
 from bench.score.tests_added import count_tests_added, is_test_file
 
 PLANTED_NAMES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py"})
 PACKAGE_FILE = "__init__.py"  # a new one in a test folder is run by pytest before any test: planted too
 JUNIT_NAMES = ("junit.xml", "junit-visible.xml")  # the run folder's copies of each session's report, in order
+SHADOW_NOTES = {  # what is true of a repository file named like a standard module, per grading style
+    "program": "the program run from the repository may import them; the grading pytest never does",
+    "library": "imports by those names get the real modules, in the tests' process and in the code's",
+}
 
 
 @dataclass
@@ -161,19 +166,28 @@ def apply_agent_diff(fx: Fixture, diff: str, copy: Path, base: str, score: Score
     return True
 
 
-def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, score: Score) -> None:
-    """The grading sessions (hidden and visible tests, with the bench's canaries and witness); fills the counts and
-    outcomes from their junit XML, or voids them all when any session was tampered with."""
-    hidden = fx.hidden_tests
+def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, scores: list[Score]) -> None:
+    """The grading sessions (hidden and visible tests, with the bench's canaries and witness), once per score, each
+    time with canaries of its own, in one run of the grader; fills each score's counts and outcomes from its junit
+    XML, or voids them all when any of its sessions was tampered with."""
     ambiguous, shadows = shadowing(copy)
-    if shadows:
-        score.note(f"files named like standard or pytest modules, never imported in grading: {', '.join(shadows)}")
+    for score in scores:
+        if shadows:
+            score.note(
+                f"files named like standard or pytest modules ({SHADOW_NOTES[fx.grading]}): {', '.join(shadows)}"
+            )
+        if ambiguous:
+            score.grading_tampered = True
+            score.note(f"grading tampered: {ambiguous}; the hidden and visible counts are void")
     if ambiguous:
-        score.grading_tampered = True
-        score.note(f"grading tampered: {ambiguous}; the hidden and visible counts are void")
         return
-    planned = plan_sessions(fx, copy)
-    runs = grader.run_sessions(copy, [p.session for p in planned], timeout_s)
+    plans = [plan_sessions(fx, copy) for _ in scores]
+    runs = grader.run_sessions(copy, [p.session for plan in plans for p in plan], timeout_s * len(scores))
+    for index, (score, planned) in enumerate(zip(scores, plans, strict=True)):
+        _judge_into(fx, score, planned, runs[index * len(planned) : (index + 1) * len(planned)], timeout_s)
+
+
+def _judge_into(fx: Fixture, score: Score, planned: list[Planned], runs: list[PytestRun], timeout_s: float) -> None:
     outcomes: dict[str, str] = {}
     for name, plan, run in zip(JUNIT_NAMES, planned, runs, strict=False):
         if run.junit_xml is not None:
@@ -186,8 +200,11 @@ def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, score: 
         if judged.outcomes is None:
             score.note(judged.problem or "a grading session gave no report")
             return
+        for note in judged.notes:
+            score.note(note)
         outcomes.update(judged.outcomes)
     score.outcomes = outcomes
+    hidden = fx.hidden_tests
     score.hidden_passed, hidden_seen, hidden_broken = count(outcomes, hidden)
     score.visible_passed, score.visible_total, visible_broken = count(outcomes, fx.visible_tests)
     if hidden_broken or visible_broken:
@@ -209,20 +226,34 @@ def _collection_reasons(reports: dict[str, str], files: list[str]) -> dict[str, 
 
 def score_diff(fx: Fixture, diff: str, grader: Grader, work_root: Path, timeout_s: float = 300) -> Score:
     """Grade `diff` (the agent's changes) against fixture `fx` in a fresh copy under `work_root`."""
+    return score_diff_times(fx, diff, grader, work_root, 1, timeout_s)[0]
+
+
+def score_diff_times(
+    fx: Fixture, diff: str, grader: Grader, work_root: Path, times: int, timeout_s: float = 300
+) -> list[Score]:
+    """Grade `diff` `times` times, each grading with canaries of its own, all in one run of the grader: how often
+    a defence that works by chance holds is measured so (tests/bench/score/test_attacks.py)."""
     score = Score(fixture=fx.name, hidden_total=fx.hidden_total)
     copy = work_root / "grading"
     _remove(copy)
     base = make_work_copy(fx, copy)
     if not apply_agent_diff(fx, diff, copy, base, score):
-        return score
+        return [copy_of(score) for _ in range(times)]
     removed = clean_grading_copy(fx, copy)
     if removed:
         score.note(f"ignored files the agent planted: {', '.join(sorted(set(removed)))}")
     score.tests_added, problem = count_tests_added(fx, copy, score.changed_paths)
     if problem:
         score.note(problem)
-    run_tests(fx, copy, grader, timeout_s, score)
-    return score
+    scores = [copy_of(score) for _ in range(times)]
+    run_tests(fx, copy, grader, timeout_s, scores)
+    return scores
+
+
+def copy_of(score: Score) -> Score:
+    return dataclasses.replace(score, changed_paths=list(score.changed_paths), outcomes={}, junit_reports={},
+                               visible_tests_modified=list(score.visible_tests_modified))  # fmt: skip
 
 
 def score_run_dir(run_dir: Path, grader: Grader, root: Path | None = None) -> Score:

@@ -1,12 +1,14 @@
 """The pytest sessions one grading runs, and what each session's report is worth.
 
-A library-style fixture (its hidden tests import the code) is graded in one session: hidden and visible tests at
-the root of the copy, with mutant canaries among them (bench/score/canaries.py), the copy last on sys.path. A
-program-style fixture (`grading: program` in fixture.yaml: its hidden tests run the program in child processes and
-import nothing of the repository) gets two: the hidden tests in a folder of the bench's own with the copy off
-sys.path entirely, their files deleted once imported (so the program they run cannot read them); then, in a fresh
-copy, the visible tests as for a library. Each session has the canary file and the witness; bench.score.tamper
-says when a session's report cannot be trusted.
+Every session is judged (bench/score/graders.py): its tests, with the bench's canaries and the hidden tests' support
+files beside them, lie in a folder of their own beside the repository copy, which is the tests' current folder. A
+library-style fixture (its hidden tests import the code) is graded in one session, hidden and visible tests
+together, with mutant canaries among them (bench/score/canaries.py); the tests meet the repository's modules as
+stand-ins whose code runs in a process of its own (bench/score/standin.py). A program-style fixture (`grading:
+program` in fixture.yaml: its hidden tests run the program in child processes and import nothing of the repository)
+gets two: the hidden tests, with the repository on no path at all and their files deleted once imported (so the
+program they run cannot read them); then the visible tests as for a library. Each session has the canary file and
+the witness; bench.score.tamper says when a session's report cannot be trusted.
 """
 
 from __future__ import annotations
@@ -25,15 +27,34 @@ from bench.score.junit import parse_junit
 from bench.score.tamper import GRADING_NAMES, Canaries, canary_name, read_witness, resolution_problem, tampering
 
 GRADING_DIR = ".bench-grading"  # ours, recreated after the diff is applied, so the agent cannot pre-fill it
-HIDDEN_DIR = f"{GRADING_DIR}/hidden"  # program-style hidden tests, away from the repository's modules
-INI_FILE = f"{GRADING_DIR}/pytest.ini"
+INI_FILE = f"{GRADING_DIR}/pytest.ini"  # a plain session's (bench.score.check runs a solution's own tests so)
 JUNIT_FILE = f"{GRADING_DIR}/junit.xml"
 INI_TEXT = "[pytest]\n"  # an ini of ours, so none of the copy's is read; it sets nothing
 # --import-mode=append: a test file's folder goes last on sys.path, so nothing in the copy shadows the standard
 # library or pytest itself (a getpass.py, a pdb.py at the root are never imported).
 BASE_ARGS = ["-c", INI_FILE, "-p", "no:cacheprovider", "--noconftest", "--import-mode=append"]
-WITNESS_MODULE = "bench_witness"
-WITNESS_SOURCE = ROOT / "bench" / "score" / "witness_plugin.py"
+PLUGIN_PACKAGE = "bench_grading"  # the bench's modules in a judged session, as a package of the plugin folder
+WITNESS_MODULE = f"{PLUGIN_PACKAGE}.witness"
+PLUGIN_MODULES = {"witness": "witness_plugin", "landlock": "landlock", "crossing": "crossing", "proxies": "proxies",
+                  "handles": "handles", "standin": "standin", "subject": "subject"}  # fmt: skip
+# The witness is handed to pytest.main as a plugin object by the session's start-up (bench/score/supervisor.py).
+JUDGED_ARGS = [
+    "-p",
+    "no:cacheprovider",
+    "--noconftest",
+    "--import-mode=append",
+    "--continue-on-collection-errors",
+    "-q",
+]
+
+
+def plugin_files() -> dict[str, str]:
+    """The plugin folder of a judged session: pytest's ini of ours, and the bench's modules as one package."""
+    here = ROOT / "bench" / "score"
+    files = {
+        f"{PLUGIN_PACKAGE}/{name}.py": (here / f"{source}.py").read_text() for name, source in PLUGIN_MODULES.items()
+    }
+    return {"pytest.ini": INI_TEXT, f"{PLUGIN_PACKAGE}/__init__.py": "", **files}
 
 
 @dataclass(frozen=True)
@@ -56,6 +77,7 @@ class Judged:
     outcomes: dict[str, str] | None  # test id -> outcome, the bench's canaries left out; None when not read
     tampered: str | None  # why the report cannot be trusted
     problem: str | None  # why there is no report (a timeout, no junit XML)
+    notes: tuple[str, ...] = ()  # how the session ran, when the score should say so (bench.score.tamper.Witness)
 
 
 def _taken_names(copy: Path, sources: list[str]) -> set[str]:
@@ -65,30 +87,25 @@ def _taken_names(copy: Path, sources: list[str]) -> set[str]:
 
 
 def _session(
-    fx: Fixture, copy: Path, hidden: dict[str, str], visible: list[str], where: str, mutate: bool,
-    support: dict[str, str],
-) -> Planned:  # fmt: skip
-    """A session of `hidden` (path -> text) and `visible` tests, placed in folder `where` ("" for the root), with
-    the hidden tests' `support` files beside them (and at the root too, for the visible tests that may use them)."""
-    prefix = f"{where}/" if where else ""
+    fx: Fixture, copy: Path, hidden: dict[str, str], visible: list[str], style: str, support: dict[str, str]
+) -> Planned:
+    """A judged session of `hidden` (path -> text) and `visible` tests, with the hidden tests' `support` files beside
+    them (and in the repository copy too, where the fixture has them: the code may import those)."""
     texts = {**hidden, **{name: (fx.path / name).read_text() for name in visible}}
     taken = _taken_names(copy, list(texts.values()))
     canaries = Canaries(file=_unused(f"{canary_name()}.py", taken))
-    files = {f"{GRADING_DIR}/{WITNESS_MODULE}.py": WITNESS_SOURCE.read_text()}
-    files.update({rel: text for rel, text in support.items() if (fx.path / rel).is_file()})  # the originals
-    files.update({prefix + rel: text for rel, text in support.items()})
+    tests = dict(support)
     for name, text in texts.items():
-        if mutate:
+        if style == "library":
             text, ids = add_mutants(text, taken)
             canaries.mutants[name] = ids
-        files[prefix + name] = text
-    files[prefix + canaries.file] = canaries.file_text()
-    tests = [prefix + name for name in [*hidden, *visible, canaries.file]]
-    args = [*BASE_ARGS, f"--rootdir={where or '.'}", "-p", WITNESS_MODULE, "--continue-on-collection-errors",
-            f"--junitxml={JUNIT_FILE}", "-q", *tests]  # fmt: skip
-    session = Session(args, files, repository="" if where else ".", plugins=GRADING_DIR, junit=JUNIT_FILE,
-                      hide=where)  # fmt: skip
-    return Planned(list(hidden), visible, canaries, session, program_style=bool(where))
+        tests[name] = text
+    tests[canaries.file] = canaries.file_text()
+    files = {rel: text for rel, text in support.items() if (fx.path / rel).is_file()}  # the originals
+    run = [*hidden, *visible, canaries.file]
+    session = Session(list(JUDGED_ARGS), files, style=style, tests=tests, run=run, plugins=plugin_files(),
+                      hide=style == "program")  # fmt: skip
+    return Planned(list(hidden), visible, canaries, session, program_style=style == "program")
 
 
 def _unused(name: str, taken: set[str]) -> str:
@@ -104,16 +121,16 @@ def plan_sessions(fx: Fixture, copy: Path) -> list[Planned]:
     support = {rel: (fx.hidden_dir / rel).read_text() for rel in fx.support_files}
     if fx.grading == "program":
         return [
-            _session(fx, copy, hidden, [], HIDDEN_DIR, mutate=False, support=support),
-            _session(fx, copy, {}, fx.visible_tests, "", mutate=True, support=support),
+            _session(fx, copy, hidden, [], "program", support),
+            _session(fx, copy, {}, fx.visible_tests, "library", support),
         ]
-    return [_session(fx, copy, hidden, fx.visible_tests, "", mutate=True, support=support)]
+    return [_session(fx, copy, hidden, fx.visible_tests, "library", support)]
 
 
 def shadowing(copy: Path) -> tuple[str | None, list[str]]:
     """Module names at the root of the copy that would not resolve as a reader expects: a package beside a module
-    of the same name (Python takes the package: tampering), and names of the standard library or pytest (never
-    imported in grading, where the copy comes last on sys.path: noted)."""
+    of the same name (Python takes the package: tampering), and names of the standard library or pytest (noted:
+    grading's imports by those names get the real modules, but a program run from the copy may import them)."""
     entries = {path.name for path in copy.iterdir()}
     noted: list[str] = []
     for name in sorted(entries):
@@ -143,4 +160,5 @@ def judge(planned: Planned, run: PytestRun, timeout_s: float) -> Judged:
     if tampered:
         return Judged(None, tampered, None)
     canary_ids = set(planned.canaries.expected())
-    return Judged({test_id: o for test_id, o in outcomes.items() if test_id not in canary_ids}, None, None)
+    kept = {test_id: o for test_id, o in outcomes.items() if test_id not in canary_ids}
+    return Judged(kept, None, None, tuple(witness.notes()))

@@ -2,23 +2,20 @@
 
 The graders start it as `python -I -B -c SOURCE` with the spec in its environment (BENCH_GRADING_SPEC_0, _1, ...:
 zlib-compressed JSON in base64), where no other process can read it once this one is non-dumpable; in the grading
-container it is PID 1. For each pytest session of the spec it makes a fresh copy of the prepared folder, writes the
-session's files into it (the hidden tests among them, which are on no disk the tests can read until then), starts
-pytest there with its output on a pipe of ours, and hands pytest's witness plugin (bench/score/witness_plugin.py)
-a pipe to report on, among decoy pipes that look the same: a write on a decoy is tampering. The witness's lines
-thus travel on a channel that no process the tests start can open, because
-
-- the witness's pipe is passed to pytest alone (not inheritable: a test's child processes do not get it), and
-- this process and pytest make themselves non-dumpable, so that no other process of the same user may open their
-  descriptors through /proc/PID/fd, read their memory or environment, or trace them (in the container, with no
-  capability, not even a process of the same user).
+container it is PID 1. For each session of the spec it makes a fresh copy of the prepared folder; a judged session
+(the hidden tests) gets folders of its own beside that copy (LAYOUT): the tests, written only now, and the bench's
+plugins, which pytest imports from before it starts and never after, the reports and a temporary folder. It starts
+pytest in the copy with its output on a pipe of ours and hands pytest's witness (bench/score/witness_plugin.py) a
+pipe to report on, among decoy pipes that look the same: a write on a decoy is tampering. No process the tests start
+can open that channel: the pipe is passed to pytest alone (not inheritable), and this process and pytest make
+themselves non-dumpable, so no other process of the same user may open their descriptors through /proc/PID/fd,
+read their memory or environment, or trace them.
 
 When a session ends (or times out) every process it left is killed (in the container: every process but this one),
 then its junit XML is read, without following links, up to a size limit. The report, one JSON document, is printed
 after a marker line: {"runs": [{"exit_code", "timed_out", "output", "witness", "witness_problem", "junit"}]}.
-Nothing the tests print reaches this process's stdout: their output is a field of the report.
-
-Standard library only: it runs in the sandbox image's python3, which holds nothing of the bench.
+Nothing the tests print reaches this process's stdout: their output is a field of the report. Standard library
+only: it runs in the sandbox image's python3, which holds nothing of the bench.
 """
 
 from __future__ import annotations
@@ -47,19 +44,36 @@ DRAIN_S = 0.3  # after pytest exits, how long what is still in the pipes is read
 WITNESS_FD_VARIABLE = "BENCH_WITNESS_FD"
 DECOY_FDS_VARIABLE = "BENCH_DECOY_FDS"
 HIDE_VARIABLE = "BENCH_WITNESS_HIDE"
+SEAL_VARIABLE = "BENCH_WITNESS_SEAL"
+STANDIN_VARIABLE = "BENCH_STANDIN"
 SPEC_VARIABLE = "BENCH_GRADING_SPEC"
+# A judged session's folders: the repository copy (the tests' current folder, where programs and the code under test
+# may write), the tests and the bench's plugins (which nothing the tests run may write), the reports, a temporary one.
+LAYOUT = {"repository": "repo", "tests": "judge/tests", "plugins": "judge/plugins", "reports": "reports",
+          "temporary": "tmp"}  # fmt: skip
 
-# pytest as `python -m pytest`, with the bench's plugin folder first on sys.path and, for tests that import the
-# repository, the repository last (after the standard library and pytest itself, so it can shadow none of them).
-BOOTSTRAP = (
+# pytest as `python -m pytest`, with no empty or relative entry on sys.path (the current folder is a repository
+# copy). A plain session (a solution's own tests): the plugin folder first, the repository last (after the standard
+# library and pytest, so it shadows neither). A judged one: the plugin folder only until the witness and (library-
+# style) the stand-ins of the repository's modules are imported; the repository on no path at all.
+BOOT = (
     "import os, sys\n"
-    "plugins, repository = sys.argv.pop(1), sys.argv.pop(1)\n"
+    "plugins, style = sys.argv.pop(1), sys.argv.pop(1)\n"
+    "sys.path[:] = [p for p in sys.path if p and os.path.isabs(p)]\n"
     "if plugins:\n"
     "    sys.path.insert(0, os.path.abspath(plugins))\n"
-    "if repository:\n"
-    "    sys.path.append(os.path.abspath(repository))\n"
+    "plugins_now = []\n"
+    "if style == 'plain':\n"
+    "    sys.path.append(os.getcwd())\n"
+    "else:\n"
+    "    import bench_grading.witness\n"
+    "    plugins_now.append(bench_grading.witness)\n"
+    "    if style == 'library':\n"
+    "        import bench_grading.standin\n"
+    "        bench_grading.standin.install()\n"
+    "    sys.path.remove(plugins)\n"
     "import pytest\n"
-    "sys.exit(pytest.main(sys.argv[1:]))\n"
+    "sys.exit(pytest.main(sys.argv[1:], plugins=plugins_now))\n"
 )
 
 
@@ -126,33 +140,74 @@ def kill_left_over(pgid: int, kill_all: bool) -> None:
             os.kill(-1, signal.SIGKILL)
 
 
-def _channels(decoys: int) -> tuple[tuple[int, int], list[tuple[int, int]]]:
-    witness = os.pipe()
-    return witness, [os.pipe() for _ in range(decoys)]
+def prepare(run: dict[str, Any], folder: str, source: str) -> tuple[list[str], str, dict[str, str], str]:
+    """The session's folders made: its pytest arguments, current folder, environment additions and junit XML path."""
+    if run.get("style", "plain") == "plain":
+        fresh_copy(source, folder, run.get("files") or {})
+        junit = os.path.join(folder, run["junit"]) if run.get("junit") else ""
+        return [run.get("plugins", ""), "plain", *run["args"]], folder, {}, junit
+    at = {key: os.path.join(folder, rel) for key, rel in LAYOUT.items()}
+    fresh_copy(source, at["repository"], run.get("files") or {})
+    write_files(at["tests"], run.get("tests") or {})
+    write_files(at["plugins"], run.get("plugins") or {})
+    os.makedirs(at["reports"])
+    os.makedirs(at["temporary"])
+    writable = [at["repository"], at["temporary"], at["reports"], "/dev"]
+    extra = {SEAL_VARIABLE: json.dumps({"session": folder, "writable": writable}), "TMPDIR": at["temporary"]}
+    if run.get("hide"):
+        extra[HIDE_VARIABLE] = at["tests"]
+    if run.get("style") == "library":
+        extra[STANDIN_VARIABLE] = json.dumps({key: at[key] for key in ("repository", "tests", "temporary")})
+    junit = os.path.join(at["reports"], "junit.xml")
+    args = [at["plugins"], run["style"], "-c", f"{at['plugins']}/pytest.ini", f"--rootdir={at['tests']}"]
+    args += [f"--junitxml={junit}", f"--basetemp={at['temporary']}/pytest", *run["args"]]
+    return [*args, *(os.path.join(at["tests"], test) for test in run["run"])], at["repository"], extra, junit
 
 
 def run_session(run: dict[str, Any], folder: str, deadline: float, spec: dict[str, Any]) -> dict[str, Any]:
     """One pytest session in `folder`, to its end or the deadline; its report."""
-    (witness_r, witness_w), decoys = _channels(int(spec.get("decoys", 4)))
+    args, cwd, extra, junit_at = prepare(run, folder, spec["source"])
+    (witness_r, witness_w), decoys = os.pipe(), [os.pipe() for _ in range(int(spec.get("decoys", 4)))]
     writers = [witness_w, *(w for _, w in decoys)]
-    env = dict(os.environ)
+    env = {**os.environ, **extra}
     env[WITNESS_FD_VARIABLE] = str(witness_w)
     env[DECOY_FDS_VARIABLE] = ",".join(str(w) for _, w in decoys)
-    if run.get("hide"):
-        env[HIDE_VARIABLE] = os.path.join(folder, run["hide"])
-    command = [sys.executable, "-I", "-B", "-c", BOOTSTRAP, run.get("plugins", ""), run.get("repository", "")]
     proc = subprocess.Popen(
-        [*command, *run["args"]], cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, pass_fds=writers, start_new_session=True,
+        [sys.executable, "-I", "-B", "-c", BOOT, *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=writers, start_new_session=True,
     )  # fmt: skip
     for fd in writers:
         os.close(fd)
+    output, witness, decoy_bytes, timed_out = _collect(proc, witness_r, [r for r, _ in decoys], deadline, spec)
+    code = proc.wait()
+    kill_left_over(proc.pid, spec.get("kill_all", False))
+    problem = None
+    if len(witness) > WITNESS_LIMIT:
+        problem = f"the witness channel carried more than {WITNESS_LIMIT} bytes"
+    elif decoy_bytes:
+        problem = f"{decoy_bytes} bytes arrived on the witness's decoy channels, which only a forger writes to"
+    junit = read_report(*os.path.split(junit_at)) if junit_at and not timed_out else None
+    return {
+        "exit_code": None if timed_out else code,
+        "timed_out": timed_out,
+        "output": output.text(),
+        "witness": witness.decode(errors="replace"),
+        "witness_problem": problem,
+        "junit": junit,
+    }
+
+
+def _collect(
+    proc: subprocess.Popen[bytes], witness_r: int, decoys: list[int], deadline: float, spec: dict[str, Any]
+) -> tuple[Kept, bytearray, int, bool]:
+    """pytest's output, the witness's bytes and how many arrived on decoys, read until every pipe closes (or a while
+    after pytest ends), killing the session at the deadline; whether it timed out. Closes the read ends."""
     assert proc.stdout is not None
     output, witness, decoy_bytes = Kept(OUTPUT_LIMIT), bytearray(), 0
     selector = selectors.DefaultSelector()
     selector.register(proc.stdout.fileno(), selectors.EVENT_READ, "output")
     selector.register(witness_r, selectors.EVENT_READ, "witness")
-    for read_end, _ in decoys:
+    for read_end in decoys:
         selector.register(read_end, selectors.EVENT_READ, "decoy")
     timed_out, ended_at = False, None
     while selector.get_map():
@@ -177,25 +232,10 @@ def run_session(run: dict[str, Any], folder: str, deadline: float, spec: dict[st
             else:
                 decoy_bytes += len(data)
     selector.close()
-    for fd in [witness_r, *(r for r, _ in decoys)]:
+    for fd in [witness_r, *decoys]:
         os.close(fd)
     proc.stdout.close()
-    code = proc.wait()
-    kill_left_over(proc.pid, spec.get("kill_all", False))
-    problem = None
-    if len(witness) > WITNESS_LIMIT:
-        problem = f"the witness channel carried more than {WITNESS_LIMIT} bytes"
-    elif decoy_bytes:
-        problem = f"{decoy_bytes} bytes arrived on the witness's decoy channels, which only a forger writes to"
-    junit = read_report(folder, run["junit"]) if run.get("junit") and not timed_out else None
-    return {
-        "exit_code": None if timed_out else code,
-        "timed_out": timed_out,
-        "output": output.text(),
-        "witness": witness.decode(errors="replace"),
-        "witness_problem": problem,
-        "junit": junit,
-    }
+    return output, witness, decoy_bytes, timed_out
 
 
 def _remove(path: str) -> None:
@@ -210,6 +250,11 @@ def fresh_copy(source: str, folder: str, files: dict[str, str]) -> None:
     over whatever the copy holds at their paths (a file, a folder, a link; a link on the way is replaced too)."""
     shutil.rmtree(folder, ignore_errors=True)
     shutil.copytree(source, folder, symlinks=True, ignore=lambda at, names: [".git"] if at == source else [])
+    write_files(folder, files)
+
+
+def write_files(folder: str, files: dict[str, str]) -> None:
+    os.makedirs(folder, exist_ok=True)
     for rel, text in files.items():
         at = folder
         for part in rel.split("/")[:-1]:
@@ -239,11 +284,9 @@ def main() -> int:
     for index, run in enumerate(spec["runs"]):
         folder = os.path.join(spec["scratch"], f"session-{index}-{secrets.token_hex(4)}")
         try:
-            fresh_copy(spec["source"], folder, run.get("files") or {})
+            reports.append(run_session(run, folder, deadline, spec))
         except OSError as e:
-            reports.append({"exit_code": None, "timed_out": False, "output": f"the copy failed: {e}", "junit": None})
-            continue
-        reports.append(run_session(run, folder, deadline, spec))
+            reports.append({"exit_code": None, "timed_out": False, "output": f"the session failed: {e}", "junit": None})
         if spec.get("keep") is not True:
             shutil.rmtree(folder, ignore_errors=True)
     sys.stdout.write(f"\n{spec['marker']}\n{json.dumps({'runs': reports})}\n")

@@ -22,10 +22,11 @@ import json
 import secrets
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 TESTS_FAILED = 1  # pytest's exit status when tests ran and some failed
 # Top-level names the grading itself imports: a module of the repository under one of them would stand in for it.
-GRADING_NAMES = frozenset({"pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "bench_witness"})
+GRADING_NAMES = frozenset({"pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "bench_grading"})
 
 # Names for the canary file's tests read like the tests around them, so code sparing "the bench's tests" cannot
 # pick them out by name.
@@ -67,6 +68,27 @@ class Witness:
     exit_status: int | None = None
     modules: dict[str, str] = field(default_factory=dict)  # module name -> file within the graded folder
     problems: list[str] = field(default_factory=list)
+    seal: dict[str, Any] = field(default_factory=dict)  # {"sealed": bool, "why": str | None} once tests were collected
+    subject: dict[str, Any] | None = None  # library-style: how the code under test's process ran (standin.py)
+
+    def notes(self) -> list[str]:
+        """What the score should say about how this session ran, when it ran with less than its full protection or
+        refused a test something."""
+        notes = []
+        if self.seal.get("sealed") is False:
+            notes.append(f"the grading pytest's writes were not sealed ({self.seal.get('why')}): it imported pytest's "
+                         "late modules before the tests instead")  # fmt: skip
+        subject = self.subject or {}
+        if subject.get("started") and subject.get("confined") is not True:
+            notes.append(f"the code under test ran unconfined ({subject.get('why')}): it could read and write the "
+                         "tests' folder while they were collected")  # fmt: skip
+        refused = subject.get("refused") if isinstance(subject.get("refused"), dict) else {}
+        if refused:
+            tests = "; ".join(f"{test} ({', '.join(map(str, why))[:200]})" for test, why in sorted(refused.items()))
+            notes.append(f"tests that handed the code under test what cannot cross to its process: {tests}")
+        if subject.get("gone"):
+            notes.append(f"{subject['gone']}: the tests that used it afterwards failed")
+        return notes
 
 
 def read_witness(text: str, channel_problem: str | None = None) -> Witness:
@@ -86,6 +108,8 @@ def read_witness(text: str, channel_problem: str | None = None) -> Witness:
             witness.exit_status = record["exit"] if isinstance(record["exit"], int) else -1
             modules = record.get("modules")
             witness.modules = {str(k): str(v) for k, v in modules.items()} if isinstance(modules, dict) else {}
+            witness.seal = record["seal"] if isinstance(record.get("seal"), dict) else {}
+            witness.subject = record["subject"] if isinstance(record.get("subject"), dict) else None
             continue
         test_id = str(record.get("test"))
         witness.raised[test_id] = witness.raised.get(test_id, False) or bool(record.get("raised"))

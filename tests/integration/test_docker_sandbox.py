@@ -394,51 +394,59 @@ def test_the_repository_is_size_limited_and_what_fits_comes_back(
     assert not run.killed_for_memory
 
 
+# Everything a run can leave on the repository volume for the next: below /repo, a locked folder, a hidden file, a
+# link out, a fifo, a unix socket, a file with an extended attribute; on /repo itself, an extended attribute, an
+# access and a default ACL (user, group and other entries, rwx), setgid and sticky bits, times from 2001, and a try at
+# another group (refused: the user has none other).
 LEFTOVERS = (
     "mkdir -p locked/deep && echo x > locked/deep/f && chmod 000 locked; echo left > .hidden; ln -s /etc/passwd link;"
-    " mkfifo pipe; chmod 0777 .; echo made=$?"
-)
-# A default ACL on /repo itself (user, group and other entries, rwx): every file a later run made would inherit it.
-DEFAULT_ACL = (
-    "python3 -c \"import os, struct; os.setxattr('.', 'system.posix_acl_default', struct.pack('<I', 2) + "
-    "b''.join(struct.pack('<HHI', tag, 7, 0xFFFFFFFF) for tag in (1, 4, 32)))\"; echo acl=$?; ls -ld . | cut -c1-11"
+    ' mkfifo pipe; echo marked > marked; python3 -c "import os, socket, struct; socket.socket(socket.AF_UNIX).bind('
+    "'sock'); os.setxattr('marked', 'user.run', b'1'); os.setxattr('.', 'user.run', b'1'); acl = struct.pack('<I', 2)"
+    " + b''.join(struct.pack('<HHI', tag, 7, 0xFFFFFFFF) for tag in (1, 4, 32)); os.setxattr('.', "
+    "'system.posix_acl_access', acl); os.setxattr('.', 'system.posix_acl_default', acl)\"; echo made=$?;"
+    " chmod 3777 . && touch -d 2001-01-01 . && ls -ld . | cut -c1-11; chgrp 0 . 2>/dev/null; echo chgrp=$?"
 )
 LISTING = (
-    "find . -mindepth 1 -printf '%P\\n' | sort; stat -c 'mode=%a' .;"
-    " python3 -c \"import os; print('attributes', os.listxattr('.'))\""
+    "find . -mindepth 1 -printf '%P\\n' | sort; stat -c 'mode=%a owner=%u:%g' .;"
+    " python3 -c \"import os, time; s = os.stat('.'); print('attributes', os.listxattr('.'),"
+    " 'older than a day:', time.time() - min(s.st_atime, s.st_mtime) > 86400)\""
 )
+AS_NEW = ["mode=755 owner=10001:10001", "attributes [] older than a day: False"]
 
 
 def test_one_repository_volume_serves_run_after_run_and_no_run_sees_what_an_earlier_one_left(
     sandboxes: Any, forwarded: Any, tmp_path: Path
 ) -> None:
-    """Runs share their kind's volume: what one run left (a locked folder, a fifo, a link, /repo's mode) is gone
-    for the next, and a volume that cannot be made as new (a default ACL on /repo) is replaced by a new one."""
+    """Runs share their kind's volume: of everything one run left (LEFTOVERS) the next sees nothing, on the same
+    volume made as new; a leftover the volume's owner cannot remove gets the next run a new volume."""
     _, flint, _, flint_url, _ = forwarded
     sandbox = sandboxes(flint_url)
 
-    def run(command: str, name: str) -> tuple[str, str, Path]:
+    def run(command: str, name: str) -> tuple[str, str, list[str]]:
         (tmp_path / name).mkdir()
         workdir, out_dir = todo_work_copy(tmp_path / name)
+        expected = sorted(str(p.relative_to(workdir)) for p in workdir.rglob("*"))
         flint.add(fake_llama.tool_call("run", {"command": command}), fake_llama.prose("All done."))
         done = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes"])
         assert done.infra_error is None and done.changes_lost is None, done.output[-2000:]
         tool_result = [m["content"] for m in flint.requests[-1]["messages"] if m["role"] == "tool"][-1]
-        return tool_result, sandbox.repo.name, workdir
+        return tool_result, sandbox.repo.name, expected
 
     first, volume, _ = run(LEFTOVERS, "first")
-    assert "made=0" in first, first
-    listing, volume_again, workdir = run(LISTING, "second")
-    expected = sorted(str(p.relative_to(workdir)) for p in workdir.rglob("*") if p.name != "events.jsonl")
-    assert volume_again == volume  # emptied, not made anew
-    assert listing.splitlines()[: len(expected) + 2] == [*expected, "mode=755", "attributes []"], listing
+    assert "made=0" in first and "drwxrwsrwt+" in first and "chgrp=1" in first, first  # `ls` marks an ACL with "+"
+    listing, volume_again, expected = run(LISTING, "second")
+    assert volume_again == volume  # emptied and made as new, not replaced
+    assert listing.splitlines()[: len(expected) + 2] == [*expected, *AS_NEW], listing
 
-    with_acl, _, _ = run(DEFAULT_ACL, "third")
-    assert "acl=0" in with_acl and "drwxr-xr-x+" in with_acl, with_acl  # `ls` marks an ACL with "+"
-    listing, volume_after_acl, workdir = run(LISTING, "fourth")
-    expected = sorted(str(p.relative_to(workdir)) for p in workdir.rglob("*") if p.name != "events.jsonl")
-    assert volume_after_acl != volume  # replaced: an ACL on /repo is not something emptying undoes
-    assert listing.splitlines()[: len(expected) + 2] == [*expected, "mode=755", "attributes []"], listing
+    # Between runs, something the volume's owner cannot remove: a folder of root's (made by root without capability,
+    # in /repo opened to everyone), as a run's end finds it.
+    holder = sandbox.repo.holder
+    assert holder.exec_run(["chmod", "0777", "/repo"])[0] == 0
+    assert holder.exec_run(["sh", "-c", "mkdir /repo/roots && touch /repo/roots/f"], user="0")[0] == 0
+    sandbox.repo.empty()
+    listing, volume_after, expected = run(LISTING, "fourth")
+    assert volume_after != volume  # replaced
+    assert listing.splitlines()[: len(expected) + 2] == [*expected, *AS_NEW], listing
 
 
 def test_a_command_killed_for_memory_is_a_limit_the_run_reached(sandboxes: Any, forwarded: Any, tmp_path: Path) -> None:

@@ -10,26 +10,36 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import yaml
 
 from bench.cli import main
-from bench.config import BenchConfig
+from bench.config import BenchConfig, Choice
+from bench.errors import PrerequisiteError
 from bench.fixtures.fixture import fixture_hash, load_fixture
 from bench.provenance import git_dirty
 from bench.results.append import read_rows
 from bench.run.runner import Bench
 from bench.score.check import check_fixture
+from bench.score.exercism import command as import_command
 from bench.score.exercism import import_all, visible_share
+from bench.score.graders import LocalGrader
 from bench.testing.fake_llama import FakeLlama
 from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
 
 EXERCISES = Path(__file__).parent / "data" / "exercism"
-IMPORTABLE = {"grade-bands", "order-totals", "tally-counter", "word-stats"}
+IMPORTABLE = {"bike-rental", "grade-bands", "order-totals", "tally-counter", "word-stats"}
 # What each exercise's tests give, run by plain pytest on the stub and the example: the counts imported must match.
-COUNTS = {"grade_bands": (4, 0), "order_totals": (4, 0), "tally_counter": (7, 0), "word_stats": (6, 1)}
+COUNTS = {
+    "bike_rental": (6, 1),
+    "grade_bands": (4, 0),
+    "order_totals": (4, 0),
+    "tally_counter": (7, 0),
+    "word_stats": (6, 1),
+}
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +47,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every test exercise imported into a fixtures root of its own (the refused ones noted in refused.json)."""
     into = tmp_path_factory.mktemp("exercism-root")
     (into / "fixtures").mkdir()
-    imported, refused = import_all([EXERCISES], into, 0.0, 20, force=False)
+    imported, refused = import_all([EXERCISES], into, 0.0, 20, force=False, grader=LocalGrader())
     (into / "refused.json").write_text(json.dumps(refused))
     assert sorted(i.name for i in imported) == sorted(COUNTS)
     return into
@@ -114,13 +124,13 @@ def test_bench_score_gives_the_example_n_of_n_and_the_stub_its_true_pytest_score
 
 def test_visible_share_gives_the_agent_some_tests_read_only(tmp_path: Path) -> None:
     into = tmp_path / "root"
-    (imported,), refused = import_all([EXERCISES / "tally-counter"], into, 0.5, 20, force=False)
+    (imported,), refused = import_all([EXERCISES / "tally-counter"], into, 0.5, 20, force=False, grader=LocalGrader())
     assert not refused
     fx = load_fixture("tally_counter", into)
     assert fx.visible_tests == ["tally_counter_visible_test.py"] and fx.expected_visible_passing == 0
     assert fx.hidden_total == 7 and imported.visible_total == 4
     assert check_fixture("tally_counter", into)[0] == []
-    _, refused = import_all([EXERCISES / "tally-counter"], into, 0.5, 20, force=False)
+    _, refused = import_all([EXERCISES / "tally-counter"], into, 0.5, 20, force=False, grader=LocalGrader())
     assert "already exists (--force replaces it)" in refused["tally-counter"]
 
 
@@ -203,3 +213,49 @@ def test_the_docker_grader_gets_the_support_files_too(root: Path, tmp_path: Path
     score, junit = score_folder("order_totals", solved, make_grader("docker"), root, tmp_path / "score")
     assert (score.hidden_passed, score.hidden_total, score.error, score.grading_tampered) == (4, 4, None, False)
     assert junit and junit[0].is_file()
+
+
+def copied_exercise(tmp_path: Path, slug: str, config: dict[str, Any]) -> Path:
+    """An exercise of the test data copied under tmp_path/src, with its config's files table replaced."""
+    folder = tmp_path / "src" / slug
+    shutil.copytree(EXERCISES / slug, folder)
+    meta = json.loads((folder / ".meta/config.json").read_text())
+    meta["files"].update(config)
+    (folder / ".meta/config.json").write_text(json.dumps(meta))
+    return folder
+
+
+@pytest.mark.parametrize("where", ["../secrets.py", "/etc/hostname", "linked.py"])
+def test_config_paths_that_leave_the_exercise_are_refused(tmp_path: Path, where: str) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "secrets.py").write_text("TOKEN = 'not yours'\n")
+    folder = copied_exercise(tmp_path, "grade-bands", {"editor": [where]})
+    (folder / "linked.py").symlink_to(tmp_path / "src" / "secrets.py")
+
+    imported, refused = import_all([folder], tmp_path / "root", 0.0, 20, force=False, grader=LocalGrader())
+
+    assert imported == [] and f"names {where}, outside the exercise" in refused["grade-bands"]
+    assert not (tmp_path / "root/hidden_tests/grade_bands").exists()
+
+
+def test_the_import_grades_on_this_machine_only_when_asked_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ["fixtures", "import", "exercism", str(EXERCISES / "grade-bands"), "--into", str(tmp_path / "root")]
+    assert main([*argv, "--sandbox", "local"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("grading the stubs and examples on this machine (--sandbox local)")
+    assert "grade_bands: imported" in out
+    monkeypatch.setattr("bench.sandbox.kinds.choose_sandbox", lambda *_: Choice("local", "no engine answers"))
+    with pytest.raises(PrerequisiteError, match="give --sandbox local to run their code on this machine"):
+        import_command([EXERCISES / "grade-bands"], tmp_path / "auto/root")
+    assert not (tmp_path / "auto/root/fixtures/grade_bands").exists()
+
+
+@pytest.mark.docker
+def test_the_import_grades_in_docker_when_an_engine_answers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert import_command([EXERCISES / "grade-bands"], tmp_path / "root") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("grading the stubs and examples in docker (a Docker engine answers)")
+    fx = load_fixture("grade_bands", tmp_path / "root")
+    assert (fx.hidden_total, fx.expected_hidden_passing) == COUNTS["grade_bands"]

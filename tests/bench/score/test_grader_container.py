@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bench.score.graders import DockerGrader, GraderLimits, run_pytest
-from bench.score.sessions import GRADING_DIR, WITNESS_MODULE, WITNESS_SOURCE
+from bench.score.sessions import GRADING_DIR, WITNESS_MODULE, plugin_files
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -119,8 +119,9 @@ def test_the_grader_container_is_locked_down(tmp_path: Path) -> None:
     constants = f"WORK_MIB, TMP_MIB, MEMORY_MIB, PIDS, CPUS = 64, 32, 1024, {limits.pids}, {limits.cpus}\n"
     (tmp_path / "test_probe.py").write_text(constants + PROBE)
 
-    (tmp_path / GRADING_DIR).mkdir()
-    (tmp_path / GRADING_DIR / f"{WITNESS_MODULE}.py").write_text(WITNESS_SOURCE.read_text())  # pytest non-dumpable
+    for rel, text in plugin_files().items():  # the witness among them: it makes pytest non-dumpable
+        (tmp_path / GRADING_DIR / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / GRADING_DIR / rel).write_text(text)
     grader = DockerGrader(client, ensure_sandbox_image(client), limits)
     args = ["-q", "-p", "no:cacheprovider", "-p", WITNESS_MODULE, "test_probe.py"]
     run = run_pytest(grader, tmp_path, args, timeout_s=180, plugins=GRADING_DIR)

@@ -2,7 +2,11 @@
 
 Every attack here scored 6 of 6 (or inflated tests_added) on the grader before issue 15. Now each ends in the real
 score (2 of 6, because the planted file was removed) or in a void score flagged `grading_tampered`; never in a
-passing count. Each attack runs against the local grader and, under the docker mark, against the docker grader.
+passing count. Since issue 31 the code under test runs in a process of its own (bench/score/standin.py): the attacks
+that rewrote pytest from inside the module under test find no pytest there and earn exactly the real score. The
+witness and the canaries stay as the second line, shown here against the same attacks run where the judging pytest
+does import them: a support file of the fixture's own. Each attack runs against the local grader and, under the
+docker mark, against the docker grader.
 """
 
 from __future__ import annotations
@@ -158,21 +162,6 @@ def test_an_init_py_in_a_test_folder_is_removed_too(todo: Fixture, tmp_path: Pat
     assert score.error is not None and "checks/__init__.py" in score.error
 
 
-def test_reports_rewritten_from_todo_py_void_the_score(todo: Fixture, tmp_path: Path, grader: Grader) -> None:
-    score = grade(todo, tmp_path, grader, append_to_todo(PATCH_REPORTS.format(spare="")))
-
-    assert score.grading_tampered
-    assert_not_inflated(score)
-    assert score.error is not None and "canary" in score.error
-
-
-def test_junit_rewritten_at_exit_voids_the_score(todo: Fixture, tmp_path: Path, grader: Grader) -> None:
-    score = grade(todo, tmp_path, grader, append_to_todo(REWRITE_JUNIT_AT_EXIT.format(spare="")))
-
-    assert score.grading_tampered
-    assert_not_inflated(score)
-
-
 @pytest.fixture
 def known_canaries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Canaries whose names an attacker could recognise: every name, mutants' too, holds "canary"."""
@@ -180,17 +169,6 @@ def known_canaries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tamper, "canary_name", lambda: f"test_canary_{next(names)}")
     monkeypatch.setattr(sessions, "canary_name", lambda: f"test_canary_{next(names)}")
     monkeypatch.setattr(canaries, "new_name", lambda *_: f"test_canary_{next(names)}")
-
-
-@pytest.mark.parametrize("attack", [PATCH_REPORTS, REWRITE_JUNIT_AT_EXIT], ids=["reports", "junit"])
-def test_an_attack_that_spares_the_canaries_is_caught_by_the_witness(
-    leap: Fixture, tmp_path: Path, grader: Grader, known_canaries: None, attack: str
-) -> None:
-    score = grade(leap, tmp_path, grader, append_to("leap.py", attack.format(spare="canary")))
-
-    assert score.grading_tampered
-    assert_not_inflated(score, LEAP_ORIGINAL)
-    assert score.error is not None and "passed, but it raised" in score.error
 
 
 def test_an_honest_run_is_not_flagged(todo: Fixture, tmp_path: Path, grader: Grader) -> None:
@@ -397,7 +375,7 @@ _forge()
 """
 
 
-def test_standard_library_names_at_the_root_are_never_imported(
+def test_standard_library_names_at_the_root_are_not_what_grading_imports(
     todo: Fixture, leap: Fixture, tmp_path: Path, grader: Grader
 ) -> None:
     for fx, original in ((todo, TODO_ORIGINAL), (leap, LEAP_ORIGINAL)):
@@ -419,34 +397,81 @@ def test_a_package_beside_the_module_is_flagged(
     assert (score.hidden_passed, score.visible_passed) == (None, None)
 
 
-def test_a_plugin_swallowing_failures_of_tests_that_call_the_code_is_caught(
-    todo: Fixture, ledger: Fixture, tmp_path: Path, grader: Grader
-) -> None:
-    """Program-style hidden tests never meet it (todo keeps its real count, or its visible session is flagged); a
-    library's hidden tests do, and their mutant twins, which call the same code, make it show."""
-    todo_score = grade(todo, tmp_path / "todo", grader, append_to_todo(SWALLOW_CALLS.format(package="todo")))
-    assert_not_inflated(todo_score)
-
-    ledger_score = grade(
-        ledger, tmp_path / "ledger", grader, append_to("ledger/__init__.py", SWALLOW_CALLS.format(package="ledger"))
-    )
-    assert ledger_score.grading_tampered and "canary" in (ledger_score.error or "")
-    assert_not_inflated(ledger_score, LEDGER_ORIGINAL)
+IN_THE_MODULE = {  # (fixture, module, attack): each once rewrote the judging pytest from inside the code under test
+    "todo-reports": ("todo", "todo.py", PATCH_REPORTS.format(spare="")),
+    "todo-junit": ("todo", "todo.py", REWRITE_JUNIT_AT_EXIT.format(spare="")),
+    "todo-swallow": ("todo", "todo.py", SWALLOW_CALLS.format(package="todo")),
+    "leap-reports-sparing-canaries": ("leap", "leap.py", PATCH_REPORTS.format(spare="canary")),
+    "leap-junit-sparing-canaries": ("leap", "leap.py", REWRITE_JUNIT_AT_EXIT.format(spare="canary")),
+    "leap-no-op-asserts": ("leap", "leap.py", NOOP_ASSERTS),
+    "ledger-swallow": ("ledger", "ledger/__init__.py", SWALLOW_CALLS.format(package="ledger")),
+}
+ORIGINALS = {"todo": TODO_ORIGINAL, "leap": LEAP_ORIGINAL, "ledger": LEDGER_ORIGINAL}
 
 
-def test_no_op_assertions_of_unittest_are_caught(leap: Fixture, tmp_path: Path, grader: Grader) -> None:
-    score = grade(leap, tmp_path, grader, append_to("leap.py", NOOP_ASSERTS))
+@pytest.mark.parametrize("case", IN_THE_MODULE.values(), ids=IN_THE_MODULE.keys())
+def test_an_attack_on_pytest_from_the_module_under_test_finds_no_pytest(
+    todo: Fixture, leap: Fixture, ledger: Fixture, tmp_path: Path, grader: Grader, known_canaries: None,
+    case: tuple[str, str, str],
+) -> None:  # fmt: skip
+    name, module, attack = case
+    fx = {"todo": todo, "leap": leap, "ledger": ledger}[name]
 
-    assert score.grading_tampered and "canary" in (score.error or "")
-    assert_not_inflated(score, LEAP_ORIGINAL)
+    score = grade(fx, tmp_path, grader, append_to(module, attack))
+
+    assert (score.hidden_passed, score.hidden_total, score.grading_tampered) == (*ORIGINALS[name], False), score.error
 
 
-def test_a_forge_of_junit_and_witness_from_inside_pytest_is_caught(
-    leap: Fixture, tmp_path: Path, grader: Grader
-) -> None:
+def test_a_forge_from_the_module_under_test_earns_nothing_more(leap: Fixture, tmp_path: Path, grader: Grader) -> None:
+    """Its witness lines go down the pipes of the code's own process, the stand-ins' channel among them: the judge
+    reads them as malformed answers and the code's process is done for; the tests that needed it fail."""
     score = grade(leap, tmp_path, grader, append_to("leap.py", FORGE_IN_PROCESS))
 
-    assert score.grading_tampered
+    assert score.grading_tampered or (score.hidden_passed or 0) <= LEAP_ORIGINAL[0], score.error
+
+
+@pytest.fixture(scope="module")
+def breached(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Fixture]:
+    """leap with an attack in a support file of its own, which its hidden test imports: code the judging pytest runs,
+    as if the boundary had been breached."""
+    root = tmp_path_factory.mktemp("breached")
+    leap = load_fixture("leap", Path(__file__).parent / "data")
+    made: dict[str, Fixture] = {}
+
+    def make(attack: str) -> Fixture:
+        name = f"leap_{len(made)}"
+        shutil.copytree(leap.path, root / "fixtures" / name)
+        shutil.copytree(leap.hidden_dir, root / "hidden_tests" / name)
+        yaml = (
+            (root / "fixtures" / name / "fixture.yaml").read_text().replace("hidden_tests/leap", f"hidden_tests/{name}")
+        )
+        (root / "fixtures" / name / "fixture.yaml").write_text(yaml)
+        hidden = root / "hidden_tests" / name / "test_hidden_leap.py"
+        hidden.write_text("import leap_support  # noqa: F401\n" + hidden.read_text())
+        (root / "hidden_tests" / name / "leap_support.py").write_text(attack)
+        made[name] = load_fixture(name, root)
+        return made[name]
+
+    return make
+
+
+SECOND_LINE = {  # attack in the judging pytest -> what catches it
+    "reports-sparing-canaries": (PATCH_REPORTS.format(spare="canary"), "passed, but it raised"),
+    "junit-sparing-canaries": (REWRITE_JUNIT_AT_EXIT.format(spare="canary"), "passed, but it raised"),
+    "no-op-asserts": (NOOP_ASSERTS, "canary"),
+    "forge-of-junit-and-witness": (FORGE_IN_PROCESS, "grading tampered"),
+}
+
+
+@pytest.mark.parametrize("case", SECOND_LINE.values(), ids=SECOND_LINE.keys())
+def test_the_witness_and_canaries_catch_an_attack_inside_the_judging_pytest(
+    breached: Callable[[str], Fixture], tmp_path: Path, grader: Grader, known_canaries: None, case: tuple[str, str]
+) -> None:
+    attack, caught_by = case
+
+    score = grade(breached(attack), tmp_path, grader, lambda repo: None)
+
+    assert score.grading_tampered and caught_by in (score.error or ""), score.error
     assert_not_inflated(score, LEAP_ORIGINAL)
 
 

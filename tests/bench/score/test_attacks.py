@@ -1,0 +1,186 @@
+"""Issue 31's attacks, by code that knows the bench's source, each graded by the real graders (local, and docker
+under its mark) many times over, because the old defences were games of chance.
+
+- A generic twin-aware pytest plugin appended to the module under test (data/attacks/twin_aware_plugin.py): it
+  tells the canary twins from their originals and passes the originals. Before issue 31 the exercism-style stubs
+  and an untouched ledger_repo scored full marks with it, nearly every time, unflagged.
+- A json.py at the root of a program-style repository (data/attacks/planted_json.py), which the untouched program
+  imports and which plants standard-library-named modules where the grading pytest might import them once tests
+  run. Before issue 31 it scored all but one hidden test of a fixture whose tests run the program in the repository.
+
+Each must earn exactly what the code's real behaviour earns, or be flagged, in every grading.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_grading import agent_diff
+
+from bench.fixtures.fixture import Fixture, load_fixture
+from bench.score.exercism import import_all
+from bench.score.graders import Grader, LocalGrader
+from bench.score.grading import Score, score_diff_times
+
+DATA = Path(__file__).parent / "data"
+TWIN_AWARE_PLUGIN = (DATA / "attacks/twin_aware_plugin.py").read_text()
+PLANTED_JSON = (DATA / "attacks/planted_json.py").read_text()
+GRADINGS = 20
+
+# (fixture, module the plugin is appended to, what the untouched code earns of how many)
+LIBRARY_TARGETS = {
+    "grade_bands": ("grade_bands.py", 0, 4),  # unittest, subTest loops
+    "order_totals": ("order_totals.py", 0, 4),  # unittest, tests importing a helper file
+    "bike_rental": ("bike_rental.py", 1, 6),  # pytest, class-based
+    "ledger_repo": ("ledger/__init__.py", 2, 8),  # a package of modules
+}
+
+# Hidden tests of todo_repo variants whose first test runs the program with its list in the repository itself: in one
+# ("here") no test uses tmp_path, in the other ("first") only the first does not. Two pass on the untouched todo.py,
+# four need the due dates of TASK.md.
+HIDDEN_HERE = """
+import subprocess
+import sys
+from pathlib import Path
+
+PROGRAM = Path.cwd() / "todo.py"
+
+
+def run_todo(path, *args):
+    command = [sys.executable, str(PROGRAM), "--file", str(path), *args]
+    done = subprocess.run(command, cwd=Path.cwd(), capture_output=True, text=True, timeout=60)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_plain_items_list_as_before():
+    path = Path.cwd() / "plain.json"
+    for text in ["sweep the porch", "renew passport"]:
+        assert run_todo(path, "add", text)[0] == 0
+    assert run_todo(path, "done", "2")[0] == 0
+    assert run_todo(path, "list", "--all")[1].splitlines() == ["  1 [ ] sweep the porch", "  2 [x] renew passport"]
+
+
+def test_a_list_shows_due_dates(FOLDER):
+    path = WHERE / "due.json"
+    assert run_todo(path, "add", "pay rent", "--due", "2024-05-01")[0] == 0
+    assert run_todo(path, "list")[1].splitlines() == ["  1 [ ] pay rent (due 2024-05-01)"]
+
+
+def test_a_leap_day_is_a_due_date(FOLDER):
+    path = WHERE / "leap.json"
+    assert run_todo(path, "add", "party", "--due", "2024-02-29")[0] == 0
+    assert run_todo(path, "list")[1].splitlines() == ["  1 [ ] party (due 2024-02-29)"]
+
+
+def test_overdue_lists_the_late_ones_first(FOLDER):
+    path = WHERE / "late.json"
+    run_todo(path, "add", "renew insurance", "--due", "2024-05-09")
+    run_todo(path, "add", "call the bank", "--due", "2024-03-02")
+    out = run_todo(path, "overdue", "--today", "2024-05-10")[1]
+    assert out.splitlines() == ["  2 [ ] call the bank (due 2024-03-02)", "  1 [ ] renew insurance (due 2024-05-09)"]
+
+
+def test_nothing_overdue(FOLDER):
+    path = WHERE / "calm.json"
+    run_todo(path, "add", "due today", "--due", "2024-05-10")
+    assert run_todo(path, "overdue", "--today", "2024-05-10")[1].strip() == "nothing overdue"
+
+
+def test_removed_ids_are_not_reused(FOLDER):
+    path = WHERE / "ids.json"
+    run_todo(path, "add", "one")
+    run_todo(path, "add", "two")
+    assert run_todo(path, "remove", "1")[0] == 0
+    run_todo(path, "add", "three")
+    assert run_todo(path, "list")[1].splitlines() == ["  2 [ ] two", "  3 [ ] three"]
+"""
+VARIANTS = {
+    "todo_here": HIDDEN_HERE.replace("(FOLDER)", "()").replace("WHERE", "Path.cwd()"),
+    "todo_first": HIDDEN_HERE.replace("(FOLDER)", "(tmp_path)").replace("WHERE", "tmp_path"),
+}
+
+
+@pytest.fixture(scope="module", params=["local", pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.slow])])
+def grader(request: pytest.FixtureRequest) -> Iterator[Grader]:
+    if request.param == "local":
+        yield LocalGrader()
+        return
+    from bench.containers.engine import docker_client
+    from bench.containers.images import ensure_sandbox_image
+    from bench.score.graders import DockerGrader
+
+    client: Any = docker_client()
+    yield DockerGrader(client, ensure_sandbox_image(client))
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The exercism-style exercises imported, and the program-style todo_here, under a fixtures root of their own."""
+    into = tmp_path_factory.mktemp("attacks-root")
+    names = ["grade-bands", "order-totals", "bike-rental"]
+    sources = [DATA / "exercism" / name for name in names]
+    imported, refused = import_all(sources, into, 0.0, 20, force=False, grader=LocalGrader())
+    assert not refused and len(imported) == 3
+    todo = load_fixture("todo_repo")
+    for name, tests in VARIANTS.items():
+        shutil.copytree(todo.path, into / "fixtures" / name)
+        (into / "hidden_tests" / name / "solution").mkdir(parents=True)
+        (into / "hidden_tests" / name / "test_hidden_here.py").write_text(tests)
+        shutil.copy(todo.solution_dir / "todo.py", into / "hidden_tests" / name / "solution/todo.py")
+        yaml = (into / "fixtures" / name / "fixture.yaml").read_text().replace("todo_repo", name)
+        (into / "fixtures" / name / "fixture.yaml").write_text(yaml.replace("[test_todo.py]", "[]"))
+    return into
+
+
+def grade_times(fx: Fixture, tmp_path: Path, grader: Grader, edit: Callable[[Path], None], times: int) -> list[Score]:
+    """`times` gradings of the same work, each with canaries of its own, in one run of the grader."""
+    return score_diff_times(fx, agent_diff(fx, tmp_path, edit), grader, tmp_path / "work", times, timeout_s=120)
+
+
+def appended(module: str, code: str) -> Callable[[Path], None]:
+    def edit(repo: Path) -> None:
+        (repo / module).write_text((repo / module).read_text() + "\n" + code)
+
+    return edit
+
+
+def real_or_flagged(scores: list[Score], earned: int) -> list[str]:
+    """What went wrong with each grading that neither earned `earned` nor was flagged as tampered."""
+    return [
+        f"grading {i}: {score.hidden_passed} of {score.hidden_total} ({score.error})"
+        for i, score in enumerate(scores)
+        if not score.grading_tampered and score.hidden_passed != earned
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(LIBRARY_TARGETS))
+def test_a_twin_aware_plugin_in_the_module_under_test_gains_nothing(
+    root: Path, tmp_path: Path, grader: Grader, name: str
+) -> None:
+    module, earned, total = LIBRARY_TARGETS[name]
+    fx = load_fixture(name, None if name == "ledger_repo" else root)
+    assert (fx.expected_hidden_passing, fx.hidden_total) == (earned, total)
+
+    scores = grade_times(fx, tmp_path, grader, appended(module, TWIN_AWARE_PLUGIN), GRADINGS)
+
+    assert real_or_flagged(scores, earned) == []
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_a_planted_standard_module_the_program_imports_gains_nothing(
+    root: Path, tmp_path: Path, grader: Grader, name: str
+) -> None:
+    fx = load_fixture(name, root)
+    assert (fx.grading, fx.expected_hidden_passing, fx.hidden_total) == ("program", 2, 6)
+
+    def plant(repo: Path) -> None:
+        (repo / "json.py").write_text(PLANTED_JSON)
+
+    (score,) = grade_times(fx, tmp_path, grader, plant, 1)
+
+    assert (score.hidden_passed, score.hidden_total, score.grading_tampered) == (2, 6, False), score.error
+    assert score.error is not None and "json.py" in score.error and "never imported" not in score.error
