@@ -86,6 +86,8 @@ WRONG = {
     "fixtures_root": (1, None),
     "cpu_models": (True, "big"),
     "server_stall_limit_s": ('"10"', -1),
+    "server_wait_s": ('"3m"', -1),
+    "servers_shared": ('"yes"', None),
     "shard": (3, '"3/2"'),
     "workers": ('"two"', 0),
     "gpu_devices": (0, "[]"),

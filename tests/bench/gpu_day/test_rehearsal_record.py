@@ -120,7 +120,9 @@ def test_tests_gpu_are_collected_where_only_the_rehearsals_dependencies_are() ->
 
 def test_make_gpu_rehearsal_passes_its_options() -> None:
     options = ["OUT=/o", "DEVICE=GPU-1", "LLAMA_SOURCE=/s.tar.xz", "LLAMA_BUILD=/b", "SIZES=1,8", "BUDGET_S=300"]
-    done = subprocess.run(["make", "-n", "gpu-rehearsal", *options], cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        ["make", "--no-print-directory", "-n", "gpu-rehearsal", *options], cwd=ROOT, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     command = " ".join(done.stdout.replace("\\\n", " ").split())  # the recipe's lines, joined as the shell does
     assert command.endswith(
