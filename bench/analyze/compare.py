@@ -156,9 +156,10 @@ def compare(
     alpha: float = stats.ALPHA,
     pool_last: int = 0,
     strict: bool = False,
+    skip_bad_rows: bool = False,
 ) -> tuple[str, bool]:
     """The comparison as markdown, and whether any gate tripped."""
-    tables = [read_runs(file) for file in files]
+    tables = [read_runs(file, skip_bad_rows) for file in files]
     groups, labels, intro = _grouped(tables, file_labels(files), pool_last)
     all_rows = [row for table in tables for row in agent_runs(table)]
     metrics = [m for m in SHOWN_METRICS if measured(all_rows, m)]
@@ -228,6 +229,7 @@ class CompareOptions:
     alpha: float = 0.05
     pool_last: int = 0
     strict: bool = False
+    skip_bad_rows: bool = False
 
 
 def command(options: CompareOptions) -> int:
@@ -236,6 +238,8 @@ def command(options: CompareOptions) -> int:
         raise ConfigError(f"--alpha {options.alpha}: give a level between 0 and 1, e.g. 0.05")
     if options.pool_last < 0:
         raise ConfigError(f"--pool-last {options.pool_last}: give a number of files, e.g. 7")
-    report, tripped = compare(options.files, gates, options.alpha, options.pool_last, options.strict)
+    report, tripped = compare(
+        options.files, gates, options.alpha, options.pool_last, options.strict, options.skip_bad_rows
+    )
     print(report)
     return 1 if tripped else 0

@@ -70,8 +70,10 @@ def config_section(group: Group, nights: list[Night], metrics: list[str], alpha:
     return [*out, markdown_table(headers, lines), "", "◆ the first night of a new regime.", ""]
 
 
-def write_history(files: Sequence[str], out_dir: Path, metrics: list[str], alpha: float) -> Path:
-    configs = line_up(files)
+def write_history(
+    files: Sequence[str], out_dir: Path, metrics: list[str], alpha: float, skip_bad_rows: bool = False
+) -> Path:
+    configs = line_up(files, skip_bad_rows)
     out_dir.mkdir(parents=True, exist_ok=True)
     groups = [Group(key, [], split=True) for key in configs]  # a setup of its own is a series of its own
     set_titles(groups)
@@ -96,6 +98,7 @@ class HistoryOptions:
     metrics: list[str] = field(default_factory=list)  # none: DEFAULT_METRICS
     alpha: float = 0.01
     out_dir: Path | None = None  # None: history-report/ beside the first file
+    skip_bad_rows: bool = False
 
 
 def command(options: HistoryOptions) -> int:
@@ -106,7 +109,9 @@ def command(options: HistoryOptions) -> int:
     if unknown:
         raise ConfigError(f"--metric {unknown[0]}: unknown metric; choose from {', '.join(known)}")
     out_dir = options.out_dir or Path(options.files[0]).parent / "history-report"
-    path = write_history(options.files, out_dir, options.metrics or DEFAULT_METRICS, options.alpha)
+    path = write_history(
+        options.files, out_dir, options.metrics or DEFAULT_METRICS, options.alpha, options.skip_bad_rows
+    )
     print(path.read_text(encoding="utf-8"))
     log.info("wrote %s and its plots", path)
     return 0

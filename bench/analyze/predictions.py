@@ -182,15 +182,15 @@ def parse_time(text: str, what: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
-def score_file(predictions_file: Path, results_file: Path) -> list[Verdict]:
-    rows = read_runs(results_file)
+def score_file(predictions_file: Path, results_file: Path, skip_bad_rows: bool = False) -> list[Verdict]:
+    rows = read_runs(results_file, skip_bad_rows)
     check_committed_before(predictions_file, rows)
     return [score(prediction, rows) for prediction in load_predictions(predictions_file)]
 
 
-def command(predictions_file: Path, results_file: Path) -> int:
+def command(predictions_file: Path, results_file: Path, skip_bad_rows: bool = False) -> int:
     """`bench predictions score predictions.yaml RESULTS.csv` (bench/cli/predictions.py)."""
-    results = score_file(predictions_file, results_file)
+    results = score_file(predictions_file, results_file, skip_bad_rows)
     for result in results:
         print("\n".join(describe(result)))
     verdicts = [r.verdict for r in results]

@@ -160,9 +160,9 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "group"
 
 
-def write_report(csv_path: Path, out_dir: Path) -> Path:
+def write_report(csv_path: Path, out_dir: Path, skip_bad_rows: bool = False) -> Path:
     """Write report.md and its PNGs into out_dir; returns the markdown file."""
-    rows = read_runs(csv_path)
+    rows = read_runs(csv_path, skip_bad_rows)
     out_dir.mkdir(parents=True, exist_ok=True)
     keyed = group_rows(rows)
     shown = varying_columns(list(keyed))
@@ -197,9 +197,9 @@ def _gpu_section(groups: Groups, rows: list[ResultRow], out_dir: Path) -> list[s
     return [*out, gpu_table(groups), "", "![peak GPU memory per server and group](gpu-memory.png)", ""]
 
 
-def command(csv_path: Path, out_dir: Path | None = None) -> int:
+def command(csv_path: Path, out_dir: Path | None = None, skip_bad_rows: bool = False) -> int:
     """`bench report RESULTS.csv [--out-dir DIR]` (bench/cli/report.py)."""
     # Beside the CSV, in a folder of its own: several results files share results/ and their plots must not mix.
-    report = write_report(csv_path, out_dir or csv_path.with_name(f"{csv_path.stem}-report"))
+    report = write_report(csv_path, out_dir or csv_path.with_name(f"{csv_path.stem}-report"), skip_bad_rows)
     log.info("wrote %s and its plots", report)
     return 0

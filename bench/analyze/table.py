@@ -5,6 +5,7 @@ A median or range is taken over the measured values only, and shown as "n/a" whe
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from bench.results.schema import GROUP_COLUMNS, INFRA_STOP_REASON, NATIVE_SERVIN
 # A configuration: its names, and what it ran on (runs that differ in any of these are never pooled).
 KEY_COLUMNS = [*GROUP_COLUMNS, *SETUP_COLUMNS]
 SHA_SHOWN = 12  # characters of a sha256 in a heading
+MAX_DECIMALS = 6
 
 GroupKey = tuple[str, ...]
 
@@ -114,12 +116,16 @@ def spread(values: Sequence[float]) -> Spread | None:
 
 
 def fmt_number(value: float | None) -> str:
-    """Whole numbers with thousands separators (14,689); small fractions with one decimal (25.3)."""
+    """Whole numbers with thousands separators (14,689); fractions with one decimal (25.3), and below 1 with two
+    significant digits (0.27, 0.043), so that a sub-second change shows rather than reading `±0.0`."""
     if value is None:
         return "n/a"
     if value == int(value) or abs(value) >= 100:
         return f"{value:,.0f}"
-    return f"{value:.1f}"
+    if abs(value) >= 1:
+        return f"{value:.1f}"
+    decimals = min(1 - math.floor(math.log10(abs(value))), MAX_DECIMALS)
+    return f"{value:.{decimals}f}"
 
 
 def fmt_spread(stats: Spread | None) -> str:

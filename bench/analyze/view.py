@@ -162,8 +162,8 @@ def hidden_outcomes(path: Path) -> list[list[str]]:
     return [[str(test), str(outcome)] for test, outcome in sorted(outcomes.items()) if isinstance(outcomes, dict)]
 
 
-def view_data(files: Sequence[str], alpha: float = stats.ALPHA) -> dict[str, Any]:
-    tables = [read_runs(file) for file in files]
+def view_data(files: Sequence[str], alpha: float = stats.ALPHA, skip_bad_rows: bool = False) -> dict[str, Any]:
+    tables = [read_runs(file, skip_bad_rows) for file in files]
     labels = file_labels(files)
     groups = match_files(tables, labels)
     all_rows = [row for table in tables for row in agent_runs(table)]
@@ -182,13 +182,13 @@ def view_data(files: Sequence[str], alpha: float = stats.ALPHA) -> dict[str, Any
     return data
 
 
-def command(paths: Sequence[Path], out: Path | None = None) -> int:
+def command(paths: Sequence[Path], out: Path | None = None, skip_bad_rows: bool = False) -> int:
     """`bench view RESULTS.csv... [--out FILE]` (bench/cli/view.py)."""
     files = [str(path) for path in paths]
     missing = [f for f in files if not Path(f).is_file()]
     if missing:
         raise ConfigError(f"bench view: no results file {', '.join(missing)}")
     out = out or Path(files[-1]).with_suffix(".html")
-    out.write_text(render(view_data(files)), encoding="utf-8")
+    out.write_text(render(view_data(files, skip_bad_rows=skip_bad_rows)), encoding="utf-8")
     print(f"wrote {out} (open it in a browser; it needs no server and no network)")
     return 0

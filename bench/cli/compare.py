@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from bench.cli.options import Subparsers, add_command
+from bench.cli.options import Subparsers, add_command, skip_bad_rows_flag
 
 
 def compare(args: argparse.Namespace) -> int:
     from bench.analyze.compare import CompareOptions, command
 
-    return command(CompareOptions(args.files, args.fail_on, args.alpha, args.pool_last, args.strict))
+    return command(
+        CompareOptions(args.files, args.fail_on, args.alpha, args.pool_last, args.strict, args.skip_bad_rows)
+    )
 
 
 def add(sub: Subparsers) -> None:
@@ -36,3 +38,4 @@ def add(sub: Subparsers) -> None:
         action="store_true",
         help="a gate with nothing to compare (no baseline of the configuration, a metric not measured) fails",
     )
+    skip_bad_rows_flag(one)

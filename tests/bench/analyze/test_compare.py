@@ -269,7 +269,7 @@ def test_a_file_that_is_not_a_results_csv_is_refused(tmp_path: Path, capsys: Cap
 
 def test_a_value_that_is_not_a_number_names_the_run(tmp_path: Path) -> None:
     path = write_results(tmp_path / "r.csv", [run_row("run-7", wall_s="fast")])
-    with pytest.raises(ResultsError, match="run run-7: wall_s is 'fast', not a number"):
+    with pytest.raises(ResultsError, match=r"r.csv: row 2 \(run run-7\), column wall_s: 'fast' is not a number"):
         compare([path])
 
 
