@@ -1,6 +1,6 @@
 """The report's section on where each group's time and reprocessed tokens went: per run the wall time split (Flint,
-Jeff, tools, the servers' stalls, the harness's own) with the hardware's floor, the reprocessed tokens by cause, and one figure of the
-causes stacked per step for every run (from each run's reprocessed.json, bench/run/extras.py).
+Jeff, tools, the servers' stalls, the harness's own) with the hardware's floor, the reprocessed tokens by cause, and
+one figure of the causes stacked per step for every run (from each run's reprocessed.json, bench/run/extras.py).
 """
 
 from __future__ import annotations

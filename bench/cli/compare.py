@@ -10,9 +10,10 @@ from bench.cli.options import Subparsers, add_command, skip_bad_rows_flag
 def compare(args: argparse.Namespace) -> int:
     from bench.analyze.compare import CompareOptions, command
 
-    return command(
-        CompareOptions(args.files, args.fail_on, args.alpha, args.pool_last, args.strict, args.skip_bad_rows)
+    options = CompareOptions(
+        args.files, args.fail_on, args.alpha, args.pool_last, args.strict, args.skip_bad_rows, args.by, args.json
     )
+    return command(options)
 
 
 def add(sub: Subparsers) -> None:
@@ -38,4 +39,10 @@ def add(sub: Subparsers) -> None:
         action="store_true",
         help="a gate with nothing to compare (no baseline of the configuration, a metric not measured) fails",
     )
+    one.add_argument(
+        "--by",
+        metavar="SETTING",
+        help="compare configurations that differ only in SETTING (preset, ctx, max_steps, ...), in one file or across",
+    )
+    one.add_argument("--json", action="store_true", help="print one JSON document (docs/json.md) instead of markdown")
     skip_bad_rows_flag(one)

@@ -7,9 +7,10 @@ the tools' and done checks' time (bench/measure/tool_time.py), server_stall_s th
 (bench/measure/stall.py: stopped, starved, hung; it is the servers', not the harness's), and own_s the rest: the
 harness's own time (the agent, HTTP, the sandbox starting and stopping). The parts are TIME_PARTS, in that order.
 The floor is the time the run's work takes at the servers' own speeds, measured once per server start
-(bench/llama/speed.py): the prompt tokens the servers computed (timings.prompt_n) and the tokens they generated. Where one of the run's own requests went faster than that measurement (on a shared
-machine the measurement can land in a busy moment), the floor takes the faster speed: each request then took at
-least its tokens at the floor's speeds, so floor_s <= model time <= wall_s. efficiency = floor_s / wall_s.
+(bench/llama/speed.py): the prompt tokens the servers computed (timings.prompt_n) and the tokens they generated.
+Where one of the run's own requests went faster than that measurement (on a shared machine the measurement can land
+in a busy moment), the floor takes the faster speed: each request then took at least its tokens at the floor's
+speeds, so floor_s <= model time <= wall_s. efficiency = floor_s / wall_s.
 """
 
 from __future__ import annotations

@@ -128,7 +128,9 @@ def read_runs(path: str | Path, skip_bad_rows: bool = False) -> list[ResultRow]:
 
 def _checked_rows(cells: list[Row], path: Path, skip: bool) -> tuple[list[ResultRow], list[str]]:
     """The rows whose cells pass bench.results.checks, and a line for each that does not (raised unless `skip`)."""
-    rows, bad, seen_ids = [], [], set()
+    rows: list[ResultRow] = []
+    bad: list[str] = []
+    seen_ids: set[str] = set()
     for number, row_cells in enumerate(cells, start=2):  # row 1 is the header, as a spreadsheet numbers them
         problem: BadCell | None
         try:
