@@ -16,10 +16,9 @@ from bench.analyze.comparison import Comparison, inputs_note
 from bench.analyze.gates import GateResult
 from bench.analyze.matching import Group
 from bench.analyze.table import agent_runs, infra_errors, spread
+from bench.json_documents import SCHEMA_VERSION
 from bench.results.read import is_completed
 from bench.results.row import ResultRow
-
-SCHEMA_VERSION = 1
 
 
 def document(found: Comparison) -> dict[str, Any]:
@@ -83,11 +82,11 @@ def _side(label: str, rows: list[ResultRow], metrics: list[str]) -> dict[str, An
         "completed": sum(is_completed(row) for row in runs),
         "hidden_passed": [row.hidden_passed for row in runs],
         "stop_reasons": dict(Counter(row.stop_reason or "n/a" for row in runs)),
-        "metrics": {metric: _spread(runs, metric) for metric in metrics},
+        "metrics": {metric: spread_json(runs, metric) for metric in metrics},
     }
 
 
-def _spread(rows: list[ResultRow], metric: str) -> dict[str, Any]:
+def spread_json(rows: list[ResultRow], metric: str) -> dict[str, Any]:
     values, left_out = values_of(rows, metric)
     found = spread(values)
     shown = {"median": found.median, "min": found.low, "max": found.high} if found else {}

@@ -6,6 +6,7 @@ A median or range is taken over the measured values only, and shown as "n/a" whe
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -174,6 +175,11 @@ def count_values(values: Iterable[str]) -> str:
 def stop_reasons(rows: Iterable[ResultRow]) -> str:
     """`done 2, step_limit 1`: the runs' stop reasons counted."""
     return count_values(row.stop_reason for row in rows)
+
+
+def slug(text: str) -> str:
+    """A file name's part for a group's title: `todo-repo-part3-ctx-8192`."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "group"
 
 
 def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:

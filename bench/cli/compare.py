@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench.cli.options import Subparsers, add_command, skip_bad_rows_flag
+from bench.cli.options import Subparsers, add_command, json_flag, skip_bad_rows_flag
 
 
 def compare(args: argparse.Namespace) -> int:
@@ -44,5 +44,5 @@ def add(sub: Subparsers) -> None:
         metavar="SETTING",
         help="compare configurations that differ only in SETTING (preset, ctx, max_steps, ...), in one file or across",
     )
-    one.add_argument("--json", action="store_true", help="print one JSON document (docs/json.md) instead of markdown")
+    json_flag(one)
     skip_bad_rows_flag(one)

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # reading of results; then the runner, the command line and the test doubles. A module may import its own layer and
 # the ones below.
 LAYERS = [
-    {"errors", "logs", "processes", "yaml_file", "ownership", "provenance", "untrusted"},
+    {"errors", "logs", "processes", "yaml_file", "ownership", "provenance", "untrusted", "json_documents"},
     {"config", "setting_types", "results"},
     {"containers", "measure"},
     {"fixtures"},
@@ -107,7 +107,7 @@ def test_the_agent_never_imports_the_bench() -> None:
 def test_analyze_reads_results_and_nothing_that_makes_them() -> None:
     """analyze reads what benches wrote (rows and traces): nothing above results in the data flow, not the runner,
     the servers or the sandboxes."""
-    allowed = {"errors", "yaml_file", "provenance", "results", "analyze"}
+    allowed = {"errors", "yaml_file", "provenance", "results", "analyze", "json_documents"}
     reads = {
         (module, target)
         for module, path in bench_modules().items()

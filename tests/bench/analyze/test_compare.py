@@ -329,7 +329,9 @@ def test_by_preset_gives_a_verdict_between_two_presets_of_one_file(tmp_path: Pat
     assert "|  | part3 | late |" in out
     line = next(line for line in out.splitlines() if line.startswith("| wall_s | -"))
     assert line.startswith("| wall_s | -29 (-29.0%) |") and line.endswith("| 0.0079 | beyond noise |")
-    assert "ok    wall_s worse by more than 10% at p ≤ 0.05 in todo_repo · ctx 8192" in out and ": late vs part3:" in out
+    assert (
+        "ok    wall_s worse by more than 10% at p ≤ 0.05 in todo_repo · ctx 8192" in out and ": late vs part3:" in out
+    )
     assert main(["compare", one, "--by", "preset", "--fail-on", "wall_s:10", "--json"]) == 0
     assert '"against": "late vs part3"' in capsys.readouterr().out
 
