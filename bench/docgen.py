@@ -30,7 +30,8 @@ CONFIG_INTRO = """\
 
 A bench's settings come from `bench.yaml` (or `--config FILE`; `experiments/` holds examples), then the flags of
 `bench run` (which `make bench` passes: `CTX=`, `PRESETS=`, `FIXTURES=`, `REPS=`, `MAX_STEPS=`,
-`SANDBOX=`, `SERVERS=`, `OUT=`, `CONFIG=`, `RESUME=1`), then the environment variables named below, which win when
+`SANDBOX=`, `SERVERS=`, `OUT=`, `CONFIG=`, `RESUME=1`, `SHARD=`, `WORKERS=`, `GPU_DEVICES=`, `FIXTURES_ROOT=`), then
+the environment variables named below, which win when
 set. Every value is type- and range-checked when the file loads: a mistyped key or a wrong value is one line naming
 the key, the value and what is allowed (e.g. `bench.yaml: reps = '3' is not allowed: input should be a valid
 integer`), before anything runs. An explicit `--ctx` or `--presets` replaces `groups`.

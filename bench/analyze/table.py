@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ from bench.results.schema import GROUP_COLUMNS, INFRA_STOP_REASON, NATIVE_SERVIN
 KEY_COLUMNS = [*GROUP_COLUMNS, *SETUP_COLUMNS]
 SHA_SHOWN = 12  # characters of a sha256 in a heading
 MAX_DECIMALS = 6
+LISTED_RUNS = 12  # a cell lists each run's value up to this many runs, and counts them beyond
 
 GroupKey = tuple[str, ...]
 
@@ -149,8 +151,14 @@ def fmt_cell(row: ResultRow, column: str) -> str:
 
 
 def fmt_values(rows: Iterable[ResultRow], column: str) -> str:
-    """Each run's value in row order, e.g. hidden tests passed "3, 6, 6"; "n/a" for a run not measured."""
-    return ", ".join(fmt_cell(row, column) for row in rows)
+    """Each run's value in row order, e.g. hidden tests passed "3, 6, 6"; "n/a" for a run not measured. Past
+    LISTED_RUNS runs, each value counted instead, smallest first: `2 ×148, 3 ×2`."""
+    cells = [(row.number(column), fmt_cell(row, column)) for row in rows]
+    if len(cells) <= LISTED_RUNS:
+        return ", ".join(text for _, text in cells)
+    counts = Counter(cells)
+    ordered = sorted(counts, key=lambda cell: (cell[0] is None, cell[0] or 0.0))
+    return ", ".join(f"{text} ×{counts[(value, text)]}" for value, text in ordered)
 
 
 def fmt_completed(rows: Sequence[ResultRow]) -> str:

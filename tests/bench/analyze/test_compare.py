@@ -385,3 +385,10 @@ def test_sub_second_figures_print_with_the_digits_of_the_change_they_gate(tmp_pa
     assert tripped
     assert table_line(text, title, "wall_s") == "| wall_s | 0.27 [0.26–0.28] | 0.32 [0.31–0.33] |"
     assert table_line(text, title, "wall_s", 1).startswith("| wall_s | +0.050 (+18.5%) |")
+
+
+def test_at_scale_a_cell_counts_each_value_rather_than_listing_every_run(tmp_path: Path) -> None:
+    rows = [run_row(f"a{i}", hidden_passed="3" if i < 2 else "2") for i in range(150)]
+    text, _ = compare([write_results(tmp_path / "big.csv", rows)])
+    title = "todo_repo · part3 · ctx 8192 · flint.gguf · jeff.gguf"
+    assert table_line(text, title, "hidden passed") == "| hidden passed | 2 ×148, 3 ×2 |"
