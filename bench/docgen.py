@@ -119,7 +119,7 @@ JSON_PAGE = ROOT / "docs" / "json.md"
 JSON_INTRO = """\
 # JSON output
 
-<!-- Generated from bench/json_documents.py by `python -m bench.docgen` (`make docs`): edit the schemas, not this page. -->
+<!-- Generated from bench/json_documents.py by `make docs` (bench/docgen.py): edit the schemas, not this page. -->
 
 `bench compare`, `bench history`, `bench report`, `bench fixtures check` and `bench predictions score` take `--json`:
 instead of their text they print one JSON document on stdout, for scripts and CI (the exit status is the same as

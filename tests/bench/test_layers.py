@@ -115,5 +115,6 @@ def test_analyze_reads_results_and_nothing_that_makes_them() -> None:
         for target in imports_of(path)
         if target.startswith("bench.") and target.split(".")[1] not in allowed
     }
-    trace = "bench.measure.trace"  # the run folders' events.jsonl, read for the report's figures
-    assert sorted(r for r in reads if r[1] != trace and not r[1].startswith(f"{trace}.")) == []
+    # the run folders' events.jsonl, read for the report's figures, and their request logs, for the viewer's steps
+    read = ("bench.measure.trace", "bench.measure.request_log")
+    assert sorted(r for r in reads if r[1] not in read and not r[1].startswith(tuple(f"{m}." for m in read))) == []

@@ -7,6 +7,7 @@ were made so)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from bench.analyze.view_page import render
 from bench.cli import main
 from bench.config import BenchConfig
 from bench.fixtures.fixture import load_fixture
+from bench.measure.request_log import REQUESTS_FILE
 from bench.results.append import read_rows
 from bench.run.runner import Bench
 from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
@@ -33,11 +35,44 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-back
 LONG_COMMAND = "python -m pytest -q test_todo.py && " + "echo checking the overdue listing again; " * 8
 
 
-def response(step: int, prompt: int) -> dict[str, Any]:
+# What a model could write to take over a page that parsed it as markup: the page must show it as text.
+INJECTION = '<img src=x onerror="document.title=\'pwned\'"></script><script>document.title="pwned"</script><!--<script>'
+TOOL_OUTPUT = "<b>def add(title):</b> & &amp; </pre><iframe src=x></iframe>"
+
+
+def response(step: int, prompt: int, request: int | None = None) -> dict[str, Any]:
     usage = {"prompt_tokens": prompt, "completion_tokens": 40, "total_tokens": prompt + 40}
     timings = {"cache_n": 0, "prompt_n": prompt, "prompt_ms": 50.0, "predicted_n": 40, "predicted_ms": 80.0}
     return {"t": step * 0.2, "event": "response", "step": step, "finish_reason": "tool_calls", "usage": usage,
-            "timings": timings, "tool_calls": 1}  # fmt: skip
+            "timings": timings, "tool_calls": 1, "request": step - 1 if request is None else request}  # fmt: skip
+
+
+def call(name: str, arguments: dict[str, str], content: str = "") -> dict[str, Any]:
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    return {
+        "role": "assistant",
+        "content": content,
+        "tool_calls": [{"id": name, "type": "function", "function": function}],
+    }
+
+
+def request_log() -> list[dict[str, Any]]:
+    """The busy run's request log: step 1's answer says INJECTION and reads todo.py (TOOL_OUTPUT), step 2's runs
+    the long command; the threshold clearing replaces the read's result, the 400's clearing shortens step 2's."""
+    first = [{"role": "system", "content": "You are Flint."}, {"role": "user", "content": "Add due dates."}]
+    read = [call("read_file", {"path": "todo.py"}, INJECTION), {"role": "tool", "tool_call_id": "read_file",
+            "content": TOOL_OUTPUT}]  # fmt: skip
+    ran = [call("run", {"command": LONG_COMMAND}), {"role": "tool", "tool_call_id": "run", "content": "9 passed"}]
+    cleared = {"role": "tool", "tool_call_id": "read_file", "content": "[cleared: 5120 characters; call again]"}
+    shorter = {"role": "tool", "tool_call_id": "run", "content": "[cleared: 8 characters; call again]"}
+    note = {"role": "user", "content": "Your answer was cut off at the 4096-token window."}
+    return [
+        {"request": 0, "step": 1, "from": 0, "messages": first, "body": {"tools": [], "stream": False}},
+        {"request": 1, "step": 2, "from": 2, "messages": read},
+        {"request": 2, "step": 3, "from": 3, "messages": [cleared, *ran]},
+        {"request": 3, "step": 3, "from": 5, "messages": [shorter]},
+        {"request": 4, "step": 4, "from": 6, "messages": [note]},
+    ]
 
 
 def busy_trace(n_ctx: int) -> list[dict[str, Any]]:
@@ -95,11 +130,12 @@ def busy_trace(n_ctx: int) -> list[dict[str, Any]]:
             "messages": 9,
             "n_prompt_tokens": 4200,
             "n_ctx": n_ctx,
+            "request": 2,
         },
-        {"t": 1.0, "event": "clear", "step": 3, "reason": "context_400", "total_tokens": None, "changed": 2},
-        response(3, 1800),
+        {"t": 1.0, "event": "clear", "step": 3, "reason": "context_400", "total_tokens": None, "changed": 1},
+        response(3, 1800, request=3),
         {"t": 1.1, "event": "cut", "step": 3, "kind": "unparsed", "dropped": True, "message": "Failed to parse"},
-        response(4, 2000),
+        response(4, 2000, request=4),
         {
             "t": 1.3,
             "event": "done_check",
@@ -132,6 +168,9 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         old = bench_file(tmp_path_factory.mktemp("old"), [ScriptedRun(steps=2)])
         new = bench_file(tmp_path_factory.mktemp("new"), [ScriptedRun(files=SOLVED, events=busy_trace(4096)),
                                                           ScriptedRun(files=SOLVED, steps=2)])  # fmt: skip
+    busy = next(row["run_id"] for row in read_rows(new) if row["steps"] == "4")
+    log = new.parent / "runs" / busy / REQUESTS_FILE
+    log.write_text("".join(json.dumps(line) + "\n" for line in request_log()), encoding="utf-8")
     return old, new
 
 
@@ -139,19 +178,35 @@ def test_the_page_is_self_contained_and_escapes_what_the_trace_holds(results: tu
     data = view_data([str(p) for p in results])
     data["runs"][0]["error"] = "</script><script>alert(1)</script>"
     page = render(data)
-    assert "</script><script>alert" not in page and "<\\/script>" in page
-    assert "http://" not in page and "https://" not in page and "src=" not in page  # nothing to fetch
+    assert "</script><script>alert" not in page and "\\u003c/script>\\u003cscript>alert(1)\\u003c/script>" in page
+    before, rest = page.split('<script type="application/json" id=data>', 1)
+    payload, after = rest.split("</script>", 1)  # the data ends at the first end tag: none is inside it
+    assert "<" not in payload and json.dumps(INJECTION)[1:-1].replace("<", "\\u003c") in payload
+    markup = before + after
+    assert "http://" not in markup and "https://" not in markup and "src=" not in markup  # nothing to fetch
+    assert markup.count("<script") == 1 and "script-src 'sha256-" in markup  # only the page's own script runs
 
 
 def test_the_steps_come_from_the_trace(results: tuple[Path, Path]) -> None:
     data = view_data([str(results[1])])
     busy = next(run for run in data["runs"] if len(run["steps"]) == 4)
     kinds = [[item["kind"] for item in step["items"]] for step in busy["steps"]]
-    assert kinds == [["tool"], ["jeff", "approval", "tool", "clear"], ["http_error", "clear", "cut"], ["done_check"]]
+    # Jeff's opinion sits beside the command it was about, not as an item of its own
+    assert kinds == [["tool"], ["approval", "tool", "clear"], ["http_error", "clear", "cut"], ["done_check"]]
+    assert busy["steps"][1]["items"][1]["jeff"] == "Fine: it only runs the tests."
     assert busy["steps"][1]["fill"] == round(100 * 2640 / 4096, 1)
-    assert busy["steps"][1]["items"][2]["folded"] is True and busy["steps"][0]["items"][0]["folded"] is False
-    assert "3 messages cleared at 2640 tokens" in busy["steps"][1]["items"][3]["summary"]
-    assert all(outcome == "passed" for _, outcome in busy["hidden"]) and len(busy["hidden"]) >= 6
+    assert busy["steps"][1]["items"][1]["folded"] is True and busy["steps"][0]["items"][0]["folded"] is False
+    assert "3 messages cleared at 2640 tokens" in busy["steps"][1]["items"][2]["summary"]
+    assert all(test["outcome"] == "passed" for test in busy["tests"]) and len(busy["tests"]) >= 6
+    # the texts from the request log: each answer's message and its calls' results, where they happened
+    first, second, third, last = busy["steps"]
+    assert first["message"]["content"] == INJECTION and first["message"]["tool_calls"][0]["name"] == "read_file"
+    assert first["items"][0]["result"] == TOOL_OUTPUT and second["items"][1]["result"] == "9 passed"
+    (threshold,) = second["items"][2]["cleared"]
+    assert (threshold["message"], threshold["what"]) == (3, "tool") and threshold["now"].startswith("[cleared: 5120")
+    assert [c["message"] for c in third["items"][1]["cleared"]] == [5]  # the 400's clearing, between its requests
+    assert third["message"] is None and "a cut answer dropped" in third["message_note"]
+    assert last["message"] is None and "no request followed it" in last["message_note"]
 
 
 @pytest.fixture
@@ -243,5 +298,5 @@ def test_a_run_without_its_trace_keeps_its_row_and_says_why(results: tuple[Path,
     lone = tmp_path / "lone.csv"
     shutil.copy(results[0], lone)  # no runs/ folder beside it
     (run,) = view_data([str(lone)])["runs"]
-    assert run["steps"] == [] and run["hidden"] == [] and run["note"].startswith("no event trace")
+    assert run["steps"] == [] and run["tests"] == [] and run["note"].startswith("no event trace")
     assert run["cells"]["hidden_passed"] == read_rows(lone)[0]["hidden_passed"]
