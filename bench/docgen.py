@@ -2,9 +2,10 @@
 
 docs/results.md comes from the row model (bench/results/row.py, through bench/results/docs.py), docs/config.md
 from the config model's field docstrings (bench/config.py), with each key's default, what it allows, its `bench run`
-flag and its environment variable, and docs/json.md from the schemas of the commands' `--json` documents
-(bench/json_documents.py). tests/test_docgen.py fails when a committed page is not what this writes, or
-when a setting or a column has no doc.
+flag and its environment variable, docs/json.md from the schemas of the commands' `--json` documents
+(bench/json_documents.py), and the worked examples (docs/example-report/, blocks of docs/compare.md) from the results
+shipped in results/ (bench/analyze/examples.py). tests/test_docgen.py fails when a committed page is not what this
+writes, or when a setting or a column has no doc.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import ROOT
+from bench.analyze import examples
 from bench.cli import build_parser
 from bench.config import ENVIRONMENT_OVERRIDES, BenchConfig, Group
 from bench.json_documents import SCHEMAS
@@ -139,13 +141,17 @@ def render_json() -> str:
     return "\n".join(out)
 
 
-PAGES = {CONFIG_PAGE: render_config, results_docs.PAGE: results_docs.render, JSON_PAGE: render_json}
+PAGES = {CONFIG_PAGE: render_config, results_docs.PAGE: results_docs.render, JSON_PAGE: render_json,
+         **examples.PAGES}  # fmt: skip
 
 
 def main() -> int:
     for page, render in PAGES.items():
+        page.parent.mkdir(parents=True, exist_ok=True)
         page.write_text(render(), encoding="utf-8")
         print(f"wrote {Path(page).relative_to(ROOT)}")
+    examples.write_figures()
+    print(f"wrote the figures of {examples.REPORT_DIR.relative_to(ROOT)}")
     return 0
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bench.analyze.matching import Group, set_titles
-from bench.analyze.table import KEY_COLUMNS, GroupKey, group_rows, key_part
+from bench.analyze.table import KEY_COLUMNS, GroupKey, group_rows, key_part, varying_columns
 from bench.errors import ConfigError
 from bench.results.row import ResultRow
 
@@ -47,6 +47,9 @@ def families(tables: Sequence[Sequence[ResultRow]], labels: Sequence[str], setti
         group.note = "" if len(sides) > 1 else f"Only one {setting} ({names[0]}): nothing to compare it with."
         groups.append(group)
     set_titles(groups, hidden=index)
+    if not [i for i in varying_columns([g.key for g in groups]) if i != index]:  # one family: the setting says it
+        for group in groups:
+            group.title = f"by {setting}"
     return groups
 
 

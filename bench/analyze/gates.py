@@ -107,6 +107,8 @@ def power_text(gate: Gate, change: Change, alpha: float) -> tuple[str, bool, dic
     numbers: dict[str, float | int | None] = {"old_runs": n, "new_runs": m, "power": power.POWER}
     if found is None:
         return f"{runs}: spread unknown (one run a side)", False, numbers
+    if gate.metric == "completed" and not any(change.old_values):
+        return f"{runs}: the old runs completed none, so completion cannot drop", False, numbers
     numbers |= {"gate_catches": _number(found.catches), "test_detects": _number(found.test_detects)}
     unit = " pp" if gate.metric == "completed" else "%"
     sign = "-" if gate.metric in ("completed", *HIGHER_IS_BETTER) else "+"

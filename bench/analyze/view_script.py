@@ -160,6 +160,7 @@ function messageView(step) {
   if (message.reasoning) box.append(el("details", { class: "reasoning" }, el("summary", {}, "reasoning (" +
     message.reasoning.length.toLocaleString("en") + " characters)"), el("pre", { class: "text" }, message.reasoning)));
   if (message.content) box.append(text(message.content, "text"));
+  else if (message.tool_calls.length) box.append(el("span", { class: "note" }, "no text: the answer is its calls"));
   for (const call of message.tool_calls) {
     box.append(el("div", { class: "call" }, el("b", {}, call.name), text(call.arguments, "arguments")));
   }

@@ -329,9 +329,7 @@ def test_by_preset_gives_a_verdict_between_two_presets_of_one_file(tmp_path: Pat
     assert "|  | part3 | late |" in out
     line = next(line for line in out.splitlines() if line.startswith("| wall_s | -"))
     assert line.startswith("| wall_s | -29 (-29.0%) |") and line.endswith("| 0.0079 | beyond noise |")
-    assert (
-        "ok    wall_s worse by more than 10% at p ≤ 0.05 in todo_repo · ctx 8192" in out and ": late vs part3:" in out
-    )
+    assert "ok    wall_s worse by more than 10% at p ≤ 0.05 in by preset: late vs part3:" in out
     assert main(["compare", one, "--by", "preset", "--fail-on", "wall_s:10", "--json"]) == 0
     assert '"against": "late vs part3"' in capsys.readouterr().out
 
@@ -392,3 +390,13 @@ def test_at_scale_a_cell_counts_each_value_rather_than_listing_every_run(tmp_pat
     text, _ = compare([write_results(tmp_path / "big.csv", rows)])
     title = "todo_repo · part3 · ctx 8192 · flint.gguf · jeff.gguf"
     assert table_line(text, title, "hidden passed") == "| hidden passed | 2 ×148, 3 ×2 |"
+
+
+def test_a_completed_gate_on_runs_that_never_completed_says_it_cannot_drop(tmp_path: Path, capsys: Capture) -> None:
+    old = write_results(tmp_path / "old.csv", runs("a", [10] * 4, hidden_passed="2"))
+    new = write_results(tmp_path / "new.csv", runs("b", [10] * 4, hidden_passed="2"))
+    assert main(["compare", old, new, "--fail-on", "completed"]) == 0
+    assert "ok    completed worse by more than 0 pp" in capsys.readouterr().out
+    assert (
+        "4 vs 4 runs: the old runs completed none, so completion cannot drop" in compare([old, new], ["completed"])[0]
+    )

@@ -1,6 +1,8 @@
 """The results viewer: one self-contained HTML page, opened in a real headless Chromium (Debian's chromium driven by
-chromium-driver through selenium): it loads with no console error and no request, a run's steps open, and the
-numbers it shows are the CSV's. The results are a bench's own, made with the fakes (bench.testing.fakes).
+chromium-driver through selenium): it loads with no console error and no request, a run's steps open, the numbers it
+shows are the CSV's, and what a model or a tool wrote is shown as text, never run. The results are a bench's own,
+made with the fakes (bench.testing.fakes), with a request log written for one run; tests/bench/analyze/
+test_view_example.py opens the shipped real CPU example.
 
 BENCH_VIEW_SCREENSHOTS=DIR keeps a screenshot of each page there (docs/viewer-matrix.png and docs/viewer-run.png
 were made so)."""
@@ -232,7 +234,7 @@ def severe(driver: Any) -> list[str]:
 
 
 @pytest.mark.browser
-def test_in_chromium_the_matrix_loads_a_run_opens_and_the_numbers_are_the_csvs(
+def test_in_chromium_the_matrix_loads_a_run_opens_and_nothing_a_model_wrote_runs(
     results: tuple[Path, Path], tmp_path: Path, browser: Any
 ) -> None:
     from selenium.webdriver.common.by import By
@@ -240,7 +242,7 @@ def test_in_chromium_the_matrix_loads_a_run_opens_and_the_numbers_are_the_csvs(
     page = tmp_path / "report.html"
     assert main(["view", str(results[0]), str(results[1]), "--out", str(page)]) == 0
     browser.get(page.as_uri())
-    assert severe(browser) == []
+    assert severe(browser) == []  # a script the policy blocked would be a console error
     assert browser.title.startswith("Results:")
     matrix = browser.find_element(By.CSS_SELECTOR, "table.matrix")
     headings = [th.text for th in matrix.find_elements(By.TAG_NAME, "th")]
@@ -261,8 +263,18 @@ def test_in_chromium_the_matrix_loads_a_run_opens_and_the_numbers_are_the_csvs(
     if shots:
         browser.save_screenshot(str(Path(shots) / "viewer-matrix.png"))
 
+    # the search reads every text of the page, the model's messages too: only the busy run says "pwned"
+    browser.find_element(By.ID, "search").send_keys("pwned")
+    assert browser.find_element(By.ID, "search-count").text == "1 of 3 runs shown"
     rows = {row["run_id"]: row for row in read_rows(results[1])}
     busy = next(run_id for run_id, row in rows.items() if row["steps"] == "4")
+    visible = [a.get_attribute("data-run") for a in browser.find_elements(By.CSS_SELECTOR, "a[data-run]")
+               if a.is_displayed()]  # fmt: skip
+    assert visible == [busy]
+    browser.find_element(By.CSS_SELECTOR, "details.group > summary").click()  # a group folds
+    assert not browser.find_element(By.CSS_SELECTOR, "table.matrix").is_displayed()
+    browser.find_element(By.CSS_SELECTOR, "details.group > summary").click()
+
     browser.find_element(By.CSS_SELECTOR, f"a[data-run='{busy}']").click()
     cells = browser.find_element(By.ID, "run-cells")
     headers = [th.text for th in cells.find_elements(By.TAG_NAME, "th")]
@@ -271,14 +283,22 @@ def test_in_chromium_the_matrix_loads_a_run_opens_and_the_numbers_are_the_csvs(
 
     assert headers == [heading for _, heading in RUN_CELLS]
     assert values == [rows[busy][column] for column, _ in RUN_CELLS]  # the CSV's own cells
+    browser.find_element(By.ID, "search").clear()  # the run page's search starts from the matrix's query
+    browser.execute_script("document.getElementById('search').dispatchEvent(new Event('input'))")
     steps = browser.find_elements(By.CSS_SELECTOR, "#steps .step")
     assert len(steps) == 4 and "window 64.5% of 4096" in steps[1].text
-    assert (
-        "Jeff on the command: Fine: it only runs the tests." in steps[1].text
-        and "clearing (threshold): 3 messages cleared" in steps[1].text
-    )
+    # the model's text and the tool's output are text on the page: no element of theirs, nothing they say ran
+    message = steps[0].find_element(By.CSS_SELECTOR, ".message pre.text")
+    assert message.get_attribute("textContent") == INJECTION
+    assert steps[0].find_element(By.CSS_SELECTOR, ".result pre").get_attribute("textContent") == TOOL_OUTPUT
+    assert browser.find_elements(By.CSS_SELECTOR, "#root img, #root iframe, #root script") == []
+    assert browser.title.startswith("Results:") and "pwned" not in browser.title
+    assert "Jeff: Fine: it only runs the tests." in steps[1].find_element(By.CSS_SELECTOR, ".jeff").text
+    assert "clearing (threshold): 3 messages cleared" in steps[1].text
+    assert "[cleared: 5120 characters; call again]" in steps[1].find_element(By.CSS_SELECTOR, "[data-kind=clear]").text
     assert "HTTP 400" in steps[2].text and "cut answer (unparsed), dropped" in steps[2].text
-    folded = steps[1].find_elements(By.TAG_NAME, "details")[-1]  # the run call's (Jeff's and the approval's before)
+    assert "no request followed it" in steps[3].text
+    folded = steps[1].find_elements(By.CSS_SELECTOR, "[data-kind=tool] details")[0]  # the run call's long command
     assert not folded.find_element(By.TAG_NAME, "pre").is_displayed()
     folded.find_element(By.TAG_NAME, "summary").click()
     assert "echo checking" in folded.find_element(By.TAG_NAME, "pre").text
@@ -287,6 +307,7 @@ def test_in_chromium_the_matrix_loads_a_run_opens_and_the_numbers_are_the_csvs(
     assert (
         f"hidden tests passed: {rows[busy]['hidden_passed']} of 6" in browser.find_element(By.ID, "hidden-count").text
     )
+    assert "todo.py" in browser.find_element(By.ID, "diff").get_attribute("textContent")
     assert severe(browser) == []
     if shots:
         browser.save_screenshot(str(Path(shots) / "viewer-run.png"))
