@@ -4,7 +4,7 @@ docs/results.md comes from the row model (bench/results/row.py, through bench/re
 from the config model's field docstrings (bench/config.py), with each key's default, what it allows, its `bench run`
 flag and its environment variable, docs/json.md from the schemas of the commands' `--json` documents
 (bench/json_documents.py), and the worked examples (docs/example-report/, blocks of docs/compare.md) from the results
-shipped in results/ (bench/analyze/examples.py). tests/test_docgen.py fails when a committed page is not what this
+shipped in results/ (bench/docgen_examples.py). tests/test_docgen.py fails when a committed page is not what this
 writes, or when a setting or a column has no doc.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import ROOT
-from bench.analyze import examples
+from bench import docgen_examples as examples
 from bench.cli import build_parser
 from bench.config import ENVIRONMENT_OVERRIDES, BenchConfig, Group
 from bench.json_documents import SCHEMAS

@@ -29,7 +29,7 @@ LAYERS = [
     {"score"},
     {"analyze"},
     {"run", "replay"},
-    {"cli", "__main__", "gpu_check", "testing", "rehearsal", "docgen", "submit"},
+    {"cli", "__main__", "gpu_check", "testing", "rehearsal", "docgen", "docgen_examples", "submit"},
 ]
 LAYER_OF = {part: level for level, parts in enumerate(LAYERS) for part in parts}
 
