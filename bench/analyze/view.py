@@ -3,10 +3,12 @@
 The page holds everything it shows (bench.analyze.view_page: the script, the styles, and the data as JSON), so it
 opens from disk with no server and no network. Its first view is the matrix: per configuration (the groups of
 `bench compare`, bench.analyze.matching) and file, the runs, completion, hidden tests passed, reprocessed tokens and
-GPU peaks, and with two files or more each later file's verdicts against the first (bench.analyze.changes). Each run
-opens a page of its own, step by step from its trace (`runs/<run_id>/events.jsonl` beside the CSV): the calls and
-their arguments, result sizes, the window's fill, clearings, cut answers, 400s, Jeff's opinions, done checks, and the
-hidden tests' outcome from `score.json`. Run-level numbers are the CSV's own cells, as written.
+GPU peaks, and with two files or more each later file's verdicts against the first (bench.analyze.changes); the page
+sorts, filters and searches them (bench.analyze.view_script). Each run opens a page of its own, step by step from its
+trace and request log (`runs/<run_id>/` beside the CSV; bench.analyze.view_steps, bench.analyze.view_run): the
+model's messages and calls, each tool's result, the window's fill, clearings and what they changed, cut answers,
+400s, Jeff's opinions beside his commands, done checks; then each graded test with its message, and the run's diff.
+Run-level numbers are the CSV's own cells, as written.
 """
 
 from __future__ import annotations
