@@ -58,8 +58,10 @@ def _group(found: Comparison, group: Group) -> dict[str, Any]:
     for label, rows in zip(sides[1:], group.per_file[1:], strict=True):
         if first and agent_runs(rows):
             changes += _changes(first, agent_runs(rows), f"{label} vs {sides[0]}", found)
-    if len(sides) < 2 or not changes:
-        not_compared = group.note or "no other side holds runs of this configuration"
+    if not changes:
+        not_compared = group.note or (
+            f"{sides[0]} holds no runs of this configuration" if not first else "no later side holds runs of it"
+        )
     return {
         "heading": group.heading,
         "title": group.title,
