@@ -47,3 +47,15 @@ def test_each_row_is_what_its_run_folder_holds(row: ResultRow) -> None:
 def test_the_example_is_small_enough_to_ship() -> None:
     size = sum(path.stat().st_size for path in EXAMPLE.rglob("*") if path.is_file())
     assert size < SIZE_LIMIT, f"results/example/ holds {size:,} bytes; keep it under {SIZE_LIMIT:,}"
+
+
+def test_compare_by_preset_gives_a_verdict_between_part3_and_late_from_the_one_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from bench.cli import main
+
+    assert main(["compare", str(CSV), "--by", "preset", "--fail-on", "wall_s:25"]) == 0
+    out = capsys.readouterr().out
+    verdicts = out[out.index("| late vs part3 |") :].split("\n\n")[0].splitlines()[2:]
+    assert {line.split(" | ")[0] for line in verdicts} >= {"| completed", "| wall_s", "| prompt_tokens_reprocessed"}
+    assert all(line.rstrip(" |").endswith(("within noise", "beyond noise")) for line in verdicts)  # 4 vs 4 can tell

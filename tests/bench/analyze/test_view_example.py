@@ -48,9 +48,13 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         driver.quit()
 
 
-def expected_steps(run_id: str) -> dict[int, tuple[list[tuple[str, str]], list[str]]]:
-    """Per step whose answer was sent back: the model's calls (name, arguments) and the tools' results, read
-    straight from the request log: what request r + 1 added after request r's messages."""
+Step = tuple[str | None, list[tuple[str, str]], list[str]]
+TEXT = ":scope > pre.text, :scope > details.fold > pre.text"  # the message's own text, not its calls' arguments
+
+
+def expected_steps(run_id: str) -> dict[int, Step]:
+    """Per answered step that a request followed: the model's text (None: not sent back), its calls (name, arguments)
+    and the tools' results, read straight from the request log: what request r + 1 added after request r's messages."""
     run_dir = EXAMPLE.parent / "runs" / run_id
     bodies = load_request_log(run_dir)
     assert bodies is not None
@@ -62,7 +66,9 @@ def expected_steps(run_id: str) -> dict[int, tuple[list[tuple[str, str]], list[s
         added = bodies.bodies[request + 1]["messages"][len(bodies.bodies[request]["messages"]) :]
         calls = [(c["function"]["name"], c["function"]["arguments"]) for m in added if m["role"] == "assistant"
                  for c in m.get("tool_calls") or []]  # fmt: skip
-        found[event["step"]] = (calls, [m["content"] for m in added if m["role"] == "tool"])
+        answers = [m.get("content") or "" for m in added if m["role"] == "assistant"]
+        text = "".join(answers) if answers else None  # None: the answer was not sent back (a cut answer dropped)
+        found[event["step"]] = (text, calls, [m["content"] for m in added if m["role"] == "tool"])
     return found
 
 
@@ -74,7 +80,13 @@ def test_each_steps_calls_and_results_are_the_request_logs(page: Any) -> None:
         steps = {int(s.get_attribute("data-step")): s for s in page.find_elements(By.CSS_SELECTOR, "#steps .step")}
         expected = expected_steps(row["run_id"])
         assert expected and set(expected) <= set(steps)
-        for number, (calls, results) in expected.items():
+        for number, (text, calls, results) in expected.items():
+            message = steps[number].find_element(By.CSS_SELECTOR, ".message")
+            shown_text = [p.get_attribute("textContent") for p in message.find_elements(By.CSS_SELECTOR, TEXT)]
+            # the small model forced to call tools writes no text: the page says so rather than showing none
+            assert shown_text == ([text] if text else []), f"{row['run_id']} step {number}"
+            note = "not sent back" if text is None else "no text: the answer is its calls"
+            assert text or note in message.text, f"{row['run_id']} step {number}"
             shown_calls = [
                 (c.find_element(By.TAG_NAME, "b").text, c.find_element(By.TAG_NAME, "pre").get_attribute("textContent"))
                 for c in steps[number].find_elements(By.CSS_SELECTOR, ".message .call")
