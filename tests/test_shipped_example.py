@@ -59,3 +59,10 @@ def test_compare_by_preset_gives_a_verdict_between_part3_and_late_from_the_one_f
     verdicts = out[out.index("| late vs part3 |") :].split("\n\n")[0].splitlines()[2:]
     assert {line.split(" | ")[0] for line in verdicts} >= {"| completed", "| wall_s", "| prompt_tokens_reprocessed"}
     assert all(line.rstrip(" |").endswith(("within noise", "beyond noise")) for line in verdicts)  # 4 vs 4 can tell
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[row.run_id for row in ROWS])
+def test_the_wall_time_is_the_sum_of_its_parts_with_the_stalls_apart(row: ResultRow) -> None:
+    parts = [row.flint_model_s, row.jeff_model_s, row.tools_s, row.server_stall_s, row.own_s]
+    assert all(part is not None and part >= 0 for part in parts) and row.wall_s is not None
+    assert abs(sum(part for part in parts if part is not None) - row.wall_s) <= 0.01
