@@ -1,5 +1,6 @@
 # Two commands do all their own set-up on a fresh machine and reuse what is already there:
-#   make bench [CTX=4096] [REPS= PRESETS= FIXTURES= MAX_STEPS= SANDBOX= SERVERS= OUT= SHARD=I/N]
+#   make bench [CTX=4096] [REPS= PRESETS= FIXTURES= MAX_STEPS= SANDBOX= SERVERS= OUT= SHARD=I/N WORKERS= GPU_DEVICES=
+#              FIXTURES_ROOT=]
 #   make test
 # Also: make setup [GPU=cuda] | test-fast | up | down | models | gpu-check | gpu-image | gpu-rehearsal | perf |
 #       bench-image | lint | docs | fixtures-check | lock [UPGRADE=1] | clean
@@ -137,7 +138,9 @@ bench: base-prerequisites setup
 		$(if $(CTX),--ctx $(CTX)) $(if $(REPS),--reps $(REPS)) $(if $(PRESETS),--presets $(PRESETS)) \
 		$(if $(FIXTURES),--fixtures $(FIXTURES)) $(if $(MAX_STEPS),--max-steps $(MAX_STEPS)) \
 		$(if $(SANDBOX),--sandbox $(SANDBOX)) $(if $(SERVERS),--servers $(SERVERS)) $(if $(OUT),--out $(OUT)) \
-		$(if $(CONFIG),--config $(CONFIG)) $(if $(RESUME),--resume) $(if $(SHARD),--shard $(SHARD))
+		$(if $(CONFIG),--config $(CONFIG)) $(if $(RESUME),--resume) $(if $(SHARD),--shard $(SHARD)) \
+		$(if $(WORKERS),--workers $(WORKERS)) $(if $(GPU_DEVICES),--gpu-devices $(GPU_DEVICES)) \
+		$(if $(FIXTURES_ROOT),--fixtures-root $(FIXTURES_ROOT))
 
 # The shell scripts in .ci/ (by their #! line), for shellcheck; actionlint runs it over the workflows' run: steps too.
 CI_SHELL_SCRIPTS := $(shell grep -lE '^\#!.*[/ ](ba)?sh$$' .ci/*)

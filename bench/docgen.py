@@ -1,9 +1,11 @@
 """`python -m bench.docgen` (`make docs`): the pages made from the models, never edited by hand.
 
-docs/results.md comes from the row model (bench/results/row.py, through bench/results/docs.py) and docs/config.md
+docs/results.md comes from the row model (bench/results/row.py, through bench/results/docs.py), docs/config.md
 from the config model's field docstrings (bench/config.py), with each key's default, what it allows, its `bench run`
-flag and its environment variable. tests/test_docgen.py fails when a committed page is not what this writes, or
-when a setting or a column has no doc.
+flag and its environment variable, docs/json.md from the schemas of the commands' `--json` documents
+(bench/json_documents.py), and the worked examples (docs/example-report/, blocks of docs/compare.md) from the results
+shipped in results/ (bench/docgen_examples.py). tests/test_docgen.py fails when a committed page is not what this
+writes, or when a setting or a column has no doc.
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from bench import ROOT
+from bench import docgen_examples as examples
 from bench.cli import build_parser
 from bench.config import ENVIRONMENT_OVERRIDES, BenchConfig, Group
+from bench.json_documents import SCHEMAS
 from bench.results import docs as results_docs
 
 CONFIG_PAGE = ROOT / "docs" / "config.md"
@@ -28,7 +32,8 @@ CONFIG_INTRO = """\
 
 A bench's settings come from `bench.yaml` (or `--config FILE`; `experiments/` holds examples), then the flags of
 `bench run` (which `make bench` passes: `CTX=`, `PRESETS=`, `FIXTURES=`, `REPS=`, `MAX_STEPS=`,
-`SANDBOX=`, `SERVERS=`, `OUT=`, `CONFIG=`, `RESUME=1`), then the environment variables named below, which win when
+`SANDBOX=`, `SERVERS=`, `OUT=`, `CONFIG=`, `RESUME=1`, `SHARD=`, `WORKERS=`, `GPU_DEVICES=`, `FIXTURES_ROOT=`), then
+the environment variables named below, which win when
 set. Every value is type- and range-checked when the file loads: a mistyped key or a wrong value is one line naming
 the key, the value and what is allowed (e.g. `bench.yaml: reps = '3' is not allowed: input should be a valid
 integer`), before anything runs. An explicit `--ctx` or `--presets` replaces `groups`.
@@ -112,13 +117,41 @@ def render_config() -> str:
     return "\n".join([*out, CONFIG_OUTRO])
 
 
-PAGES = {CONFIG_PAGE: render_config, results_docs.PAGE: results_docs.render}
+JSON_PAGE = ROOT / "docs" / "json.md"
+JSON_INTRO = """\
+# JSON output
+
+<!-- Generated from bench/json_documents.py by `make docs` (bench/docgen.py): edit the schemas, not this page. -->
+
+`bench compare`, `bench history`, `bench report`, `bench fixtures check` and `bench predictions score` take `--json`:
+instead of their text they print one JSON document on stdout, for scripts and CI (the exit status is the same as
+without it; `report` and `history` still write their pages and figures, and the document says where). Each document
+names its `command` and `schema_version`, bumped when a field changes meaning or goes away (fields may be added
+without it). A value that was not measured is `null`, never 0; JSON has no infinity, so an unbounded interval end is
+`null` too, and the text beside it (`interval`) says so. Below, each command's JSON Schema (draft 2020-12);
+tests/test_json_documents.py validates every command's output against it.
+"""
+
+
+def render_json() -> str:
+    out = [JSON_INTRO]
+    for command, schema in SCHEMAS.items():
+        out += [f"## `bench {command} --json`", "", schema["description"] + ".", "", "```json"]
+        out += [json.dumps(schema, indent=2, ensure_ascii=False), "```", ""]
+    return "\n".join(out)
+
+
+PAGES = {CONFIG_PAGE: render_config, results_docs.PAGE: results_docs.render, JSON_PAGE: render_json,
+         **examples.PAGES}  # fmt: skip
 
 
 def main() -> int:
     for page, render in PAGES.items():
+        page.parent.mkdir(parents=True, exist_ok=True)
         page.write_text(render(), encoding="utf-8")
         print(f"wrote {Path(page).relative_to(ROOT)}")
+    examples.write_figures()
+    print(f"wrote the figures of {examples.REPORT_DIR.relative_to(ROOT)}")
     return 0
 
 

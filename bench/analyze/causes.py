@@ -1,6 +1,6 @@
 """The report's section on where each group's time and reprocessed tokens went: per run the wall time split (Flint,
-Jeff, tools, the harness's own) with the hardware's floor, the reprocessed tokens by cause, and one figure of the
-causes stacked per step for every run (from each run's reprocessed.json, bench/run/extras.py).
+Jeff, tools, the servers' stalls, the harness's own) with the hardware's floor, the reprocessed tokens by cause, and
+one figure of the causes stacked per step for every run (from each run's reprocessed.json, bench/run/extras.py).
 """
 
 from __future__ import annotations
@@ -29,7 +29,12 @@ CAUSE_COLUMNS = {
     "clearing": "reprocessed_by_clearing", "template": "reprocessed_by_template",
     "unexplained": "reprocessed_unexplained",
 }  # fmt: skip
-TIME_COLUMNS = ("wall_s", "flint_model_s", "jeff_model_s", "tools_s", "own_s", "floor_s")
+# The time table's columns, one per part of the split (bench/measure/time_split.py TIME_PARTS) between the wall
+# time and the floor: (column, heading).
+TIME_COLUMNS = (
+    ("wall_s", "wall s"), ("flint_model_s", "Flint s"), ("jeff_model_s", "Jeff s"), ("tools_s", "tools s"),
+    ("server_stall_s", "stalled s"), ("own_s", "own s"), ("floor_s", "floor s"),
+)  # fmt: skip
 MAX_RUNS_SHOWN = 8  # a larger group is summarised: one line of medians, and one panel of all its runs per step
 
 
@@ -55,18 +60,18 @@ def cause_table(runs: list[Run]) -> str:
 
 
 def time_table(runs: list[Run]) -> str:
-    headers = ["run", "wall s", "Flint s", "Jeff s", "tools s", "own s", "floor s", "efficiency"]
+    headers = ["run", *(heading for _, heading in TIME_COLUMNS), "efficiency"]
     if len(runs) > MAX_RUNS_SHOWN:
         rows = [run.row for run in runs]
         shares = measured(rows, "efficiency")
         shown = fmt_percent(float(statistics.median(shares))) if shares else "n/a"
-        line = [f"median of {len(runs)}", *(fmt_median(rows, c) for c in TIME_COLUMNS), shown]
+        line = [f"median of {len(runs)}", *(fmt_median(rows, c) for c, _ in TIME_COLUMNS), shown]
         return markdown_table(headers, [line])
     lines = []
     for run in runs:
         efficiency = run.row.efficiency
         shown = fmt_percent(efficiency) if efficiency is not None else "n/a"
-        lines.append([run.name, *(fmt_cell(run.row, c) for c in TIME_COLUMNS), shown])
+        lines.append([run.name, *(fmt_cell(run.row, c) for c, _ in TIME_COLUMNS), shown])
     return markdown_table(headers, lines)
 
 
@@ -117,7 +122,8 @@ def _summed(splits: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 def causes_section(runs: list[Run], runs_dir: Path, title: str, out_dir: Path, figure: str) -> list[str]:
     """The report's lines for one group: both tables and, where any run has a split, the figure."""
-    out = ["Time per run (wall = Flint + Jeff + tools + own; floor: the run's tokens at the servers' speeds):", ""]
+    out = ["Time per run (wall = Flint + Jeff + tools + stalled + own; stalled: the servers not computing; floor: the",
+           "run's tokens at the servers' speeds):", ""]  # fmt: skip
     out += [time_table(runs), "", "Tokens computed anew, by cause (they add up to the reprocessed tokens):", ""]
     out += [cause_table(runs), ""]
     if plot_causes(runs, runs_dir, title, out_dir / figure):

@@ -34,6 +34,7 @@ class Change:
     worse_by: float | None  # percent (percentage points for completed); negative when better; None: cannot tell
     old_values: Sequence[float] = ()  # what was compared (completed: 1.0 per completed run), for the power
     new_values: Sequence[float] = ()
+    bounds: tuple[float, float] | None = None  # the interval as numbers (percent; pp for completed); inf: unbounded
 
     def verdict(self, alpha: float) -> str:
         return "not measured on both sides" if self.test is None else stats.verdict(self.test, alpha)
@@ -89,7 +90,8 @@ def metric_change(
         text = f"{signed(delta)} (from 0)"
     worse_by = -percent if metric in HIGHER_IS_BETTER else percent
     interval = stats.change_interval(before, after, alpha)
-    return Change(text, interval_text(interval, "%"), stats.rank_test(before, after), worse_by, before, after)
+    test = stats.rank_test(before, after)
+    return Change(text, interval_text(interval, "%"), test, worse_by, before, after, interval)
 
 
 def interval_text(interval: tuple[float, float] | None, unit: str) -> str:
@@ -117,7 +119,8 @@ def completion_change(old: Sequence[ResultRow], new: Sequence[ResultRow], alpha:
             low, high = min(low, 0.0), max(high, 0.0)
         interval = (max(low, -100.0), min(high, 100.0))
     shares = ([float(is_completed(r)) for r in old], [float(is_completed(r)) for r in new])
-    return Change(f"{signed(points, '{:.0f}')} pp", interval_text(interval, "pp"), test, -points, *shares)
+    text = f"{signed(points, '{:.0f}')} pp"
+    return Change(text, interval_text(interval, "pp"), test, -points, *shares, bounds=interval)
 
 
 def signed(value: float, style: str = "") -> str:

@@ -69,42 +69,106 @@ def tripped(gate: Gate, change: Change, alpha: float) -> bool:
     return change.worse_by > gate.limit and stats.significant(change.test, alpha)
 
 
-def detectable(gate: Gate, change: Change, alpha: float) -> float | None:
-    """The smallest change (percent; pp for completed) these runs detect with 80% power; None: cannot be told."""
+@dataclass(frozen=True)
+class GateResult:
+    """One gate on one group and later file: its outcome, what it saw, and what its runs could catch."""
+
+    outcome: str  # FAIL, ok, indeterminate, skip
+    gate: str  # "wall_s worse by more than 25% at p ≤ 0.05"
+    where: str  # "part3: b.csv vs a.csv"
+    detail: str  # the change, or why there is none
+    said: str = ""  # the power: "10 vs 10 runs: the gate catches +34% 4 times in 5 (80% power)"
+    power: dict[str, float | int | None] | None = None  # the same as numbers (None: not told)
+    change: Change | None = None
+    metric: str = ""  # the gate's own, set by whoever ran it (bench.analyze.comparison)
+    limit: float | None = None
+
+    @property
+    def line(self) -> str:
+        tail = f"; {self.said}" if self.said else ""
+        return f"{self.outcome.ljust(4)}  {self.gate} in {self.where}: {self.detail}{tail}"
+
+
+def stated_power(gate: Gate, change: Change, alpha: float) -> power.GatePower | None:
+    """What this gate's runs could catch (bench.analyze.power); None: the spread cannot be told."""
+    old, new = change.old_values, change.new_values
     if gate.metric == "completed":
-        share = sum(change.old_values) / len(change.old_values) if change.old_values else 0.0
-        return power.detectable_drop(share, len(change.old_values), len(change.new_values), alpha)
-    return power.detectable(change.old_values, change.new_values, alpha)
+        share = sum(old) / len(old) if old else 0.0
+        return power.share_gate_power(share, len(old), len(new), gate.limit, alpha)
+    return power.gate_power(old, new, gate.limit, alpha)
 
 
-def power_text(gate: Gate, change: Change, alpha: float) -> tuple[str, bool]:
-    """`can detect 22%` and whether the gate is indeterminate: it cannot detect a change at its threshold."""
-    mde = detectable(gate, change, alpha)
-    runs = f"{len(change.old_values)} vs {len(change.new_values)} runs"
+def power_text(gate: Gate, change: Change, alpha: float) -> tuple[str, bool, dict[str, float | int | None]]:
+    """`10 vs 10 runs: the gate catches +34% 4 times in 5 (80% power)`, whether the gate is indeterminate (its test
+    alone cannot reach 80% power at its threshold), and the same as numbers."""
+    found = stated_power(gate, change, alpha)
+    n, m = len(change.old_values), len(change.new_values)
+    runs = f"{n} vs {m} runs"
+    numbers: dict[str, float | int | None] = {"old_runs": n, "new_runs": m, "power": power.POWER}
+    if found is None:
+        return f"{runs}: spread unknown (one run a side)", False, numbers
+    if gate.metric == "completed" and not any(change.old_values):
+        return f"{runs}: the old runs completed none, so completion cannot drop", False, numbers
+    numbers |= {"gate_catches": _number(found.catches), "test_detects": _number(found.test_detects)}
     unit = " pp" if gate.metric == "completed" else "%"
-    if mde is None:
-        return f"{runs}: spread unknown (one run a side)", False
-    if math.isinf(mde):
-        return f"indeterminate: {runs} can detect no change at p ≤ {alpha:g}", True
-    if gate.limit > 0 and mde > gate.limit:
-        return f"indeterminate: {runs} can detect only {mde:.0f}{unit} (80% power), above the threshold", True
-    return f"{runs} detect {mde:.0f}{unit} (80% power)", False
+    sign = "-" if gate.metric in ("completed", *HIGHER_IS_BETTER) else "+"
+    if math.isinf(found.catches):
+        n_old, n_new = stats.runs_needed(n, m, alpha)
+        return f"indeterminate: {runs} can detect no change at p ≤ {alpha:g} (needs {n_old} vs {n_new})", True, numbers
+    catches = f"the gate catches {sign}{found.catches:.0f}{unit} 4 times in 5 (80% power)"
+    if gate.limit > 0 and found.test_detects > gate.limit:
+        reps = _reps(gate, change, alpha)
+        numbers["reps_needed"] = reps
+        more = f"REPS={reps} would" if reps else "no REPS this tool tries would"
+        said = (
+            f"indeterminate: {runs} can detect only {sign}{found.test_detects:.0f}{unit} (80% power), above the "
+            f"threshold, and {catches}; {more} detect {sign}{gate.limit:g}{unit}"
+        )
+        return said, True, numbers
+    return f"{runs}: {catches}", False, numbers
+
+
+def _number(value: float) -> float | None:
+    return None if math.isinf(value) else round(value, 1)
+
+
+def _reps(gate: Gate, change: Change, alpha: float) -> int | None:
+    """The runs per side (the old side scaled alike) whose test would reach 80% power at the threshold."""
+    old, new = change.old_values, change.new_values
+    if gate.metric == "completed":
+        share = sum(old) / len(old)
+        ratio = len(old) / len(new)
+        reps = len(new)
+        while round(reps * ratio) * reps <= power.MAX_CELLS:
+            if power.share_gate_power(share, max(1, round(reps * ratio)), reps, gate.limit, alpha).test_detects \
+                    <= gate.limit:  # fmt: skip
+                return reps
+            reps += 1
+        return None
+    sigma = power.spread(old, new)
+    return None if sigma is None else power.reps_for(len(old), len(new), sigma, gate.limit, alpha)
+
+
+def evaluate(gate: Gate, change: Change, where: str, alpha: float, strict: bool = False) -> GateResult:
+    """The gate on one change: FAIL, ok, indeterminate, or skip (FAIL with --strict) when nothing was compared."""
+    head = gate.describe(alpha)
+    if change.test is None:
+        detail = f"not measured on both sides{STRICT_HINT if strict else ''}"
+        return GateResult("FAIL" if strict else "skip", head, where, detail, change=change)
+    detail = f"{change.text}, interval {change.interval}, p = {change.p_text()}"
+    if tripped(gate, change, alpha):
+        return GateResult("FAIL", head, where, detail, change=change)
+    said, indeterminate, numbers = power_text(gate, change, alpha)
+    if indeterminate:
+        return GateResult("indeterminate", head, where, detail, said, numbers, change)
+    if change.worse_by is not None and change.worse_by > gate.limit:
+        detail += f": larger than the threshold, but {change.verdict(alpha)}"
+    return GateResult("ok", head, where, detail, said, numbers, change)
 
 
 def gate_line(gate: Gate, change: Change, where: str, alpha: float, strict: bool = False) -> str:
     """`FAIL  wall_s worse by more than 25% at p ≤ 0.05 in part3: b.csv vs a.csv: +60.0% (...)`."""
-    head = f"{gate.describe(alpha)} in {where}"
-    if change.test is None:
-        return f"{'FAIL' if strict else 'skip'}  {head}: not measured on both sides{STRICT_HINT if strict else ''}"
-    detail = f"{change.text}, interval {change.interval}, p = {change.p_text()}"
-    if tripped(gate, change, alpha):
-        return f"FAIL  {head}: {detail}"
-    said, indeterminate = power_text(gate, change, alpha)
-    if indeterminate:
-        return f"indeterminate  {head}: {detail}; {said}"
-    if change.worse_by is not None and change.worse_by > gate.limit:
-        return f"ok    {head}: {detail}: larger than the threshold, but {change.verdict(alpha)}; {said}"
-    return f"ok    {head}: {detail}; {said}"
+    return evaluate(gate, change, where, alpha, strict).line
 
 
 STRICT_HINT = (
@@ -112,11 +176,17 @@ STRICT_HINT = (
 )
 
 
-def infra_line(gate: Gate, rows: Sequence[ResultRow], where: str) -> str:
+def infra_result(gate: Gate, rows: Sequence[ResultRow], where: str) -> GateResult:
     """The infra gate on one file's runs of a group."""
-    head = f"{gate.describe(stats.ALPHA)} in {where}"
+    head = gate.describe(stats.ALPHA)
     if not rows:
-        return f"skip  {head}: no runs"
+        return GateResult("skip", head, where, "no runs")
     failed = infra_errors(rows)
     share = failed / len(rows) * 100
-    return f"{'FAIL' if share > gate.limit else 'ok  '}  {head}: {failed} of {len(rows)} runs ({share:.0f}%)"
+    return GateResult(
+        "FAIL" if share > gate.limit else "ok", head, where, f"{failed} of {len(rows)} runs ({share:.0f}%)"
+    )
+
+
+def infra_line(gate: Gate, rows: Sequence[ResultRow], where: str) -> str:
+    return infra_result(gate, rows, where).line

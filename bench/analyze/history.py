@@ -10,20 +10,22 @@ runs (infra_error runs are counted apart), and completed is the share of runs co
 
 from __future__ import annotations
 
+import json
 import logging
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bench.analyze.changepoints import MIN_POINTS
 from bench.analyze.changes import HIGHER_IS_BETTER, LOWER_IS_BETTER, signed
 from bench.analyze.history_plots import plot_series
 from bench.analyze.matching import Group, set_titles
 from bench.analyze.nights import Night, Series, line_up, series_of
-from bench.analyze.report import slug
-from bench.analyze.table import constant_columns, fmt_number, markdown_table
+from bench.analyze.table import constant_columns, fmt_number, markdown_table, slug
 from bench.errors import ConfigError
+from bench.json_documents import SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
 DEFAULT_METRICS = ["completed", "wall_s", "prompt_tokens_reprocessed", "peak_gpu_mib_flint"]
@@ -70,12 +72,16 @@ def config_section(group: Group, nights: list[Night], metrics: list[str], alpha:
     return [*out, markdown_table(headers, lines), "", "◆ the first night of a new regime.", ""]
 
 
-def write_history(files: Sequence[str], out_dir: Path, metrics: list[str], alpha: float) -> Path:
-    configs = line_up(files)
+def write_history(
+    files: Sequence[str], out_dir: Path, metrics: list[str], alpha: float, skip_bad_rows: bool = False
+) -> tuple[Path, dict[str, Any]]:
+    """history.md and its figures in out_dir; returns the page and the same as a JSON document."""
+    configs = line_up(files, skip_bad_rows)
     out_dir.mkdir(parents=True, exist_ok=True)
     groups = [Group(key, [], split=True) for key in configs]  # a setup of its own is a series of its own
     set_titles(groups)
     constant = constant_columns(list(configs))
+    found = [config_json(group, configs[group.key], metrics, alpha) for group in groups]
     out = [f"# History: {len(files)} files", ""]
     out += [f"Same in every configuration: {', '.join(constant)}.", ""] if constant else []
     out += ["Per night: the median of the agent's runs (completed: the share of runs completed); infra_error runs are"]
@@ -85,7 +91,29 @@ def write_history(files: Sequence[str], out_dir: Path, metrics: list[str], alpha
         out += config_section(group, configs[group.key], metrics, alpha, str(figure))
     path = out_dir / "history.md"
     path.write_text("\n".join(out).rstrip() + "\n", encoding="utf-8")
-    return path
+    head = {"command": "history", "schema_version": SCHEMA_VERSION, "files": list(files), "alpha": alpha}
+    rest = {"metrics": metrics, "same_in_every_configuration": constant, "report": str(path)}
+    return path, {**head, **rest, "configurations": found}
+
+
+def config_json(group: Group, nights: list[Night], metrics: list[str], alpha: float) -> dict[str, Any]:
+    """One configuration's nights and change points, as bench.json_documents.HISTORY describes them."""
+    series = [s for s in (series_of(nights, metric, alpha) for metric in metrics) if s.points]
+    values = [{s.metric: dict(s.points).get(i) for s in series} for i in range(len(nights))]
+    shifts = []
+    for s in series:
+        bounds = [0, *s.shifts, len(s.points)]
+        for i, start in enumerate(s.shifts):
+            before = [v for _, v in s.points[bounds[i] : bounds[i + 1]]]
+            after = [v for _, v in s.points[bounds[i + 1] : bounds[i + 2]]]
+            shifts.append({"metric": s.metric, "night": s.points[start][0], "before": statistics.median(before),
+                           "after": statistics.median(after), "text": describe_shift(s, i, nights)})  # fmt: skip
+    found = [
+        {"date": night.date, "version": night.version, "file": night.label, "runs": len(night.agent_rows),
+         "infra_error_runs": night.infra, "values": value}
+        for night, value in zip(nights, values, strict=True)
+    ]  # fmt: skip
+    return {"title": group.title, "nights": found, "change_points": shifts, "too_few_nights": len(nights) < MIN_POINTS}
 
 
 @dataclass(frozen=True)
@@ -96,6 +124,8 @@ class HistoryOptions:
     metrics: list[str] = field(default_factory=list)  # none: DEFAULT_METRICS
     alpha: float = 0.01
     out_dir: Path | None = None  # None: history-report/ beside the first file
+    skip_bad_rows: bool = False
+    json: bool = False  # print the JSON document (bench.json_documents.HISTORY) rather than the page
 
 
 def command(options: HistoryOptions) -> int:
@@ -106,7 +136,8 @@ def command(options: HistoryOptions) -> int:
     if unknown:
         raise ConfigError(f"--metric {unknown[0]}: unknown metric; choose from {', '.join(known)}")
     out_dir = options.out_dir or Path(options.files[0]).parent / "history-report"
-    path = write_history(options.files, out_dir, options.metrics or DEFAULT_METRICS, options.alpha)
-    print(path.read_text(encoding="utf-8"))
+    metrics = options.metrics or DEFAULT_METRICS
+    path, found = write_history(options.files, out_dir, metrics, options.alpha, options.skip_bad_rows)
+    print(json.dumps(found, indent=2, ensure_ascii=False) if options.json else path.read_text(encoding="utf-8"))
     log.info("wrote %s and its plots", path)
     return 0

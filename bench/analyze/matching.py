@@ -7,6 +7,11 @@ never pooled. Across files:
   heading says how ("server_build b4000 (a.csv) vs b4100 (b.csv)"), so the change is read with its cause in view;
 - a file holds several setups for these names: one group per setup.
 
+Inputs before code: a setup column other than where and on what the runs ran (ENVIRONMENT_COLUMNS) is an input of the
+run (max_steps, sampling, keep, clear_at, the servers' flags, the fixture's hash, the models' sha256s, and any setup
+column added later). A group whose files differ in an input (`inputs`) is shown but not gated: its change is one of
+inputs, not of code, unless `compare --by` names that setting (bench.analyze.by_setting).
+
 A pooled baseline (`--pool-last K`) takes, for each configuration of the newest file, the runs of the K most recent
 earlier files that hold that very configuration; when none does, the most recent setup of the same names, and the
 heading says what differs.
@@ -29,6 +34,10 @@ from bench.analyze.table import (
 )
 from bench.results.row import ResultRow
 
+# Setup columns that say where and on what the runs ran, not what they were given: a change of these between files
+# is compared and gated as it is (a new server build, another GPU); every other setup column is an input.
+ENVIRONMENT_COLUMNS = ("sandbox", "servers", "server_build", "server_package", "gpu_name", "gpu_mem_method")
+
 
 @dataclass
 class Group:
@@ -40,6 +49,8 @@ class Group:
     split: bool = False  # one of several setups of the same names inside a file
     title: str = ""
     note: str = ""
+    inputs: list[str] = field(default_factory=list)  # input columns that differ between the sides: not gated
+    labels: list[str] | None = None  # the sides' own names (compare --by); None: the comparison's file labels
 
     @property
     def heading(self) -> str:
@@ -61,7 +72,7 @@ def match_files(tables: Sequence[Sequence[ResultRow]], labels: Sequence[str]) ->
             keys = [keys[0] if keys else None for keys in setups]
             per_file = [keyed[i][key] if key else [] for i, key in enumerate(keys)]
             present = [(label, key) for label, key in zip(labels, keys, strict=True) if key]
-            groups.append(Group(present[0][1], per_file, describe_setups(present)))
+            groups.append(Group(present[0][1], per_file, describe_setups(present), inputs=inputs_differ(present)))
         else:
             for key in dict.fromkeys(key for keys in setups for key in keys):
                 groups.append(Group(key, [table.get(key, []) for table in keyed], split=True))
@@ -83,9 +94,11 @@ def pooled_groups(
         used = [(name, table[base_key]) for name, table in newest_first if base_key in table][:last]
         pooled = [row for _, file_rows in reversed(used) for row in file_rows]
         differs = describe_setups([("baseline", base_key), (label, key)]) if used else ""
+        inputs = inputs_differ([("baseline", base_key), (label, key)]) if used else []
         files = [name for name, _ in reversed(used)]
         note = f"Baseline: {len(pooled)} runs from {len(files)} files ({', '.join(files)})." if used else ""
-        groups.append(Group(key, [pooled, list(rows)], differs, note=note or "No earlier file holds this setup."))
+        note = note or "No earlier file holds this setup."
+        groups.append(Group(key, [pooled, list(rows)], differs, note=note, inputs=inputs))
     set_titles(groups)
     return groups
 
@@ -99,22 +112,23 @@ def describe_setups(present: Sequence[tuple[str, GroupKey]]) -> str:
     return "; ".join(parts)
 
 
-def set_titles(groups: list[Group]) -> None:
+def inputs_differ(present: Sequence[tuple[str, GroupKey]]) -> list[str]:
+    """The input columns (setup columns but ENVIRONMENT_COLUMNS) whose value differs between these keys."""
+    return [
+        KEY_COLUMNS[i]
+        for i in range(len(GROUP_COLUMNS), len(KEY_COLUMNS))
+        if KEY_COLUMNS[i] not in ENVIRONMENT_COLUMNS and len({key[i] for _, key in present}) > 1
+    ]
+
+
+def set_titles(groups: list[Group], hidden: int | None = None) -> None:
     """Titles name what varies between groups: the names that vary, and for groups split by setup, the setup
-    columns that vary among the groups of the same names."""
-    shown = [i for i in varying_columns([g.key for g in groups]) if i < len(GROUP_COLUMNS)]
+    columns that vary among the groups of the same names; never the column at `hidden` (compare --by's setting,
+    which the sides show)."""
+    shown = [i for i in varying_columns([g.key for g in groups]) if i < len(GROUP_COLUMNS) and i != hidden]
     for group in groups:
-        group.title = group_title(group.key, shown)
+        group.title = group_title(group.key, shown, hidden)
         if group.split:
             siblings = [g.key for g in groups if g.split and names_of(g.key) == names_of(group.key)]
-            setup = [i for i in varying_columns(siblings) if i >= len(GROUP_COLUMNS)]
+            setup = [i for i in varying_columns(siblings) if i >= len(GROUP_COLUMNS) and i != hidden]
             group.title += "".join(f" · {key_part(group.key, i)}" for i in setup)
-
-
-@dataclass
-class Matched:
-    """The groups of a comparison, the column labels, and lines to print above the groups."""
-
-    groups: list[Group]
-    labels: list[str]
-    notes: list[str] = field(default_factory=list)

@@ -61,10 +61,10 @@ def series_of(nights: Sequence[Night], metric: str, alpha: float) -> Series:
     return Series(metric, points, change_points([v for _, v in points], alpha))
 
 
-def line_up(files: Sequence[str]) -> dict[tuple[str, ...], list[Night]]:
+def line_up(files: Sequence[str], skip_bad_rows: bool = False) -> dict[tuple[str, ...], list[Night]]:
     """Per configuration, its nights oldest first (date, then file name)."""
     # named as compare names them: with as many parent folders as it takes to tell files named alike apart
-    loaded = [(label, read_runs(file)) for label, file in zip(file_labels(files), files, strict=True)]
+    loaded = [(label, read_runs(file, skip_bad_rows)) for label, file in zip(file_labels(files), files, strict=True)]
     loaded.sort(key=lambda item: (file_date(item[1]), item[0]))
     configs: dict[tuple[str, ...], list[Night]] = {}
     for name, rows in loaded:

@@ -8,13 +8,16 @@ The file must be committed, unchanged since, and its last commit must be no late
 
 from __future__ import annotations
 
+import json
 import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from bench.analyze.prediction_file import COMPARISONS, ORDERING, Condition, Prediction, as_float, load_predictions
 from bench.errors import ResultsError
+from bench.json_documents import SCHEMA_VERSION
 from bench.provenance import git
 from bench.results.column import as_number
 from bench.results.read import is_completed, read_runs
@@ -182,18 +185,35 @@ def parse_time(text: str, what: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
-def score_file(predictions_file: Path, results_file: Path) -> list[Verdict]:
-    rows = read_runs(results_file)
+def score_file(predictions_file: Path, results_file: Path, skip_bad_rows: bool = False) -> list[Verdict]:
+    rows = read_runs(results_file, skip_bad_rows)
     check_committed_before(predictions_file, rows)
     return [score(prediction, rows) for prediction in load_predictions(predictions_file)]
 
 
-def command(predictions_file: Path, results_file: Path) -> int:
-    """`bench predictions score predictions.yaml RESULTS.csv` (bench/cli/predictions.py)."""
-    results = score_file(predictions_file, results_file)
+def command(predictions_file: Path, results_file: Path, skip_bad_rows: bool = False, as_json: bool = False) -> int:
+    """`bench predictions score predictions.yaml RESULTS.csv [--json]` (bench/cli/predictions.py)."""
+    results = score_file(predictions_file, results_file, skip_bad_rows)
+    verdicts = [r.verdict for r in results]
+    if as_json:
+        print(json.dumps(document(predictions_file, results_file, results), indent=2, ensure_ascii=False))
+        return 0
     for result in results:
         print("\n".join(describe(result)))
-    verdicts = [r.verdict for r in results]
     tally = f"{verdicts.count(HIT)} hit, {verdicts.count(MISS)} miss, {verdicts.count(NOT_SCORABLE)} not scorable"
     print(f"\n{tally} (of {len(results)} predictions)")
     return 0
+
+
+def document(predictions_file: Path, results_file: Path, results: list[Verdict]) -> dict[str, Any]:
+    """The verdicts as bench.json_documents.PREDICTIONS_SCORE describes them."""
+    verdicts = [r.verdict for r in results]
+    found = [
+        {"id": r.prediction.id, "says": r.prediction.says, "verdict": r.verdict, "matching": r.matching,
+         "satisfied": r.satisfied, "unknown": r.unknown, "values": r.values, "lines": describe(r)}
+        for r in results
+    ]  # fmt: skip
+    tally = {"hit": verdicts.count(HIT), "miss": verdicts.count(MISS), "not_scorable": verdicts.count(NOT_SCORABLE)}
+    head = {"command": "predictions score", "schema_version": SCHEMA_VERSION}
+    return {**head, "predictions_file": str(predictions_file), "results_file": str(results_file),
+            "predictions": found, "tally": tally}  # fmt: skip

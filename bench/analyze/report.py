@@ -11,11 +11,12 @@ bench.analyze.runs reads the traces.
 
 from __future__ import annotations
 
+import json
 import logging
-import re
 import statistics
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from bench.analyze.causes import causes_section
 from bench.analyze.changes import CONFIRMED, fmt_metric
@@ -28,6 +29,7 @@ from bench.analyze.plots import (
     plot_group,
     plot_outcomes,
 )
+from bench.analyze.report_json import group_figure, report_document
 from bench.analyze.runs import Run, load_run
 from bench.analyze.table import (
     agent_runs,
@@ -41,6 +43,7 @@ from bench.analyze.table import (
     group_title,
     infra_errors,
     markdown_table,
+    slug,
     stop_reasons,
     varying_columns,
 )
@@ -156,13 +159,14 @@ def group_section(title: str, runs: list[Run], figure: str, out_dir: Path | None
     return out + ([""] if noted else [])
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "group"
-
-
-def write_report(csv_path: Path, out_dir: Path) -> Path:
+def write_report(csv_path: Path, out_dir: Path, skip_bad_rows: bool = False) -> Path:
     """Write report.md and its PNGs into out_dir; returns the markdown file."""
-    rows = read_runs(csv_path)
+    return written_report(csv_path, out_dir, skip_bad_rows)[0]
+
+
+def written_report(csv_path: Path, out_dir: Path, skip_bad_rows: bool = False) -> tuple[Path, dict[str, Any]]:
+    """Write report.md and its PNGs into out_dir; returns the markdown file and the report as a JSON document."""
+    rows = read_runs(csv_path, skip_bad_rows)
     out_dir.mkdir(parents=True, exist_ok=True)
     keyed = group_rows(rows)
     shown = varying_columns(list(keyed))
@@ -179,13 +183,13 @@ def write_report(csv_path: Path, out_dir: Path) -> Path:
     out += ["![completion and stop reasons per group](outcomes.png)", ""]
     out += _gpu_section(groups, rows, out_dir)
     for index, (title, runs) in enumerate(groups, start=1):
-        figure = f"group-{index}-{slug(title)}.png"
+        figure = group_figure(index, title)
         plot_group(runs, title, out_dir / figure)
         out += group_section(title, runs, figure, out_dir)
         out += causes_section(runs, runs_dir, title, out_dir, f"causes-{index}-{slug(title)}.png")
     report = out_dir / "report.md"
     report.write_text("\n".join(out).rstrip() + "\n", encoding="utf-8")
-    return report
+    return report, report_document(csv_path, report, rows, groups, constant)
 
 
 def _gpu_section(groups: Groups, rows: list[ResultRow], out_dir: Path) -> list[str]:
@@ -197,9 +201,11 @@ def _gpu_section(groups: Groups, rows: list[ResultRow], out_dir: Path) -> list[s
     return [*out, gpu_table(groups), "", "![peak GPU memory per server and group](gpu-memory.png)", ""]
 
 
-def command(csv_path: Path, out_dir: Path | None = None) -> int:
-    """`bench report RESULTS.csv [--out-dir DIR]` (bench/cli/report.py)."""
+def command(csv_path: Path, out_dir: Path | None = None, skip_bad_rows: bool = False, as_json: bool = False) -> int:
+    """`bench report RESULTS.csv [--out-dir DIR] [--json]` (bench/cli/report.py)."""
     # Beside the CSV, in a folder of its own: several results files share results/ and their plots must not mix.
-    report = write_report(csv_path, out_dir or csv_path.with_name(f"{csv_path.stem}-report"))
+    report, found = written_report(csv_path, out_dir or csv_path.with_name(f"{csv_path.stem}-report"), skip_bad_rows)
     log.info("wrote %s and its plots", report)
+    if as_json:
+        print(json.dumps(found, indent=2, ensure_ascii=False))
     return 0

@@ -5,7 +5,10 @@ A median or range is taken over the measured values only, and shown as "n/a" whe
 
 from __future__ import annotations
 
+import math
+import re
 import statistics
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -16,6 +19,8 @@ from bench.results.schema import GROUP_COLUMNS, INFRA_STOP_REASON, NATIVE_SERVIN
 # A configuration: its names, and what it ran on (runs that differ in any of these are never pooled).
 KEY_COLUMNS = [*GROUP_COLUMNS, *SETUP_COLUMNS]
 SHA_SHOWN = 12  # characters of a sha256 in a heading
+MAX_DECIMALS = 6
+LISTED_RUNS = 12  # a cell lists each run's value up to this many runs, and counts them beyond
 
 GroupKey = tuple[str, ...]
 
@@ -75,11 +80,11 @@ def key_part(key: GroupKey, index: int) -> str:
     return value
 
 
-def group_title(key: GroupKey, shown: Sequence[int]) -> str:
+def group_title(key: GroupKey, shown: Sequence[int], hidden: int | None = None) -> str:
     """`part3 · ctx 8192`: the key columns that vary, or the configuration's names when none does (how Flint was
-    served only when it was not the usual way: `flint_serving forced_tools`)."""
+    served only when it was not the usual way: `flint_serving forced_tools`), never the column at `hidden`."""
     usual = {GROUP_COLUMNS.index("flint_serving"): NATIVE_SERVING}
-    indexes = shown or [i for i in range(len(GROUP_COLUMNS)) if usual.get(i) != key[i]]
+    indexes = shown or [i for i in range(len(GROUP_COLUMNS)) if usual.get(i) != key[i] and i != hidden]
     return " · ".join(key_part(key, i) for i in indexes)
 
 
@@ -114,12 +119,16 @@ def spread(values: Sequence[float]) -> Spread | None:
 
 
 def fmt_number(value: float | None) -> str:
-    """Whole numbers with thousands separators (14,689); small fractions with one decimal (25.3)."""
+    """Whole numbers with thousands separators (14,689); fractions with one decimal (25.3), and below 1 with two
+    significant digits (0.27, 0.043), so that a sub-second change shows rather than reading `±0.0`."""
     if value is None:
         return "n/a"
     if value == int(value) or abs(value) >= 100:
         return f"{value:,.0f}"
-    return f"{value:.1f}"
+    if abs(value) >= 1:
+        return f"{value:.1f}"
+    decimals = min(1 - math.floor(math.log10(abs(value))), MAX_DECIMALS)
+    return f"{value:.{decimals}f}"
 
 
 def fmt_spread(stats: Spread | None) -> str:
@@ -142,8 +151,14 @@ def fmt_cell(row: ResultRow, column: str) -> str:
 
 
 def fmt_values(rows: Iterable[ResultRow], column: str) -> str:
-    """Each run's value in row order, e.g. hidden tests passed "3, 6, 6"; "n/a" for a run not measured."""
-    return ", ".join(fmt_cell(row, column) for row in rows)
+    """Each run's value in row order, e.g. hidden tests passed "3, 6, 6"; "n/a" for a run not measured. Past
+    LISTED_RUNS runs, each value counted instead, smallest first: `2 ×148, 3 ×2`."""
+    cells = [(row.number(column), fmt_cell(row, column)) for row in rows]
+    if len(cells) <= LISTED_RUNS:
+        return ", ".join(text for _, text in cells)
+    counts = Counter(cells)
+    ordered = sorted(counts, key=lambda cell: (cell[0] is None, cell[0] or 0.0))
+    return ", ".join(f"{text} ×{counts[(value, text)]}" for value, text in ordered)
 
 
 def fmt_completed(rows: Sequence[ResultRow]) -> str:
@@ -168,6 +183,11 @@ def count_values(values: Iterable[str]) -> str:
 def stop_reasons(rows: Iterable[ResultRow]) -> str:
     """`done 2, step_limit 1`: the runs' stop reasons counted."""
     return count_values(row.stop_reason for row in rows)
+
+
+def slug(text: str) -> str:
+    """A file name's part for a group's title: `todo-repo-part3-ctx-8192`."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "group"
 
 
 def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:

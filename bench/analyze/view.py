@@ -3,15 +3,16 @@
 The page holds everything it shows (bench.analyze.view_page: the script, the styles, and the data as JSON), so it
 opens from disk with no server and no network. Its first view is the matrix: per configuration (the groups of
 `bench compare`, bench.analyze.matching) and file, the runs, completion, hidden tests passed, reprocessed tokens and
-GPU peaks, and with two files or more each later file's verdicts against the first (bench.analyze.changes). Each run
-opens a page of its own, step by step from its trace (`runs/<run_id>/events.jsonl` beside the CSV): the calls and
-their arguments, result sizes, the window's fill, clearings, cut answers, 400s, Jeff's opinions, done checks, and the
-hidden tests' outcome from `score.json`. Run-level numbers are the CSV's own cells, as written.
+GPU peaks, and with two files or more each later file's verdicts against the first (bench.analyze.changes); the page
+sorts, filters and searches them (bench.analyze.view_script). Each run opens a page of its own, step by step from its
+trace and request log (`runs/<run_id>/` beside the CSV; bench.analyze.view_steps, bench.analyze.view_run): the
+model's messages and calls, each tool's result, the window's fill, clearings and what they changed, cut answers,
+400s, Jeff's opinions beside his commands, done checks; then each graded test with its message, and the run's diff.
+Run-level numbers are the CSV's own cells, as written.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,8 +25,9 @@ from bench.analyze.matching import Group, match_files
 from bench.analyze.runs import load_run
 from bench.analyze.table import agent_runs, fmt_completed, fmt_values, stop_reasons
 from bench.analyze.view_page import render
+from bench.analyze.view_run import graded_tests, request_log_of, run_diff
+from bench.analyze.view_steps import steps_of
 from bench.errors import ConfigError
-from bench.measure.trace import Event
 from bench.results.read import measured, read_runs
 from bench.results.row import ResultRow
 
@@ -46,7 +48,6 @@ RUN_CELLS = [
     ("peak_gpu_mib_flint", "GPU peak MiB, Flint"),
     ("peak_gpu_mib_device", "GPU peak MiB, device"),
 ]
-FOLD_AT = 160  # characters of a call's arguments shown before they are folded
 
 
 def group_cells(rows: list[ResultRow], metrics: list[str]) -> dict[str, str]:
@@ -76,94 +77,25 @@ def verdicts(group: Group, labels: list[str], metrics: list[str], alpha: float) 
     return found
 
 
-def steps_of(events: list[Event], n_ctx: int | None) -> list[dict[str, Any]]:
-    """The trace, step by step: what happened at each request to Flint and after its answer."""
-    steps: dict[int, dict[str, Any]] = {}
-    for event in events:
-        kind, number = event.get("event"), event.get("step")
-        if kind in ("start", "stop") or not isinstance(number, int):
-            continue
-        step = steps.setdefault(number, {"step": number, "items": []})
-        if kind == "response":
-            usage: dict[str, Any] = event["usage"] if isinstance(event.get("usage"), dict) else {}
-            total = usage.get("total_tokens")
-            step["prompt_tokens"], step["total_tokens"] = usage.get("prompt_tokens"), total
-            step["fill"] = round(100 * total / n_ctx, 1) if isinstance(total, int) and n_ctx else None
-            step["finish_reason"] = event.get("finish_reason")
-        else:
-            step["items"].append(item_of(event))
-    return [steps[n] for n in sorted(steps)]
-
-
-def item_of(event: Event) -> dict[str, Any]:
-    """One event as the page shows it: its kind, a one-line summary, and the long part folded."""
-    kind = str(event.get("event"))
-    if kind == "tool":
-        args = json.dumps(event.get("args"), ensure_ascii=False)
-        status = "ok" if event.get("ok") else ("failed: " + str(event["error"]) if event.get("error") else "failed")
-        summary = f"{event.get('name')} → {event.get('result_chars')} characters, {status}"
-        if event.get("truncated"):
-            summary += ", truncated"
-        return {"kind": kind, "summary": summary, "args": args, "folded": len(args) > FOLD_AT}
-    if kind in ("jeff", "approval"):  # the command: in the line when short, folded like a call's arguments when long
-        command = str(event.get("command"))
-        shown = f"`{command}`" if len(command) <= FOLD_AT else "the command"
-        if kind == "jeff":
-            summary = f"Jeff on {shown}: {event.get('opinion') or event.get('error') or 'no opinion'}"
-        else:
-            summary = f"{shown} {'run' if event.get('decision') == 'run' else 'refused'} (by {event.get('by')})"
-        if len(command) <= FOLD_AT:
-            return {"kind": kind, "summary": summary}
-        return {"kind": kind, "summary": summary, "args": command, "folded": True, "label": "command"}
-    summaries = {
-        "clear": lambda e: (
-            f"clearing ({e.get('reason')}): {e.get('changed')} messages cleared "
-            + (f"at {e.get('total_tokens')} tokens" if e.get("total_tokens") is not None else "after the 400")
-        ),
-        "cut": lambda e: (
-            f"cut answer ({e.get('kind')}), {'dropped' if e.get('dropped') else 'kept'}"
-            + (f": {e.get('message')}" if e.get("message") else "")
-        ),
-        "http_error": lambda e: f"HTTP {e.get('status')} {e.get('type')}: {e.get('message')}",
-        "done_check": lambda e: (
-            f"done check {'passed' if e.get('passed') else 'failed'}: {e.get('summary')}"
-            + (f"; missing {', '.join(map(str, e.get('missing') or []))}" if e.get("missing") else "")
-        ),
-        "restored": lambda e: (
-            f"tests put back after {e.get('after')}: "
-            + ", ".join(f"{f.get('path')} ({f.get('was')})" for f in e.get("files") or [] if isinstance(f, dict))
-        ),
-    }
-    describe = summaries.get(kind)
-    return {"kind": kind, "summary": describe(event) if describe else json.dumps(event, ensure_ascii=False)[:300]}
-
-
 def run_page(row: ResultRow, csv_path: Path, label: str, group: str) -> dict[str, Any]:
     runs_dir = csv_path.parent / "runs"
-    run = load_run(row, runs_dir)
+    run, run_dir = load_run(row, runs_dir), runs_dir / row.run_id
     page: dict[str, Any] = {"id": row.run_id, "file": label, "group": group, "fixture": row.fixture,
                             "preset": row.preset, "ctx": row.text("ctx"), "rep": row.text("rep"),
                             "cells": {column: row.text(column) for column, _ in RUN_CELLS},
                             "error": row.text("error"), "labels": list(row.failure_labels)}  # fmt: skip
-    page["note"] = run.note
-    page["steps"] = steps_of(run.events, row.ctx) if run.events else []
+    bodies, log_note = request_log_of(run_dir) if run.events else (None, "")
+    page["note"] = "; ".join(note for note in (run.note, log_note) if note)
+    page["steps"] = steps_of(run.events, row.ctx, bodies) if run.events else []
     stop = [e for e in run.events or [] if e.get("event") == "stop"]
     page["stop"] = f"{stop[-1].get('reason')}: {stop[-1].get('message') or ''}".rstrip(": ") if stop else ""
-    page["hidden"] = hidden_outcomes(runs_dir / row.run_id / "score.json")
+    page["tests"] = graded_tests(run_dir)
+    page["diff"] = run_diff(run_dir)
     return page
 
 
-def hidden_outcomes(path: Path) -> list[list[str]]:
-    """Each hidden or visible test's outcome from the run's score.json; [] when the run was not graded."""
-    try:
-        outcomes = json.loads(path.read_text()).get("outcomes", {})
-    except (OSError, ValueError, AttributeError):
-        return []
-    return [[str(test), str(outcome)] for test, outcome in sorted(outcomes.items()) if isinstance(outcomes, dict)]
-
-
-def view_data(files: Sequence[str], alpha: float = stats.ALPHA) -> dict[str, Any]:
-    tables = [read_runs(file) for file in files]
+def view_data(files: Sequence[str], alpha: float = stats.ALPHA, skip_bad_rows: bool = False) -> dict[str, Any]:
+    tables = [read_runs(file, skip_bad_rows) for file in files]
     labels = file_labels(files)
     groups = match_files(tables, labels)
     all_rows = [row for table in tables for row in agent_runs(table)]
@@ -182,13 +114,13 @@ def view_data(files: Sequence[str], alpha: float = stats.ALPHA) -> dict[str, Any
     return data
 
 
-def command(paths: Sequence[Path], out: Path | None = None) -> int:
+def command(paths: Sequence[Path], out: Path | None = None, skip_bad_rows: bool = False) -> int:
     """`bench view RESULTS.csv... [--out FILE]` (bench/cli/view.py)."""
     files = [str(path) for path in paths]
     missing = [f for f in files if not Path(f).is_file()]
     if missing:
         raise ConfigError(f"bench view: no results file {', '.join(missing)}")
     out = out or Path(files[-1]).with_suffix(".html")
-    out.write_text(render(view_data(files)), encoding="utf-8")
+    out.write_text(render(view_data(files, skip_bad_rows=skip_bad_rows)), encoding="utf-8")
     print(f"wrote {out} (open it in a browser; it needs no server and no network)")
     return 0

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from bench.cli.options import Subparsers, add_command
+from bench.cli.options import Subparsers, add_command, json_flag, skip_bad_rows_flag
 
 
 def compare(args: argparse.Namespace) -> int:
     from bench.analyze.compare import CompareOptions, command
 
-    return command(CompareOptions(args.files, args.fail_on, args.alpha, args.pool_last, args.strict))
+    options = CompareOptions(
+        args.files, args.fail_on, args.alpha, args.pool_last, args.strict, args.skip_bad_rows, args.by, args.json
+    )
+    return command(options)
 
 
 def add(sub: Subparsers) -> None:
@@ -36,3 +39,10 @@ def add(sub: Subparsers) -> None:
         action="store_true",
         help="a gate with nothing to compare (no baseline of the configuration, a metric not measured) fails",
     )
+    one.add_argument(
+        "--by",
+        metavar="SETTING",
+        help="compare configurations that differ only in SETTING (preset, ctx, max_steps, ...), in one file or across",
+    )
+    json_flag(one)
+    skip_bad_rows_flag(one)

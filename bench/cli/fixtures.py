@@ -6,14 +6,23 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bench.cli.options import SANDBOX_METAVAR, Subparsers, config_flag, ctx_flag, root_flag, settings, verbosity_flags
+from bench.cli.options import (
+    SANDBOX_METAVAR,
+    Subparsers,
+    config_flag,
+    ctx_flag,
+    json_flag,
+    root_flag,
+    settings,
+    verbosity_flags,
+)
 from bench.setting_types import SANDBOX_KINDS
 
 
 def fixtures_check(args: argparse.Namespace) -> int:
     from bench.score.check import command
 
-    return command(args.names, settings(args))
+    return command(args.names, settings(args), args.json)
 
 
 def fixtures_import(args: argparse.Namespace) -> int:
@@ -33,6 +42,7 @@ def add(sub: Subparsers) -> None:
     root_flag(one)
     ctx_flag(one, "windows the task must fit (default: the settings')")
     one.add_argument("--flint-url", help="a llama-server whose tokenizer measures the task (default $FLINT_URL)")
+    json_flag(one)
     one = group.add_parser("import", help="write fixtures from exercism exercises (a folder of them, or one)")
     one.set_defaults(function=fixtures_import)
     verbosity_flags(one)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bench.cli.options import Subparsers, add_command
+from bench.cli.options import Subparsers, add_command, json_flag, skip_bad_rows_flag
 
 
 def history(args: argparse.Namespace) -> int:
     from bench.analyze.history import HistoryOptions, command
 
     out_dir = Path(args.out_dir) if args.out_dir else None
-    return command(HistoryOptions(args.files, args.metric or [], args.alpha, out_dir))
+    return command(HistoryOptions(args.files, args.metric or [], args.alpha, out_dir, args.skip_bad_rows, args.json))
 
 
 def add(sub: Subparsers) -> None:
@@ -21,3 +21,5 @@ def add(sub: Subparsers) -> None:
     one.add_argument("--metric", action="append", help="completed, wall_s, ... (repeatable; default: the main ones)")
     one.add_argument("--alpha", type=float, default=0.01, help="significance level of each change point (0.01)")
     one.add_argument("--out-dir", help="where to write history.md and its plots (default: history-report/ beside)")
+    json_flag(one)
+    skip_bad_rows_flag(one)

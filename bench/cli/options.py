@@ -70,6 +70,20 @@ def add_command(sub: Subparsers, name: str, function: Function, text: str) -> ar
     return found
 
 
+def json_flag(found: argparse.ArgumentParser) -> None:
+    """For the commands that report: one JSON document on stdout (its schema in docs/json.md) rather than text."""
+    found.add_argument("--json", action="store_true", help="print one JSON document (docs/json.md) instead of text")
+
+
+def skip_bad_rows_flag(found: argparse.ArgumentParser) -> None:
+    """For the commands that read results: rows with a bad cell left out and counted, rather than refused."""
+    found.add_argument(
+        "--skip-bad-rows",
+        action="store_true",
+        help="leave out rows with a bad cell (a warning counts them) rather than refuse the file",
+    )
+
+
 def config_flag(found: argparse.ArgumentParser) -> None:
     found.add_argument("--config", default=DEFAULT_CONFIG, help="settings file (default: bench.yaml, if any)")
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bench.cli.options import Subparsers, verbosity_flags
+from bench.cli.options import Subparsers, json_flag, skip_bad_rows_flag, verbosity_flags
 
 
 def predictions_score(args: argparse.Namespace) -> int:
     from bench.analyze.predictions import command
 
-    return command(Path(args.predictions_file), Path(args.results_file))
+    return command(Path(args.predictions_file), Path(args.results_file), args.skip_bad_rows, args.json)
 
 
 def add(sub: Subparsers) -> None:
@@ -23,3 +23,5 @@ def add(sub: Subparsers) -> None:
     verbosity_flags(one)
     one.add_argument("predictions_file", metavar="predictions.yaml")
     one.add_argument("results_file", metavar="RESULTS.csv")
+    json_flag(one)
+    skip_bad_rows_flag(one)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bench.cli.options import Subparsers, add_command
+from bench.cli.options import Subparsers, add_command, json_flag, skip_bad_rows_flag
 
 
 def report(args: argparse.Namespace) -> int:
     from bench.analyze.report import command
 
-    return command(Path(args.file), Path(args.out_dir) if args.out_dir else None)
+    return command(Path(args.file), Path(args.out_dir) if args.out_dir else None, args.skip_bad_rows, args.json)
 
 
 def add(sub: Subparsers) -> None:
@@ -20,3 +20,5 @@ def add(sub: Subparsers) -> None:
     one.add_argument(
         "--out-dir", help="where to write report.md and the plots (default: <CSV name>-report/ beside the CSV)"
     )
+    json_flag(one)
+    skip_bad_rows_flag(one)

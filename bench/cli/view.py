@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bench.cli.options import Subparsers, add_command
+from bench.cli.options import Subparsers, add_command, skip_bad_rows_flag
 
 
 def view(args: argparse.Namespace) -> int:
     from bench.analyze.view import command
 
-    return command([Path(f) for f in args.files], Path(args.out) if args.out else None)
+    return command([Path(f) for f in args.files], Path(args.out) if args.out else None, args.skip_bad_rows)
 
 
 def add(sub: Subparsers) -> None:
@@ -19,3 +19,4 @@ def add(sub: Subparsers) -> None:
     one = add_command(sub, "view", view, text)
     one.add_argument("files", nargs="+", metavar="RESULTS.csv", help="one file, or two (the older first) to compare")
     one.add_argument("--out", help="the HTML file (default: <last CSV name>.html beside it)")
+    skip_bad_rows_flag(one)

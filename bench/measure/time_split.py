@@ -1,14 +1,16 @@
 """A run's wall time split into its parts, and the hardware's floor (docs/results.md):
 
-    wall_s = flint_model_s + jeff_model_s + tools_s + own_s
+    wall_s = flint_model_s + jeff_model_s + tools_s + server_stall_s + own_s
 
 flint_model_s and jeff_model_s are the servers' own timings of their answers (prompt_ms + predicted_ms), tools_s
-the tools' and done checks' time (bench/measure/tool_time.py), and own_s the rest: the harness's own time (the agent,
-HTTP, the sandbox starting and stopping). The floor is the time the run's work takes at the servers' own speeds,
-measured once per server start (bench/llama/speed.py): the prompt tokens the servers computed (timings.prompt_n)
-and the tokens they generated. Where one of the run's own requests went faster than that measurement (on a shared
-machine the measurement can land in a busy moment), the floor takes the faster speed: each request then took at
-least its tokens at the floor's speeds, so floor_s <= model time <= wall_s. efficiency = floor_s / wall_s.
+the tools' and done checks' time (bench/measure/tool_time.py), server_stall_s the time the servers lost not computing
+(bench/measure/stall.py: stopped, starved, hung; it is the servers', not the harness's), and own_s the rest: the
+harness's own time (the agent, HTTP, the sandbox starting and stopping). The parts are TIME_PARTS, in that order.
+The floor is the time the run's work takes at the servers' own speeds, measured once per server start
+(bench/llama/speed.py): the prompt tokens the servers computed (timings.prompt_n) and the tokens they generated.
+Where one of the run's own requests went faster than that measurement (on a shared machine the measurement can land
+in a busy moment), the floor takes the faster speed: each request then took at least its tokens at the floor's
+speeds, so floor_s <= model time <= wall_s. efficiency = floor_s / wall_s.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from dataclasses import dataclass
 from bench.measure.trace import Event, int_field
 from bench.measure.trace_numbers import TraceNumbers
 from bench.results.row import ResultRow
+
+# The parts wall_s is split into, in the order the report shows them; own_s is what is left of wall_s.
+TIME_PARTS = ("flint_model_s", "jeff_model_s", "tools_s", "server_stall_s", "own_s")
 
 
 @dataclass(frozen=True)
@@ -39,13 +44,11 @@ class ServerSpeeds:
 def fill_time_split(
     row: ResultRow, events: list[Event], numbers: TraceNumbers, speeds: ServerSpeeds | None, jeff_on: bool
 ) -> None:
-    """flint_model_s, own_s, floor_s, efficiency and the speeds, from a row whose wall_s, tools_s and
-    jeff_model_s are already filled."""
+    """flint_model_s, own_s, floor_s, efficiency and the speeds, from a row whose wall_s, tools_s, server_stall_s
+    and jeff_model_s are already filled."""
     if numbers.model_s is not None:
         row.flint_model_s = round(numbers.model_s - (numbers.jeff_model_s or 0.0), 3)
-    parts = [row.wall_s, row.flint_model_s, row.tools_s] + ([row.jeff_model_s] if jeff_on else [])
-    if all(p is not None for p in parts) and row.wall_s is not None:
-        row.own_s = round(row.wall_s - sum(p for p in parts[1:] if p is not None), 3)
+    row.own_s = own_seconds(row, jeff_on)
     if speeds is None:
         return
     speeds = ServerSpeeds(
@@ -58,6 +61,14 @@ def fill_time_split(
     row.floor_s = floor_seconds(events, numbers, speeds, jeff_on)
     if row.floor_s is not None and row.wall_s:
         row.efficiency = round(row.floor_s / row.wall_s, 4)
+
+
+def own_seconds(row: ResultRow, jeff_on: bool) -> float | None:
+    """wall_s less every other part; None when one of them was not measured (Jeff's counts only when he is on)."""
+    parts = [getattr(row, name) for name in TIME_PARTS if name != "own_s" and (jeff_on or name != "jeff_model_s")]
+    if row.wall_s is None or any(part is None for part in parts):
+        return None
+    return round(row.wall_s - sum(part for part in parts if part is not None), 3)
 
 
 def floor_seconds(events: list[Event], numbers: TraceNumbers, speeds: ServerSpeeds, jeff_on: bool) -> float | None:

@@ -58,7 +58,15 @@ class Column:
 
     def _not(self, text: str, run_id: str) -> ResultsError:
         kind = f"a {KINDS[self.kind]}" if self.kind is not int else "an integer"
-        return ResultsError(f"run {run_id}: {self.name} is {text!r}, not {kind}; fix or remove that row")
+        return CellError(self.name, text, kind, run_id)
+
+
+class CellError(ResultsError):
+    """A cell that is not of its column's kind: which column, and what is wrong, for the reader's one line."""
+
+    def __init__(self, column: str, text: str, kind: str, run_id: str = "?") -> None:
+        super().__init__(f"run {run_id}: {column} is {text!r}, not {kind}; fix or remove that row")
+        self.column, self.problem = column, f"{text!r} is not {kind}"
 
 
 def col(
@@ -98,7 +106,7 @@ def as_number(text: str, column: str = "value", run_id: str = "?") -> float | No
     try:
         parsed = float(text)
     except ValueError:
-        raise ResultsError(f"run {run_id}: {column} is {text!r}, not a number; fix or remove that row") from None
+        raise CellError(column, text, "a number", run_id) from None
     return None if math.isnan(parsed) else parsed
 
 

@@ -6,6 +6,7 @@ Cells become typed values once, in ResultRow.from_cells; the writer's side (benc
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import logging
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.errors import ResultsError
+from bench.results.checks import BadCell, bad_cell
+from bench.results.column import CellError
 from bench.results.row import ResultRow
 from bench.results.schema import ADDED_COLUMN_VALUES, CONTRACT_COLUMNS, GROUP_COLUMNS
 
@@ -43,8 +46,10 @@ def parse_csv(data: bytes, name: str = "results file") -> CsvContent:
     Rows are written whole (bench.results.append), so only the last one can be cut short, by a crash mid-write;
     a damaged row before the last is an error that names its line.
     """
+    # A file saved from a spreadsheet starts with a byte order mark: not part of the first column's name.
+    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     # surrogateescape: a cut can split a multi-byte character; its bytes must survive unchanged into .partial.
-    text = data.decode("utf-8", errors="surrogateescape")
+    text = data[bom:].decode("utf-8", errors="surrogateescape")
     consumed = 0
 
     def lines() -> Iterator[str]:
@@ -65,7 +70,7 @@ def parse_csv(data: bytes, name: str = "results file") -> CsvContent:
         if records and _cut_short(records, text):
             records.pop()
     good_end = records[-1][1] if records else 0
-    complete_size = len(text[:good_end].encode("utf-8", errors="surrogateescape"))
+    complete_size = bom + len(text[:good_end].encode("utf-8", errors="surrogateescape"))
     partial = data[complete_size:]
     if not partial.strip():  # trailing blank lines are no row
         complete_size, partial = len(data), b""
@@ -92,12 +97,14 @@ def _cut_short(records: list[tuple[list[str], int]], text: str) -> bool:
 REQUIRED_COLUMNS = ["run_id", *(c for c in GROUP_COLUMNS if c in CONTRACT_COLUMNS), "stop_reason"]
 
 
-def read_runs(path: str | Path) -> list[ResultRow]:
+def read_runs(path: str | Path, skip_bad_rows: bool = False) -> list[ResultRow]:
     """The runs of a results CSV as typed rows, values read by column name (missing columns as not measured).
 
     For the read-only commands: they have nothing to say about a file without runs, so that is an error here.
-    A last row cut short by a crash is left out, with a note on stderr. A cell that is not of its column's type is
-    a ResultsError naming the run.
+    A last row cut short by a crash is left out, with a note on stderr. A row with a bad cell (bench.results.checks:
+    one not of its column's type, an infinite or negative time, a count above its total, an unknown stop reason, a
+    run id seen before) is a ResultsError naming the file, the row and the column; with `skip_bad_rows`, such rows are
+    left out and counted in a warning.
     """
     path = Path(path)
     try:
@@ -111,9 +118,35 @@ def read_runs(path: str | Path) -> list[ResultRow]:
         )
     if content.partial:
         log.warning("%s: its last row was cut short (a crash while writing it?); left out", path)
-    if not content.rows:
+    rows, bad = _checked_rows(content.rows, path, skip_bad_rows)
+    if bad:
+        log.warning("%s: %d bad row(s) left out (--skip-bad-rows), the first: %s", path, len(bad), bad[0])
+    if not rows:
         raise ResultsError(f"{path} has no runs yet; run the bench first")
-    return [ResultRow.from_cells(row) for row in content.rows]
+    return rows
+
+
+def _checked_rows(cells: list[Row], path: Path, skip: bool) -> tuple[list[ResultRow], list[str]]:
+    """The rows whose cells pass bench.results.checks, and a line for each that does not (raised unless `skip`)."""
+    rows: list[ResultRow] = []
+    bad: list[str] = []
+    seen_ids: set[str] = set()
+    for number, row_cells in enumerate(cells, start=2):  # row 1 is the header, as a spreadsheet numbers them
+        problem: BadCell | None
+        try:
+            row = ResultRow.from_cells(row_cells)
+            problem = bad_cell(row, seen_ids)
+        except CellError as e:
+            problem = BadCell(e.column, e.problem)
+        if problem is None:
+            rows.append(row)
+            continue
+        run = (row_cells.get("run_id") or "").strip()
+        line = f"{path}: row {number}{f' (run {run})' if run else ''}, column {problem.column}: {problem.problem}"
+        if not skip:
+            raise ResultsError(f"{line}; fix or remove that row, or pass --skip-bad-rows to leave such rows out")
+        bad.append(line)
+    return rows, bad
 
 
 def with_added_columns(header: Sequence[str], rows: Iterable[Row]) -> list[Row]:

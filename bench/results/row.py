@@ -166,11 +166,12 @@ class ResultRow(ContractColumns):
         compare="setup",
         before="0",
     )
-    # The wall time split (bench/measure/time_split.py): wall_s = flint_model_s + jeff_model_s + tools_s + own_s,
-    # and the hardware's floor: the run's tokens at the servers' own measured speeds.
+    # The wall time split (bench/measure/time_split.py): wall_s = flint_model_s + jeff_model_s + tools_s +
+    # server_stall_s + own_s, and the hardware's floor: the run's tokens at the servers' own measured speeds.
     flint_model_s: float | None = col("Flint's share of model_s", unit="s", better="lower")
     own_s: float | None = col(
-        "the harness's own time: wall_s minus Flint's and Jeff's model time and tools_s (agent, HTTP, sandbox)",
+        "the harness's own time: wall_s minus Flint's and Jeff's model time, tools_s and server_stall_s (agent, "
+        "HTTP, sandbox); rows written before server_stall_s was split off hold the stall here",
         unit="s",
         better="lower",
     )

@@ -10,7 +10,7 @@ import sys
 import threading
 from typing import TextIO
 
-from bench.run.progress import Progress
+from bench.run.progress import MatrixClock, Progress
 
 
 class Display:
@@ -23,6 +23,7 @@ class Display:
         self.lines = ["idle"] * len(labels)
         self.drawn = 0  # lines of the block on screen now
         self.lock = threading.Lock()
+        self.matrix: MatrixClock | None = None  # the workers' shared clock, made by the first of them
 
     def show(self, worker: int, text: str, final: bool) -> None:
         tagged = f"[{self.labels[worker]}] {text}"
@@ -45,7 +46,8 @@ class LaneProgress(Progress):
     """One worker's progress (bench.run.progress.Progress), shown as its line of the shared display."""
 
     def __init__(self, display: Display, worker: int, total: int) -> None:
-        super().__init__(total, display.stream)
+        display.matrix = display.matrix or MatrixClock(total)
+        super().__init__(total, display.stream, display.matrix)
         self.display = display
         self.worker = worker
 

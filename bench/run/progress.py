@@ -1,12 +1,15 @@
 """The live progress line during a bench, and the summary table after it.
 
-The line follows the agent's trace as it is written: run i of N, fixture, preset, step, window fill, tokens.
+The line follows the agent's trace as it is written: run i of N, fixture, preset, step, the window's use (this
+request's tokens of the window's), the tokens sent in the run so far, and the matrix's elapsed time and ETA (from the
+runs finished so far; several workers share one clock, so the ETA counts their runs side by side).
 """
 
 from __future__ import annotations
 
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -58,16 +61,50 @@ class TraceFollower(threading.Thread):
         self.join()
 
 
+class MatrixClock:
+    """The matrix's elapsed time and ETA: the runs measured so far give the pace of the ones left (runs skipped by
+    --resume took no time and leave the plan)."""
+
+    def __init__(self, total: int, now: Any = time.monotonic) -> None:
+        self.total, self.now = total, now
+        self.started = now()
+        self.measured = self.skipped = 0
+        self.lock = threading.Lock()
+
+    def run_done(self, skipped: bool = False) -> None:
+        with self.lock:
+            if skipped:
+                self.skipped += 1
+            else:
+                self.measured += 1
+
+    def text(self) -> str:
+        """`elapsed 4:10, ETA 12:30`; the ETA only once a run has finished."""
+        elapsed = self.now() - self.started
+        left = self.total - self.measured - self.skipped
+        if not self.measured:
+            return f"elapsed {clock(elapsed)}, ETA after the first run"
+        return f"elapsed {clock(elapsed)}, ETA {clock(elapsed / self.measured * left)}"
+
+
+def clock(seconds: float) -> str:
+    """`0:42`, `12:05`, `2:03:09`."""
+    minutes, secs = divmod(int(seconds + 0.5), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
 class Progress:
     """Prints one status line per run, rewritten in place on a terminal and one line per step elsewhere."""
 
-    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+    def __init__(self, total: int, stream: TextIO | None = None, matrix: MatrixClock | None = None) -> None:
         self.total = total
         self.stream = stream or sys.stdout
         self.tty = self.stream.isatty()
         self.label = ""
         self.n_ctx = 0
         self.tokens = 0
+        self.matrix = matrix or MatrixClock(total)
 
     def run_started(self, index: int, fixture: str, preset: str, ctx: int, rep: int) -> None:
         self.label = f"run {index}/{self.total} {fixture} {preset} ctx={ctx} rep={rep}"
@@ -79,21 +116,26 @@ class Progress:
         if kind == "response":
             figures = FigureReader(self.n_ctx or None, None).figures(event, "usage")  # nonsense shows as 0
             self.tokens += int(figures.get("prompt_tokens", 0)) + int(figures.get("completion_tokens", 0))
-            fill = int(figures.get("total_tokens", 0)) / self.n_ctx if self.n_ctx else 0.0
-            detail = f"step {event.get('step')} window {fill:.0%} tokens {self.tokens} ({event.get('finish_reason')})"
+            used = int(figures.get("total_tokens", 0))
+            window = f"window {used / self.n_ctx:.0%} ({used:,} of {self.n_ctx:,} tokens)" if self.n_ctx else "window ?"
+            sent = f"{self.tokens:,} tokens sent in the run"
+            detail = f"step {event.get('step')}: {window}, {sent} ({event.get('finish_reason')}); {self.matrix.text()}"
             self._show(f"{self.label}: {detail}")
         elif kind in ("cut", "clear", "stop"):
             extra = event.get("reason") or event.get("kind") or ""
             self._show(f"{self.label}: {kind} {extra}".rstrip())
 
     def run_finished(self, row: dict[str, str]) -> None:
+        self.matrix.run_done()
         hidden = f"{row.get('hidden_passed') or '?'}/{row.get('hidden_total') or '?'}"
         line = f"{self.label}: {row.get('stop_reason') or '?'}, hidden {hidden}, {row.get('wall_s') or '?'} s"
+        line += f"; {self.matrix.text()}"
         if row.get("error"):
             line += f" ({row['error'][:120]})"
         self._show(line, final=True)
 
     def run_skipped(self, index: int, results_file: str) -> None:
+        self.matrix.run_done(skipped=True)
         self._show(f"run {index}/{self.total} already in {results_file}: skipped (--resume)", final=True)
 
     def summary(self, rows: list[dict[str, str]]) -> None:

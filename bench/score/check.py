@@ -8,6 +8,7 @@ solution passes every test, adds tests of its own, and those pass too.
 from __future__ import annotations
 
 import ast
+import json
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +18,7 @@ from bench.errors import FixtureError
 from bench.fixtures.fixture import Fixture, fixture_files, fixtures_root, load_fixture
 from bench.fixtures.window import task_fit
 from bench.fixtures.workcopy import solution_diff
+from bench.json_documents import SCHEMA_VERSION
 from bench.score.canaries import candidates
 from bench.score.graders import Grader, LocalGrader, run_pytest
 from bench.score.grading import Score, clean_grading_copy, is_test_file, score_diff
@@ -136,8 +138,9 @@ def smallest_window(config: BenchConfig, name: str) -> int:
     return min(windows or [ctx for _, _, ctx in config.matrix()])
 
 
-def command(names: Sequence[str] = (), config: BenchConfig | None = None) -> int:
-    """`python -m bench fixtures check [names...]`: one line per fixture; 0 only when every fixture is sound."""
+def command(names: Sequence[str] = (), config: BenchConfig | None = None, as_json: bool = False) -> int:
+    """`python -m bench fixtures check [names...] [--json]`: one line per fixture (or one JSON document,
+    bench.json_documents.FIXTURES_CHECK); 0 only when every fixture is sound."""
     config = config or BenchConfig()
     root = fixtures_root(config.fixtures_root)
     folder = root / "fixtures"
@@ -145,9 +148,14 @@ def command(names: Sequence[str] = (), config: BenchConfig | None = None) -> int
     names = list(names) or sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not names:
         raise FixtureError(f"no fixtures found under {folder}")
-    failed = 0
+    found = []
     for name in names:
         problems, summary = check_fixture(name, root, smallest_window(config, name), config.flint_url)
-        failed += bool(problems)
-        print(f"{name}: {'FAILED: ' + '; '.join(problems) if problems else 'ok'} ({summary})", flush=True)
-    return 1 if failed else 0
+        found.append({"name": name, "ok": not problems, "problems": problems, "summary": summary})
+        if not as_json:
+            print(f"{name}: {'FAILED: ' + '; '.join(problems) if problems else 'ok'} ({summary})", flush=True)
+    sound = all(fixture["ok"] for fixture in found)
+    if as_json:
+        head = {"command": "fixtures check", "schema_version": SCHEMA_VERSION, "root": str(root), "ok": sound}
+        print(json.dumps({**head, "fixtures": found}, indent=2, ensure_ascii=False))
+    return 0 if sound else 1

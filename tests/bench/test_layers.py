@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # reading of results; then the runner, the command line and the test doubles. A module may import its own layer and
 # the ones below.
 LAYERS = [
-    {"errors", "logs", "processes", "yaml_file", "ownership", "provenance", "untrusted"},
+    {"errors", "logs", "processes", "yaml_file", "ownership", "provenance", "untrusted", "json_documents"},
     {"config", "setting_types", "results"},
     {"containers", "measure"},
     {"fixtures"},
@@ -29,7 +29,7 @@ LAYERS = [
     {"score"},
     {"analyze"},
     {"run", "replay"},
-    {"cli", "__main__", "gpu_check", "testing", "rehearsal", "docgen", "submit"},
+    {"cli", "__main__", "gpu_check", "testing", "rehearsal", "docgen", "docgen_examples", "submit"},
 ]
 LAYER_OF = {part: level for level, parts in enumerate(LAYERS) for part in parts}
 
@@ -107,7 +107,7 @@ def test_the_agent_never_imports_the_bench() -> None:
 def test_analyze_reads_results_and_nothing_that_makes_them() -> None:
     """analyze reads what benches wrote (rows and traces): nothing above results in the data flow, not the runner,
     the servers or the sandboxes."""
-    allowed = {"errors", "yaml_file", "provenance", "results", "analyze"}
+    allowed = {"errors", "yaml_file", "provenance", "results", "analyze", "json_documents"}
     reads = {
         (module, target)
         for module, path in bench_modules().items()
@@ -115,5 +115,6 @@ def test_analyze_reads_results_and_nothing_that_makes_them() -> None:
         for target in imports_of(path)
         if target.startswith("bench.") and target.split(".")[1] not in allowed
     }
-    trace = "bench.measure.trace"  # the run folders' events.jsonl, read for the report's figures
-    assert sorted(r for r in reads if r[1] != trace and not r[1].startswith(f"{trace}.")) == []
+    # the run folders' events.jsonl, read for the report's figures, and their request logs, for the viewer's steps
+    read = ("bench.measure.trace", "bench.measure.request_log")
+    assert sorted(r for r in reads if r[1] not in read and not r[1].startswith(tuple(f"{m}." for m in read))) == []

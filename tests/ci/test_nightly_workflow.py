@@ -496,7 +496,7 @@ def test_a_declared_change_starts_a_new_baseline_that_later_nights_compare_with(
     later = run_job(tmp_path / "later", after, previous=history, run_id=12)
     log = later.logs[COMPARE]
     assert "Baseline: 3 runs from 1 files" in log  # only the night the baseline started from, not the seven before
-    # 3 runs against 3 cannot tell a 30% slowdown: the gate says so rather than pass it as fine (REPS=6 could)
+    # 3 runs against 3 cannot tell a 30% slowdown: the gate says so rather than pass it as fine (REPS=8 could)
     assert "indeterminate  wall_s worse by more than 25%" in log and "3 vs 3 runs can detect no change" in log
 
 
@@ -505,7 +505,7 @@ def test_the_nightly_runs_as_many_reps_as_its_wall_time_gate_needs() -> None:
 
     env = yaml.safe_load(WORKFLOW.read_text())["jobs"]["bench"]["env"]
     chosen = runs_for(float(env["CATCH"]), float(env["WALL_GATE"]), float(env["WALL_CV"]), int(env["BASELINE_NIGHTS"]))
-    assert int(env["REPS"]) == chosen == 6
+    assert int(env["REPS"]) == chosen == 8
     assert runs_for(float(env["CATCH"]), float(env["WALL_GATE"]), float(env["WALL_CV"]), 7) > 3  # 3 would not do
 
 

@@ -269,7 +269,7 @@ def test_a_file_that_is_not_a_results_csv_is_refused(tmp_path: Path, capsys: Cap
 
 def test_a_value_that_is_not_a_number_names_the_run(tmp_path: Path) -> None:
     path = write_results(tmp_path / "r.csv", [run_row("run-7", wall_s="fast")])
-    with pytest.raises(ResultsError, match="run run-7: wall_s is 'fast', not a number"):
+    with pytest.raises(ResultsError, match=r"r.csv: row 2 \(run run-7\), column wall_s: 'fast' is not a number"):
         compare([path])
 
 
@@ -318,3 +318,85 @@ def test_settings_that_change_results_are_never_pooled_and_the_heading_says_whic
     )
     text, _ = compare([mixed, mixed])
     assert "· max_steps 8" in text and "· max_steps 3" in text  # one file, two step limits: two groups
+
+
+def test_by_preset_gives_a_verdict_between_two_presets_of_one_file(tmp_path: Path, capsys: Capture) -> None:
+    rows = [*runs("p", [100, 104, 98, 101, 99], preset="part3"), *runs("l", [70, 72, 69, 71, 73], preset="late")]
+    one = write_results(tmp_path / "presets.csv", rows)
+    assert main(["compare", one, "--by", "preset", "--fail-on", "wall_s:10"]) == 0  # faster: no gate trips
+    out = capsys.readouterr().out
+    assert "Configurations that differ only in preset compared with each other" in out
+    assert "|  | part3 | late |" in out
+    line = next(line for line in out.splitlines() if line.startswith("| wall_s | -"))
+    assert line.startswith("| wall_s | -29 (-29.0%) |") and line.endswith("| 0.0079 | beyond noise |")
+    assert "ok    wall_s worse by more than 10% at p ≤ 0.05 in by preset: late vs part3:" in out
+    assert main(["compare", one, "--by", "preset", "--fail-on", "wall_s:10", "--json"]) == 0
+    assert '"against": "late vs part3"' in capsys.readouterr().out
+
+
+def test_by_compares_across_files_too_and_names_each_side(tmp_path: Path) -> None:
+    old = write_results(tmp_path / "a.csv", runs("a", [10, 11, 12], max_steps="12"))
+    new = write_results(tmp_path / "b.csv", runs("b", [20, 21, 22], max_steps="30"))
+    text, _ = compare([old, new], by="max_steps")
+    assert "|  | a.csv · max_steps 12 | b.csv · max_steps 30 |" in text
+    assert "| b.csv · max_steps 30 vs a.csv · max_steps 12 | change |" in text
+
+
+def test_a_setting_that_is_no_key_is_refused_by_name(tmp_path: Path, capsys: Capture) -> None:
+    one = write_results(tmp_path / "r.csv", runs("a", [10]))
+    assert main(["compare", one, "--by", "colour"]) == 2
+    err = capsys.readouterr().err
+    assert "--by colour: not a setting of the comparison's key; choose from fixture, preset, ctx" in err
+    assert main(["compare", one, "--by", "flint_serving"]) == 2
+    assert main(["compare", one, one, "--by", "preset", "--pool-last", "2"]) == 2
+
+
+def test_files_differing_only_in_an_input_say_so_first_and_are_not_gated(tmp_path: Path, capsys: Capture) -> None:
+    """A change of max_steps is a change of inputs, not of code: shown, said first, gated only when --by names it."""
+    old = write_results(tmp_path / "old.csv", runs("a", [100, 101, 99, 102, 100, 98], max_steps="12"))
+    new = write_results(tmp_path / "new.csv", runs("b", [200, 201, 199, 202, 198, 203], max_steps="30"))
+    gate = ["--fail-on", "wall_s:10"]
+    assert main(["compare", old, new, *gate]) == 0
+    out = capsys.readouterr().out
+    first_group = out.index("\n## ")
+    assert out.index("**The inputs differ**") < first_group
+    assert "not gated: the inputs differ (max_steps), so the change is one of inputs, not of code" in out[:first_group]
+    assert "skip  wall_s worse by more than 10% at p ≤ 0.05 in" in out and "compare --by max_steps" in out
+    assert table_line(out, out[first_group + 4 :].split("\n")[0], "wall_s", 1).startswith("| wall_s | +100")
+    assert main(["compare", old, new, *gate, "--strict"]) == 1  # --strict refuses it
+    assert main(["compare", old, new, *gate, "--by", "max_steps"]) == 1  # named: it is the change compared
+    assert "FAIL  wall_s worse by more than 10%" in capsys.readouterr().out
+
+
+def test_a_new_server_build_is_a_change_of_code_and_is_gated(tmp_path: Path) -> None:
+    old = write_results(tmp_path / "old.csv", runs("a", [100, 101, 99, 102, 100, 98]))
+    new = write_results(tmp_path / "new.csv", runs("b", [200, 201, 199, 202, 198, 203], server_build="b4100"))
+    text, tripped = compare([old, new], ["wall_s:10"])
+    assert tripped and "**The inputs differ**" not in text and "differs: server_build b4000" in text
+
+
+def test_sub_second_figures_print_with_the_digits_of_the_change_they_gate(tmp_path: Path) -> None:
+    old = write_results(tmp_path / "old.csv", runs("a", [0.27, 0.26, 0.28, 0.27, 0.27, 0.26, 0.28, 0.27]))
+    new = write_results(tmp_path / "new.csv", runs("b", [0.32, 0.31, 0.33, 0.32, 0.32, 0.31, 0.33, 0.32]))
+    text, tripped = compare([old, new], ["wall_s:10"])
+    title = "todo_repo · part3 · ctx 8192 · flint.gguf · jeff.gguf"
+    assert tripped
+    assert table_line(text, title, "wall_s") == "| wall_s | 0.27 [0.26–0.28] | 0.32 [0.31–0.33] |"
+    assert table_line(text, title, "wall_s", 1).startswith("| wall_s | +0.050 (+18.5%) |")
+
+
+def test_at_scale_a_cell_counts_each_value_rather_than_listing_every_run(tmp_path: Path) -> None:
+    rows = [run_row(f"a{i}", hidden_passed="3" if i < 2 else "2") for i in range(150)]
+    text, _ = compare([write_results(tmp_path / "big.csv", rows)])
+    title = "todo_repo · part3 · ctx 8192 · flint.gguf · jeff.gguf"
+    assert table_line(text, title, "hidden passed") == "| hidden passed | 2 ×148, 3 ×2 |"
+
+
+def test_a_completed_gate_on_runs_that_never_completed_says_it_cannot_drop(tmp_path: Path, capsys: Capture) -> None:
+    old = write_results(tmp_path / "old.csv", runs("a", [10] * 4, hidden_passed="2"))
+    new = write_results(tmp_path / "new.csv", runs("b", [10] * 4, hidden_passed="2"))
+    assert main(["compare", old, new, "--fail-on", "completed"]) == 0
+    assert "ok    completed worse by more than 0 pp" in capsys.readouterr().out
+    assert (
+        "4 vs 4 runs: the old runs completed none, so completion cannot drop" in compare([old, new], ["completed"])[0]
+    )

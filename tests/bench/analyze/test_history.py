@@ -30,7 +30,7 @@ def synthetic() -> ModuleType:
 def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     nights = tmp_path_factory.mktemp("nights")
     files = [str(path) for path in synthetic().write_nights(nights, 30, seed=7)]
-    path = write_history(files, nights / "history", ["completed", "wall_s", "prompt_tokens_reprocessed"], 0.01)
+    path, _ = write_history(files, nights / "history", ["completed", "wall_s", "prompt_tokens_reprocessed"], 0.01)
     return path.read_text(encoding="utf-8"), nights / "history"
 
 
@@ -76,7 +76,7 @@ def test_another_gpu_starts_a_series_of_its_own_and_few_nights_tell_nothing(tmp_
     files = [night(tmp_path / f"n{i}.csv", f"2026-11-0{i + 1}", [100, 101, 102]) for i in range(3)]
     files.append(night(tmp_path / "n3.csv", "2026-11-04", [50, 51, 52], gpu_name="NVIDIA L4"))
     assert [len(nights) for nights in line_up(files).values()] == [3, 1]
-    text = write_history(files, tmp_path / "out", ["wall_s"], 0.01).read_text(encoding="utf-8")
+    text = write_history(files, tmp_path / "out", ["wall_s"], 0.01)[0].read_text(encoding="utf-8")
     names = "todo_repo · part3 · ctx 4096 · no flint_model · no jeff_model"
     assert f"## {names} · no gpu_name\n" in text and f"## {names} · gpu_name NVIDIA L4\n" in text
     assert "Change points: too few nights to tell (E-Divisive needs 6)." in text

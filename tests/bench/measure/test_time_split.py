@@ -21,9 +21,10 @@ EVENTS: list[dict[str, Any]] = [
 SPEEDS = ServerSpeeds(Speeds(prompt_tps=250.0, gen_tps=25.0), Speeds(prompt_tps=900.0, gen_tps=50.0))
 
 
-def filled(wall_s: float, speeds: ServerSpeeds | None = SPEEDS) -> ResultRow:
+def filled(wall_s: float, speeds: ServerSpeeds | None = SPEEDS, stall_s: float | None = 0.0) -> ResultRow:
     numbers = trace_numbers(EVENTS)
     row = ResultRow(wall_s=wall_s, tools_s=2.5, jeff_model_s=numbers.jeff_model_s)  # tools_s: 3.75 less Jeff's 1.25
+    row.server_stall_s = stall_s
     fill_time_split(row, EVENTS, numbers, speeds, jeff_on=True)
     return row
 
@@ -33,6 +34,13 @@ def test_wall_time_is_the_sum_of_flint_jeff_tools_and_the_harness() -> None:
     assert (row.flint_model_s, row.jeff_model_s, row.tools_s) == (7.0, 1.0, 2.5)
     assert row.own_s == 1.84
     assert row.wall_s == round(row.flint_model_s + row.jeff_model_s + row.tools_s + row.own_s, 2)
+
+
+def test_a_servers_stall_is_its_own_part_not_the_harnesss() -> None:
+    row = filled(12.34, stall_s=1.5)
+    assert row.own_s == 0.34
+    assert row.wall_s == round(row.flint_model_s + row.jeff_model_s + row.tools_s + 1.5 + row.own_s, 2)
+    assert filled(12.34, stall_s=None).own_s is None  # a part not measured: the rest cannot be told
 
 
 def test_the_floor_is_the_runs_tokens_at_the_measured_speeds() -> None:

@@ -225,6 +225,9 @@ def test_a_flint_stopped_with_sigstop_is_a_stall_not_harness_time(
     stall, wall, harness = (float(row[c]) for c in ("server_stall_s", "wall_s", "harness_s"))
     assert 2.9 <= stall <= 5.0
     assert harness < wall - stall + 0.1  # the stopped seconds are the server's, not the harness's
+    parts = [float(row[c]) for c in ("flint_model_s", "tools_s", "server_stall_s", "own_s")]  # no Jeff
+    assert abs(sum(parts) - wall) <= 0.02  # wall_s = flint_model_s + tools_s + server_stall_s + own_s
+    assert float(row["own_s"]) < 1.5  # the harness's own time holds none of the stopped seconds
 
 
 def test_a_jeff_that_dies_is_named_and_his_figures_are_empty(tmp_path: Path) -> None:
