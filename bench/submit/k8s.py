@@ -78,6 +78,7 @@ def server(settings: BenchConfig, role: str, port: int) -> dict[str, Any]:
     args = [*model_args(settings, role), "-c", str(ctx), "--host", "127.0.0.1", "--port", str(port), *BENCH_FLAGS]
     gpu = role == "flint"
     args += ["--slot-save-path", "/tmp", *(GPU_FLAGS if gpu else ["--reasoning", "off"])]
+    args += settings.flint_server_args if gpu else settings.jeff_server_args  # the user's own, last
     resources = {"limits": {"nvidia.com/gpu": 1}} if gpu else {"requests": {"cpu": "1", "memory": "2Gi"}}
     return {
         "name": role,
