@@ -4,6 +4,7 @@ refused in one line naming the setting to use, in every spelling, and nothing th
 
 from __future__ import annotations
 
+import csv
 import re
 import shlex
 from pathlib import Path
@@ -12,6 +13,8 @@ import pytest
 import yaml
 
 from bench import ROOT
+from bench.analyze.compare import compare
+from bench.cli import main
 from bench.config import BenchConfig, load_config
 from bench.errors import ConfigError
 from bench.llama import process
@@ -19,6 +22,12 @@ from bench.llama.forced_tools import ServingFiles
 from bench.llama.hub import HubRef
 from bench.llama.models import JEFF_FLAGS
 from bench.llama.process import LlamaProcess
+from bench.llama.reuse import from_command
+from bench.results.append import append_row
+from bench.results.migrate import migrate
+from bench.results.read import read_runs
+from bench.results.row import ResultRow
+from bench.results.schema import COLUMNS
 from bench.server_args import (
     OWNED,
     ROLES,
@@ -28,6 +37,7 @@ from bench.server_args import (
     owned_flags,
     parse_server_args,
 )
+from bench.servers.external import ExternalServers
 from bench.submit.k8s import FLINT_PORT, JEFF_PORT, server
 
 OWNED_CASES = sorted((role, flag) for role in ROLES for flag in owned_flags(role))
@@ -168,3 +178,78 @@ def test_the_owned_list_has_every_spelling_the_pinned_server_lists(tmp_path: Pat
         for option in options:
             if owned & set(option):
                 assert set(option) <= owned, (role, option)
+
+
+def write_runs(path: Path, server_args: str) -> str:
+    """Two runs whose Flint was started with the bench's flags and `server_args`, as a bench records them."""
+    for rep in (1, 2):
+        row = ResultRow(run_id=f"{path.stem}-{rep}", fixture="todo_repo", preset="part3", ctx=4096, rep=rep)
+        row.flint_model, row.stop_reason, row.wall_s = "flint.gguf", "step_limit", 10.0 + rep
+        from_command(["--cache-ram", "0", *shlex.split(server_args)]).fill(row)
+        row.flint_server_args = server_args
+        append_row(path, row.cells())
+    return str(path)
+
+
+def test_compare_says_runs_of_other_flags_are_another_setup_and_never_pools_them(tmp_path: Path) -> None:
+    default = write_runs(tmp_path / "default.csv", "")
+    reuse = write_runs(tmp_path / "reuse.csv", "--cache-reuse 256")
+    text, _ = compare([default, reuse])
+    (heading,) = [line for line in text.splitlines() if line.startswith("## ")]  # one configuration, file to file
+    assert "differs: cache_reuse 0 (default.csv) vs cache_reuse 256 (reuse.csv)" in heading
+    assert "no flint_server_args (default.csv) vs flint_server_args --cache-reuse 256 (reuse.csv)" in heading
+    write_runs(tmp_path / "both.csv", "")
+    both = write_runs(tmp_path / "both.csv", "-fa on")  # one file, two settings: two configurations
+    headings = [line for line in compare([both, both])[0].splitlines() if line.startswith("## ")]
+    assert len(headings) == 2 and any("flint_server_args -fa on" in h for h in headings), headings
+
+
+def test_the_command_line_refuses_an_owned_flag_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--flint-server-args", "--ctx-size 8192 -fa on"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == (
+        "bench: the command line: flint_server_args = '--ctx-size 8192 -fa on' is not allowed: --ctx-size (the "
+        "window) is the bench's own: set ctx (--ctx, CTX=)"
+    )
+
+
+NEW_COLUMNS = [
+    "cache_type_k",
+    "cache_type_v",
+    "flash_attn",
+    "kv_settings_source",
+    "flint_server_args",
+    "jeff_server_args",
+]
+
+
+def test_a_file_from_before_these_columns_reads_as_the_servers_it_had_and_migrates(tmp_path: Path) -> None:
+    """Before flint_server_args, the bench passed no flags of the user's, so its servers had the build's defaults:
+    such rows read so, group with today's default runs, and `bench migrate` writes the values in."""
+    today = write_runs(tmp_path / "today.csv", "")
+    with open(today, newline="") as f:
+        rows = list(csv.DictReader(f))
+    old = tmp_path / "old.csv"
+    with old.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=[c for c in COLUMNS if c not in NEW_COLUMNS], extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    (first, _) = read_runs(str(old))
+    assert (first.flint_server_args, first.jeff_server_args, first.cache_type_k, first.flash_attn) == (
+        "",
+        "",
+        "f16",
+        "auto",
+    )
+    assert first.kv_settings_source == ""  # how they were known: not recorded then
+    text, _ = compare([str(old), write_runs(tmp_path / "new.csv", "")])
+    assert "differs" not in text  # one configuration, compared as one
+    assert "migrated" in migrate(old)
+    assert all(name in old.read_text().splitlines()[0].split(",") for name in NEW_COLUMNS)
+
+
+def test_external_servers_record_the_flags_and_say_they_are_not_passed(caplog: pytest.LogCaptureFixture) -> None:
+    settings = BenchConfig(servers="external", flint_url="http://127.0.0.1:9", flint_server_args=["-fa", "on"])
+    with caplog.at_level("WARNING"):
+        ExternalServers(settings)
+    assert "recorded in each row as how they were started, not passed" in caplog.text
