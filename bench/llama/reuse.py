@@ -8,6 +8,7 @@ from the command line or its LLAMA_ARG_* variable (the command line wins, as in 
 pinned build's default (`llama-server --help` of b11434). Read from the server's own process (embedded servers) or
 container (compose); someone else's servers: not known. From -lv 4 on, the server's startup log also says which
 attention it chose (`auto` resolved) and the cache types it made: those win where the log has them.
+(b11434's /props reports none of these settings: its `default_generation_settings` has no cache fields.)
 """
 
 from __future__ import annotations
