@@ -30,7 +30,8 @@ def test_the_sidecars_end_with_the_users_flags_and_the_pods_settings_keep_them(t
     assert submit_k8s(tmp_path, *OWN) == 0
     documents: list[dict[str, Any]] = list(yaml.safe_load_all((tmp_path / "m" / "k8s" / "matrix.yaml").read_text()))
     (shards,) = [d for d in documents if d["kind"] == "Job" and d["metadata"]["name"].endswith("-shards")]
-    flint, jeff = shards["spec"]["template"]["spec"]["initContainers"]
+    sidecars = {c["name"]: c for c in shards["spec"]["template"]["spec"]["initContainers"]}
+    flint, jeff = sidecars["flint"], sidecars["jeff"]
     assert flint["args"][-4:] == ["-fa", "on", "-ctk", "q8_0"] and "-ngl" in flint["args"]
     assert jeff["args"][-2:] == ["--cache-reuse", "64"] and "--reasoning" in jeff["args"]
     pods = load_config(tmp_path / "m" / "bench.yaml", {})  # what each pod's bench reads: its rows record them
