@@ -1,6 +1,7 @@
 # Two commands do all their own set-up on a fresh machine and reuse what is already there:
 #   make bench [CTX=4096] [REPS= PRESETS= FIXTURES= MAX_STEPS= SANDBOX= SERVERS= OUT= SHARD=I/N WORKERS= GPU_DEVICES=
 #              FIXTURES_ROOT=]
+#              [FLINT_SERVER_ARGS="-fa on ..." JEFF_SERVER_ARGS=...: read from the environment, make exports them]
 #   make test
 # Also: make setup [GPU=cuda] | test-fast | up | down | models | gpu-check | gpu-image | gpu-rehearsal | perf |
 #       bench-image | lint | docs | fixtures-check | lock [UPGRADE=1] | clean

@@ -21,8 +21,10 @@ from bench.setting_types import (
     Ctx,
     Device,
     DockerSize,
+    FlintServerArgs,
     GpuDevices,
     HubReference,
+    JeffServerArgs,
     Names,
     Preset,
     SandboxKind,
@@ -153,6 +155,12 @@ class BenchConfig(BaseModel):
     cpu_models: Literal["small", "configured"] = "small"
     """Servers on the CPU (embedded without a GPU build, compose's cpu profile): small (the small model as Flint and
     Jeff) or configured (the models above, as on a GPU)."""
+    flint_server_args: FlintServerArgs = []
+    """llama-server flags of your own for Flint (e.g. `-fa on -ctk q8_0 --cache-reuse 256`): a list, or one line
+    split as a shell would. Flags the bench sets itself (model, window, host, port, slots, ...) are refused, naming
+    the setting to use; the rows record the list and key comparisons on it. External servers: recorded, not passed."""
+    jeff_server_args: JeffServerArgs = []
+    """llama-server flags of your own for Jeff, as flint_server_args."""
 
     server_stall_limit_s: Annotated[float, Field(ge=0, le=24 * 3600)] = 10.0
     """Seconds a run may lose to servers not computing (server_stall_s) and still count; above, it is infra_error."""
@@ -219,6 +227,8 @@ ENVIRONMENT_OVERRIDES = {
     "jeff_hf": "JEFF_HF",
     "model_cache": "MODEL_CACHE",
     "cpu_models": "CPU_MODELS",
+    "flint_server_args": "FLINT_SERVER_ARGS",
+    "jeff_server_args": "JEFF_SERVER_ARGS",
 }
 SETTINGS = tuple(BenchConfig.model_fields)
 

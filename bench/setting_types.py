@@ -7,6 +7,7 @@ the key, the value and what is allowed (bench.config.describe).
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Annotated, Literal, get_args
 
 from pydantic import (
@@ -19,6 +20,7 @@ from pydantic import (
 )
 
 from agent.presets import PRESETS
+from bench.server_args import check_owned_flags, parse_server_args
 
 PRESET_NAMES = tuple(PRESETS)
 # The kinds, each listed once: bench.sandbox.kinds and bench.servers.kinds build them (tests hold them equal).
@@ -105,6 +107,21 @@ def _digits_as_text(value: object) -> object:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
+def _arguments(value: object) -> object:
+    """A shell-like line (the command line, make, the environment, a bench.yaml string) split as a shell would; the
+    numbers of a YAML list as the text llama-server reads."""
+    if isinstance(value, str):
+        return parse_server_args(value)
+    if isinstance(value, list):
+        return [str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in value]
+    return value
+
+
+def _users_own(args: list[str], role: str) -> list[str]:
+    check_owned_flags(args, role)
+    return args
+
+
 Preset = Annotated[str, AfterValidator(_known_preset)]
 Ctx = Annotated[int, Field(ge=MIN_CTX, le=1 << 20), AfterValidator(_padded_ctx)]
 Names = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
@@ -121,3 +138,6 @@ SpaceSize = Annotated[DockerSize, AfterValidator(_at_least_1m)]
 # What llama-server -hf takes: OWNER/REPO[:QUANT] (bench.llama.hub reads it); "" for none.
 HubReference = Annotated[str, Field(pattern=r"^$|^[\w][\w.-]*/[\w][\w.-]*(:\w+)?$")]
 Shard = Annotated[str, AfterValidator(_shard)]
+# llama-server flags of the user's own, for one role's servers: none of those the bench passes (bench.server_args).
+FlintServerArgs = Annotated[list[str], BeforeValidator(_arguments), AfterValidator(partial(_users_own, role="flint"))]
+JeffServerArgs = Annotated[list[str], BeforeValidator(_arguments), AfterValidator(partial(_users_own, role="jeff"))]

@@ -23,6 +23,7 @@ from bench.results.schema import (
     COLUMNS,
     GROUP_COLUMNS,
     INFRA_STOP_REASON,
+    INPUT_COLUMNS,
     SETUP_COLUMNS,
     SHARED_INPUT_COLUMNS,
     run_key,
@@ -84,8 +85,9 @@ def check_same_inputs(path: Path, rows: list[Row], planned: dict[str, str]) -> N
             if row.get(column, "") != planned.get(column, ""):
                 raise _different(path, column, row, planned, "runs")
         if all(row.get(column, "") == planned.get(column, "") for column in GROUP_COLUMNS):
-            for column in SETUP_COLUMNS:  # a setting measured during the run (gpu_name, ...) is not planned yet
-                if planned.get(column) and row.get(column, "") != planned[column]:
+            for column in SETUP_COLUMNS:  # a setting measured during the run (gpu_name, ...) is not planned yet;
+                planned_too = planned.get(column) or column in INPUT_COLUMNS  # an input's empty is one: no flags
+                if planned_too and row.get(column, "") != planned.get(column, ""):
                     raise _different(path, column, row, planned, f"runs of {row.get('fixture')} {row.get('preset')}")
 
 

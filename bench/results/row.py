@@ -166,6 +166,18 @@ class ResultRow(ContractColumns):
         compare="setup",
         before="0",
     )
+    # Flint's attention and KV cache (bench/llama/reuse.py), and the servers' flags of the user's own, as given.
+    cache_type_k: str = col("Flint's K cache type (-ctk)", compare="setup", before="f16")
+    cache_type_v: str = col("Flint's V cache type (-ctv)", compare="setup", before="f16")
+    flash_attn: str = col("Flint's flash attention: on, off, or auto when not reported", compare="setup", before="auto")
+    kv_settings_source: str = col(
+        "where cache_type_k, cache_type_v and flash_attn come from: log (the server's, at -lv 4 or more), args "
+        "(its flags and environment, the build's defaults for the rest; auto then unresolved); empty: not known",
+    )
+    flint_server_args: str = col("Flint's flags of the user's own, shell-quoted; empty: none", compare="setup",
+                                 resume=True, before="")  # fmt: skip
+    jeff_server_args: str = col("Jeff's flags of the user's own, shell-quoted; empty: none", compare="setup",
+                                resume=True, before="")  # fmt: skip
     # The wall time split (bench/measure/time_split.py): wall_s = flint_model_s + jeff_model_s + tools_s +
     # server_stall_s + own_s, and the hardware's floor: the run's tokens at the servers' own measured speeds.
     flint_model_s: float | None = col("Flint's share of model_s", unit="s", better="lower")

@@ -7,6 +7,7 @@ RunInputs.ctx -> ResultRow.ctx, which becomes text once, at the CSV edge (bench.
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import asdict, dataclass
 
 from bench.config import BenchConfig
@@ -110,6 +111,8 @@ class RunInputs:
     servers: str
     provenance: Provenance
     reuse: ReuseSettings | None = None  # what Flint's prompt cache can reuse (bench/llama/reuse.py)
+    flint_server_args: str = ""  # the user's own llama-server flags, shell-quoted as the row records them
+    jeff_server_args: str = ""
     shard: str = ""  # `I/N` when the bench runs one shard of the plan (bench.run.shards)
     servers_shared: bool = False  # the servers serve the matrix's other shards too, one at a time
 
@@ -147,7 +150,11 @@ class RunInputs:
             sandbox=sandbox,
             servers=servers,
             provenance=provenance,
-            reuse=of_server(endpoints.server_pids.get("flint"), endpoints.server_containers.get("flint")),
+            reuse=of_server(
+                endpoints.server_pids.get("flint"), endpoints.server_containers.get("flint"), endpoints.flint_reported
+            ),
+            flint_server_args=shlex.join(config.flint_server_args),
+            jeff_server_args=shlex.join(config.jeff_server_args) if config.use_jeff else "",  # Jeff off: none ran
             shard=config.shard or "",
             servers_shared=config.servers_shared,
         )
@@ -167,6 +174,7 @@ class RunInputs:
         row.flint_serving, row.sandbox, row.servers = self.flint_serving, self.sandbox, self.servers
         if self.reuse is not None:
             self.reuse.fill(row)
+        row.flint_server_args, row.jeff_server_args = self.flint_server_args, self.jeff_server_args
         row.shard, row.servers_shared = self.shard, self.servers_shared
 
     def cells(self) -> dict[str, str]:

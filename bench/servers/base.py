@@ -46,6 +46,7 @@ class Endpoints:
     server_containers: Mapping[str, str] = field(default_factory=dict)  # container ids (compose)
     flint_serving: str = "native"  # how Flint is served: native | forced_tools (bench/llama/forced_tools.py)
     on_gpu: bool = False  # the bench started them on a GPU: they get a warm-up request (bench/llama/warmup.py)
+    flint_reported: Mapping[str, str] = field(default_factory=dict)  # what Flint's log said of its cache (llama.reuse)
 
     @property
     def flint_model(self) -> str:

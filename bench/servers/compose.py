@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import subprocess
 from collections.abc import Sequence
 from functools import partial
@@ -25,6 +26,7 @@ from bench.llama.hub import cache_dir, host_path
 from bench.llama.models import Model, Models, models_for, serves_small_model
 from bench.llama.pin import image_pin, package_pin
 from bench.llama.process import free_port
+from bench.llama.reuse import reported
 from bench.llama.server_env import offline_environment
 from bench.servers.base import Endpoints, Gates, check_windows
 from bench.servers.compose_cli import ComposeCli, find_compose
@@ -132,6 +134,7 @@ class ComposeServers:
             server_containers=self._container_ids(),
             flint_serving=self.serving,
             on_gpu=self.gpu,
+            flint_reported=reported(self.role_log("flint")),
         )
 
     def _environment(self, ctx: int, models: Models, cache: Path, flint_port: int, jeff_port: int) -> dict[str, str]:
@@ -153,6 +156,9 @@ class ComposeServers:
                 "SANDBOX_INTERFACE": self.interface,
                 "FLINT_SERVING_DIR": str(self._serving_dir(ctx)),
                 "CUDA_JIT_CACHE": str(jit_cache()),
+                # the user's own flags, which compose.yaml's commands end with (split there as a shell would)
+                "FLINT_SERVER_ARGS": shlex.join(self.config.flint_server_args),
+                "JEFF_SERVER_ARGS": shlex.join(self.config.jeff_server_args),
             }
             | offline_environment([models.flint, models.jeff], cache)
             | (GPU_LOG if self.gpu else {})  # the GPU servers name their card in their log (bench.llama.placement)

@@ -21,6 +21,7 @@ from bench.llama.hub import cache_dir
 from bench.llama.models import JEFF_FLAGS, models_for, serves_small_model
 from bench.llama.pin import package_pin
 from bench.llama.process import LlamaProcess
+from bench.llama.reuse import reported
 from bench.ownership import Ownership
 from bench.servers.base import Endpoints, default_threads
 from bench.servers.choose import embedded_on_gpu
@@ -73,12 +74,14 @@ class EmbeddedServers:
             serving = write_serving_files(self.log_dir / f"flint-{ctx}", ctx, self.fixtures).llama_args()
         self.starts += 1
         flint_log = self.log_dir / f"flint-{ctx}-{self.starts}.log"
-        self.flint = LlamaProcess(models.flint, ctx, flint_log, who="flint", extra_args=serving, **common)
+        flint_args = [*serving, *self.config.flint_server_args]  # the user's own last (none the bench's: config)
+        self.flint = LlamaProcess(models.flint, ctx, flint_log, who="flint", extra_args=flint_args, **common)
         self.flint.start(timeout)
         if self.config.use_jeff:
             jeff_log = self.log_dir / f"jeff-{ctx}-{self.starts}.log"
+            jeff_args = [*JEFF_FLAGS, *self.config.jeff_server_args]
             self.jeff = LlamaProcess(
-                models.jeff, self.config.jeff_ctx, jeff_log, who="jeff", extra_args=JEFF_FLAGS, **common
+                models.jeff, self.config.jeff_ctx, jeff_log, who="jeff", extra_args=jeff_args, **common
             )
             self.jeff.start(timeout)
         flint, jeff = _info(self.flint), _info(self.jeff) if self.jeff else None
@@ -93,6 +96,7 @@ class EmbeddedServers:
             server_pids={role: p.pid for role, p in (("flint", self.flint), ("jeff", self.jeff)) if p and p.pid},
             flint_serving=self.serving,
             on_gpu=self.gpu,
+            flint_reported=reported(self.flint.log_text()),
         )
 
     def healthy(self) -> bool:

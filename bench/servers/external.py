@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError, ServerStartError
 from bench.llama.api import is_healthy
 from bench.servers.base import Endpoints, check_windows
+
+log = logging.getLogger(__name__)
 
 
 class ExternalServers:
@@ -19,6 +23,10 @@ class ExternalServers:
             raise PrerequisiteError("--servers external needs Flint's URL: pass --flint-url or set FLINT_URL")
         self.flint_url = config.flint_url.rstrip("/")
         self.jeff_url = config.jeff_url.rstrip("/") if config.jeff_url and config.use_jeff else None
+        if config.flint_server_args or config.jeff_server_args:  # e.g. a Kubernetes pod's sidecars got them
+            log.warning(
+                "external servers: the server args are recorded in each row as how they were started, not passed"
+            )
 
     def start(self, ctx: int) -> Endpoints:
         for role, url in (("Flint", self.flint_url), ("Jeff", self.jeff_url)):

@@ -52,7 +52,8 @@ def server_args(settings: BenchConfig, role: str, port: int) -> list[str]:
     hub = settings.flint_hf if role == "flint" else settings.jeff_hf
     args = ["-m", f"{CACHE_DIR}/{model}"] if model else ["-hf", hub]  # a file of the volume's model-cache folder
     args += ["-c", str(ctx), "--host", "127.0.0.1", "--port", str(port), *BENCH_FLAGS, "--slot-save-path", "/tmp"]
-    return args + (GPU_FLAGS if role == "flint" else ["--reasoning", "off"])
+    args += GPU_FLAGS if role == "flint" else ["--reasoning", "off"]
+    return args + (settings.flint_server_args if role == "flint" else settings.jeff_server_args)  # the user's own, last
 
 
 def health_probe(port: int, period_s: int, failures: int, timeout_s: int) -> dict[str, Any]:

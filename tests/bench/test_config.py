@@ -91,6 +91,8 @@ WRONG = {
     "shard": (3, '"3/2"'),
     "workers": ('"two"', 0),
     "gpu_devices": (0, "[]"),
+    "flint_server_args": ("{a: 1}", '"-c 2048"'),  # range: a flag the bench sets itself
+    "jeff_server_args": (3, "[--reasoning, 'off']"),
 }
 
 

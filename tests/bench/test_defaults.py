@@ -37,6 +37,8 @@ COMPOSE_DEFAULTS = {
     "LLAMA_UID": "0",  # root unless told: the bench passes its own uid, .env.example an example one
     "LLAMA_GID": "0",
     "CUDA_JIT_CACHE": "~/.cache/agent-bench/cuda-jit",  # the bench passes jit_cache(), the same folder
+    "FLINT_SERVER_ARGS": "",  # the bench passes flint_server_args and jeff_server_args, empty by default
+    "JEFF_SERVER_ARGS": "",
 }
 # The GPU services fetch the configured hub models; the cpu profile's files are what the bench mounts (-m).
 GPU_MODELS = {"FLINT_FROM": "-hf", "FLINT_REF": DEFAULT.flint_hf, "JEFF_FROM": "-hf", "JEFF_REF": DEFAULT.jeff_hf}

@@ -22,6 +22,7 @@ from bench.fixtures.fixture import load_fixture
 from bench.llama.api import is_healthy, read_metrics, read_props
 from bench.llama.cpu_image import ensure_llama_cpu_image
 from bench.llama.process import free_port
+from bench.llama.reuse import of_container
 from bench.ownership import new_instance_id
 from bench.servers.compose import COMPOSE_PROJECT, ComposeServers
 from bench.servers.embedded import EmbeddedServers
@@ -86,6 +87,10 @@ print(json.dumps({
 """
 
 
+# Flags of the user's own for Flint: one whose value holds a space and a quote, which must stay one argument.
+FLINT_OWN = ["--cache-reuse", "256", "--chat-template-kwargs", '{"note": "it\'s two words"}']
+
+
 # Each Compose line runs the compose tests, spread so that none runs the same test twice with one binary: the current
 # line as the `docker compose` plugin here and as a standalone binary for `make up`, Debian's v1 in both.
 @pytest.mark.docker
@@ -95,11 +100,16 @@ def test_compose_cpu_profile_up_reachable_from_sandbox_network_and_down(compose_
     client: Any = docker_client()
     image = ensure_llama_cpu_image(client)
     names = BenchNames(new_instance_id())  # a bench's own project: other tests' compose projects run beside it
-    servers = ComposeServers(
-        BenchConfig(jeff_ctx=512), gpu=False, cpu_image=image, log_dir=tmp_path, names=names, fixtures=FIXTURES
-    )
+    own = BenchConfig(jeff_ctx=512, flint_server_args=FLINT_OWN, jeff_server_args=["--cache-reuse", "64"])
+    servers = ComposeServers(own, gpu=False, cpu_image=image, log_dir=tmp_path, names=names, fixtures=FIXTURES)
     try:
         endpoints = servers.start(1024)
+        # The user's own flags end each service's command, split as a shell would (a quoted value with a space and
+        # a quote in it stays one argument), and the settings the row takes are read from the container.
+        flint_args = client.api.inspect_container(endpoints.server_containers["flint"])["Args"]
+        assert flint_args[-len(FLINT_OWN) :] == FLINT_OWN and flint_args[0] == "-m"
+        assert client.api.inspect_container(endpoints.server_containers["jeff"])["Args"][-2:] == ["--cache-reuse", "64"]
+        assert of_container(client, endpoints.server_containers["flint"]).cache_reuse == 256  # type: ignore[union-attr]
         assert servers.cli == compose_line  # and compose.log says so, for every command it ran
         assert (
             f"{compose_line.label}: up -d --force-recreate flint-cpu jeff-cpu -> exit 0"

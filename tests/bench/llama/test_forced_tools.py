@@ -86,7 +86,8 @@ def test_serving_files_are_what_compose_mounts(tmp_path: Path) -> None:
         str(files.grammar),
     ]
     compose = (ROOT / "compose.yaml").read_text()
-    assert f'"/serving/{TEMPLATE_NAME}"' in compose and f'"/serving/{GRAMMAR_NAME}"' in compose
+    assert f"--chat-template-file /serving/{TEMPLATE_NAME}" in compose
+    assert f"--grammar-file /serving/{GRAMMAR_NAME}" in compose
     assert "${FLINT_SERVING_DIR:-./docker/flint-native}:/serving:ro" in compose
     # Native mode mounts the shipped empty files: the model's own template, no grammar.
     assert (NATIVE_DIR / TEMPLATE_NAME).read_text() == (NATIVE_DIR / GRAMMAR_NAME).read_text() == ""

@@ -38,10 +38,11 @@ def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -
         # every setting that changes results is a key (issue 23): never pooled, never compared as one
         "servers", "server_package", "fixture_sha", "sampling", "max_steps", "keep", "clear_at",
         "swa_full", "ctx_checkpoints", "cache_reuse", "cache_ram_mib",  # what the prompt cache can reuse
+        "cache_type_k", "cache_type_v", "flash_attn", "flint_server_args", "jeff_server_args",  # and the servers' own
     }  # fmt: skip
     assert set(schema.INPUT_COLUMNS) == {
         "fixture", "fixture_sha", "preset", "ctx", "rep", "flint_model_sha256", "jeff_model_sha256", "agent_version",
-        "sampling", "max_steps", "keep", "clear_at", "flint_serving",
+        "sampling", "max_steps", "keep", "clear_at", "flint_serving", "flint_server_args", "jeff_server_args",
     }  # fmt: skip
     assert set(schema.SHARED_INPUT_COLUMNS) == {
         "flint_model_sha256", "jeff_model_sha256", "agent_version", "sampling", "keep", "clear_at", "flint_serving"

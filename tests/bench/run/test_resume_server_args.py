@@ -1,0 +1,50 @@
+"""--resume and the llama-server flags of the user's own: a run measured with the same flags is skipped, and a file of
+runs made with other flags (none included) is refused in one line, never filled with runs of another setup. The
+scripted llama-server as an external server: its flags are recorded, as for a Kubernetes pod's sidecars."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.config import BenchConfig
+from bench.errors import ResultsError
+from bench.results.append import read_rows
+from bench.run.runner import Bench
+from bench.testing import fake_llama
+
+
+def config(tmp_path: Path, flint: fake_llama.FakeLlama, flags: list[str], **changes: object) -> BenchConfig:
+    settings: dict[str, object] = {
+        "servers": "external",
+        "sandbox": "local",
+        "flint_url": flint.url,
+        "use_jeff": False,
+        "fixtures": ["todo_repo"],
+        "presets": ["part2"],
+        "ctx": [4096],
+        "max_steps": 2,
+        "out": str(tmp_path / "results.csv"),
+        "agent_retries": 1,
+        "agent_retry_delay_s": 0.05,
+        "flint_server_args": flags,
+    }
+    settings.update(changes)
+    return BenchConfig(**settings)  # type: ignore[arg-type]
+
+
+def test_resume_skips_runs_of_the_same_flags_and_refuses_a_file_of_other_flags(tmp_path: Path) -> None:
+    own = ["-fa", "on", "--chat-template-kwargs", '{"a": "b c"}']
+    with fake_llama.FakeLlama() as flint:
+        (first,) = Bench(config(tmp_path, flint, own)).run()
+        assert first["flint_server_args"] == '-fa on --chat-template-kwargs \'{"a": "b c"}\''
+        served = len(flint.requests)
+        assert Bench(config(tmp_path, flint, list(own), resume=True)).run() == []
+        assert len(flint.requests) == served  # the same flags: measured already, nothing ran again
+        more = Bench(config(tmp_path, flint, list(own), resume=True, reps=2)).run()
+        assert [row["rep"] for row in more] == ["2"]
+        for other, shown in ((["-fa", "off"], "-fa off"), ([], "empty")):
+            with pytest.raises(ResultsError, match=f"different flint_server_args .* vs {shown}, this bench's"):
+                Bench(config(tmp_path, flint, other, resume=True, reps=2)).run()
+    assert [row["flint_server_args"] for row in read_rows(tmp_path / "results.csv")] == [first["flint_server_args"]] * 2
