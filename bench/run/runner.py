@@ -36,7 +36,7 @@ from bench.results.disk import DiskError, disk_error, is_disk_error
 from bench.results.lock import ResultsLock
 from bench.results.schema import INFRA_STOP_REASON
 from bench.run.choices import Factory
-from bench.run.extras import server_speeds, split_reprocessing
+from bench.run.extras import flint_server, server_speeds, split_reprocessing
 from bench.run.observe import observe, write_run_json
 from bench.run.outputs import check_writable, default_out, log_file, mark_interrupted
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
@@ -240,7 +240,7 @@ class Bench:
         if record.numbers.start_n_ctx not in (None, endpoints.ctx):
             record.note(f"the agent saw a {record.numbers.start_n_ctx}-token window, not the row's {endpoints.ctx}")
             record.infra_error = True
-        write_run_json(run_dir, record.inputs, {"run_id": record.run_id})
+        write_run_json(run_dir, record.inputs, {"run_id": record.run_id, **flint_server(endpoints, run_dir)})
         if seen.graded:  # otherwise nothing to grade: the counts stay empty, not 0
             record.score = score_run_dir(run_dir, grader_for(self.factory.sandboxes.engine))
 
