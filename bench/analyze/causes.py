@@ -29,7 +29,10 @@ CAUSE_COLUMNS = {
     "clearing": "reprocessed_by_clearing", "template": "reprocessed_by_template",
     "unexplained": "reprocessed_unexplained",
 }  # fmt: skip
-TIME_COLUMNS = ("wall_s", "flint_model_s", "jeff_model_s", "tools_s", "own_s", "floor_s")
+TIME_COLUMNS = (
+    "wall_s", "flint_model_s", "flint_prompt_s", "flint_gen_s", "jeff_model_s", "tools_s", "own_s", "floor_s",
+    "server_overhead_s",
+)  # fmt: skip
 MAX_RUNS_SHOWN = 8  # a larger group is summarised: one line of medians, and one panel of all its runs per step
 
 
@@ -55,7 +58,8 @@ def cause_table(runs: list[Run]) -> str:
 
 
 def time_table(runs: list[Run]) -> str:
-    headers = ["run", "wall s", "Flint s", "Jeff s", "tools s", "own s", "floor s", "efficiency"]
+    headers = ["run", "wall s", "Flint s", "prefill s", "decode s", "Jeff s", "tools s", "own s", "floor s",
+               "overhead s", "efficiency"]  # fmt: skip
     if len(runs) > MAX_RUNS_SHOWN:
         rows = [run.row for run in runs]
         shares = measured(rows, "efficiency")
@@ -117,7 +121,9 @@ def _summed(splits: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 def causes_section(runs: list[Run], runs_dir: Path, title: str, out_dir: Path, figure: str) -> list[str]:
     """The report's lines for one group: both tables and, where any run has a split, the figure."""
-    out = ["Time per run (wall = Flint + Jeff + tools + own; floor: the run's tokens at the servers' speeds):", ""]
+    out = ["Time per run (wall = Flint + Jeff + tools + own; Flint = its prefill + decode; floor: the run's tokens at "
+           "llama-bench's speeds, or the servers' own where llama-bench did not run; overhead: model time beyond "
+           "llama-bench's floor):", ""]  # fmt: skip
     out += [time_table(runs), "", "Tokens computed anew, by cause (they add up to the reprocessed tokens):", ""]
     out += [cause_table(runs), ""]
     if plot_causes(runs, runs_dir, title, out_dir / figure):

@@ -3,6 +3,10 @@ own counterpart (the same fixture and repetition), and only the flips count: com
 other way. McNemar's exact test (a two-sided binomial test of the flips, scipy.stats.binomtest) then asks whether
 the flips lean one way more than chance would, as evaluation harnesses do for two models on one set of tasks.
 Pairing takes the fixtures' difficulty out of the comparison, so it can show what unpaired shares cannot.
+
+Measured values can be paired too: `bench replay --against` sends the same requests to two server set-ups, and each
+request's prompt_n or seconds under one is compared with its own under the other by Wilcoxon's signed-rank test
+(scipy.stats.wilcoxon), read as compare reads its tests (bench/analyze/stats.py's alpha and p-values).
 """
 
 from __future__ import annotations

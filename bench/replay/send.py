@@ -40,21 +40,24 @@ class Sent:
     completion_tokens: int | None = None
     error: str = ""
     unexplained: int | None = None  # tokens the server had cached and computed again (None: not split)
+    answered_otherwise: bool | None = None  # the server's answer differs from the run's (None: nothing to compare)
 
     def figure(self, name: str) -> float | None:
         value = self.timings.get(name)
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
-    @property
-    def answered_otherwise(self) -> bool | None:
-        """The server's answer differs from the run's (None: nothing recorded to compare with)."""
-        if self.status != 200 or self.recorded.status != 200:
-            return None if self.recorded.status is None else self.status != self.recorded.status
-        if self.recorded.answer is not None and self.message is not None:
-            return answer_key(self.message) != answer_key(self.recorded.answer)
-        if self.recorded.completion_tokens is None or self.completion_tokens is None:
-            return None
-        return self.completion_tokens != self.recorded.completion_tokens
+
+def answered_otherwise(sent: Sent) -> bool | None:
+    """Whether the server answered otherwise than the run's did: the answer as sent back when the run kept it, else
+    its length; an error where the run got an answer (or the other way) counts. None: nothing recorded to compare."""
+    recorded = sent.recorded
+    if sent.status != 200 or recorded.status != 200:
+        return None if recorded.status is None else sent.status != recorded.status
+    if recorded.answer is not None and sent.message is not None:
+        return answer_key(sent.message) != answer_key(recorded.answer)
+    if recorded.completion_tokens is None or sent.completion_tokens is None:
+        return None
+    return sent.completion_tokens != recorded.completion_tokens
 
 
 def answer_key(message: Message) -> tuple[str, tuple[tuple[str, str], ...]]:
@@ -93,6 +96,8 @@ def replay_run(run: RecordedRun, url: str) -> tuple[list[Sent], str | None]:
     note = erase_slot(url)
     with httpx.Client(timeout=TIMEOUT, trust_env=False) as client:
         results = [send(client, url, request, run.name) for request in run.requests]
+    for sent in results:
+        sent.answered_otherwise = answered_otherwise(sent)
     with ServerTokenizer(url) as tokenizer:
         split = attribute(_as_events(results), run.bodies, tokenizer)
     by_request = {r.request: r for r in split.requests}

@@ -1,7 +1,8 @@
 """What `bench replay --against` prints and writes: per set-up, each run's requests against what the run recorded
 (tokens computed anew, prefill and decode seconds, how many prompt_n came out equal, and where not); with two or
 more set-ups, one table of each against the first, paired by request (bench/analyze/paired.py's signed-rank test,
-read as compare reads its tests); and one CSV line per request and set-up.
+read as compare reads its tests); and one CSV line per request and set-up, which read_csv() reads back
+(docs/replay-example.md is made from one).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from pathlib import Path
 from bench.analyze.paired import paired_verdict, signed_rank
 from bench.analyze.stats import ALPHA, fmt_p
 from bench.analyze.table import fmt_number, markdown_table
+from bench.errors import ResultsError
+from bench.replay.recorded import RecordedRequest
 from bench.replay.send import Sent
 
 Results = dict[str, list[Sent]]  # by set-up label, every run's requests in order
@@ -133,9 +136,42 @@ def write_csv(path: Path, results: Results) -> None:
                                  _text(s.answered_otherwise), s.error])  # fmt: skip
 
 
+FIGURES = ("prompt_n", "cache_n", "prompt_ms", "predicted_n", "predicted_ms")
+
+
+def read_csv(path: Path) -> Results:
+    """A CSV write_csv() wrote, as the results it was written from (bodies and answers left out); ResultsError when a
+    line is not one."""
+    results: Results = {}
+    with open(path, newline="", encoding="utf-8") as f:
+        for number, line in enumerate(csv.DictReader(f), start=2):
+            try:
+                results.setdefault(line["target"], []).append(_sent(line))
+            except (KeyError, ValueError) as e:
+                raise ResultsError(f"{path}: line {number} is not a replay's line ({e})") from None
+    return results
+
+
+def _sent(line: dict[str, str]) -> Sent:
+    def number(text: str) -> float | None:
+        return None if text == "" else float(text)
+
+    def whole(text: str) -> int | None:
+        return None if text == "" else int(text)
+
+    recorded = RecordedRequest(
+        int(line["request"]), whole(line["step"]), {}, whole(line["recorded_status"]),
+        {k: v for k in FIGURES if (v := number(line[f"recorded_{k}"])) is not None},
+    )  # fmt: skip
+    now = {k: v for k in FIGURES if (v := number(line[k])) is not None}
+    otherwise = {"true": True, "false": False}.get(line["answered_otherwise"])
+    return Sent(line["run"], recorded, whole(line["status"]), now, None, None, line["error"],
+                whole(line["unexplained"]), otherwise)  # fmt: skip
+
+
 def _figures(s: Sent) -> list[str]:
     out = []
-    for name in ("prompt_n", "cache_n", "prompt_ms", "predicted_n", "predicted_ms"):
+    for name in FIGURES:
         out += [_text(s.figure(name)), _text(s.recorded.figure(name))]
     return out
 

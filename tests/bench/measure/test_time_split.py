@@ -125,3 +125,9 @@ def test_a_jeff_answer_llama_bench_did_not_measure_leaves_the_floor_to_the_calib
 def test_depths_beyond_the_measured_ones_take_the_nearest_measured_speed() -> None:
     assert BENCH.prompt_s(100, -5) == 0.5 and BENCH.prompt_s(100, 5000) == 1.0
     assert BENCH.gen_s(10, 512) == 10 * (1 / 20 + 0.5 * (1 / 10 - 1 / 20))
+
+
+def test_a_row_from_before_these_columns_reads_them_as_not_measured() -> None:
+    old = ResultRow.from_cells({"run_id": "r1", "model_s": "8.0", "floor_s": "5.9"})
+    assert (old.flint_prompt_s, old.flint_gen_s, old.server_overhead_s, old.flint_http_s) == (None, None, None, None)
+    assert old.floor_method == "" and old.text("flint_prompt_s") == ""

@@ -15,6 +15,8 @@ from bench.cli import main as bench_main
 from bench.errors import ConfigError
 from bench.llama.server_command import parse_command, record
 from bench.replay.checkpoints import conversation
+from bench.replay.server_replay import report
+from bench.replay.server_report import read_csv
 from bench.replay.targets import targets
 from bench.testing import fake_llama
 
@@ -92,6 +94,7 @@ def test_two_servers_over_the_same_run_give_one_table_paired_by_request(
     lost = {int(r["request"]): int(r["unexplained"]) for r in rows if r["target"] == lossy.url}
     assert [n for n, tokens in sorted(lost.items()) if tokens > 0] == [2, 3, 4, 5]
     assert all(r["unexplained"] == "0" for r in rows if r["target"] == same.url)
+    assert report(read_csv(out)) + "\n" == printed  # the CSV holds all the report says
 
 
 def test_the_checkpoint_check_passes_a_server_that_keeps_its_cache_and_fails_one_that_loses_it(
