@@ -2,8 +2,9 @@
 
 docs/results.md comes from the row model (bench/results/row.py, through bench/results/docs.py) and docs/config.md
 from the config model's field docstrings (bench/config.py), with each key's default, what it allows, its `bench run`
-flag and its environment variable. tests/test_docgen.py fails when a committed page is not what this writes, or
-when a setting or a column has no doc.
+flag and its environment variable. docs/replay-example.md is what `bench replay --against` printed for the shipped
+CSV it wrote (docs/replay-example/cache-reuse.csv, read back by bench/replay/server_report.py). tests/test_docgen.py
+fails when a committed page is not what this writes, or when a setting or a column has no doc.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 from bench import ROOT
 from bench.cli import build_parser
 from bench.config import ENVIRONMENT_OVERRIDES, BenchConfig, Group
+from bench.replay.server_replay import report
+from bench.replay.server_report import read_csv
 from bench.results import docs as results_docs
 
 CONFIG_PAGE = ROOT / "docs" / "config.md"
@@ -112,7 +115,33 @@ def render_config() -> str:
     return "\n".join([*out, CONFIG_OUTRO])
 
 
-PAGES = {CONFIG_PAGE: render_config, results_docs.PAGE: results_docs.render}
+REPLAY_PAGE = ROOT / "docs" / "replay-example.md"
+REPLAY_CSV = ROOT / "docs" / "replay-example" / "cache-reuse.csv"
+REPLAY_INTRO = """\
+# A replay against the real CPU server: `--cache-reuse 0` and `256`
+
+<!-- Generated from docs/replay-example/cache-reuse.csv by `python -m bench.docgen` (`make docs`): replay again to
+change it. -->
+
+Four real CPU runs (part2, clearing, part3, part3+ at a 1,024-token window, SmolLM2-135M forced to call tools; the
+configuration of tests/e2e/test_cpu_loop.py) sent to servers started as their Flint was, once with `--cache-reuse 0`
+(their own setting) and once with `256`, on this project's 2-core machine:
+
+```
+bench replay results/runs/RUN_ID... --against embedded --server-args "--cache-reuse 0" \\
+    --server-args "--cache-reuse 256" --csv docs/replay-example/cache-reuse.csv
+```
+
+What it printed (reading it: [compare.md](compare.md#sending-the-recorded-requests-to-a-server-bench-replay---against)):
+
+"""
+
+
+def render_replay_example() -> str:
+    return REPLAY_INTRO + report(read_csv(REPLAY_CSV)) + "\n"
+
+
+PAGES = {CONFIG_PAGE: render_config, results_docs.PAGE: results_docs.render, REPLAY_PAGE: render_replay_example}
 
 
 def main() -> int:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from bench.llama.llama_bench import PLANS, arguments, bench_flags, measure_server, parse_results, plan_for
+from bench.llama.server_command import process_command
 
 # Two depths, prompt processing and generation at each, as `llama-bench -o json` prints them (other fields left out).
 RESULTS = [
@@ -60,6 +62,9 @@ def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[in
     model = tmp_path / "model.gguf"
     model.write_bytes(b"GGUF")
     process = subprocess.Popen([str(folder / "llama-server"), "-c", "sleep 30", "-t", "1"], executable="/bin/sh")
+    deadline = time.monotonic() + 10
+    while process_command(process.pid) is None and time.monotonic() < deadline:  # set once the exec completes
+        time.sleep(0.01)
     try:
         yield process.pid, model, runs
     finally:
@@ -76,9 +81,11 @@ def test_llama_bench_runs_once_per_build_model_and_settings_and_is_read_from_the
     assert first.speeds == again.speeds and first.speeds is not None and first.speeds.points[0].prompt_tps == 180.5
     assert "measured in" in first.note and "read from" in again.note and again.seconds == 0.0
     assert runs.read_text().count("run") == 1
-    measure_server(pid, model, 2048)  # another depth: another plan
+    measure_server(pid, model, 4096)  # a quarter of it is past the CPU plan's deepest 256 tokens: the same plan
+    assert runs.read_text().count("run") == 1
+    measure_server(pid, model, 512)  # another depth: another plan
     model.write_bytes(b"GGUF, re-downloaded")  # another model file under the same name
-    measure_server(pid, model, 2048)
+    measure_server(pid, model, 512)
     assert runs.read_text().count("run") == 3
 
 
