@@ -6,6 +6,10 @@ measured depths the time per token is interpolated linearly (attention's cost gr
 deepest one it stays at that depth's, so the floor never takes more than was measured. A request computes its
 prompt_n tokens after its cache_n cached ones and generates its predicted_n after the whole prompt: each part is
 timed at its middle depth.
+
+A request that went faster than that counts at its own time (its prompt_ms + predicted_ms): on a shared machine
+llama-bench can land in a busy moment, and its figure is cached, so without this the floor could exceed the model
+time it is a floor of (and server_overhead_s go below 0).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
+from bench.measure.stall import server_time
 from bench.measure.trace import Event, int_field
 
 METHOD = "llama-bench"  # floor_method when floor_s comes from these speeds
@@ -64,14 +69,16 @@ def request_seconds(timings: dict[str, Any], speeds: BenchSpeeds) -> float | Non
 
 def floor_at_bench_speeds(events: list[Event], kind: str, speeds: BenchSpeeds) -> float | None:
     """The answered requests of one kind (response: Flint's, jeff: Jeff's answered opinions) at llama-bench's
-    speeds; None when any of them lacks its timings (a partial sum would look measured and be too low)."""
+    speeds, each at most its own server time; None when any of them lacks its timings (a partial sum would look
+    measured and be too low)."""
     total = 0.0
     for event in events:
         if event.get("event") != kind or (kind == "jeff" and event.get("opinion") is None):
             continue
         timings = event.get("timings")
         seconds = request_seconds(timings, speeds) if isinstance(timings, dict) else None
-        if seconds is None:
+        own = server_time(timings)
+        if seconds is None or own is None:
             return None
-        total += seconds
+        total += min(seconds, own)
     return total

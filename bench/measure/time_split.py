@@ -11,8 +11,9 @@ machine the measurement can land in a busy moment), the floor takes the faster s
 least its tokens at the floor's speeds, so floor_s <= model time <= wall_s. efficiency = floor_s / wall_s.
 
 Where llama-bench could measure the servers' build, model and settings (embedded servers, bench/llama/llama_bench.py)
-the floor is the run's requests at its speeds instead (bench/measure/floor.py; floor_method says which), and
-server_overhead_s = model time - that floor: what llama-server's requests cost beyond llama.cpp's own benchmark.
+the floor is the run's requests at its speeds instead, each at most its own time (bench/measure/floor.py;
+floor_method says which), and server_overhead_s = model time - that floor: what llama-server's requests cost
+beyond llama.cpp's own benchmark.
 Each server's model time is also split into prefill (prompt_ms) and decode (predicted_ms): the two add up to it.
 flint_http_s is what Flint's requests took beyond the server's timings (HTTP, JSON, the chat template), a part of
 own_s.

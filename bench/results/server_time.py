@@ -40,8 +40,9 @@ class ServerTimeColumns(ContractColumns):
         "empty (no floor)",
     )
     server_overhead_s: float | None = col(
-        "model_s minus the same work at llama-bench's speeds: what llama-server's requests cost beyond llama.cpp's "
-        "own benchmark (empty unless floor_method is llama-bench)",
+        "model_s minus the same work at llama-bench's speeds (a request faster than them counts at its own time, "
+        "so never below 0): what llama-server's requests cost beyond llama.cpp's own benchmark (empty unless "
+        "floor_method is llama-bench)",
         unit="s",
         better="lower",
     )

@@ -86,15 +86,17 @@ def test_flints_time_outside_the_servers_timings_is_its_requests_latency_beyond_
 
 
 BENCH = BenchSpeeds((DepthSpeed(0, 200.0, 20.0), DepthSpeed(1024, 100.0, 10.0)))
+FAST_BENCH = BenchSpeeds((DepthSpeed(0, 2000.0, 200.0), DepthSpeed(1024, 1000.0, 100.0)))  # faster than EVENTS went
+GENERATED = {"response": {"predicted_n": 40}, "jeff": {"predicted_n": 10, "cache_n": 0}}
+BENCHED_EVENTS = [{**e, "timings": {**e["timings"], **GENERATED[e["event"]]}} if e["event"] in GENERATED else e
+                  for e in EVENTS]  # fmt: skip
 
 
 def test_with_llama_benchs_speeds_the_floor_is_the_requests_at_their_depths_and_the_overhead_the_rest() -> None:
     """Flint's request computes 1000 tokens from depth 0 (each at its middle depth, 500: 500/1024 of the way from
-    1/200 to 1/100 s per token) and generates 40 after them (middle depth 1020); Jeff's likewise."""
-    generated = {"response": {"predicted_n": 40}, "jeff": {"predicted_n": 10, "cache_n": 0}}
-    events = [{**e, "timings": {**e["timings"], **generated[e["event"]]}} if e["event"] in generated else e
-              for e in EVENTS]  # fmt: skip
-    speeds = ServerSpeeds(SPEEDS.flint, SPEEDS.jeff, BENCH, BENCH)
+    1/2000 to 1/1000 s per token) and generates 40 after them (middle depth 1020); Jeff's likewise."""
+    events = BENCHED_EVENTS
+    speeds = ServerSpeeds(SPEEDS.flint, SPEEDS.jeff, FAST_BENCH, FAST_BENCH)
     numbers = trace_numbers(events)
     row = ResultRow(wall_s=12.34, tools_s=2.5, jeff_model_s=numbers.jeff_model_s)
     fill_time_split(row, events, numbers, speeds, jeff_on=True)
@@ -102,11 +104,21 @@ def test_with_llama_benchs_speeds_the_floor_is_the_requests_at_their_depths_and_
     def per_token(depth: float, fast: float, slow: float) -> float:
         return 1 / fast + depth / 1024 * (1 / slow - 1 / fast)
 
-    flint = 1000 * per_token(500, 200, 100) + 40 * per_token(1020, 20, 10)
-    jeff = 90 * per_token(45, 200, 100) + 10 * per_token(95, 20, 10)
+    flint = 1000 * per_token(500, 2000, 1000) + 40 * per_token(1020, 200, 100)
+    jeff = 90 * per_token(45, 2000, 1000) + 10 * per_token(95, 200, 100)
     assert row.floor_method == "llama-bench" and row.floor_s == round(flint + jeff, 3)
     assert row.server_overhead_s == round(8.0 - row.floor_s, 3)
     assert row.efficiency == round(row.floor_s / 12.34, 4)
+
+
+def test_a_request_faster_than_llama_benchs_cached_figure_counts_at_its_own_time() -> None:
+    """llama-bench measured in a busy moment (10x slower than these requests went): each request then counts at its
+    own server time, so the floor is the model time and the overhead 0, never below."""
+    slow = BenchSpeeds((DepthSpeed(0, 20.0, 2.0),))
+    numbers = trace_numbers(BENCHED_EVENTS)
+    row = ResultRow(wall_s=12.34, tools_s=2.5, jeff_model_s=numbers.jeff_model_s)
+    fill_time_split(row, BENCHED_EVENTS, numbers, ServerSpeeds(SPEEDS.flint, SPEEDS.jeff, slow, slow), jeff_on=True)
+    assert row.floor_method == "llama-bench" and row.floor_s == 8.0 and row.server_overhead_s == 0.0
 
 
 def test_without_llama_bench_the_floor_says_it_is_the_calibrations_and_there_is_no_overhead() -> None:
