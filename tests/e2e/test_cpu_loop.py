@@ -216,10 +216,11 @@ def test_replaying_each_runs_own_policy_reproduces_what_the_server_computed(resu
 def test_a_run_sent_again_to_its_own_server_reproduces_every_prompt_n_and_two_flag_sets_pair_by_request(
     results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The run that clears (part3), sent to servers started from its own recorded command line: with --cache-reuse 0
-    (its own setting) every recorded prompt_n comes back exactly; --cache-reuse 256 is compared with it request by
-    request. One run, two passes: each costs about the run's own Flint time."""
-    run_dir = next(p for p in (results.parent / "runs").iterdir() if "-part3-" in p.name)
+    """part2's run (it clears, and computes the fewest tokens: the cheapest pass), sent to servers started from its own
+    recorded command line: with --cache-reuse 0 (its own setting) every recorded prompt_n comes back exactly;
+    --cache-reuse 256 is compared with it request by request. One run, two passes: each costs about the run's own
+    Flint time."""
+    run_dir = next(p for p in (results.parent / "runs").iterdir() if "-part2-" in p.name)
     out = tmp_path / "replayed.csv"
     args = ["replay", str(run_dir), "--against", "embedded", "--server-args", "--cache-reuse 0", "--server-args",
             "--cache-reuse 256", "--csv", str(out)]  # fmt: skip
