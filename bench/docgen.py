@@ -4,8 +4,9 @@ docs/results.md comes from the row model (bench/results/row.py, through bench/re
 from the config model's field docstrings (bench/config.py), with each key's default, what it allows, its `bench run`
 flag and its environment variable, docs/json.md from the schemas of the commands' `--json` documents
 (bench/json_documents.py), and the worked examples (docs/example-report/, blocks of docs/compare.md) from the results
-shipped in results/ (bench/docgen_examples.py). tests/test_docgen.py fails when a committed page is not what this
-writes, or when a setting or a column has no doc.
+shipped in results/ (bench/docgen_examples.py). docs/replay-example.md is what `bench replay --against`
+printed for the shipped CSV it wrote (docs/replay-example/cache-reuse.csv, read back by bench/replay/server_report.py).
+tests/test_docgen.py fails when a committed page is not what this writes, or when a setting or a column has no doc.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from bench import docgen_examples as examples
 from bench.cli import build_parser
 from bench.config import ENVIRONMENT_OVERRIDES, BenchConfig, Group
 from bench.json_documents import SCHEMAS
+from bench.replay.server_replay import report
+from bench.replay.server_report import read_csv
 from bench.results import docs as results_docs
 
 CONFIG_PAGE = ROOT / "docs" / "config.md"
@@ -141,8 +144,39 @@ def render_json() -> str:
     return "\n".join(out)
 
 
-PAGES = {CONFIG_PAGE: render_config, results_docs.PAGE: results_docs.render, JSON_PAGE: render_json,
-         **examples.PAGES}  # fmt: skip
+REPLAY_PAGE = ROOT / "docs" / "replay-example.md"
+REPLAY_CSV = ROOT / "docs" / "replay-example" / "cache-reuse.csv"
+REPLAY_INTRO = """\
+# A replay against the real CPU server: `--cache-reuse 0` and `256`
+
+<!-- Generated from docs/replay-example/cache-reuse.csv by `python -m bench.docgen` (`make docs`): replay again to
+change it. -->
+
+Four real CPU runs (part2, clearing, part3, part3+ at a 1,024-token window, SmolLM2-135M forced to call tools; the
+configuration of tests/e2e/test_cpu_loop.py) sent to servers started as their Flint was, once with `--cache-reuse 0`
+(their own setting) and once with `256`, on this project's 2-core machine:
+
+```
+bench replay results/runs/RUN_ID... --against embedded --server-args "--cache-reuse 0" \\
+    --server-args "--cache-reuse 256" --csv docs/replay-example/cache-reuse.csv
+```
+
+What it printed (reading it: [compare.md](compare.md#sending-the-recorded-requests-to-a-server-bench-replay---against)):
+
+"""
+
+
+def render_replay_example() -> str:
+    return REPLAY_INTRO + report(read_csv(REPLAY_CSV)) + "\n"
+
+
+PAGES = {
+    CONFIG_PAGE: render_config,
+    results_docs.PAGE: results_docs.render,
+    JSON_PAGE: render_json,
+    REPLAY_PAGE: render_replay_example,
+    **examples.PAGES,
+}
 
 
 def main() -> int:

@@ -29,11 +29,13 @@ CAUSE_COLUMNS = {
     "clearing": "reprocessed_by_clearing", "template": "reprocessed_by_template",
     "unexplained": "reprocessed_unexplained",
 }  # fmt: skip
-# The time table's columns, one per part of the split (bench/measure/time_split.py TIME_PARTS) between the wall
-# time and the floor: (column, heading).
+# The time table's columns: the parts of the split (bench/measure/time_split.py TIME_PARTS) between the wall time
+# and the floor, Flint's time also as its prefill and decode, and the model time beyond llama-bench's floor:
+# (column, heading).
 TIME_COLUMNS = (
-    ("wall_s", "wall s"), ("flint_model_s", "Flint s"), ("jeff_model_s", "Jeff s"), ("tools_s", "tools s"),
-    ("server_stall_s", "stalled s"), ("own_s", "own s"), ("floor_s", "floor s"),
+    ("wall_s", "wall s"), ("flint_model_s", "Flint s"), ("flint_prompt_s", "prefill s"), ("flint_gen_s", "decode s"),
+    ("jeff_model_s", "Jeff s"), ("tools_s", "tools s"), ("server_stall_s", "stalled s"), ("own_s", "own s"),
+    ("floor_s", "floor s"), ("server_overhead_s", "overhead s"),
 )  # fmt: skip
 MAX_RUNS_SHOWN = 8  # a larger group is summarised: one line of medians, and one panel of all its runs per step
 
@@ -122,8 +124,9 @@ def _summed(splits: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 def causes_section(runs: list[Run], runs_dir: Path, title: str, out_dir: Path, figure: str) -> list[str]:
     """The report's lines for one group: both tables and, where any run has a split, the figure."""
-    out = ["Time per run (wall = Flint + Jeff + tools + stalled + own; stalled: the servers not computing; floor: the",
-           "run's tokens at the servers' speeds):", ""]  # fmt: skip
+    out = ["Time per run (wall = Flint + Jeff + tools + stalled + own; Flint = its prefill + decode; stalled: the "
+           "servers not computing; floor: the run's tokens at llama-bench's speeds, or the servers' own where "
+           "llama-bench did not run; overhead: model time beyond llama-bench's floor):", ""]  # fmt: skip
     out += [time_table(runs), "", "Tokens computed anew, by cause (they add up to the reprocessed tokens):", ""]
     out += [cause_table(runs), ""]
     if plot_causes(runs, runs_dir, title, out_dir / figure):

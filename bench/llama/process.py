@@ -64,8 +64,10 @@ class LlamaProcess:
         who: str = "llama-server",
         ownership: Ownership | None = None,
         pin: GpuPin | None = None,
+        server: Path | None = None,
     ) -> None:
         self.model = model
+        self.server = server  # another llama-server binary than the installed one (bench replay --llama-server)
         self.ctx = ctx
         self.host = host
         self.port = port or free_port(host)
@@ -90,7 +92,7 @@ class LlamaProcess:
         return self.proc.pid if self.proc else None
 
     def command(self) -> list[str]:
-        server = find_llama_server()
+        server = self.server or find_llama_server()
         cmd = [str(server), *model_args(self.model), "-c", str(self.ctx), "--host", self.host, "--port", str(self.port)]
         slots = self.log_path.parent / "slots"  # lets the bench empty the prompt cache between runs
         slots.mkdir(parents=True, exist_ok=True)

@@ -11,16 +11,27 @@ The floor is the time the run's work takes at the servers' own speeds, measured 
 Where one of the run's own requests went faster than that measurement (on a shared machine the measurement can land
 in a busy moment), the floor takes the faster speed: each request then took at least its tokens at the floor's
 speeds, so floor_s <= model time <= wall_s. efficiency = floor_s / wall_s.
+
+Where llama-bench could measure the servers' build, model and settings (embedded servers, bench/llama/llama_bench.py)
+the floor is the run's requests at its speeds instead, each at most its own time (bench/measure/floor.py;
+floor_method says which), and server_overhead_s = model time - that floor: what llama-server's requests cost
+beyond llama.cpp's own benchmark.
+Each server's model time is also split into prefill (prompt_ms) and decode (predicted_ms): the two add up to it.
+flint_http_s is what Flint's requests took beyond the server's timings (HTTP, JSON, the chat template), a part of
+own_s.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bench.measure.floor import CALIBRATION, METHOD, BenchSpeeds, floor_at_bench_speeds
+from bench.measure.stall import server_time
 from bench.measure.trace import Event, int_field
 from bench.measure.trace_numbers import TraceNumbers
 from bench.results.row import ResultRow
 
+CLOCK_SLACK_S = 0.01  # the trace's times and the server's are two clocks: a request may seem this much shorter
 # The parts wall_s is split into, in the order the report shows them; own_s is what is left of wall_s.
 TIME_PARTS = ("flint_model_s", "jeff_model_s", "tools_s", "server_stall_s", "own_s")
 
@@ -39,26 +50,38 @@ class ServerSpeeds:
 
     flint: Speeds | None
     jeff: Speeds | None
+    flint_bench: BenchSpeeds | None = None  # llama-bench's, where it could run (bench/llama/llama_bench.py)
+    jeff_bench: BenchSpeeds | None = None
 
 
 def fill_time_split(
     row: ResultRow, events: list[Event], numbers: TraceNumbers, speeds: ServerSpeeds | None, jeff_on: bool
 ) -> None:
-    """flint_model_s, own_s, floor_s, efficiency and the speeds, from a row whose wall_s, tools_s, server_stall_s
-    and jeff_model_s are already filled."""
+    """flint_model_s, its prefill and decode, own_s, floor_s, efficiency and the speeds, from a row whose wall_s,
+    tools_s, server_stall_s and jeff_model_s are already filled."""
     if numbers.model_s is not None:
         row.flint_model_s = round(numbers.model_s - (numbers.jeff_model_s or 0.0), 3)
+    row.flint_prompt_s, row.flint_gen_s = numbers.flint_prompt_s, numbers.flint_gen_s
+    row.jeff_prompt_s, row.jeff_gen_s = numbers.jeff_prompt_s, numbers.jeff_gen_s
+    row.flint_http_s = outside_seconds(events)
     row.own_s = own_seconds(row, jeff_on)
     if speeds is None:
         return
-    speeds = ServerSpeeds(
+    calibrated = ServerSpeeds(
         faster(speeds.flint, run_speeds(events, "response")), faster(speeds.jeff, run_speeds(events, "jeff"))
     )
-    for prefix, measured in (("flint", speeds.flint), ("jeff", speeds.jeff)):
+    for prefix, measured in (("flint", calibrated.flint), ("jeff", calibrated.jeff)):
         if measured is not None:
             setattr(row, f"{prefix}_prompt_tps", round(measured.prompt_tps, 1))
             setattr(row, f"{prefix}_gen_tps", round(measured.gen_tps, 1))
-    row.floor_s = floor_seconds(events, numbers, speeds, jeff_on)
+    benched = bench_floor(events, speeds, jeff_on)
+    if benched is not None:
+        row.floor_s, row.floor_method = benched, METHOD
+        if numbers.model_s is not None:
+            row.server_overhead_s = round(numbers.model_s - benched, 3)
+    else:
+        row.floor_s = floor_seconds(events, numbers, calibrated, jeff_on)
+        row.floor_method = CALIBRATION if row.floor_s is not None else ""
     if row.floor_s is not None and row.wall_s:
         row.efficiency = round(row.floor_s / row.wall_s, 4)
 
@@ -69,6 +92,38 @@ def own_seconds(row: ResultRow, jeff_on: bool) -> float | None:
     if row.wall_s is None or any(part is None for part in parts):
         return None
     return round(row.wall_s - sum(part for part in parts if part is not None), 3)
+
+
+def bench_floor(events: list[Event], speeds: ServerSpeeds, jeff_on: bool) -> float | None:
+    """The run's answered requests at llama-bench's speeds (Flint's, and Jeff's when he is on); None unless
+    llama-bench measured every server that answered."""
+    if speeds.flint_bench is None:
+        return None
+    flint = floor_at_bench_speeds(events, "response", speeds.flint_bench)
+    if not jeff_on:
+        return None if flint is None else round(flint, 3)
+    asked = any(e.get("event") == "jeff" and e.get("opinion") is not None for e in events)
+    jeff = floor_at_bench_speeds(events, "jeff", speeds.jeff_bench) if speeds.jeff_bench else (None if asked else 0.0)
+    return None if flint is None or jeff is None else round(flint + jeff, 3)
+
+
+def outside_seconds(events: list[Event]) -> float | None:
+    """Flint's answered requests: each one's latency (from the event before its response, as bench/measure/stall.py
+    reads it) minus the server's own timings, summed; None when there is none, or one lacks its timings or claims
+    more time than its latency (a server's clock that cannot be checked against the client's)."""
+    total, last_t, answered = 0.0, None, 0
+    for event in events:
+        t = event.get("t")
+        if not isinstance(t, (int, float)) or isinstance(t, bool):
+            continue
+        if event.get("event") == "response" and last_t is not None:
+            server = server_time(event.get("timings"))
+            outside = None if server is None else (t - last_t) - server
+            if outside is None or outside < -CLOCK_SLACK_S:  # no timings, or more than the client waited: not known
+                return None
+            total, answered = total + max(outside, 0.0), answered + 1
+        last_t = t
+    return round(total, 3) if answered else None
 
 
 def floor_seconds(events: list[Event], numbers: TraceNumbers, speeds: ServerSpeeds, jeff_on: bool) -> float | None:

@@ -25,6 +25,10 @@ class TraceNumbers:
     start_n_ctx: int | None  # the window the agent read from /props at start
     model_s: float | None  # server time for Flint's and Jeff's answers (timings.prompt_ms + predicted_ms)
     jeff_model_s: float | None  # Jeff's part of model_s
+    flint_prompt_s: float | None  # Flint's timings.prompt_ms summed: prefill
+    flint_gen_s: float | None  # Flint's timings.predicted_ms summed: decode
+    jeff_prompt_s: float | None  # Jeff's, as jeff_model_s: empty when Jeff is off, 0 when never asked
+    jeff_gen_s: float | None
     prompt_tokens: int | None
     prompt_tokens_reprocessed: int | None  # sum of timings.prompt_n: what Flint computed anew
     cache_tokens: int | None
@@ -58,6 +62,12 @@ def _whole(value: float | None) -> int | None:
 
 def _rounded(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds, 3)
+
+
+def _part_s(timings: list[dict[str, Any]], key: str) -> float | None:
+    """One part of the server time (prompt_ms: prefill, predicted_ms: decode) over the answers, in seconds."""
+    ms = _sum(t.get(key) for t in timings)
+    return None if ms is None else round(ms / 1000, 3)
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -110,6 +120,10 @@ def trace_numbers(events: list[Event], window: int | None = None, jeff_window: i
         start_n_ctx=start_n_ctx,
         model_s=None if model_ms is None else round(model_ms / 1000, 3),
         jeff_model_s=_rounded(jeff_figure(None if jeff_ms is None else jeff_ms / 1000)),
+        flint_prompt_s=_part_s(timings, "prompt_ms"),
+        flint_gen_s=_part_s(timings, "predicted_ms"),
+        jeff_prompt_s=_rounded(jeff_figure(_part_s(jeff_timings, "prompt_ms") if answered else 0.0)),
+        jeff_gen_s=_rounded(jeff_figure(_part_s(jeff_timings, "predicted_ms") if answered else 0.0)),
         prompt_tokens=_whole(_sum(u.get("prompt_tokens") for u in usages)),
         prompt_tokens_reprocessed=_whole(_sum(t.get("prompt_n") for t in timings)),
         cache_tokens=_whole(_sum(t.get("cache_n") for t in timings)),

@@ -1,10 +1,10 @@
 """The results row: one typed field per CSV column, in column order, each with what it means.
 
-ResultRow (with the contract's columns it extends, bench/results/contract.py) is the one model of the results CSV:
-the header, the reader, the comparison keys and directions (bench.results.schema) and docs/results.md
-(`python -m bench.results.docs`) all come from it. Producers fill its fields with typed values; text is made once,
-in `cells()`, and read back once, in `from_cells()`. Adding a column is one field here plus the code that measures
-it.
+ResultRow (with the contract's columns and the servers' time that it extends, bench/results/contract.py and
+bench/results/server_time.py) is the one model of the results CSV: the header, the reader, the comparison keys and
+directions (bench.results.schema) and docs/results.md (`python -m bench.results.docs`) all come from it. Producers
+fill its fields with typed values; text is made once, in `cells()`, and read back once, in `from_cells()`. Adding a
+column is one field here plus the code that measures it.
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from types import UnionType
 from typing import Any
 
 from bench.results.column import Column, Value, as_number, cell, col, fits
-from bench.results.contract import ContractColumns
+from bench.results.server_time import ServerTimeColumns
 
 # How Flint was served (flint_serving): the model's own template, or forced to answer with one tool call each time.
 NATIVE_SERVING, FORCED_SERVING = "native", "forced_tools"
 
 
 @dataclass
-class ResultRow(ContractColumns):
+class ResultRow(ServerTimeColumns):
     """One run: the contract's columns (bench/results/contract.py), then these. None means not measured (an empty
     cell); a text column's empty value is ""."""
 

@@ -31,7 +31,7 @@ from bench.results.append import check_same_inputs, completed_keys, read_rows, s
 from bench.results.disk import DiskError, disk_error, is_disk_error
 from bench.results.lock import ResultsLock
 from bench.run.choices import Factory
-from bench.run.extras import prepare_servers, split_reprocessing
+from bench.run.extras import flint_server, prepare_servers, split_reprocessing
 from bench.run.finishing import FINISHING
 from bench.run.infra import infra_problems
 from bench.run.observe import observe, write_run_json
@@ -288,7 +288,7 @@ class Bench:
         if record.numbers.start_n_ctx not in (None, endpoints.ctx):
             record.note(f"the agent saw a {record.numbers.start_n_ctx}-token window, not the row's {endpoints.ctx}")
             record.infra_error = True
-        write_run_json(run_dir, record.inputs, {"run_id": record.run_id})
+        write_run_json(run_dir, record.inputs, {"run_id": record.run_id, **flint_server(endpoints, run_dir)})
         if seen.graded:  # otherwise nothing to grade: the counts stay empty, not 0
             record.score = score_run_dir(run_dir, grader_for(self.factory.sandboxes.engine))
 

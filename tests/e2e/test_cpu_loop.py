@@ -9,6 +9,7 @@ clearings, the tokens reprocessed after them, the window's end and answers cut b
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 from agent.presets import PRESETS
+from bench.cli import main as bench_main
 from bench.replay.command import tokenizer_for
 from bench.replay.policies import parse_policy
 from bench.replay.walk import load_timeline, replay
@@ -184,6 +186,15 @@ def test_wall_time_is_flint_jeff_tools_stalls_and_the_harness_and_the_floor_is_b
     assert float(row["own_s"]) < 0.2 * float(row["wall_s"])  # the harness's own share is small; tools are apart
     assert float(row["flint_prompt_tps"]) > 0 and float(row["jeff_gen_tps"]) > 0
     assert float(row["floor_s"]) > 0 and 0 < float(row["efficiency"]) < 1
+    # Each server's model time is its prefill and its decode, from the same timings (within 1%: each is rounded).
+    for who in ("flint", "jeff"):
+        parts = float(row[f"{who}_prompt_s"]) + float(row[f"{who}_gen_s"])
+        assert abs(parts - float(row[f"{who}_model_s"])) <= 0.01 * float(row[f"{who}_model_s"])
+    # The floor is llama-bench's for this build, model and settings; the server's overhead is the rest of the model
+    # time, and Flint's requests spent a little time outside the server's timings (HTTP, JSON, the template).
+    assert row["floor_method"] == "llama-bench"
+    assert float(row["server_overhead_s"]) == pytest.approx(float(row["model_s"]) - float(row["floor_s"]), abs=0.002)
+    assert 0 <= float(row["flint_http_s"]) < float(row["own_s"])
 
 
 def test_replaying_each_runs_own_policy_reproduces_what_the_server_computed(results: Path) -> None:
@@ -200,3 +211,26 @@ def test_replaying_each_runs_own_policy_reproduces_what_the_server_computed(resu
             assert replayed.ended_at is None and len(replayed.prompt_n) == len(timeline.steps)
             for mine, measured in zip(replayed.prompt_n, replayed.measured, strict=True):
                 assert measured is not None and abs(mine - measured) <= 0.02 * measured, (run_dir.name, mine, measured)
+
+
+def test_a_run_sent_again_to_its_own_server_reproduces_every_prompt_n_and_two_flag_sets_pair_by_request(
+    results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """part2's run (it clears, and computes the fewest tokens: the cheapest pass), sent to servers started from its own
+    recorded command line: with --cache-reuse 0 (its own setting) every recorded prompt_n comes back exactly;
+    --cache-reuse 256 is compared with it request by request. One run, two passes: each costs about the run's own
+    Flint time."""
+    run_dir = next(p for p in (results.parent / "runs").iterdir() if "-part2-" in p.name)
+    out = tmp_path / "replayed.csv"
+    args = ["replay", str(run_dir), "--against", "embedded", "--server-args", "--cache-reuse 0", "--server-args",
+            "--cache-reuse 256", "--csv", str(out)]  # fmt: skip
+    assert bench_main(args) == 0
+    printed = capsys.readouterr().out
+    with out.open() as f:
+        rows = [r for r in csv.DictReader(f)]
+    own = [r for r in rows if r["target"] == "embedded --cache-reuse 0" and r["recorded_prompt_n"]]
+    assert own and all(r["prompt_n"] == r["recorded_prompt_n"] for r in own), printed
+    assert all(float(r["prompt_ms"]) > 0 and float(r["predicted_ms"]) > 0 for r in own)
+    assert f"prompt_n as recorded on {len(own)} of {len(own)} requests" in printed
+    paired = printed.split("## Paired by request")[1]
+    assert "| embedded --cache-reuse 256 | tokens computed anew |" in paired

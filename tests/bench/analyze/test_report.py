@@ -282,7 +282,8 @@ DONE = {"t": 9.0, "event": "stop", "reason": "done", "steps": 2, "message": None
 
 def test_the_report_shows_the_time_split_and_the_causes_stacked_per_step(tmp_path: Path) -> None:
     times = {"wall_s": "40.0", "flint_model_s": "20.5", "jeff_model_s": "4.5", "tools_s": "13.0",
-             "server_stall_s": "1.0", "own_s": "1.0"}  # fmt: skip
+             "server_stall_s": "1.0", "own_s": "1.0", "flint_prompt_s": "12.5", "flint_gen_s": "8.0",
+             "server_overhead_s": "6.8"}  # fmt: skip
     causes = {"reprocessed_cold": "900", "reprocessed_new": "60", "reprocessed_by_clearing": "340"}
     rows = [run_row("r1", rep="1", **times, **causes, floor_s="18.2", efficiency="0.455", reprocessed_split="ok"),
             run_row("r2", rep="2", reprocessed_split="unavailable")]  # fmt: skip
@@ -291,8 +292,11 @@ def test_the_report_shows_the_time_split_and_the_causes_stacked_per_step(tmp_pat
     split = [{"step": 1, "cold": 900}, {"step": 2, "new": 60, "clearing": 340}]
     (tmp_path / "runs" / "r1" / "reprocessed.json").write_text(json.dumps({"status": "ok", "requests": split}))
     report = write_report(csv_path, tmp_path / "report").read_text()
-    assert "| run | wall s | Flint s | Jeff s | tools s | stalled s | own s | floor s | efficiency |" in report
-    assert "| rep 1 | 40 | 20.5 | 4.5 | 13 | 1 | 1 | 18.2 | 46% |" in report
+    assert (
+        "| run | wall s | Flint s | prefill s | decode s | Jeff s | tools s | stalled s | own s | floor s | overhead s "
+        "| efficiency |" in report
+    )
+    assert "| rep 1 | 40 | 20.5 | 12.5 | 8 | 4.5 | 13 | 1 | 1 | 18.2 | 6.8 | 46% |" in report
     assert "| rep 1 | 900 | 60 | n/a | 340 | n/a | n/a | ok |" in report
     assert "| rep 2 | n/a | n/a | n/a | n/a | n/a | n/a | unavailable |" in report
     (figure,) = (tmp_path / "report").glob("causes-1-*.png")

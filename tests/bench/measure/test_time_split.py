@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.measure.floor import BenchSpeeds, DepthSpeed
 from bench.measure.time_split import ServerSpeeds, Speeds, fill_time_split, floor_seconds
 from bench.measure.trace_numbers import trace_numbers
 from bench.results.row import ResultRow
@@ -73,3 +74,82 @@ def test_a_request_faster_than_the_calibration_raises_the_floors_speed_so_the_fl
     assert (row.jeff_prompt_tps, row.jeff_gen_tps) == (900.0, 50.0)  # the calibration was faster: kept
     assert row.floor_s == round(1000 / 200 + 40 / 20 + 90 / 900 + 10 / 50, 3) and row.floor_s <= 7.0 + 1.0
     assert row.efficiency is not None and row.efficiency < 1
+
+
+def test_each_servers_model_time_is_its_prefill_and_its_decode() -> None:
+    row = filled(12.34)
+    assert (row.flint_prompt_s, row.flint_gen_s, row.jeff_prompt_s, row.jeff_gen_s) == (5.0, 2.0, 0.6, 0.4)
+    assert row.flint_prompt_s + row.flint_gen_s == row.flint_model_s
+    assert row.jeff_prompt_s + row.jeff_gen_s == row.jeff_model_s
+
+
+def test_flints_time_outside_the_servers_timings_is_its_requests_latency_beyond_them() -> None:
+    """The response at t=7.25 came 7.25 s after the start, its timings say 7 s: 0.25 s outside the server. One that
+    came 1 s after the start with timings of 7 s cannot be told apart from a server's clock running ahead of the
+    trace's: the column is empty (not known), never a negative time, which a results file
+    refuses (bench/results/checks.py)."""
+    events = [*EVENTS[:1], {"t": 7.25, "event": "response", "step": 1, "timings": EVENTS[1]["timings"]}]
+    row = ResultRow(wall_s=8.0, tools_s=0.0)
+    fill_time_split(row, events, trace_numbers(events), None, jeff_on=False)
+    assert row.flint_http_s == 0.25
+    assert filled(12.34).flint_http_s is None
+
+
+BENCH = BenchSpeeds((DepthSpeed(0, 200.0, 20.0), DepthSpeed(1024, 100.0, 10.0)))
+FAST_BENCH = BenchSpeeds((DepthSpeed(0, 2000.0, 200.0), DepthSpeed(1024, 1000.0, 100.0)))  # faster than EVENTS went
+GENERATED = {"response": {"predicted_n": 40}, "jeff": {"predicted_n": 10, "cache_n": 0}}
+BENCHED_EVENTS = [{**e, "timings": {**e["timings"], **GENERATED[e["event"]]}} if e["event"] in GENERATED else e
+                  for e in EVENTS]  # fmt: skip
+
+
+def test_with_llama_benchs_speeds_the_floor_is_the_requests_at_their_depths_and_the_overhead_the_rest() -> None:
+    """Flint's request computes 1000 tokens from depth 0 (each at its middle depth, 500: 500/1024 of the way from
+    1/2000 to 1/1000 s per token) and generates 40 after them (middle depth 1020); Jeff's likewise."""
+    events = BENCHED_EVENTS
+    speeds = ServerSpeeds(SPEEDS.flint, SPEEDS.jeff, FAST_BENCH, FAST_BENCH)
+    numbers = trace_numbers(events)
+    row = ResultRow(wall_s=12.34, tools_s=2.5, jeff_model_s=numbers.jeff_model_s)
+    fill_time_split(row, events, numbers, speeds, jeff_on=True)
+
+    def per_token(depth: float, fast: float, slow: float) -> float:
+        return 1 / fast + depth / 1024 * (1 / slow - 1 / fast)
+
+    flint = 1000 * per_token(500, 2000, 1000) + 40 * per_token(1020, 200, 100)
+    jeff = 90 * per_token(45, 2000, 1000) + 10 * per_token(95, 200, 100)
+    assert row.floor_method == "llama-bench" and row.floor_s == round(flint + jeff, 3)
+    assert row.server_overhead_s == round(8.0 - row.floor_s, 3)
+    assert row.efficiency == round(row.floor_s / 12.34, 4)
+
+
+def test_a_request_faster_than_llama_benchs_cached_figure_counts_at_its_own_time() -> None:
+    """llama-bench measured in a busy moment (10x slower than these requests went): each request then counts at its
+    own server time, so the floor is the model time and the overhead 0, never below."""
+    slow = BenchSpeeds((DepthSpeed(0, 20.0, 2.0),))
+    numbers = trace_numbers(BENCHED_EVENTS)
+    row = ResultRow(wall_s=12.34, tools_s=2.5, jeff_model_s=numbers.jeff_model_s)
+    fill_time_split(row, BENCHED_EVENTS, numbers, ServerSpeeds(SPEEDS.flint, SPEEDS.jeff, slow, slow), jeff_on=True)
+    assert row.floor_method == "llama-bench" and row.floor_s == 8.0 and row.server_overhead_s == 0.0
+
+
+def test_without_llama_bench_the_floor_says_it_is_the_calibrations_and_there_is_no_overhead() -> None:
+    row = filled(12.34)
+    assert row.floor_method == "calibration" and row.server_overhead_s is None
+    assert filled(12.34, speeds=None).floor_method == ""
+
+
+def test_a_jeff_answer_llama_bench_did_not_measure_leaves_the_floor_to_the_calibration() -> None:
+    row = ResultRow(wall_s=12.34, tools_s=2.5)
+    numbers = trace_numbers(EVENTS)
+    fill_time_split(row, EVENTS, numbers, ServerSpeeds(SPEEDS.flint, SPEEDS.jeff, BENCH, None), jeff_on=True)
+    assert row.floor_method == "calibration" and row.server_overhead_s is None
+
+
+def test_depths_beyond_the_measured_ones_take_the_nearest_measured_speed() -> None:
+    assert BENCH.prompt_s(100, -5) == 0.5 and BENCH.prompt_s(100, 5000) == 1.0
+    assert BENCH.gen_s(10, 512) == 10 * (1 / 20 + 0.5 * (1 / 10 - 1 / 20))
+
+
+def test_a_row_from_before_these_columns_reads_them_as_not_measured() -> None:
+    old = ResultRow.from_cells({"run_id": "r1", "model_s": "8.0", "floor_s": "5.9"})
+    assert (old.flint_prompt_s, old.flint_gen_s, old.server_overhead_s, old.flint_http_s) == (None, None, None, None)
+    assert old.floor_method == "" and old.text("flint_prompt_s") == ""
