@@ -145,12 +145,13 @@ lint: setup
 test: base-prerequisites lint
 	$(BASE_IMAGE) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
-# The fast tier: no llama-server, no container engine, no agent or bench processes (the fakes of bench/testing/
-# stand in), no package index, in under a minute; `make test` runs everything.
+# The fast tier: no llama-server, no container engine, no child process at all (the fakes of bench/testing/ stand
+# in; a test that starts one is marked by the fixture it starts it with, and --no-child-processes fails any other:
+# tests/process_guard.py), no package index, in under a minute; `make test` runs everything.
 FAST_TESTS := not llama and not docker and not podman and not compose and not binutils and not browser and not slow \
 	and not processes and not index
 test-fast: $(VENV)/.deps
-	$(BIN)/python -m pytest -n auto -m "$(FAST_TESTS)" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto -m "$(FAST_TESTS)" --no-child-processes $(PYTEST_ARGS)
 
 # One table of the harness's own costs against their targets (perf/run.py); exits 1 naming a missed target.
 perf: setup

@@ -12,11 +12,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from bench.analyze.changes import metric_change
 from bench.analyze.gates import Gate, detectable, power_text, tripped
 from bench.analyze.stats import ALPHA
 from bench.results.row import ResultRow
+
+# Thousands of simulated nights: 14 s of CPU in all, out of the fast tier.
+pytestmark = pytest.mark.slow
 
 SEED = 11
 TRIALS = 600

@@ -23,7 +23,7 @@ from bench.testing import fake_llama
 
 
 @pytest.fixture
-def small_disk() -> Iterator[Path]:
+def small_disk(child_processes: None) -> Iterator[Path]:
     """A 4 MiB tmpfs of the test's own, unmounted and removed after."""
     if os.geteuid() != 0:
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):

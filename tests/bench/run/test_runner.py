@@ -14,6 +14,9 @@ from bench.results.append import read_rows
 from bench.run.runner import Bench
 from bench.testing import fake_llama
 
+# Every test here starts child processes: the fast tier leaves them out (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 SOLUTION = Path(load_fixture("todo_repo").solution_dir)
 
 

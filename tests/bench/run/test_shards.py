@@ -208,6 +208,7 @@ def test_shards_run_apart_merge_into_the_single_benchs_runs(tmp_path: Path, capl
     assert len(rows) == 4 and {r["shard"] for r in rows} == {"1/2", "2/2"}
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_shard_without_runs_writes_the_header_alone(tmp_path: Path) -> None:
     assert run_shard(tmp_path, "4/4", reps=3) == []
     assert read_rows(tmp_path / "m-shard4of4.csv") == [] and (tmp_path / "m-shard4of4.csv").stat().st_size > 0

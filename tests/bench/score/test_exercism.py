@@ -33,7 +33,7 @@ COUNTS = {"grade_bands": (4, 0), "order_totals": (4, 0), "tally_counter": (7, 0)
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def root(tmp_path_factory: pytest.TempPathFactory, child_processes: None) -> Path:
     """Every test exercise imported into a fixtures root of its own (the refused ones noted in refused.json)."""
     into = tmp_path_factory.mktemp("exercism-root")
     (into / "fixtures").mkdir()
@@ -112,6 +112,7 @@ def test_bench_score_gives_the_example_n_of_n_and_the_stub_its_true_pytest_score
         assert Path(answer["junit"][0]).is_file()
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_visible_share_gives_the_agent_some_tests_read_only(tmp_path: Path) -> None:
     into = tmp_path / "root"
     (imported,), refused = import_all([EXERCISES / "tally-counter"], into, 0.5, 20, force=False)

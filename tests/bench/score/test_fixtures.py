@@ -119,6 +119,7 @@ def test_fixture_hash_follows_every_input_but_not_caches(tree: Path) -> None:
     assert len({before, after_hidden, after_solution}) == 3
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_work_copy_is_one_anonymous_commit_without_fixture_yaml(tmp_path: Path) -> None:
     fx = load_fixture("todo_repo")
 
@@ -134,6 +135,7 @@ def test_work_copy_is_one_anonymous_commit_without_fixture_yaml(tmp_path: Path) 
     assert make_work_copy(fx, tmp_path / "b") == sha  # nothing about time or place leaks into the commit
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_capture_diff_has_new_changed_and_deleted_files_but_no_caches(tmp_path: Path) -> None:
     repo = tmp_path / "agent"
     base = make_work_copy(load_fixture("todo_repo"), repo)
@@ -156,6 +158,7 @@ def test_capture_diff_has_new_changed_and_deleted_files_but_no_caches(tmp_path: 
     assert "+# agent was here" in diff and "deleted file mode" in diff
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_capture_diff_leaves_the_agents_index_and_config_alone(tmp_path: Path) -> None:
     repo = tmp_path / "agent"
     base = make_work_copy(load_fixture("todo_repo"), repo)
@@ -177,6 +180,7 @@ def test_capture_diff_leaves_the_agents_index_and_config_alone(tmp_path: Path) -
     assert "+# rewritten" in diff and "b/staged.py" in diff and "b/.gitattributes" in diff
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_capture_diff_without_a_repository_says_so(tmp_path: Path) -> None:
     repo = tmp_path / "agent"
     base = make_work_copy(load_fixture("todo_repo"), repo)
@@ -186,6 +190,7 @@ def test_capture_diff_without_a_repository_says_so(tmp_path: Path) -> None:
         capture_diff(repo, base)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_fixtures_check_passes_for_todo_repo() -> None:
     problems, summary = check_fixture("todo_repo")
 
@@ -193,6 +198,7 @@ def test_fixtures_check_passes_for_todo_repo() -> None:
     assert "original: hidden 2/6, visible 3/3" in summary and "solution: hidden 6/6, visible 3/3" in summary
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_fixtures_check_reports_a_wrong_expected_count(tree: Path) -> None:
     edit_yaml(tree, expected_hidden_passing=3)
 
@@ -201,6 +207,7 @@ def test_fixtures_check_reports_a_wrong_expected_count(tree: Path) -> None:
     assert problems == ["original: 2 of 6 hidden tests pass, expected 3"]
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_fixtures_check_reports_a_wrong_hidden_total(tree: Path) -> None:
     edit_yaml(tree, hidden_total=5)
 
@@ -217,6 +224,7 @@ def test_fixtures_check_reports_a_hidden_test_named_like_a_fixture_file(tree: Pa
     assert problems == ["hidden test test_hidden_due_dates.py has the name of a fixture or solution file"]
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_fixtures_check_reports_a_solution_that_does_not_solve(tree: Path) -> None:
     shutil.copy(tree / "fixtures/todo_repo/todo.py", tree / "hidden_tests/todo_repo/solution/todo.py")
 
@@ -226,6 +234,7 @@ def test_fixtures_check_reports_a_solution_that_does_not_solve(tree: Path) -> No
     assert any(p.startswith("solution: its own tests fail (test_due.py)") for p in problems)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_fixtures_check_reports_visible_tests_failing_on_the_original(tree: Path) -> None:
     test_todo = tree / "fixtures/todo_repo/test_todo.py"
     test_todo.write_text(test_todo.read_text().replace('"  2 [ ] call the plumber"', '"  2 [ ] call a plumber"'))
@@ -235,6 +244,7 @@ def test_fixtures_check_reports_visible_tests_failing_on_the_original(tree: Path
     assert "original: 2 of 3 visible tests pass, expected all" in problems
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_fixtures_check_command_names_the_broken_fixture(
     tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -46,6 +46,7 @@ def test_the_manifests_validate_against_the_kubernetes_schemas_offline(tmp_path:
         kubernetes_validate.validate(broken, KUBERNETES, strict=True)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_each_pod_runs_its_shard_with_the_servers_beside_it(tmp_path: Path) -> None:
     documents = render(tmp_path)
     shards = by_kind(documents, "Job", "-shards")
@@ -78,6 +79,7 @@ def test_each_pod_runs_its_shard_with_the_servers_beside_it(tmp_path: Path) -> N
         )
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_merge_job_merges_the_shards_that_delivered_after_all_are_done(tmp_path: Path) -> None:
     documents = render(tmp_path)
     merge = by_kind(documents, "Job", "-merge")["spec"]["template"]["spec"]["containers"][0]
