@@ -134,8 +134,8 @@ bench: base-prerequisites setup
 CI_SHELL_SCRIPTS := $(shell grep -lE '^\#!.*[/ ](ba)?sh$$' .ci/*)
 
 lint: setup
-	$(BIN)/ruff format --check agent bench tests perf .ci
-	$(BIN)/ruff check agent bench tests perf .ci
+	$(BIN)/ruff format --check agent bench tests perf .ci docker
+	$(BIN)/ruff check agent bench tests perf .ci docker
 	$(BIN)/mypy
 	@command -v shellcheck >/dev/null || { echo "lint: shellcheck not found: apt-get install shellcheck"; exit 1; }
 	shellcheck $(CI_SHELL_SCRIPTS)
