@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -32,7 +31,7 @@ from bench.setting_types import (
     Url,
     size_bytes,
 )
-from bench.yaml_file import read_mapping
+from bench.yaml_file import describe, read_mapping
 
 
 @dataclass(frozen=True)
@@ -236,26 +235,3 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> BenchConfig:
     except ValidationError as e:
         key = str(e.errors()[0]["loc"][0]) if e.errors()[0]["loc"] else ""
         raise ConfigError(f"{'the command line' if key in given else source}: {describe(e)}") from None
-
-
-# Where pydantic names the member of a union or a validator in an error's location, not a key.
-UNION_TAG = re.compile(r"^(float|int|str|bool|none|function-\w+.*|constrained-.*|list\[.*\]|dict\[.*\])$")
-
-
-def describe(error: ValidationError) -> str:
-    """The first problem as `key = value: what is allowed` (one line; the rest follow once this is fixed)."""
-    first = error.errors()[0]
-    key = ""
-    for part in first["loc"]:
-        if isinstance(part, int):
-            key += f"[{part}]"
-        elif not UNION_TAG.match(str(part)):
-            key += f".{part}" if key else str(part)
-    message = str(first["msg"]).removeprefix("Value error, ")
-    if first["type"] == "extra_forbidden":
-        return f"unknown setting {key!r}"
-    if first["type"] == "missing":
-        return f"{key} is missing"
-    if not key:  # a rule between settings (a model validator): its message says it all
-        return message
-    return f"{key} = {first.get('input')!r} is not allowed: {message[0].lower()}{message[1:]}"

@@ -215,11 +215,18 @@ GOOD = "  says: s\n  where: {ctx: 4096}\n  all: {completed: true}\n"
     ("text", "message"),
     [
         ("- id: a\n" + GOOD + "  colour: red\n", r"entry 1 \(a\): unknown key colour"),
-        ("- id: a\n  where: {ctx: 4096}\n  all: {completed: true}\n", "says must be a non-empty string"),
+        ("- id: a\n  where: {ctx: 4096}\n  all: {completed: true}\n", "says is missing"),
+        (
+            "- id: a\n  says: ' '\n  all: {completed: true}\n",
+            "says = ' ' is not allowed: string should have at least 1",
+        ),
         ("- id: a\n  says: s\n", "give exactly one test"),
         ("- id: a\n" + GOOD + "  none: {completed: false}\n", "give exactly one test"),
         ("- id: a\n  says: s\n  count: {completed: true}\n", "count needs exactly one of at_least"),
-        ("- id: a\n  says: s\n  count: {completed: true}\n  at_least: -1\n", "at_least must be a whole number >= 0"),
+        (
+            "- id: a\n  says: s\n  count: {completed: true}\n  at_least: -1\n",
+            "at_least = -1 is not allowed: input should be greater than",
+        ),
         ("- id: a\n" + GOOD + "  at_most: 1\n", "at_most goes with count, not with all"),
         ("- id: a\n  says: s\n  where: {colour: red}\n  all: {completed: true}\n", "unknown column 'colour'"),
         ("- id: a\n  says: s\n  all: {completed: yes please}\n", "completed must be true or false"),

@@ -70,16 +70,20 @@ def test_list_fixtures_skips_folders_without_fixture_yaml(tree: Path) -> None:
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"timeout": 5}, "unknown key"),
-        ({"hidden_total": None}, "missing key 'hidden_total'"),
-        ({"hidden_total": "6"}, "hidden_total must be a int"),
-        ({"max_steps": True}, "max_steps must be a int"),
-        ({"visible_tests": "test_todo.py"}, "visible_tests must be a list"),
+        ({"timeout": 5}, "unknown key(s) timeout; allowed: task_file, hidden_tests"),
+        ({"hidden_total": None}, "hidden_total is missing"),
+        ({"hidden_total": "6"}, "hidden_total = '6' is not allowed: input should be a valid integer"),
+        ({"max_steps": True}, "max_steps = True is not allowed: input should be a valid integer"),
+        (
+            {"visible_tests": "test_todo.py"},
+            "visible_tests = 'test_todo.py' is not allowed: input should be a valid list",
+        ),
         ({"visible_tests": [""]}, "list of file names"),
-        ({"solution_adds_tests": "no"}, "solution_adds_tests must be a bool"),
-        ({"expected_visible_passing": -1}, "expected_visible_passing must be at least 0"),
+        ({"solution_adds_tests": "no"}, "solution_adds_tests = 'no' is not allowed: input should be a valid boolean"),
+        ({"expected_visible_passing": -1}, "expected_visible_passing = -1 is not allowed: input should be greater"),
+        ({"grading": "both"}, "grading = 'both' is not allowed: input should be 'library' or 'program'"),
         ({"expected_hidden_passing": 7}, "between 0 and hidden_total"),
-        ({"max_steps": 0}, "at least 1"),
+        ({"max_steps": 0}, "max_steps = 0 is not allowed: input should be greater than or equal to 1"),
         ({"task_file": "MISSING.md"}, "MISSING.md is not a file"),
         ({"task_file": "../../hidden_tests/todo_repo/test_hidden_due_dates.py"}, "is not a file inside"),
         ({"visible_tests": ["test_todo.py", "test_gone.py"]}, "test_gone.py is not a file"),
@@ -92,7 +96,7 @@ def test_fixture_yaml_is_validated_strictly(tree: Path, changes: dict[str, objec
     with pytest.raises(FixtureError, match="fixture todo_repo") as error:
         load_fixture("todo_repo", tree)
 
-    assert message in str(error.value)
+    assert message in str(error.value) and "\n" not in str(error.value)
 
 
 def test_a_hidden_folder_without_tests_is_rejected(tree: Path) -> None:
