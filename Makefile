@@ -110,11 +110,23 @@ setup: $(VENV)/.cpu-stack
 $(VENV)/cuda.mk: .ci/cuda_toolkit.py $(VENV)/.deps
 	@flags="$$($(BIN)/python .ci/cuda_toolkit.py $(VENV)/cuda)" && echo "CUDA_TOOLKIT_FLAGS := $$flags" >$@
 
+# The bench's documented variables (make bench CTX=4096 ...) count only when given on make's command line: one merely
+# exported in the shell would change a bench unseen. From the environment the bench takes their prefixed names itself
+# (AGENTBENCH_CTX, ...: docs/config.md). Each recipe that passes them says where each came from (SOURCES).
+BENCH_VARIABLES := CTX REPS PRESETS FIXTURES MAX_STEPS SANDBOX SERVERS OUT CONFIG RESUME SHARD
+given = $(if $(filter command line,$(origin $(1))),$($(1)))
+flag = $(if $(call given,$(1)),$(2) $($(1)))
+setting = $(or $(call given,$(1)),$(AGENTBENCH_$(1)))
+SOURCES = $(foreach v,$(BENCH_VARIABLES),$(if $(call given,$(v)),'$(v)=$($(v)) (command line)',$(if \
+	$(AGENTBENCH_$(v)),'AGENTBENCH_$(v)=$(AGENTBENCH_$(v)) (environment)')) $(if $(filter environment%,$(origin \
+	$(v))),'$(v)=$($(v)) in the environment: ignored (pass $(v)= to make, or export AGENTBENCH_$(v))'))
+SAY_SOURCES = @printf 'make $@: %s\n' $(or $(strip $(SOURCES)),'no variables: the settings file and the defaults')
+
 # The Dockerfiles' base image: theirs where the engine has it or can pull it, else agentbench/base:bookworm made once
 # from this machine's apt mirror (.ci/base-image.sh, as CI does); AGENTBENCH_BASE_IMAGE, when set, wins. A bench with
 # the local sandbox and host-process servers builds no image, so chooses none.
 LOCAL_BASE = $(BIN)/python -m bench.containers.local_base
-NO_IMAGES = $(and $(filter local,$(SANDBOX)),$(if $(filter compose,$(SERVERS)),,yes))
+NO_IMAGES = $(and $(filter local,$(call setting,SANDBOX)),$(if $(filter compose,$(call setting,SERVERS)),,yes))
 BASE_IMAGE = $(if $(NO_IMAGES),,base="$$($(LOCAL_BASE))" && export AGENTBENCH_BASE_IMAGE="$$base" &&)
 
 # Before any long build (the llama.cpp build of setup: about 11 minutes): where the local base image will have to be
@@ -124,11 +136,12 @@ base-prerequisites: $(VENV)/.deps
 	$(if $(NO_IMAGES),@true,$(LOCAL_BASE) --prerequisites)
 
 bench: base-prerequisites setup
+	$(SAY_SOURCES)
 	$(BASE_IMAGE) $(BIN)/python -m bench run \
-		$(if $(CTX),--ctx $(CTX)) $(if $(REPS),--reps $(REPS)) $(if $(PRESETS),--presets $(PRESETS)) \
-		$(if $(FIXTURES),--fixtures $(FIXTURES)) $(if $(MAX_STEPS),--max-steps $(MAX_STEPS)) \
-		$(if $(SANDBOX),--sandbox $(SANDBOX)) $(if $(SERVERS),--servers $(SERVERS)) $(if $(OUT),--out $(OUT)) \
-		$(if $(CONFIG),--config $(CONFIG)) $(if $(RESUME),--resume) $(if $(SHARD),--shard $(SHARD))
+		$(call flag,CTX,--ctx) $(call flag,REPS,--reps) $(call flag,PRESETS,--presets) \
+		$(call flag,FIXTURES,--fixtures) $(call flag,MAX_STEPS,--max-steps) $(call flag,SANDBOX,--sandbox) \
+		$(call flag,SERVERS,--servers) $(call flag,OUT,--out) $(call flag,CONFIG,--config) \
+		$(if $(call given,RESUME),--resume) $(call flag,SHARD,--shard)
 
 # The shell scripts in .ci/ (by their #! line), for shellcheck; actionlint runs it over the workflows' run: steps too.
 CI_SHELL_SCRIPTS := $(shell grep -lE '^\#!.*[/ ](ba)?sh$$' .ci/*)
@@ -158,18 +171,21 @@ perf: setup
 	$(BIN)/python -m perf
 
 up: setup
-	$(BIN)/python -m bench up $(if $(CTX),--ctx $(CTX))
+	$(SAY_SOURCES)
+	$(BIN)/python -m bench up $(call flag,CTX,--ctx)
 
 down: setup
 	$(BIN)/python -m bench down
 
 # Fetch the configured hub models (bench.yaml flint_hf/jeff_hf) into the shared cache before the first bench.
 models: setup
-	$(BIN)/python -m bench models $(if $(CONFIG),--config $(CONFIG))
+	$(SAY_SOURCES)
+	$(BIN)/python -m bench models $(call flag,CONFIG,--config)
 
 # Once per GPU host: NVML, the sampler's cost, the servers' memory against their own buffers, compose, one run.
 gpu-check: setup
-	$(BIN)/python -m bench gpu-check $(if $(CONFIG),--config $(CONFIG)) $(if $(CTX),--ctx $(CTX))
+	$(SAY_SOURCES)
+	$(BIN)/python -m bench gpu-check $(call flag,CONFIG,--config) $(call flag,CTX,--ctx)
 
 # For Kubernetes pods (bench submit k8s --image): the bench's own image of this checkout; prints its tag to push.
 bench-image: base-prerequisites setup
@@ -181,7 +197,7 @@ gpu-image: setup
 
 # The day a GPU is lent: what NVML, libcuda and the sampler do there, in at most 10 minutes, offline (docs/gpu.md).
 gpu-rehearsal:
-	$(if $(wildcard $(BIN)/python),$(BIN)/python,python3) -m bench.rehearsal $(if $(OUT),--out $(OUT))
+	$(if $(wildcard $(BIN)/python),$(BIN)/python,python3) -m bench.rehearsal $(call flag,OUT,--out)
 
 # The pages made from the models (docs/config.md, docs/results.md); tests/test_docgen.py fails when they are stale.
 docs: $(VENV)/.deps

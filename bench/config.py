@@ -7,13 +7,13 @@ traceback and never a failure later in the middle of a bench. Preset names come 
 from __future__ import annotations
 
 import itertools
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from bench.environment import from_environment
 from bench.errors import ConfigError
 from bench.setting_types import (
     DEFAULT_CTX,
@@ -199,39 +199,27 @@ class BenchConfig(BaseModel):
         return triples
 
 
-# Settings that the environment variables of compose.yaml (and .env.example) override when they are set.
-ENVIRONMENT_OVERRIDES = {
-    "models_dir": "MODELS_DIR",
-    "flint_model": "FLINT_MODEL",
-    "jeff_model": "JEFF_MODEL",
-    "llama_image": "LLAMA_IMAGE",
-    "gpu_device": "GPU_DEVICE",
-    "flint_hf": "FLINT_HF",
-    "jeff_hf": "JEFF_HF",
-    "model_cache": "MODEL_CACHE",
-    "cpu_models": "CPU_MODELS",
-}
 SETTINGS = tuple(BenchConfig.model_fields)
 
 
 def load_config(path: Path | None, overrides: dict[str, Any]) -> BenchConfig:
-    """Settings from `path` (if given), then `overrides` whose value is not None, then the environment."""
+    """The settings, each from the first place that sets it: `overrides` (the command line; None is not given), the
+    environment (bench.environment: AGENTBENCH_<KEY> and the older aliases), `path` (bench.yaml), the defaults."""
     source = str(path) if path is not None else "the defaults"
     data = read_mapping(path, "bench settings") if path is not None else {}
     unknown = sorted(set(data) - set(SETTINGS))
     if unknown:
         raise ConfigError(f"unknown setting {unknown[0]!r} in {source}; known: {', '.join(SETTINGS)}")
     given = {k: v for k, v in overrides.items() if v is not None}
-    if "ctx" in given or "presets" in given:
-        data["groups"] = []  # an explicit --ctx/--presets asks for exactly that matrix
+    environment = {k: v for k, v in from_environment(BenchConfig.model_fields).items() if k not in given}
+    explicit = given.keys() | environment.keys()
+    if ("ctx" in explicit or "presets" in explicit) and "groups" not in explicit:
+        data["groups"] = []  # an explicit ctx or presets asks for exactly that matrix
+    data.update({key: found.value for key, found in environment.items()})
     data.update(given)
-    data.setdefault("flint_url", os.environ.get("FLINT_URL") or None)
-    data.setdefault("jeff_url", os.environ.get("JEFF_URL") or None)
-    for key, variable in ENVIRONMENT_OVERRIDES.items():  # the variables compose.yaml reads, when set, win
-        if os.environ.get(variable) and key not in given:
-            data[key] = os.environ[variable]
     try:
         return BenchConfig.model_validate(data)
     except ValidationError as e:
         key = str(e.errors()[0]["loc"][0]) if e.errors()[0]["loc"] else ""
-        raise ConfigError(f"{'the command line' if key in given else source}: {describe(e)}") from None
+        where = f"${environment[key].variable}" if key in environment else source
+        raise ConfigError(f"{'the command line' if key in given else where}: {describe(e)}") from None

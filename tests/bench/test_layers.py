@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # the ones below.
 LAYERS = [
     {"errors", "logs", "processes", "yaml_file", "ownership", "provenance", "untrusted"},
-    {"config", "setting_types", "results"},
+    {"config", "setting_types", "environment", "results"},
     {"containers", "measure"},
     {"fixtures"},
     {"llama"},
