@@ -63,7 +63,7 @@ def from_environment(
 def typed(field: FieldInfo, text: str) -> Any:
     """The text as the setting's type takes it: as it is, as YAML, or as a comma list of YAML items; the YAML
     reading when none fits, for the config model to refuse with its message."""
-    adapter: TypeAdapter[Any] = TypeAdapter(field.annotation)
+    adapter: TypeAdapter[Any] = TypeAdapter(field.annotation if field.annotation is not None else Any)
     read = _yaml(text)
     for candidate in (text, read, [_yaml(part.strip()) for part in text.split(",")]):
         try:
