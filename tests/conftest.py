@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 
-# Task data the grading tests grade (an exercism-style fixture): its tests are the fixture's, not the suite's.
-collect_ignore = ["bench/score/data"]
+# Task data the tests grade (an exercism-style fixture; the suite's own fixtures root, tests/fixtures_root/README.md):
+# their tests are the fixtures', not the suite's.
+collect_ignore = ["bench/score/data", "fixtures_root"]
 # The fast tier's guard against child processes (--no-child-processes, set by `make test-fast`).
 pytest_plugins = ["process_guard"]
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from small_task import CODE, SETTINGS
 
 from bench.config import BenchConfig
 from bench.errors import ServerStartError
@@ -134,12 +135,13 @@ def quick_watch(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def config(tmp_path: Path, flint_url: str, **changes: object) -> BenchConfig:
+    """Runs of the suite's small task (tests/small_task.py): these tests read the servers' faults, not the grading."""
     settings: dict[str, object] = {
         "servers": "external",
         "sandbox": "local",
         "flint_url": flint_url,
         "use_jeff": False,
-        "fixtures": ["todo_repo"],
+        **SETTINGS,
         "presets": ["part2"],
         "ctx": [4096],
         "max_steps": 4,
@@ -150,7 +152,7 @@ def config(tmp_path: Path, flint_url: str, **changes: object) -> BenchConfig:
     return BenchConfig(**(settings | changes))  # type: ignore[arg-type]
 
 
-READ = fake_llama.tool_call("read_file", {"path": "todo.py"})
+READ = fake_llama.tool_call("read_file", {"path": CODE})
 
 
 @pytest.mark.usefixtures("child_processes")

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import small_task
 import yaml
 
 import bench.fixtures.fixture
@@ -200,6 +201,19 @@ def test_fixtures_check_passes_for_todo_repo() -> None:
 
     assert problems == []
     assert "original: hidden 2/6, visible 3/3" in summary and "solution: hidden 6/6, visible 3/3" in summary
+
+
+@pytest.mark.usefixtures("child_processes")
+def test_the_suites_small_task_passes_fixtures_check_as_its_runs_expect() -> None:
+    """tests/small_task.py's task, which the runner's, faults', shards' and workers' tests run: a grading of one
+    pytest, with the counts those tests assert."""
+    problems, summary = check_fixture(small_task.NAME, small_task.ROOT)
+
+    assert problems == []
+    hidden, total, visible = small_task.UNTOUCHED
+    assert f"original: hidden {hidden}/{total}, visible {visible}/1" in summary
+    assert f"solution: hidden {total}/{total}, visible 1/1" in summary
+    assert load_fixture(small_task.NAME, small_task.ROOT).grading == "library"
 
 
 @pytest.mark.usefixtures("child_processes")
