@@ -1,4 +1,4 @@
-"""A calculator module."""
+"""A calculator module: it adds, subtracts and multiplies."""
 
 
 def add(a, b):
@@ -6,8 +6,10 @@ def add(a, b):
 
 
 def sub(a, b):
+    """Return a minus b."""
     return a - b
 
 
 def mul(a, b):
+    """Return a times b."""
     return a * b
