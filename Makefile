@@ -121,11 +121,24 @@ $(VENV)/cuda.mk: .ci/cuda_toolkit.py $(VENV)/.deps $(VENV)/.cuda-arch
 	@flags="$$($(BIN)/python .ci/cuda_toolkit.py $(VENV)/cuda '$(CUDA_ARCHITECTURES)')" \
 		&& echo "CUDA_TOOLKIT_FLAGS := $$flags" >$@
 
+# The bench's documented variables (make bench CTX=4096 ...) count only when given on make's command line: one merely
+# exported in the shell would change a bench unseen. From the environment the bench takes their prefixed names itself
+# (AGENTBENCH_CTX, ...: docs/config.md). Each recipe that passes them says where each came from (SOURCES).
+BENCH_VARIABLES := CTX REPS PRESETS FIXTURES MAX_STEPS SANDBOX SERVERS OUT CONFIG RESUME SHARD WORKERS GPU_DEVICES \
+	FIXTURES_ROOT
+given = $(if $(filter command line,$(origin $(1))),$($(1)))
+flag = $(if $(call given,$(1)),$(2) $($(1)))
+setting = $(or $(call given,$(1)),$(AGENTBENCH_$(1)))
+SOURCES = $(foreach v,$(BENCH_VARIABLES),$(if $(call given,$(v)),'$(v)=$($(v)) (command line)',$(if \
+	$(AGENTBENCH_$(v)),'AGENTBENCH_$(v)=$(AGENTBENCH_$(v)) (environment)')) $(if $(filter environment%,$(origin \
+	$(v))),'$(v)=$($(v)) in the environment: ignored (pass $(v)= to make, or export AGENTBENCH_$(v))'))
+SAY_SOURCES = @printf 'make $@: %s\n' $(or $(strip $(SOURCES)),'no variables: the settings file and the defaults')
+
 # The Dockerfiles' base image: theirs where the engine has it or can pull it, else agentbench/base:bookworm made once
 # from this machine's apt mirror (.ci/base-image.sh, as CI does); AGENTBENCH_BASE_IMAGE, when set, wins. A bench with
 # the local sandbox and host-process servers builds no image, so chooses none.
 LOCAL_BASE = $(BIN)/python -m bench.containers.local_base
-NO_IMAGES = $(and $(filter local,$(SANDBOX)),$(if $(filter compose,$(SERVERS)),,yes))
+NO_IMAGES = $(and $(filter local,$(call setting,SANDBOX)),$(if $(filter compose,$(call setting,SERVERS)),,yes))
 BASE_IMAGE = $(if $(NO_IMAGES),,base="$$($(LOCAL_BASE))" && export AGENTBENCH_BASE_IMAGE="$$base" &&)
 
 # Before any long build (the llama.cpp build of setup: about 11 minutes): where the local base image will have to be
@@ -135,20 +148,20 @@ base-prerequisites: $(VENV)/.deps
 	$(if $(NO_IMAGES),@true,$(LOCAL_BASE) --prerequisites)
 
 bench: base-prerequisites setup
+	$(SAY_SOURCES)
 	$(BASE_IMAGE) $(BIN)/python -m bench run \
-		$(if $(CTX),--ctx $(CTX)) $(if $(REPS),--reps $(REPS)) $(if $(PRESETS),--presets $(PRESETS)) \
-		$(if $(FIXTURES),--fixtures $(FIXTURES)) $(if $(MAX_STEPS),--max-steps $(MAX_STEPS)) \
-		$(if $(SANDBOX),--sandbox $(SANDBOX)) $(if $(SERVERS),--servers $(SERVERS)) $(if $(OUT),--out $(OUT)) \
-		$(if $(CONFIG),--config $(CONFIG)) $(if $(RESUME),--resume) $(if $(SHARD),--shard $(SHARD)) \
-		$(if $(WORKERS),--workers $(WORKERS)) $(if $(GPU_DEVICES),--gpu-devices $(GPU_DEVICES)) \
-		$(if $(FIXTURES_ROOT),--fixtures-root $(FIXTURES_ROOT))
+		$(call flag,CTX,--ctx) $(call flag,REPS,--reps) $(call flag,PRESETS,--presets) \
+		$(call flag,FIXTURES,--fixtures) $(call flag,MAX_STEPS,--max-steps) $(call flag,SANDBOX,--sandbox) \
+		$(call flag,SERVERS,--servers) $(call flag,OUT,--out) $(call flag,CONFIG,--config) \
+		$(if $(call given,RESUME),--resume) $(call flag,SHARD,--shard) \
+		$(call flag,WORKERS,--workers) $(call flag,GPU_DEVICES,--gpu-devices) $(call flag,FIXTURES_ROOT,--fixtures-root)
 
 # The shell scripts in .ci/ (by their #! line), for shellcheck; actionlint runs it over the workflows' run: steps too.
 CI_SHELL_SCRIPTS := $(shell grep -lE '^\#!.*[/ ](ba)?sh$$' .ci/*)
 
 lint: setup
-	$(BIN)/ruff format --check agent bench tests perf .ci
-	$(BIN)/ruff check agent bench tests perf .ci
+	$(BIN)/ruff format --check agent bench tests perf .ci docker
+	$(BIN)/ruff check agent bench tests perf .ci docker
 	$(BIN)/mypy
 	@command -v shellcheck >/dev/null || { echo "lint: shellcheck not found: apt-get install shellcheck"; exit 1; }
 	shellcheck $(CI_SHELL_SCRIPTS)
@@ -158,30 +171,34 @@ lint: setup
 test: base-prerequisites lint
 	$(BASE_IMAGE) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
-# The fast tier: no llama-server, no container engine, no agent or bench processes (the fakes of bench/testing/
-# stand in), no package index, in under a minute; `make test` runs everything.
+# The fast tier: no llama-server, no container engine, no child process at all (the fakes of bench/testing/ stand
+# in; a test that starts one is marked by the fixture it starts it with, and --no-child-processes fails any other:
+# tests/process_guard.py), no package index, in under a minute; `make test` runs everything.
 FAST_TESTS := not llama and not docker and not podman and not compose and not binutils and not browser and not slow \
 	and not processes and not index
 test-fast: $(VENV)/.deps
-	$(BIN)/python -m pytest -n auto -m "$(FAST_TESTS)" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto -m "$(FAST_TESTS)" --no-child-processes $(PYTEST_ARGS)
 
 # One table of the harness's own costs against their targets (perf/run.py); exits 1 naming a missed target.
 perf: setup
 	$(BIN)/python -m perf
 
 up: setup
-	$(BIN)/python -m bench up $(if $(CTX),--ctx $(CTX))
+	$(SAY_SOURCES)
+	$(BIN)/python -m bench up $(call flag,CTX,--ctx)
 
 down: setup
 	$(BIN)/python -m bench down
 
 # Fetch the configured hub models (bench.yaml flint_hf/jeff_hf) into the shared cache before the first bench.
 models: setup
-	$(BIN)/python -m bench models $(if $(CONFIG),--config $(CONFIG))
+	$(SAY_SOURCES)
+	$(BIN)/python -m bench models $(call flag,CONFIG,--config)
 
 # Once per GPU host: NVML, the sampler's cost, the servers' memory against their own buffers, compose, one run.
 gpu-check: setup
-	$(BIN)/python -m bench gpu-check $(if $(CONFIG),--config $(CONFIG)) $(if $(CTX),--ctx $(CTX))
+	$(SAY_SOURCES)
+	$(BIN)/python -m bench gpu-check $(call flag,CONFIG,--config) $(call flag,CTX,--ctx)
 
 # For Kubernetes pods (bench submit k8s): the bench's own image of this checkout and Jeff's CPU llama-server; prints both tags.
 bench-image: base-prerequisites setup
@@ -195,10 +212,9 @@ gpu-image: setup
 # 10 minutes, offline (docs/gpu.md); .ci/gpu-day.sh runs it there. Options: OUT DEVICE LLAMA_SOURCE LLAMA_WHEEL
 # LLAMA_BUILD SIZES BUDGET_S. gpu-day-bundle makes what that machine needs from the package index, here.
 gpu-rehearsal:
-	$(if $(wildcard $(BIN)/python),$(BIN)/python,python3) -m bench.rehearsal $(if $(OUT),--out $(OUT)) \
-		$(if $(DEVICE),--device $(DEVICE)) $(if $(LLAMA_SOURCE),--llama-source $(LLAMA_SOURCE)) \
-		$(if $(LLAMA_WHEEL),--llama-wheel $(LLAMA_WHEEL)) $(if $(LLAMA_BUILD),--llama-build $(LLAMA_BUILD)) \
-		$(if $(SIZES),--sizes $(SIZES)) $(if $(BUDGET_S),--budget-s $(BUDGET_S))
+	$(if $(wildcard $(BIN)/python),$(BIN)/python,python3) -m bench.rehearsal $(call flag,OUT,--out) \
+		$(call flag,DEVICE,--device) $(call flag,LLAMA_SOURCE,--llama-source) $(call flag,LLAMA_WHEEL,--llama-wheel) \
+		$(call flag,LLAMA_BUILD,--llama-build) $(call flag,SIZES,--sizes) $(call flag,BUDGET_S,--budget-s)
 
 gpu-day-bundle: $(VENV)/.deps
 	$(BIN)/python -m bench.rehearsal.source --out .gpu-day

@@ -137,8 +137,7 @@ def build_agent(
 
 def clear_at(args: argparse.Namespace) -> float:
     """The threshold in force: the preset's own (late), else --clear-at."""
-    own = PRESETS[args.preset].clear_at
-    return float(args.clear_at if own is None else own)
+    return float(PRESETS[args.preset].clear_threshold(args.clear_at))
 
 
 def start_fields(args: argparse.Namespace, props: Props) -> dict[str, Any]:

@@ -34,6 +34,11 @@ class Preset:
     # part of the request (agent/parse_failures.py), which is retried instead
     article_parse_rule: bool = True
 
+    def clear_threshold(self, given: float) -> float:
+        """The clearing threshold in force: the preset's own (late's 0.75), else the one given (--clear-at). The
+        bench records this one in its rows (clear_at), so a row says what the agent used."""
+        return given if self.clear_at is None else self.clear_at
+
 
 PRESETS: dict[str, Preset] = {
     "part2": Preset("part2", clears=False, drops_cut=False, strict_done=False),

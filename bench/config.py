@@ -7,14 +7,13 @@ traceback and never a failure later in the middle of a bench. Preset names come 
 from __future__ import annotations
 
 import itertools
-import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from bench.environment import from_environment
 from bench.errors import ConfigError
 from bench.setting_types import (
     DEFAULT_CTX,
@@ -35,7 +34,7 @@ from bench.setting_types import (
     Url,
     size_bytes,
 )
-from bench.yaml_file import read_mapping
+from bench.yaml_file import describe, read_mapping
 
 
 @dataclass(frozen=True)
@@ -216,64 +215,27 @@ class BenchConfig(BaseModel):
         return triples
 
 
-# Settings that the environment variables of compose.yaml (and .env.example) override when they are set.
-ENVIRONMENT_OVERRIDES = {
-    "models_dir": "MODELS_DIR",
-    "flint_model": "FLINT_MODEL",
-    "jeff_model": "JEFF_MODEL",
-    "llama_image": "LLAMA_IMAGE",
-    "gpu_device": "GPU_DEVICE",
-    "flint_hf": "FLINT_HF",
-    "jeff_hf": "JEFF_HF",
-    "model_cache": "MODEL_CACHE",
-    "cpu_models": "CPU_MODELS",
-    "flint_server_args": "FLINT_SERVER_ARGS",
-    "jeff_server_args": "JEFF_SERVER_ARGS",
-}
 SETTINGS = tuple(BenchConfig.model_fields)
 
 
 def load_config(path: Path | None, overrides: dict[str, Any]) -> BenchConfig:
-    """Settings from `path` (if given), then `overrides` whose value is not None, then the environment."""
+    """The settings, each from the first place that sets it: `overrides` (the command line; None is not given), the
+    environment (bench.environment: AGENTBENCH_<KEY> and the older aliases), `path` (bench.yaml), the defaults."""
     source = str(path) if path is not None else "the defaults"
     data = read_mapping(path, "bench settings") if path is not None else {}
     unknown = sorted(set(data) - set(SETTINGS))
     if unknown:
         raise ConfigError(f"unknown setting {unknown[0]!r} in {source}; known: {', '.join(SETTINGS)}")
     given = {k: v for k, v in overrides.items() if v is not None}
-    if "ctx" in given or "presets" in given:
-        data["groups"] = []  # an explicit --ctx/--presets asks for exactly that matrix
+    environment = {k: v for k, v in from_environment(BenchConfig.model_fields).items() if k not in given}
+    explicit = given.keys() | environment.keys()
+    if ("ctx" in explicit or "presets" in explicit) and "groups" not in explicit:
+        data["groups"] = []  # an explicit ctx or presets asks for exactly that matrix
+    data.update({key: found.value for key, found in environment.items()})
     data.update(given)
-    data.setdefault("flint_url", os.environ.get("FLINT_URL") or None)
-    data.setdefault("jeff_url", os.environ.get("JEFF_URL") or None)
-    for key, variable in ENVIRONMENT_OVERRIDES.items():  # the variables compose.yaml reads, when set, win
-        if os.environ.get(variable) and key not in given:
-            data[key] = os.environ[variable]
     try:
         return BenchConfig.model_validate(data)
     except ValidationError as e:
         key = str(e.errors()[0]["loc"][0]) if e.errors()[0]["loc"] else ""
-        raise ConfigError(f"{'the command line' if key in given else source}: {describe(e)}") from None
-
-
-# Where pydantic names the member of a union or a validator in an error's location, not a key.
-UNION_TAG = re.compile(r"^(float|int|str|bool|none|function-\w+.*|constrained-.*|list\[.*\]|dict\[.*\])$")
-
-
-def describe(error: ValidationError) -> str:
-    """The first problem as `key = value: what is allowed` (one line; the rest follow once this is fixed)."""
-    first = error.errors()[0]
-    key = ""
-    for part in first["loc"]:
-        if isinstance(part, int):
-            key += f"[{part}]"
-        elif not UNION_TAG.match(str(part)):
-            key += f".{part}" if key else str(part)
-    message = str(first["msg"]).removeprefix("Value error, ")
-    if first["type"] == "extra_forbidden":
-        return f"unknown setting {key!r}"
-    if first["type"] == "missing":
-        return f"{key} is missing"
-    if not key:  # a rule between settings (a model validator): its message says it all
-        return message
-    return f"{key} = {first.get('input')!r} is not allowed: {message[0].lower()}{message[1:]}"
+        where = f"${environment[key].variable}" if key in environment else source
+        raise ConfigError(f"{'the command line' if key in given else where}: {describe(e)}") from None

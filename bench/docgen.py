@@ -20,7 +20,8 @@ from typing import Any
 from bench import ROOT
 from bench import docgen_examples as examples
 from bench.cli import build_parser
-from bench.config import ENVIRONMENT_OVERRIDES, BenchConfig, Group
+from bench.config import BenchConfig, Group
+from bench.environment import variables
 from bench.json_documents import SCHEMAS
 from bench.replay.server_replay import report
 from bench.replay.server_report import read_csv
@@ -33,13 +34,27 @@ CONFIG_INTRO = """\
 
 <!-- Generated from bench/config.py by `python -m bench.docgen` (`make docs`): edit the model, not this page. -->
 
-A bench's settings come from `bench.yaml` (or `--config FILE`; `experiments/` holds examples), then the flags of
-`bench run` (which `make bench` passes: `CTX=`, `PRESETS=`, `FIXTURES=`, `REPS=`, `MAX_STEPS=`,
-`SANDBOX=`, `SERVERS=`, `OUT=`, `CONFIG=`, `RESUME=1`, `SHARD=`, `WORKERS=`, `GPU_DEVICES=`, `FIXTURES_ROOT=`), then
-the environment variables named below, which win when
-set. Every value is type- and range-checked when the file loads: a mistyped key or a wrong value is one line naming
-the key, the value and what is allowed (e.g. `bench.yaml: reps = '3' is not allowed: input should be a valid
-integer`), before anything runs. An explicit `--ctx` or `--presets` replaces `groups`.
+Each setting comes from the first of these that sets it, one rule for every setting:
+
+1. the command line: the flags of `bench run` (below);
+2. the environment: `AGENTBENCH_<KEY>` (`AGENTBENCH_REPS=3`, `AGENTBENCH_CTX=4096,8192`,
+   `AGENTBENCH_SAMPLING='{temperature: 0}'`), or an older name kept as its alias (below: `FLINT_URL`, `JEFF_URL`,
+   `GPU_DEVICE` and the other variables compose.yaml reads); the prefixed name wins over its alias, and an empty
+   variable counts as unset. A variable's text is read as its setting's type asks: as it is for text, else as YAML
+   reads it, and a comma list for a list;
+3. `bench.yaml` (or `--config FILE`, or the file `AGENTBENCH_CONFIG` names; `experiments/` holds examples);
+4. the defaults (below).
+
+`make bench` passes its variables as flags: `CTX=`, `PRESETS=`, `FIXTURES=`, `REPS=`, `MAX_STEPS=`, `SANDBOX=`,
+`SERVERS=`, `OUT=`, `CONFIG=`, `RESUME=1`, `SHARD=`, `WORKERS=`, `GPU_DEVICES=`, `FIXTURES_ROOT=`, given on make's
+command line only (`make bench CTX=4096`). One
+merely exported in the shell (`export OUT=...`) changes nothing: make says it ignores it; export the prefixed name
+(`AGENTBENCH_OUT`) to set a setting from the environment. make prints where each value it passes came from.
+
+Every value is type- and range-checked when the settings load: a mistyped key or a wrong value is one line naming
+where it came from, the key, the value and what is allowed (e.g. `bench.yaml: reps = '3' is not allowed: input
+should be a valid integer`, `$AGENTBENCH_REPS: ...`), before anything runs. An explicit `ctx` or `presets` (flag or
+variable) replaces `groups`.
 """
 
 CONFIG_OUTRO = """\
@@ -102,12 +117,14 @@ def one_line(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
-def settings_table(model: type[BenchConfig] | type[Group], flags: dict[str, str]) -> list[str]:
+def settings_table(
+    model: type[BenchConfig] | type[Group], flags: dict[str, str], environment: bool = True
+) -> list[str]:
     properties = model.model_json_schema()["properties"]
-    lines = ["| key | default | allowed | flag, variable | meaning |", "| --- | --- | --- | --- | --- |"]
+    lines = ["| key | default | allowed | flag, variables | meaning |", "| --- | --- | --- | --- | --- |"]
     for name, field in model.model_fields.items():
         default = json.dumps(field.default, ensure_ascii=False) if not field.is_required() else "required"
-        where = ", ".join(f"`{w}`" for w in (flags.get(name), ENVIRONMENT_OVERRIDES.get(name)) if w)
+        where = ", ".join(f"`{w}`" for w in (flags.get(name), *(variables(name) if environment else ())) if w)
         cells = [f"`{name}`", f"`{default}`", allowed(properties[name]), where, one_line(field.description)]
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return lines
@@ -116,7 +133,14 @@ def settings_table(model: type[BenchConfig] | type[Group], flags: dict[str, str]
 def render_config() -> str:
     flags = run_flags()
     out = [CONFIG_INTRO, "## Settings", "", *settings_table(BenchConfig, flags), ""]
-    out += ["## A block of `groups`", "", one_line(Group.__doc__), "", *settings_table(Group, {}), ""]
+    out += [
+        "## A block of `groups`",
+        "",
+        one_line(Group.__doc__),
+        "",
+        *settings_table(Group, {}, environment=False),
+        "",
+    ]
     return "\n".join([*out, CONFIG_OUTRO])
 
 

@@ -7,25 +7,24 @@ in a container on both that network and one that reaches the servers. It passes
 
 (all the agent sends: agent/server.py) and answers everything else with 403 without contacting the server: /slots
 (which makes the server write files of the caller's choosing), /metrics (which the bench cross-checks the trace
-against), POST /props, and the rest. A chat body is parsed and passed only when it holds what the agent sends:
-`messages` (system, user, assistant and tool turns of text and tool calls), `tools` (a few small function
-schemas), `tool_choice`, `stream: false`, `max_tokens` up to the server's window, and the run's sampling settings
-(`--sampling PORT=JSON`: exactly those; without it, the usual numeric ones). A grammar, `n_probs`, a JSON schema or
-any other field is refused with 400, which the agent reports as the server's refusal.
+against), POST /props, and the rest. A chat body is parsed and passed only when it holds what the agent sends
+(docker/chat_body.py), with the run's sampling settings (`--sampling PORT=JSON`: exactly those); anything else is
+refused with 400.
 
 Resources are bounded by construction: at most MAX_CONNECTIONS at once (more get 503 at once), request heads of
 HEAD_LIMIT and bodies of BODY_LIMIT bytes (a larger Content-Length is refused before a byte of the body is read),
-one body parsed at a time and only when it holds at most MAX_BRACKETS arrays and objects, answers passed through in
-64 KiB pieces; so memory stays below MAX_CONNECTIONS x BODY_LIMIT plus one bounded parse (about 64 MB in all). A request must arrive within REQUEST_TIMEOUT_S, and its answer within the exchange
-timeout (`--timeout`, default EXCHANGE_TIMEOUT_S); when the time is up or the client goes away, the connection to
-the server is closed, which makes llama-server drop the task and free its slot.
+one body parsed at a time and only when it holds at most chat_body.MAX_BRACKETS arrays and objects, answers passed
+through in 64 KiB pieces; so memory stays below MAX_CONNECTIONS x BODY_LIMIT plus one bounded parse (about 64 MB in
+all). A request must arrive within REQUEST_TIMEOUT_S, and its answer within the exchange timeout (`--timeout`,
+default EXCHANGE_TIMEOUT_S); when the time is up or the client goes away, the connection to the server is closed,
+which makes llama-server drop the task and free its slot.
 
 One request per connection: the request goes on with `Connection: close`, the response comes back byte for byte
 (streamed or not) with its Connection header made `Connection: close`, then both connections close.
 
     python3 forward.py [--sampling 8080='{"temperature": 0}'] [--timeout S] 8080=172.18.0.1:41234 8081=...
 
-Standard library only: it runs in the sandbox image, or in any image with python3.
+Standard library only: it runs in the sandbox image, or in any image with python3, with chat_body.py beside it.
 """
 
 from __future__ import annotations
@@ -34,10 +33,13 @@ import argparse
 import asyncio
 import contextlib
 import json
-import math
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
+
+# Beside this file wherever it runs (the sandbox image's /opt/agentbench, compose.yaml's gates): the script's folder
+# is first on sys.path.
+from chat_body import Refused, check_chat
 
 ALLOWED = frozenset({("POST", "/v1/chat/completions"), ("GET", "/props"), ("GET", "/health")})
 HEAD_LIMIT = 64 * 1024  # bytes of request line and headers
@@ -48,126 +50,12 @@ EXCHANGE_TIMEOUT_S = 900.0  # for the server's answer: the agent's own limit per
 WINDOW_TTL_S = 30.0  # how long the server's window, read from /props, is taken as known
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade", "expect"})
 
-# What a chat body may hold: agent/loop.py's request_body and agent/jeff.py's opinion request.
-CHAT_FIELDS = frozenset({"messages", "tools", "tool_choice", "stream", "max_tokens"})
-MESSAGE_FIELDS = frozenset({"role", "content", "reasoning_content", "tool_calls", "tool_call_id", "name"})
-ROLES = frozenset({"system", "user", "assistant", "tool"})
-MAX_MESSAGES = 4096
-# Arrays and objects in one body, counted as brackets before parsing: what a parse can build is bounded by this (a
-# body of empty lists would otherwise cost some 30 bytes of memory per byte), not by the body's length alone.
-MAX_BRACKETS = 256 * 1024
-MAX_TOOLS = 16
-TOOLS_LIMIT = 32 * 1024  # bytes of the tools' JSON: the agent's six are about 1.5 KB
-SCHEMA_DEPTH = 8
-# Sampling settings taken when no --sampling names the run's: numbers in the ranges llama-server accepts.
-DEFAULT_SAMPLING = {"temperature": (0, 5), "top_p": (0, 1), "min_p": (0, 1), "top_k": (0, 1000), "seed": (-1, 2**32)}
-
-
-class Refused(Exception):
-    def __init__(self, status: int, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.reason = status, reason
-
-
-def bad(message: str) -> Refused:
-    return Refused(400, "Bad Request", f"the forwarder passes only the agent's own requests: {message}")
-
 
 def error_response(status: int, reason: str, message: str) -> bytes:
     """An error in llama-server's own shape, so the agent reads it like any other server error."""
     body = json.dumps({"error": {"code": status, "message": message, "type": "forbidden"}}).encode()
     head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
     return (head + "Connection: close\r\n\r\n").encode() + body
-
-
-def _depth(value: Any, limit: int) -> bool:
-    """Whether `value` nests at most `limit` levels."""
-    if limit < 0:
-        return False
-    if isinstance(value, dict):
-        return all(_depth(v, limit - 1) for v in value.values())
-    if isinstance(value, list):
-        return all(_depth(v, limit - 1) for v in value)
-    return True
-
-
-def check_message(message: Any) -> None:
-    if not isinstance(message, dict) or not set(message) <= MESSAGE_FIELDS or message.get("role") not in ROLES:
-        raise bad("each message is an object with a role and text (or tool calls)")
-    for key in ("content", "reasoning_content", "tool_call_id", "name"):
-        if not isinstance(message.get(key, ""), str | type(None)):
-            raise bad(f"a message's {key} must be text")
-    for call in message.get("tool_calls") or []:
-        function = call.get("function") if isinstance(call, dict) else None
-        if not (
-            isinstance(function, dict)
-            and set(call) <= {"id", "type", "function"}
-            and set(function) <= {"name", "arguments"}
-            and all(isinstance(v, str) for v in (*function.values(), call.get("id", ""), call.get("type", "")))
-        ):
-            raise bad("a tool call is an id, a type and a function's name and arguments, as text")
-
-
-def check_tools(tools: Any) -> None:
-    if not isinstance(tools, list) or len(tools) > MAX_TOOLS or len(json.dumps(tools)) > TOOLS_LIMIT:
-        raise bad(f"tools is a list of at most {MAX_TOOLS} functions in {TOOLS_LIMIT} bytes")
-    for tool in tools:
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if not (
-            isinstance(function, dict)
-            and tool.get("type") == "function"
-            and set(function) <= {"name", "description", "parameters"}
-            and _depth(function.get("parameters", {}), SCHEMA_DEPTH)
-        ):
-            raise bad("each tool is a function with a name, a description and a small parameters schema")
-
-
-def check_sampling(body: dict[str, Any], sampling: dict[str, Any] | None) -> None:
-    extra = set(body) - CHAT_FIELDS
-    if sampling is not None:
-        if extra - set(sampling) or any(body[key] != sampling[key] for key in extra):
-            raise bad(f"the run's sampling settings are {json.dumps(sampling, sort_keys=True)}; got others")
-        return
-    for key in sorted(extra):
-        if key not in DEFAULT_SAMPLING:
-            raise bad(f"{key!r} is not a field the agent sends")
-        low, high = DEFAULT_SAMPLING[key]
-        value = body[key]
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise bad(f"{key} must be a number")
-        if not low <= value <= high:
-            raise bad(f"{key} must be between {low} and {high}")
-
-
-def check_chat(raw: bytes, sampling: dict[str, Any] | None, window: int | None) -> dict[str, Any]:
-    """The chat body, when it is one the agent sends; Refused(400) naming what is not. `window` bounds max_tokens
-    (None: not known, so max_tokens is refused)."""
-    if raw.count(b"[") + raw.count(b"{") > MAX_BRACKETS:
-        raise bad(f"the body holds more than {MAX_BRACKETS} arrays and objects")
-    try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):
-        raise bad("the body is not JSON") from None
-    if not isinstance(body, dict):
-        raise bad("the body is not a JSON object")
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not 1 <= len(messages) <= MAX_MESSAGES:
-        raise bad(f"messages is a list of 1 to {MAX_MESSAGES} messages")
-    for message in messages:
-        check_message(message)
-    if "tools" in body:
-        check_tools(body["tools"])
-    choice = body.get("tool_choice", "auto")
-    if choice not in ("auto", "none", "required") and not (isinstance(choice, dict) and _depth(choice, 2)):
-        raise bad("tool_choice is auto, none, required or a named function")
-    if body.get("stream", False) is not False:
-        raise bad("stream must be false")
-    check_sampling(body, sampling)
-    if "max_tokens" in body:
-        tokens = body["max_tokens"]
-        if isinstance(tokens, bool) or not isinstance(tokens, int) or not 1 <= tokens <= (window or 0):
-            raise bad(f"max_tokens must be a whole number from 1 to the window ({window or 'unknown'} tokens)")
-    return body
 
 
 def parse_head(head: bytes) -> tuple[str, str, list[tuple[str, str]]]:

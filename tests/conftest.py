@@ -20,8 +20,11 @@ from typing import Any
 
 import pytest
 
-# Task data the grading tests grade (an exercism-style fixture): its tests are the fixture's, not the suite's.
-collect_ignore = ["bench/score/data"]
+# Task data the tests grade (an exercism-style fixture; the suite's own fixtures root, tests/fixtures_root/README.md):
+# their tests are the fixtures', not the suite's.
+collect_ignore = ["bench/score/data", "fixtures_root"]
+# The fast tier's guard against child processes (--no-child-processes, set by `make test-fast`).
+pytest_plugins = ["process_guard"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -203,38 +206,20 @@ def no_dev_plugins_in_child_pytest() -> Iterator[None]:
         yield
 
 
-# Modules whose tests run the agent, pytest or a whole bench as child processes, a second or more each (measured
-# with --durations): they carry the `processes` marker, which `make test-fast` leaves out with the real parts.
-PROCESS_MODULES = {
-    "tests/agent/test_agent_answer_shapes.py",
-    "tests/agent/test_agent_article_texts.py",
-    "tests/agent/test_agent_cli.py",
-    "tests/agent/test_agent_cut_answers.py",
-    "tests/agent/test_agent_deadlines.py",
-    "tests/agent/test_agent_done.py",
-    "tests/agent/test_agent_done_isolation.py",
-    "tests/agent/test_agent_guards.py",
-    "tests/agent/test_agent_part3_plus.py",
-    "tests/agent/test_agent_presets.py",
-    "tests/agent/test_agent_rules.py",
-    "tests/agent/test_agent_shell.py",
-    "tests/agent/test_agent_shell_reading.py",
-    "tests/agent/test_agent_tool_calls.py",
-    "tests/agent/test_agent_trace.py",
-    "tests/bench/analyze/test_flint_serving.py",
-    "tests/bench/analyze/test_gate_simulation.py",
-    "tests/bench/analyze/test_history.py",
-    "tests/bench/analyze/test_report.py",
-    "tests/bench/analyze/test_view.py",
-    "tests/bench/results/test_append_property.py",
-    "tests/bench/run/test_runner.py",
-    "tests/bench/score/test_exercism.py",
-    "tests/bench/score/test_fixtures.py",
-    "tests/bench/score/test_grading.py",
-    "tests/bench/score/test_tampering.py",
-    "tests/bench/llama/test_download.py",
-    "tests/bench/test_cli.py",
+# The fixtures that start child processes (the agent, pytest, a bench, a program, a server of its own) or the real
+# parts, and the markers they give every test that takes them, directly or through another fixture: a test says what
+# it starts by the fixture it starts it with. `make test-fast` leaves those markers out, and fails a test that starts
+# a process without one (tests/process_guard.py).
+FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
+    "child_processes": ("processes",),
+    "compose_line": ("compose", "processes"),
 }
+
+
+@pytest.fixture(scope="session")
+def child_processes() -> None:
+    """Taken by a test (or a fixture: run_agent, agent_process, ...) that starts child processes: it marks the test
+    `processes`, which the fast tier leaves out."""
 
 
 # tryfirst: pytest-xdist reads the groups in its own collection hook, which must see the marks added here.
@@ -243,8 +228,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("fixed_names"):
             item.add_marker(pytest.mark.xdist_group(SHARED_DOCKER_NAMES))
-        if item.path.relative_to(config.rootpath).as_posix() in PROCESS_MODULES:
-            item.add_marker(pytest.mark.processes)
+        for fixture, markers in FIXTURE_MARKERS.items():
+            if fixture in item.fixturenames:
+                for marker in markers:
+                    item.add_marker(marker)
     # The long tests (real servers, containers, whole benches) first, so that the many short ones fill the workers'
     # last minutes instead of one worker finishing a long test alone; the sort is stable, so a module stays together.
     heavy = ("slow", "llama", "docker", "podman", "compose")
@@ -287,7 +274,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = [f"CI={os.environ.get('CI', '')!r}: missing prerequisites {'fail' if in_ci() else 'skip'}"]
-    from bench.servers.compose_cli import available
+    if config.getoption("--no-child-processes", default=False):  # tests/process_guard.py
+        return [*lines, "child processes: a test that starts one fails (--no-child-processes)"]
+    from bench.servers.compose_cli import available  # asks each Compose binary its version
 
     found = [c.label for c in available()]
     lines.append(f"compose: {', '.join(found) or 'none found'}")

@@ -33,8 +33,9 @@ def test_the_config_page_names_each_setting_with_its_flag_and_variable() -> None
     page = render_config()
     for name in BenchConfig.model_fields:
         assert f"| `{name}` |" in page
-    assert "| `reps` | `1` | integer ≥ 1 ≤ 1000 | `--reps` |" in page
-    assert "`GPU_DEVICE`" in page and "`--max-steps`" in page
+    assert "| `reps` | `1` | integer ≥ 1 ≤ 1000 | `--reps`, `AGENTBENCH_REPS` |" in page
+    assert '| `gpu_device` | `"0"` |' in page and "`AGENTBENCH_GPU_DEVICE`, `GPU_DEVICE` |" in page
+    assert "1. the command line" in page and "2. the environment" in page and "3. `bench.yaml`" in page
 
 
 def test_allowed_reads_ranges_choices_and_options() -> None:

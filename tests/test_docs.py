@@ -26,6 +26,7 @@ def test_the_docs_have_samples_to_run() -> None:
     assert samples()
 
 
+@pytest.mark.usefixtures("child_processes")
 @pytest.mark.parametrize(("where", "code"), samples(), ids=[where for where, _ in samples()])
 def test_a_documented_sample_runs(where: str, code: str, tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT))

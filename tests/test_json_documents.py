@@ -102,6 +102,7 @@ def test_fixtures_check(tmp_path: Path, capsys: Capture) -> None:
     assert not found["ok"] and fixture["name"] == "broken" and fixture["problems"]
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_predictions_score(tmp_path: Path, capsys: Capture) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()

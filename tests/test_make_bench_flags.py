@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+# Every test here starts child processes (a bench, make, pytest, a program): the process tier (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

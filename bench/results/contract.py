@@ -32,7 +32,12 @@ class ContractColumns:
     servers: str = col("how the servers ran: compose, embedded or external", compare="setup", contract=True)
     flint_model: str = col("Flint's GGUF file name (sha256 in flint_model_sha256)", compare="names", contract=True)
     jeff_model: str = col("Jeff's GGUF file name; empty without Jeff", compare="names", contract=True)
-    server_build: str = col("Flint's /props build_info", compare="setup", contract=True)
+    server_build: str = col(
+        "the llama.cpp build Flint runs: its /props build_info, or server_build_pin when the binary cannot tell "
+        "(server_build_from says which)",
+        compare="setup",
+        contract=True,
+    )
     stop_reason: str = col(
         "done, step_limit, context_exhausted, server_error, interrupted (the agent's), resource_exhausted (a "
         "sandbox limit cut the run short: the agent's failure), or infra_error (outside the agent)",

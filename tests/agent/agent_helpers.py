@@ -7,7 +7,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agent.cli import main
 
@@ -47,8 +47,9 @@ def check_trace_invariants(events: list[dict[str, Any]]) -> None:
     assert [e["event"] for e in events].count("stop") == 1
 
 
-def run_agent(repo: Path, url: str, *extra: str, task: str = "Add sub(a, b) to calc.py.") -> Run:
-    """The agent in-process, with the defaults the tests want unless `extra` overrides them."""
+def run_agent_in_process(repo: Path, url: str, *extra: str, task: str = "Add sub(a, b) to calc.py.") -> Run:
+    """The agent in-process, with the defaults the tests want unless `extra` overrides them. Tests take it as the
+    `run_agent` fixture (tests/agent/conftest.py), which marks them: its commands and done check start processes."""
     events = repo.parent / "events.jsonl"
     argv = ["--repo", str(repo), "--task", task, "--flint", url, "--events", str(events)]
     defaults = {"--approve": "no", "--retry-delay": "0.01", "--command-timeout": "30"}
@@ -64,7 +65,8 @@ def run_agent(repo: Path, url: str, *extra: str, task: str = "Add sub(a, b) to c
 def run_agent_process(
     args: list[str], *, stdin: str | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m agent` as a separate process, where exit status and stderr are what is tested."""
+    """`python -m agent` as a separate process, where exit status and stderr are what is tested (the `agent_process`
+    fixture)."""
     return subprocess.run(
         [sys.executable, "-m", "agent", *args],
         cwd=ROOT,
@@ -74,6 +76,16 @@ def run_agent_process(
         timeout=60,
         env=env,
     )
+
+
+class RunAgent(Protocol):
+    def __call__(self, repo: Path, url: str, *extra: str, task: str = ...) -> Run: ...
+
+
+class AgentProcess(Protocol):
+    def __call__(
+        self, args: list[str], *, stdin: str | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]: ...
 
 
 def last_request_text(requests: list[dict[str, Any]]) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from agent_helpers import CALC, TEST_CALC, run_agent
+from agent_helpers import CALC, TEST_CALC, RunAgent
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis_settings import examples
@@ -55,7 +55,7 @@ def strict_json(line: str) -> Any:
     return json.loads(line, parse_constant=refuse)
 
 
-def run_with(repo: Path, replies: list[fl.Reply], *extra: str) -> list[dict[str, Any]]:
+def run_with(run_agent: RunAgent, repo: Path, replies: list[fl.Reply], *extra: str) -> list[dict[str, Any]]:
     """Run the agent on `replies` (then read_file calls); check what every run must hold; return the trace."""
     not_done = DoneResult(False, 1, "1 failed", feedback="The tests do not pass.")
     default = fl.tool_call("read_file", READ)
@@ -107,23 +107,23 @@ SHAPES = {
 
 
 @pytest.mark.parametrize("reply", list(SHAPES.values()), ids=list(SHAPES))
-def test_each_published_shape_ends_with_a_clear_reason(repo: Path, reply: fl.Reply) -> None:
-    events = run_with(repo, [reply, reply])
+def test_each_published_shape_ends_with_a_clear_reason(run_agent: RunAgent, repo: Path, reply: fl.Reply) -> None:
+    events = run_with(run_agent, repo, [reply, reply])
     assert any(e["event"] in ("response", "http_error") for e in events)
 
 
-def test_a_deep_usage_is_recorded_bounded_and_says_so(repo: Path) -> None:
+def test_a_deep_usage_is_recorded_bounded_and_says_so(run_agent: RunAgent, repo: Path) -> None:
     deep: Any = "bottom"
     for _ in range(40):
         deep = [deep]
     body = answer_body(call_message(json.dumps(READ)), usage={"total_tokens": 5, "details": deep})
-    response = run_with(repo, [send(body)])[1]
+    response = run_with(run_agent, repo, [send(body)])[1]
     assert response["event"] == "response" and "usage" in response["trimmed"]
     assert "nested deeper than" in json.dumps(response["usage"])
 
 
-def test_a_bad_argument_number_is_told_to_the_model_and_the_run_goes_on(repo: Path) -> None:
-    events = run_with(repo, [SHAPES["offset 1e400"]])
+def test_a_bad_argument_number_is_told_to_the_model_and_the_run_goes_on(run_agent: RunAgent, repo: Path) -> None:
+    events = run_with(run_agent, repo, [SHAPES["offset 1e400"]])
     tools = [e for e in events if e["event"] == "tool"]
     assert tools[0]["error"] and "'offset' is not a whole number" in tools[0]["error"]
     assert tools[1]["ok"] and events[-1]["reason"] == "step_limit"
@@ -195,6 +195,8 @@ def shared_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @examples(60)
 @given(st.lists(replies(), min_size=1, max_size=2), st.sampled_from(["part2", "part3", "strict"]))
-def test_any_answer_ends_with_a_clear_reason(shared_repo: Path, script: list[fl.Reply], preset: str) -> None:
-    events = run_with(shared_repo, script, "--preset", preset)
+def test_any_answer_ends_with_a_clear_reason(
+    run_agent: RunAgent, shared_repo: Path, script: list[fl.Reply], preset: str
+) -> None:
+    events = run_with(run_agent, shared_repo, script, "--preset", preset)
     assert not any(isinstance(v, float) and not math.isfinite(v) for e in events for v in e.values())

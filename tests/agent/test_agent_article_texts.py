@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from agent_helpers import run_agent
+from agent_helpers import RunAgent
 
 from agent import prompts
 from bench.testing import fake_llama as fl
@@ -63,7 +63,7 @@ def test_the_pinned_texts_are_the_articles() -> None:
 
 
 @pytest.mark.parametrize("preset", ["clearing", "part3"])
-def test_the_article_presets_send_the_article_texts(repo: Path, preset: str) -> None:
+def test_the_article_presets_send_the_article_texts(run_agent: RunAgent, repo: Path, preset: str) -> None:
     (repo / "big.py").write_text("".join(f"VALUE_{i} = {i}  # filler to take room\n" for i in range(80)))
     script = [
         fl.tool_call("write_file", {"path": "notes.txt", "content": "N" * 900}),

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agent_helpers import ROOT, read_events, run_agent, run_agent_process
+from agent_helpers import ROOT, AgentProcess, RunAgent, read_events
 
 from agent.cli import main
 from bench.llama.process import free_port
@@ -21,10 +21,12 @@ from bench.testing import fake_llama as fl
 from bench.testing.fake_llama import FakeLlama
 
 
-def test_an_unreachable_server_at_start_exits_2_with_one_line_naming_the_url(repo: Path, tmp_path: Path) -> None:
+def test_an_unreachable_server_at_start_exits_2_with_one_line_naming_the_url(
+    agent_process: AgentProcess, repo: Path, tmp_path: Path
+) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     events = tmp_path / "events.jsonl"
-    done = run_agent_process(["--repo", str(repo), "--task", "x", "--flint", url, "--events", str(events)])
+    done = agent_process(["--repo", str(repo), "--task", "x", "--flint", url, "--events", str(events)])
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and f"{url}/props" in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
@@ -58,6 +60,7 @@ def test_a_repo_that_is_not_a_folder_is_a_usage_error(tmp_path: Path, capsys: py
     )
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_task_file_is_sent_as_the_task(repo: Path) -> None:
     with FakeLlama([fl.prose("done")]) as flint:
         main(["--repo", str(repo), "--task-file", str(repo / "TASK.md"), "--flint", flint.url, "--no-jeff"])
@@ -65,6 +68,7 @@ def test_the_task_file_is_sent_as_the_task(repo: Path) -> None:
     assert first[1] == {"role": "user", "content": (repo / "TASK.md").read_text()}
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_urls_come_from_the_environment_unless_given(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeLlama([fl.tool_call("run", {"command": "ls"})]) as flint, FakeLlama() as jeff:
         monkeypatch.setenv("FLINT_URL", flint.url)
@@ -77,7 +81,7 @@ def test_urls_come_from_the_environment_unless_given(repo: Path, monkeypatch: py
         assert read_events(events)[0]["jeff"] is None and len(jeff.requests) == 1
 
 
-def test_sampling_is_merged_into_every_request_and_recorded(repo: Path) -> None:
+def test_sampling_is_merged_into_every_request_and_recorded(run_agent: RunAgent, repo: Path) -> None:
     sampling = {"temperature": 0.7, "ignore_eos": True, "max_tokens": 300}
     with FakeLlama([fl.tool_call("read_file", {"path": "calc.py"}), fl.prose("done")]) as flint:
         run = run_agent(repo, flint.url, "--sampling", json.dumps(sampling))
@@ -90,18 +94,22 @@ def test_sampling_is_merged_into_every_request_and_recorded(repo: Path) -> None:
     assert [t["function"]["name"] for t in bodies[0]["tools"]] == ["read_file", "write_file", "edit_file", "run"]
 
 
-def test_a_template_without_tool_support_is_noted(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_template_without_tool_support_is_noted(
+    run_agent: RunAgent, repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with FakeLlama([fl.prose("done")], supports_tool_calls=False) as flint:
         run = run_agent(repo, flint.url)
     assert run.events[0]["supports_tool_calls"] is False
     assert "no tool-call support" in capsys.readouterr().out
 
 
-def test_a_server_that_goes_away_mid_run_is_retried_then_stops_with_server_error(repo: Path, tmp_path: Path) -> None:
+def test_a_server_that_goes_away_mid_run_is_retried_then_stops_with_server_error(
+    agent_process: AgentProcess, repo: Path, tmp_path: Path
+) -> None:
     events = tmp_path / "gone.jsonl"
     with FakeLlama([fl.tool_call("read_file", {"path": "calc.py"}), fl.die()]) as flint:
         args = ["--repo", str(repo), "--task", "x", "--flint", flint.url, "--no-jeff", "--events", str(events)]
-        done = run_agent_process([*args, "--retries", "2", "--retry-delay", "0.05"])
+        done = agent_process([*args, "--retries", "2", "--retry-delay", "0.05"])
     trace = read_events(events)
     errors = [e for e in trace if e["event"] == "http_error"]
     assert [(e["step"], e["attempt"], e["type"]) for e in errors] == [
@@ -116,7 +124,7 @@ def test_a_server_that_goes_away_mid_run_is_retried_then_stops_with_server_error
     assert f"stopped: server_error after 2 step(s): llama-server at {flint.url}" in done.stdout
 
 
-def test_bad_bodies_and_dropped_connections_are_retried_within_the_step(repo: Path) -> None:
+def test_bad_bodies_and_dropped_connections_are_retried_within_the_step(run_agent: RunAgent, repo: Path) -> None:
     script = [fl.drop_connection(), fl.non_json(), fl.truncated_body(), fl.prose("done")]
     with FakeLlama(script) as flint:
         run = run_agent(repo, flint.url, "--retries", "4")
@@ -128,7 +136,7 @@ def test_bad_bodies_and_dropped_connections_are_retried_within_the_step(repo: Pa
     assert run.stop["reason"] == "done" and run.stop["steps"] == 1 and len(run.of("response")) == 1
 
 
-def test_a_request_the_server_rejects_stops_without_retrying(repo: Path) -> None:
+def test_a_request_the_server_rejects_stops_without_retrying(run_agent: RunAgent, repo: Path) -> None:
     rejected = fl.http_error(400, "invalid_request_error", "Failed to parse messages: bad role")
     with FakeLlama([rejected, fl.prose("never")]) as flint:
         run = run_agent(repo, flint.url, "--retries", "4")
@@ -168,6 +176,7 @@ def wait_for(condition: object, seconds: float = 30) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_ctrl_c_while_waiting_for_the_server_stops_interrupted(repo: Path, tmp_path: Path) -> None:
     events = tmp_path / "interrupted.jsonl"
     with FakeLlama([{**fl.prose("slow"), "delay": 30}]) as flint:
@@ -181,6 +190,7 @@ def test_ctrl_c_while_waiting_for_the_server_stops_interrupted(repo: Path, tmp_p
     assert (stop["reason"], stop["steps"]) == ("interrupted", 1)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_ctrl_c_during_a_command_kills_the_command(repo: Path, tmp_path: Path) -> None:
     events = tmp_path / "interrupted.jsonl"
     with FakeLlama([fl.tool_call("run", {"command": "echo $$ > shell.pid; sleep 60"})]) as flint:
@@ -200,13 +210,14 @@ def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--clear-at" in capsys.readouterr().out
 
 
-def test_python_dash_m_agent_runs_the_agent(repo: Path) -> None:
+def test_python_dash_m_agent_runs_the_agent(agent_process: AgentProcess, repo: Path) -> None:
     with FakeLlama([fl.prose("done")]) as flint:
         env = {**os.environ, "FLINT_URL": flint.url}
-        done = run_agent_process(["--repo", str(repo), "--task", "x", "--no-jeff"], env=env)
+        done = agent_process(["--repo", str(repo), "--task", "x", "--no-jeff"], env=env)
     assert done.returncode == 0 and "stopped: done after 1 step(s)" in done.stdout
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_an_interpreter_without_pytest_is_a_setup_error(repo: Path) -> None:
     # -S leaves site-packages out, so this interpreter has the standard library (all the agent needs) but no pytest
     done = subprocess.run(

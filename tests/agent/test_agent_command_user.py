@@ -43,6 +43,7 @@ def test_a_bad_command_user_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, va
         command_user()
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_without_root_the_agent_refuses_to_start_rather_than_run_commands_as_itself() -> None:
     """As any user but root, the agent exits 2 with the reason (as root here: a child that first becomes nobody)."""
     become_nobody = "os.setgid(65534); os.setuid(65534); " if os.geteuid() == 0 else ""
@@ -75,6 +76,7 @@ print(json.dumps({"resuid": os.getresuid(), "egid": os.getegid(), "output": outp
 """
 
 
+@pytest.mark.usefixtures("child_processes")
 @pytest.mark.skipif(os.geteuid() != 0, reason="switching users needs root, as in the docker sandbox")
 def test_commands_run_as_the_command_user_and_cannot_write_the_trace_or_signal_the_agent() -> None:
     with tempfile.TemporaryDirectory() as tmp:  # not under tmp_path: nobody must be able to reach the trace's folder

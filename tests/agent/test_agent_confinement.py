@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from agent_helpers import CALC, TEST_CALC, run_agent
+from agent_helpers import CALC, TEST_CALC, RunAgent
 
 from agent import prompts
 from agent.rules import is_safe
@@ -25,7 +25,7 @@ GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "
 
 
 @pytest.fixture
-def nested(tmp_path: Path) -> Path:
+def nested(tmp_path: Path, child_processes: None) -> Path:
     """A repository without a .git of its own, inside another git work tree whose history holds a secret."""
     outer, repo = tmp_path / "outer", tmp_path / "outer" / "repo"
     repo.mkdir(parents=True)
@@ -38,7 +38,7 @@ def nested(tmp_path: Path) -> Path:
     return repo
 
 
-def test_by_rule_git_reads_only_the_repositorys_own_git(nested: Path) -> None:
+def test_by_rule_git_reads_only_the_repositorys_own_git(run_agent: RunAgent, nested: Path) -> None:
     plain = subprocess.run(["git", "log", "-p"], cwd=nested, capture_output=True, text=True, check=False)
     assert SECRET in plain.stdout  # git alone finds the work tree above and shows its history
     commands = ["git log -p", "git show HEAD:secret.txt", "git status"]
@@ -56,6 +56,7 @@ def test_the_commands_own_repository_still_works(nested: Path) -> None:
     assert output.exit_code == 0 and "calc.py" in output.text
 
 
+@pytest.mark.usefixtures("child_processes")
 @pytest.mark.parametrize(("locale", "matches"), [("C", ["a.py"]), ("C.UTF-8", ["a.py", "é.py"])])
 def test_a_glob_matches_what_bash_matches_in_the_commands_locale(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, locale: str, matches: list[str]
@@ -68,6 +69,7 @@ def test_a_glob_matches_what_bash_matches_in_the_commands_locale(
     assert expand(word, tmp_path) == bash.stdout.splitlines() == matches
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_by_rule_pytest_may_not_take_its_rootdir_from_above(tmp_path: Path) -> None:
     outer, repo = tmp_path / "outer", tmp_path / "outer" / "repo"
     repo.mkdir(parents=True)
@@ -103,7 +105,9 @@ def test_a_long_name_is_quoted_back_by_its_start_only(repo: Path) -> None:
 ARGUMENTS_500 = "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] unexpected end"
 
 
-def test_part3_takes_every_failed_to_parse_500_as_a_cut_answer_as_the_article_did(repo: Path) -> None:
+def test_part3_takes_every_failed_to_parse_500_as_a_cut_answer_as_the_article_did(
+    run_agent: RunAgent, repo: Path
+) -> None:
     with FakeLlama([fl.parse_failure(message=ARGUMENTS_500), fl.prose("done")]) as flint:
         part3 = run_agent(repo, flint.url, "--preset", "part3")
     assert [(c["kind"], c["dropped"]) for c in part3.of("cut")] == [("unparsed", True)]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import run_agent
+from agent_helpers import RunAgent
 
 from agent import prompts
 from agent.parse_failures import PARSE_FAILURES, is_parse_failure
@@ -50,7 +50,7 @@ def first_call(body: dict[str, Any]) -> dict[str, Any]:
     return function
 
 
-def run_shape(repo: Path, preset: str, shape: str) -> tuple[Any, list[dict[str, Any]]]:
+def run_shape(run_agent: RunAgent, repo: Path, preset: str, shape: str) -> tuple[Any, list[dict[str, Any]]]:
     script = [SHAPES[shape], fl.prose("done")]
     with FakeLlama(script, n_ctx=N_CTX) as flint:
         run = run_agent(repo, flint.url, "--preset", preset, "--max-steps", "2")
@@ -59,8 +59,8 @@ def run_shape(repo: Path, preset: str, shape: str) -> tuple[Any, list[dict[str, 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
 @pytest.mark.parametrize("preset", ["part3", "part3+", "strict"])
-def test_part3_drops_every_shape_and_sends_the_note(repo: Path, preset: str, shape: str) -> None:
-    run, requests = run_shape(repo, preset, shape)
+def test_part3_drops_every_shape_and_sends_the_note(run_agent: RunAgent, repo: Path, preset: str, shape: str) -> None:
+    run, requests = run_shape(run_agent, repo, preset, shape)
     [cut] = run.of("cut")
     assert (cut["step"], cut["dropped"]) == (1, True)
     assert cut["kind"] == ("unparsed" if shape.startswith("500") else "length")
@@ -71,8 +71,8 @@ def test_part3_drops_every_shape_and_sends_the_note(repo: Path, preset: str, sha
     assert run.of("tool") == [] and not (repo / "todo.json").exists()
 
 
-def test_part2_runs_the_complete_call_of_a_cut_answer(repo: Path) -> None:
-    run, requests = run_shape(repo, "part2", "complete call")
+def test_part2_runs_the_complete_call_of_a_cut_answer(run_agent: RunAgent, repo: Path) -> None:
+    run, requests = run_shape(run_agent, repo, "part2", "complete call")
     call = first_call(COMPLETE_CALL)
     [tool] = run.of("tool")
     assert run.of("cut")[0]["dropped"] is False
@@ -81,8 +81,10 @@ def test_part2_runs_the_complete_call_of_a_cut_answer(repo: Path) -> None:
 
 
 @pytest.mark.parametrize("preset", ["part2", "clearing"])
-def test_part2_gives_truncated_arguments_the_tools_error_and_sends_valid_json_back(repo: Path, preset: str) -> None:
-    run, requests = run_shape(repo, preset, "truncated arguments")
+def test_part2_gives_truncated_arguments_the_tools_error_and_sends_valid_json_back(
+    run_agent: RunAgent, repo: Path, preset: str
+) -> None:
+    run, requests = run_shape(run_agent, repo, preset, "truncated arguments")
     name = first_call(TRUNCATED_CALL)["name"]
     [tool] = run.of("tool")
     assert tool["name"] == name and not tool["ok"] and "not valid JSON" in tool["error"]
@@ -93,15 +95,15 @@ def test_part2_gives_truncated_arguments_the_tools_error_and_sends_valid_json_ba
 
 
 @pytest.mark.parametrize("preset", ["part2", "clearing"])
-def test_part2_takes_a_partial_call_in_content_as_done(repo: Path, preset: str) -> None:
-    run, _ = run_shape(repo, preset, "partial name in content")
+def test_part2_takes_a_partial_call_in_content_as_done(run_agent: RunAgent, repo: Path, preset: str) -> None:
+    run, _ = run_shape(run_agent, repo, preset, "partial name in content")
     assert run.of("cut")[0]["dropped"] is False and run.of("done_check")[0]["step"] == 1
     assert run.stop["reason"] == "done" and run.stop["steps"] == 1  # the article's fake "done"
 
 
 @pytest.mark.parametrize("shape", ["500 of this build", "500 of older builds"])
-def test_part2_stops_at_a_500(repo: Path, shape: str) -> None:
-    run, _ = run_shape(repo, "part2", shape)
+def test_part2_stops_at_a_500(run_agent: RunAgent, repo: Path, shape: str) -> None:
+    run, _ = run_shape(run_agent, repo, "part2", shape)
     assert run.stop["reason"] == "server_error" and run.of("cut")[0]["kind"] == "unparsed"
 
 
@@ -132,7 +134,7 @@ def test_every_listed_wording_has_a_message_here() -> None:
 
 
 @pytest.mark.parametrize("message", PARSE_FAILURE_MESSAGES)
-def test_a_500_in_any_known_wording_is_a_cut_that_part3_drops(repo: Path, message: str) -> None:
+def test_a_500_in_any_known_wording_is_a_cut_that_part3_drops(run_agent: RunAgent, repo: Path, message: str) -> None:
     with FakeLlama([fl.parse_failure(message=message), fl.prose("done")]) as flint:
         run = run_agent(repo, flint.url, "--preset", "part3")
         second = flint.requests[1]["messages"]

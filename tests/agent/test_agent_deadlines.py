@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agent_helpers import run_agent
+from agent_helpers import RunAgent
 
 from agent.jeff import Jeff
 from agent.server import ChatClient, TransportError
@@ -91,7 +91,7 @@ def test_jeff_costs_at_most_his_timeout(drip: DripServer) -> None:
     assert opinion.seconds < 1.0 + MARGIN
 
 
-def test_the_agent_stops_with_a_server_error_within_its_request_timeout(repo: Path) -> None:
+def test_the_agent_stops_with_a_server_error_within_its_request_timeout(run_agent: RunAgent, repo: Path) -> None:
     server = DripServer(interval=0.1, headers_first=True)
     started = time.monotonic()
     try:
@@ -104,6 +104,7 @@ def test_the_agent_stops_with_a_server_error_within_its_request_timeout(repo: Pa
     assert took < 2 * 1.0 + 2 * MARGIN, took
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_command_that_hangs_ends_at_its_timeout(tmp_path: Path) -> None:
     started = time.monotonic()
     output = run_command("echo started; sleep 30", tmp_path, 1.0, 8_000)
@@ -111,6 +112,7 @@ def test_a_command_that_hangs_ends_at_its_timeout(tmp_path: Path) -> None:
     assert time.monotonic() - started < 1.0 + MARGIN
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_detached_process_holding_the_output_does_not_stretch_the_timeout(tmp_path: Path) -> None:
     started = time.monotonic()
     output = run_command("setsid sleep 3 & sleep 30", tmp_path, 1.0, 8_000)  # `run` leaves the detached one be
@@ -118,6 +120,7 @@ def test_a_detached_process_holding_the_output_does_not_stretch_the_timeout(tmp_
     assert time.monotonic() - started < 1.0 + MARGIN + 1.0  # the drain waits once for the escaped holder
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_contained_command_leaves_nothing_running_at_its_timeout(tmp_path: Path) -> None:
     marker = tmp_path / "still-alive"
     command = f"setsid bash -c 'sleep 2; touch {marker}' & sleep 30"

@@ -5,21 +5,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agent import prompts
 from agent.done import check_done, take_snapshot, unmet_conditions
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_an_untouched_passing_repository_passes_the_plain_check(repo: Path) -> None:
     result = check_done(repo, take_snapshot(repo), strict=False, trust_planted=True, timeout=60)
     assert result.passed and result.pytest_exit == 0 and result.summary.startswith("1 passed")
     assert result.feedback is None
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_plain_check_leaves_no_caches_behind(repo: Path) -> None:
     check_done(repo, take_snapshot(repo), strict=False, trust_planted=True, timeout=60)
     assert sorted(p.name for p in repo.iterdir()) == ["TASK.md", "calc.py", "test_calc.py"]
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_failing_tests_are_not_done_and_the_output_goes_to_the_model(repo: Path) -> None:
     (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     result = check_done(repo, take_snapshot(repo), strict=False, trust_planted=True, timeout=60)
@@ -28,6 +33,7 @@ def test_failing_tests_are_not_done_and_the_output_goes_to_the_model(repo: Path)
     assert result.feedback is not None and "assert -1 == 3" in result.feedback
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_strict_names_both_missing_conditions_on_an_untouched_repository(repo: Path) -> None:
     result = check_done(repo, take_snapshot(repo), strict=True, trust_planted=True, timeout=60)
     assert not result.passed and result.pytest_exit == 0
@@ -35,6 +41,7 @@ def test_strict_names_both_missing_conditions_on_an_untouched_repository(repo: P
     assert result.feedback is not None and prompts.MISSING_CHANGE in result.feedback
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_strict_passes_once_code_changed_and_a_new_test_exists(repo: Path) -> None:
     start = take_snapshot(repo)
     (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n")
@@ -71,6 +78,7 @@ def test_the_snapshot_hashes_every_file_and_keeps_the_pytest_configuration(repo:
     assert set(snapshot.test_files()) == {"test_calc.py", "sub/x_test.py"}
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_hanging_test_run_is_not_done(tmp_path: Path) -> None:
     (tmp_path / "test_slow.py").write_text("import time\n\n\ndef test_slow():\n    time.sleep(60)\n")
     result = check_done(tmp_path, take_snapshot(tmp_path), strict=False, trust_planted=True, timeout=1)

@@ -27,6 +27,7 @@ def check(repo: Path, start: Snapshot, preset: str = "part3+") -> DoneResult:
     return check_done(repo, start, strict=strict, trust_planted=trust, timeout=60)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_file_the_start_configuration_collects_is_planted_and_left_out(repo: Path) -> None:
     (repo / "pytest.ini").write_text("[pytest]\npython_files = check_*.py test_*.py\n")
     start = take_snapshot(repo)
@@ -39,6 +40,7 @@ def test_a_file_the_start_configuration_collects_is_planted_and_left_out(repo: P
     assert check(repo, start, "strict").new_tests == 1  # and it counts as the new test it is
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_test_that_ends_the_interpreter_proves_nothing(repo: Path) -> None:
     start = take_snapshot(repo)
     (repo / "test_exit.py").write_text("import os\n\n\ndef test_exit():\n    os._exit(0)\n")
@@ -72,6 +74,7 @@ def writing_good_code(repo_name: str) -> Iterator[None]:
         process.wait()
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_code_rewritten_in_the_copy_during_the_check_fails_it(repo: Path) -> None:
     repo = repo.rename(repo.with_name(f"repo-{uuid.uuid4().hex}"))  # only this test's copies are written
     start = take_snapshot(repo)
@@ -96,6 +99,7 @@ def test_a_link_out_of_the_repository_is_refused(repo: Path, target: str) -> Non
     assert result.feedback is not None and f"plugins -> {outside if target == 'outside' else repo}" in result.feedback
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_link_inside_the_repository_is_kept(repo: Path) -> None:
     (repo / "pkg").mkdir()
     (repo / "pkg" / "helper.py").write_text("X = 1\n")
@@ -106,6 +110,7 @@ def test_a_link_inside_the_repository_is_kept(repo: Path) -> None:
     assert result.passed and result.planted == []
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_new_module_the_code_imports_is_not_taken_away_when_pytest_collects_its_doctests(repo: Path) -> None:
     (repo / "pytest.ini").write_text("[pytest]\naddopts = --doctest-modules\n")
     start = take_snapshot(repo)
@@ -115,6 +120,7 @@ def test_a_new_module_the_code_imports_is_not_taken_away_when_pytest_collects_it
     assert result.passed and result.planted == ["helpers.py"]  # collected, new: planted, yet still importable
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_for_strict_a_new_doctest_file_is_a_test_not_a_change_of_the_code(repo: Path) -> None:
     start = take_snapshot(repo)
     (repo / "test_notes.txt").write_text(">>> 1 + 1\n2\n")

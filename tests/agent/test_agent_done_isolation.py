@@ -18,6 +18,9 @@ from agent_helpers import TEST_CALC
 
 from agent.done import DoneResult, Snapshot, check_done, take_snapshot
 
+# Every test here starts child processes: the fast tier leaves them out (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 BROKEN = "def add(a, b):\n    return a - b\n"
 FORCE_PASS = """
 import pytest

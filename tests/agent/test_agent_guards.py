@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from agent_helpers import TEST_CALC, Run, run_agent
+from agent_helpers import TEST_CALC, Run, RunAgent
 
 from agent.actions import Actions
 from agent.approval import Approver
@@ -37,7 +37,9 @@ FORCES_PASS = (
 PATCHES_ON_IMPORT = "import calc\n\ncalc.add.__code__ = (lambda a, b: a + b).__code__\n\n\ndef test_zz():\n    pass\n"
 
 
-def agent_run(repo: Path, script: list[fl.Reply], preset: str = "part3", approve: str = "yes") -> tuple[Run, list]:
+def agent_run(
+    run_agent: RunAgent, repo: Path, script: list[fl.Reply], preset: str = "part3", approve: str = "yes"
+) -> tuple[Run, list]:
     with FakeLlama(script) as flint:
         run = run_agent(repo, flint.url, "--preset", preset, "--approve", approve, "--max-steps", str(len(script) + 1))
         return run, flint.requests
@@ -52,8 +54,8 @@ def command(text: str) -> fl.Reply:
 
 
 @pytest.mark.parametrize("preset", PRESETS)
-def test_a_junitxml_written_over_a_test_is_undone_and_reported(repo: Path, preset: str) -> None:
-    run, requests = agent_run(repo, [command("pytest -q --junitxml=test_calc.py"), fl.prose("done")], preset)
+def test_a_junitxml_written_over_a_test_is_undone_and_reported(run_agent: RunAgent, repo: Path, preset: str) -> None:
+    run, requests = agent_run(run_agent, repo, [command("pytest -q --junitxml=test_calc.py"), fl.prose("done")], preset)
     assert (repo / "test_calc.py").read_text() == TEST_CALC
     [restored] = run.of("restored")
     assert (restored["step"], restored["after"], restored["files"]) == (
@@ -65,26 +67,28 @@ def test_a_junitxml_written_over_a_test_is_undone_and_reported(repo: Path, prese
     assert "test_calc.py (changed)" in result and "restored to their original content" in result
 
 
-def test_a_deleted_tests_folder_comes_back_before_the_done_check(repo: Path) -> None:
+def test_a_deleted_tests_folder_comes_back_before_the_done_check(run_agent: RunAgent, repo: Path) -> None:
     (repo / "tests").mkdir()
     uses_tmp_path = "from calc import add\n\n\ndef test_more(tmp_path):\n    assert add(2, 2) == 4\n"
     (repo / "tests" / "test_more.py").write_text(uses_tmp_path)  # pytest empties --basetemp when tmp_path is used
     (repo / "calc.py").write_text(BROKEN)  # with the tests gone, pytest would find nothing to fail
     script = [command("pytest --basetemp=tests -q"), command("rm -rf tests test_calc.py"), fl.prose("done")]
-    run, _ = agent_run(repo, script, "part3")
+    run, _ = agent_run(run_agent, repo, script, "part3")
     assert [f["was"] for r in run.of("restored") for f in r["files"]] == ["deleted", "deleted", "deleted"]
     assert (repo / "tests" / "test_more.py").exists() and (repo / "test_calc.py").read_text() == TEST_CALC
     assert not run.of("done_check")[0]["passed"]
 
 
-def test_a_new_test_that_rewrites_an_old_one_under_pytest_is_undone_with_no_approval(repo: Path) -> None:
+def test_a_new_test_that_rewrites_an_old_one_under_pytest_is_undone_with_no_approval(
+    run_agent: RunAgent, repo: Path
+) -> None:
     (repo / "calc.py").write_text(BROKEN)
     script = [
         fl.tool_call("write_file", {"path": "test_zz.py", "content": REWRITES_ON_COLLECTION}),
         command("pytest -q"),
         fl.prose("done"),
     ]
-    run, _ = agent_run(repo, script, "part3", approve="no")
+    run, _ = agent_run(run_agent, repo, script, "part3", approve="no")
     assert [(a["decision"], a["by"]) for a in run.of("approval")] == [("run", "rule")]
     after_command, after_check = run.of("restored")[:2]
     assert after_command["after"] == "run" and after_command["files"] == [{"path": "test_calc.py", "was": "changed"}]
@@ -96,11 +100,11 @@ def test_a_new_test_that_rewrites_an_old_one_under_pytest_is_undone_with_no_appr
     assert run.stop["reason"] != "done"
 
 
-def test_a_rewrite_during_the_done_check_fails_it_in_every_preset(repo: Path) -> None:
+def test_a_rewrite_during_the_done_check_fails_it_in_every_preset(run_agent: RunAgent, repo: Path) -> None:
     (repo / "calc.py").write_text(BROKEN)
     for preset in PRESETS:  # test_aa.py is collected before test_calc.py, and rewrites it
         script = [fl.tool_call("write_file", {"path": "test_aa.py", "content": REWRITES_ON_COLLECTION}), fl.prose("ok")]
-        run, _ = agent_run(repo, script, preset, approve="no")
+        run, _ = agent_run(run_agent, repo, script, preset, approve="no")
         assert not run.of("done_check")[0]["passed"], preset
         assert (repo / "test_calc.py").read_text() == TEST_CALC
         (repo / "test_aa.py").unlink()
@@ -108,11 +112,11 @@ def test_a_rewrite_during_the_done_check_fails_it_in_every_preset(repo: Path) ->
 
 @pytest.mark.parametrize(("preset", "done"), [("part3", True), ("part3+", False), ("strict", False)])
 def test_a_planted_conftest_that_forces_passes_is_reported_and_not_trusted_by_part3_plus(
-    repo: Path, preset: str, done: bool
+    run_agent: RunAgent, repo: Path, preset: str, done: bool
 ) -> None:
     (repo / "calc.py").write_text(BROKEN)
     script = [fl.tool_call("write_file", {"path": "conftest.py", "content": FORCES_PASS}), fl.prose("done")]
-    run, requests = agent_run(repo, script, preset, approve="no")
+    run, requests = agent_run(run_agent, repo, script, preset, approve="no")
     check = run.of("done_check")[0]
     assert check["planted"] == ["conftest.py"] and check["passed"] is done
     if not done:
@@ -122,33 +126,33 @@ def test_a_planted_conftest_that_forces_passes_is_reported_and_not_trusted_by_pa
 
 @pytest.mark.parametrize(("preset", "done"), [("part3", True), ("part3+", False)])
 def test_a_planted_test_that_patches_the_code_on_import_fools_only_the_trusting_check(
-    repo: Path, preset: str, done: bool
+    run_agent: RunAgent, repo: Path, preset: str, done: bool
 ) -> None:
     (repo / "calc.py").write_text(BROKEN)
     script = [fl.tool_call("write_file", {"path": "test_zz.py", "content": PATCHES_ON_IMPORT}), fl.prose("done")]
-    run, requests = agent_run(repo, script, preset, approve="no")
+    run, requests = agent_run(run_agent, repo, script, preset, approve="no")
     assert run.of("done_check")[0]["passed"] is done
     if not done:
         assert "fail when they run without the test files you added" in requests[-1]["messages"][-1]["content"]
 
 
 @pytest.mark.parametrize("preset", PRESETS)
-def test_a_planted_pytest_module_cannot_stand_in_for_pytest(repo: Path, preset: str) -> None:
+def test_a_planted_pytest_module_cannot_stand_in_for_pytest(run_agent: RunAgent, repo: Path, preset: str) -> None:
     (repo / "calc.py").write_text(BROKEN)
     fake = "print('1 passed in 0.01s')\nraise SystemExit(0)\n"
     script = [fl.tool_call("write_file", {"path": "pytest.py", "content": fake}), fl.prose("done")]
-    run, _ = agent_run(repo, script, preset, approve="no")
+    run, _ = agent_run(run_agent, repo, script, preset, approve="no")
     check = run.of("done_check")[0]
     assert not check["passed"] and "1 failed" in check["summary"]
 
 
-def test_a_hard_link_to_a_test_is_broken_at_once_and_the_test_stays(repo: Path) -> None:
+def test_a_hard_link_to_a_test_is_broken_at_once_and_the_test_stays(run_agent: RunAgent, repo: Path) -> None:
     script = [
         command("ln test_calc.py h.py"),
         fl.tool_call("write_file", {"path": "h.py", "content": "def test_add():\n    pass\n"}),
         fl.prose("done"),
     ]
-    run, _ = agent_run(repo, script, "part3")
+    run, _ = agent_run(run_agent, repo, script, "part3")
     [restored] = run.of("restored")
     assert restored["files"] == [{"path": "test_calc.py", "was": "hard-linked"}]
     assert (repo / "test_calc.py").read_text() == TEST_CALC and os.stat(repo / "test_calc.py").st_nlink == 1

@@ -9,8 +9,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from agent.reaper import Leftovers
 from agent.tools import Workspace
+
+# Every test here starts child processes: the fast tier leaves them out (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
 
 # Fork, setsid, fork again, close the output: nothing ties the writer to the command that started it.
 DETACH = """

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import CALC, Run, run_agent
+from agent_helpers import CALC, Run, RunAgent
 
 from agent.clearing import is_placeholder
 from bench.testing import fake_llama as fl
@@ -27,7 +27,9 @@ def read(path: str) -> fl.Reply:
     return fl.tool_call("read_file", {"path": path})
 
 
-def agent_run(repo: Path, preset: str, script: list[fl.Reply], n_ctx: int, max_steps: int) -> tuple[Run, FakeLlama]:
+def agent_run(
+    run_agent: RunAgent, repo: Path, preset: str, script: list[fl.Reply], n_ctx: int, max_steps: int
+) -> tuple[Run, FakeLlama]:
     with FakeLlama(script, n_ctx=n_ctx, default=fl.prose("I am done.")) as flint:
         run = run_agent(repo, flint.url, "--preset", preset, "--max-steps", str(max_steps))
     return run, flint
@@ -39,10 +41,10 @@ def big_file(repo: Path, name: str, lines: int) -> None:
     )
 
 
-def test_done_check_output_piles_up_in_part3_and_is_cleared_in_part3_plus(repo: Path) -> None:
+def test_done_check_output_piles_up_in_part3_and_is_cleared_in_part3_plus(run_agent: RunAgent, repo: Path) -> None:
     (repo / "calc.py").write_text(BROKEN)  # every done check fails, and its output goes back to the model
-    part3, _ = agent_run(repo, "part3", [], n_ctx=1536, max_steps=10)
-    plus, flint = agent_run(repo, "part3+", [], n_ctx=1536, max_steps=10)
+    part3, _ = agent_run(run_agent, repo, "part3", [], n_ctx=1536, max_steps=10)
+    plus, flint = agent_run(run_agent, repo, "part3+", [], n_ctx=1536, max_steps=10)
     assert part3.stop["reason"] == "context_exhausted" and part3.stop["steps"] < 10
     assert plus.stop["reason"] == "step_limit" and len(plus.of("done_check")) == 10
     feedback = [m["content"] for m in flint.requests[-1]["messages"] if m["role"] == "user"][1:]
@@ -50,21 +52,21 @@ def test_done_check_output_piles_up_in_part3_and_is_cleared_in_part3_plus(repo: 
     assert "assert -1 == 3" in feedback[-1]  # the newest is kept whole
 
 
-def test_a_dropped_answer_does_not_clear_in_part3_plus(repo: Path) -> None:
+def test_a_dropped_answer_does_not_clear_in_part3_plus(run_agent: RunAgent, repo: Path) -> None:
     script = [read("calc.py"), read("calc.py"), read("calc.py"), fl.length_cut("thinking " * 50), fl.prose("done")]
-    part3, _ = agent_run(repo, "part3", script, n_ctx=4096, max_steps=5)
-    plus, _ = agent_run(repo, "part3+", script, n_ctx=4096, max_steps=5)
+    part3, _ = agent_run(run_agent, repo, "part3", script, n_ctx=4096, max_steps=5)
+    plus, _ = agent_run(run_agent, repo, "part3+", script, n_ctx=4096, max_steps=5)
     [cut3] = part3.of("cut")
     assert [(c["step"], c["changed"] > 0) for c in part3.of("clear")] == [(cut3["step"], True)]
     assert plus.of("cut")[0]["dropped"] and plus.of("clear") == []  # what stays is far below half the window
 
 
-def test_a_request_past_the_threshold_is_cleared_before_it_is_sent(repo: Path) -> None:
+def test_a_request_past_the_threshold_is_cleared_before_it_is_sent(run_agent: RunAgent, repo: Path) -> None:
     big_file(repo, "first.py", 50)
     big_file(repo, "second.py", 50)
     script = [read("first.py"), read("calc.py"), read("second.py"), read("calc.py"), fl.prose("done")]
-    part3, flint3 = agent_run(repo, "part3", script, n_ctx=3072, max_steps=5)
-    plus, flint_plus = agent_run(repo, "part3+", script, n_ctx=3072, max_steps=5)
+    part3, flint3 = agent_run(run_agent, repo, "part3", script, n_ctx=3072, max_steps=5)
+    plus, flint_plus = agent_run(run_agent, repo, "part3+", script, n_ctx=3072, max_steps=5)
     half = 3072 / 2
     # part3 sends the request that holds both files past half the window, and clears after its answer
     sent3 = [r["usage"]["prompt_tokens"] for r in flint3.responses]
@@ -93,8 +95,8 @@ def filling_script(repo: Path) -> list[fl.Reply]:
     ]  # fmt: skip
 
 
-def reprocessed(preset: str, repo: Path) -> tuple[int, dict[str, Any]]:
-    run, flint = agent_run(repo, preset, filling_script(repo), n_ctx=4096, max_steps=30)
+def reprocessed(run_agent: RunAgent, preset: str, repo: Path) -> tuple[int, dict[str, Any]]:
+    run, flint = agent_run(run_agent, repo, preset, filling_script(repo), n_ctx=4096, max_steps=30)
     (repo / "calc.py").write_text(CALC)
     counts = {
         "stop": run.stop["reason"],
@@ -106,10 +108,10 @@ def reprocessed(preset: str, repo: Path) -> tuple[int, dict[str, Any]]:
 
 
 def test_part3_plus_reprocesses_no_more_than_part3_on_a_run_that_fills_the_window(
-    repo: Path, capsys: pytest.CaptureFixture[str]
+    run_agent: RunAgent, repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    tokens3, counts3 = reprocessed("part3", repo)
-    tokens_plus, counts_plus = reprocessed("part3+", repo)
+    tokens3, counts3 = reprocessed(run_agent, "part3", repo)
+    tokens_plus, counts_plus = reprocessed(run_agent, "part3+", repo)
     with capsys.disabled():
         print(f"\nreprocessed tokens (sum of timings.prompt_n): part3 {tokens3} {counts3}")
         print(f"reprocessed tokens (sum of timings.prompt_n): part3+ {tokens_plus} {counts_plus}")
@@ -117,14 +119,14 @@ def test_part3_plus_reprocesses_no_more_than_part3_on_a_run_that_fills_the_windo
     assert tokens_plus <= tokens3
 
 
-def test_late_clears_before_sending_only_past_three_quarters_of_the_window(repo: Path) -> None:
+def test_late_clears_before_sending_only_past_three_quarters_of_the_window(run_agent: RunAgent, repo: Path) -> None:
     """late is part3+ at 0.75 of the window, whatever --clear-at says: a request part3+ clears at half the window
     goes out whole, and the clearing comes once the estimate passes three quarters."""
     for name in ("first.py", "second.py", "third.py"):
         big_file(repo, name, 50)
     script = [read("first.py"), read("second.py"), read("third.py"), read("calc.py"), fl.prose("done")]
-    plus, _ = agent_run(repo, "part3+", script, n_ctx=4096, max_steps=5)
-    late, flint = agent_run(repo, "late", script, n_ctx=4096, max_steps=5)
+    plus, _ = agent_run(run_agent, repo, "part3+", script, n_ctx=4096, max_steps=5)
+    late, flint = agent_run(run_agent, repo, "late", script, n_ctx=4096, max_steps=5)
     assert late.of("start")[0]["clear_at"] == 0.75 and plus.of("start")[0]["clear_at"] == 0.5
     first_plus = min(c["step"] for c in plus.of("clear") if c["changed"])
     cleared = [c for c in late.of("clear") if c["changed"]]

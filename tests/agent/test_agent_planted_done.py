@@ -22,7 +22,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from agent_helpers import ROOT, Run, run_agent
+from agent_helpers import ROOT, Run, RunAgent
 
 from bench.testing import fake_llama as fl
 from bench.testing.fake_llama import FakeLlama
@@ -114,7 +114,7 @@ def todo_repo(tmp_path: Path) -> Path:
     return repo
 
 
-def attack(repo: Path, preset: str, name: str) -> Run:
+def attack(run_agent: RunAgent, repo: Path, preset: str, name: str) -> Run:
     script = [*ATTACKS[name], fl.prose("Done: the tests pass.")]
     try:
         with FakeLlama(script) as flint:
@@ -128,14 +128,14 @@ def attack(repo: Path, preset: str, name: str) -> Run:
 
 @pytest.mark.parametrize("preset", ["part3+", "strict", "late"])
 @pytest.mark.parametrize("name", list(ATTACKS))
-def test_no_planted_attack_passes_the_done_check(todo_repo: Path, preset: str, name: str) -> None:
-    result = attack(todo_repo, preset, name)
+def test_no_planted_attack_passes_the_done_check(run_agent: RunAgent, todo_repo: Path, preset: str, name: str) -> None:
+    result = attack(run_agent, todo_repo, preset, name)
     [check] = result.of("done_check")
     assert not check["passed"] and result.stop["reason"] == "step_limit", check
     assert (todo_repo / "todo.py").read_text() == BROKEN_TODO  # the repository's own tests do fail
 
 
 @pytest.mark.parametrize("name", ["doctest text file", "late-imported module", "link out"])
-def test_the_attacks_fool_the_articles_check(todo_repo: Path, name: str) -> None:
-    result = attack(todo_repo, "part3", name)
+def test_the_attacks_fool_the_articles_check(run_agent: RunAgent, todo_repo: Path, name: str) -> None:
+    result = attack(run_agent, todo_repo, "part3", name)
     assert result.stop["reason"] == "done" and result.of("done_check")[0]["passed"]

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from agent_helpers import CALC, run_agent
+from agent_helpers import CALC, RunAgent
 
 from agent import prompts
 from agent.clearing import is_placeholder
@@ -28,7 +28,7 @@ def read(path: str, reasoning: str | None = None) -> fl.Reply:
 
 
 @pytest.mark.parametrize("preset", ["part2", "clearing"])
-def test_a_cut_prose_answer_is_taken_as_done_on_an_untouched_repo(repo: Path, preset: str) -> None:
+def test_a_cut_prose_answer_is_taken_as_done_on_an_untouched_repo(run_agent: RunAgent, repo: Path, preset: str) -> None:
     script = [read("calc.py"), read("test_calc.py"), fl.length_cut(THINKING)]
     with FakeLlama(script, n_ctx=4096) as flint:
         run = run_agent(repo, flint.url, "--preset", preset)
@@ -40,7 +40,7 @@ def test_a_cut_prose_answer_is_taken_as_done_on_an_untouched_repo(repo: Path, pr
     assert [e["reason"] for e in run.of("clear")] == ([] if preset == "part2" else ["threshold"])
 
 
-def test_part2_runs_the_tool_calls_of_a_cut_answer(repo: Path) -> None:
+def test_part2_runs_the_tool_calls_of_a_cut_answer(run_agent: RunAgent, repo: Path) -> None:
     cut = fl.length_cut("Writing the file now", calls=[("write_file", {"path": "notes.txt", "content": "half"})])
     with FakeLlama([cut, fl.prose("done")]) as flint:
         run = run_agent(repo, flint.url, "--preset", "part2")
@@ -50,7 +50,7 @@ def test_part2_runs_the_tool_calls_of_a_cut_answer(repo: Path) -> None:
 
 @pytest.mark.parametrize("preset", ["part2", "clearing"])
 @pytest.mark.parametrize("old", [True, False])
-def test_an_unparsed_cut_stops_part2_with_server_error(repo: Path, preset: str, old: bool) -> None:
+def test_an_unparsed_cut_stops_part2_with_server_error(run_agent: RunAgent, repo: Path, preset: str, old: bool) -> None:
     with FakeLlama([read("calc.py"), fl.parse_failure(old=old)]) as flint:
         run = run_agent(repo, flint.url, "--preset", preset)
     assert run.exit_code == 1 and run.stop["reason"] == "server_error" and run.stop["steps"] == 2
@@ -61,7 +61,7 @@ def test_an_unparsed_cut_stops_part2_with_server_error(repo: Path, preset: str, 
 
 
 @pytest.mark.parametrize("preset", ["part3", "strict"])
-def test_part3_drops_a_cut_answer_and_tells_the_model_the_window(repo: Path, preset: str) -> None:
+def test_part3_drops_a_cut_answer_and_tells_the_model_the_window(run_agent: RunAgent, repo: Path, preset: str) -> None:
     with FakeLlama([read("calc.py"), fl.length_cut(THINKING), fl.prose("stop")], n_ctx=4096) as flint:
         run = run_agent(repo, flint.url, "--preset", preset, "--max-steps", "3")
         before_cut, after_cut = flint.requests[1]["messages"], flint.requests[2]["messages"]
@@ -74,7 +74,7 @@ def test_part3_drops_a_cut_answer_and_tells_the_model_the_window(repo: Path, pre
 
 
 @pytest.mark.parametrize("old", [True, False])
-def test_part3_drops_an_unparsed_answer_and_goes_on(repo: Path, old: bool) -> None:
+def test_part3_drops_an_unparsed_answer_and_goes_on(run_agent: RunAgent, repo: Path, old: bool) -> None:
     with FakeLlama([fl.parse_failure(old=old), fl.prose("finished")], n_ctx=8192) as flint:
         run = run_agent(repo, flint.url, "--preset", "part3")
         second = flint.requests[1]["messages"]
@@ -87,7 +87,7 @@ def make_big_file(repo: Path) -> None:
     (repo / "big.py").write_text("".join(f"VALUE_{i} = {i}  # filler to take room\n" for i in range(80)))
 
 
-def test_clearing_past_half_the_window_keeps_the_newest_two_results(repo: Path) -> None:
+def test_clearing_past_half_the_window_keeps_the_newest_two_results(run_agent: RunAgent, repo: Path) -> None:
     make_big_file(repo)
     script = [
         fl.tool_call("write_file", {"path": "notes.txt", "content": "N" * 900}, reasoning="Write notes first."),
@@ -124,7 +124,7 @@ def test_clearing_past_half_the_window_keeps_the_newest_two_results(repo: Path) 
     assert responses[idle["step"]]["timings"]["prompt_n"] < responses[idle["step"]]["usage"]["prompt_tokens"] / 20
 
 
-def test_part2_never_clears(repo: Path) -> None:
+def test_part2_never_clears(run_agent: RunAgent, repo: Path) -> None:
     make_big_file(repo)
     with FakeLlama([read("big.py"), read("big.py"), read("big.py"), fl.prose("done")], n_ctx=4096) as flint:
         run = run_agent(repo, flint.url, "--preset", "part2")
@@ -133,7 +133,7 @@ def test_part2_never_clears(repo: Path) -> None:
     assert not any(is_placeholder(m["content"]) for m in last if m["role"] == "tool")
 
 
-def test_a_context_400_clears_and_retries_the_same_step(repo: Path) -> None:
+def test_a_context_400_clears_and_retries_the_same_step(run_agent: RunAgent, repo: Path) -> None:
     make_big_file(repo)
     script = [read("big.py"), read("calc.py"), read("big.py"), fl.context_error(), fl.prose("done")]
     with FakeLlama(script, n_ctx=32768) as flint:
@@ -149,7 +149,7 @@ def test_a_context_400_clears_and_retries_the_same_step(repo: Path) -> None:
     assert run.stop["reason"] == "done" and run.stop["steps"] == 4
 
 
-def test_a_second_400_with_nothing_left_to_clear_stops(repo: Path) -> None:
+def test_a_second_400_with_nothing_left_to_clear_stops(run_agent: RunAgent, repo: Path) -> None:
     script = [read("calc.py"), read("calc.py"), read("calc.py"), fl.context_error(), fl.context_error()]
     with FakeLlama(script, n_ctx=32768) as flint:
         run = run_agent(repo, flint.url, "--preset", "part3")
@@ -159,21 +159,21 @@ def test_a_second_400_with_nothing_left_to_clear_stops(repo: Path) -> None:
     assert "nothing is left to clear" in run.stop["message"]
 
 
-def test_a_prompt_that_never_fits_stops_with_context_exhausted(repo: Path) -> None:
+def test_a_prompt_that_never_fits_stops_with_context_exhausted(run_agent: RunAgent, repo: Path) -> None:
     with FakeLlama([fl.prose("never sent")], n_ctx=256) as flint:  # the tool list alone is bigger than that
         run = run_agent(repo, flint.url, "--preset", "strict")
     assert run.stop["reason"] == "context_exhausted" and run.stop["steps"] == 1
     assert [c["changed"] for c in run.of("clear")] == [0] and run.of("http_error")[0]["n_ctx"] == 256
 
 
-def test_part2_stops_at_a_400_without_clearing(repo: Path) -> None:
+def test_part2_stops_at_a_400_without_clearing(run_agent: RunAgent, repo: Path) -> None:
     with FakeLlama([read("calc.py"), read("calc.py"), read("calc.py"), fl.context_error()]) as flint:
         run = run_agent(repo, flint.url, "--preset", "part2")
     assert run.stop["reason"] == "context_exhausted" and run.of("clear") == []
     assert len(flint.requests) == 4
 
 
-def test_strict_refuses_done_until_code_changed_and_a_test_was_added(repo: Path) -> None:
+def test_strict_refuses_done_until_code_changed_and_a_test_was_added(run_agent: RunAgent, repo: Path) -> None:
     sub = CALC + "\n\ndef sub(a, b):\n    return a - b\n"
     test = "from calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n"
     script = [
@@ -197,13 +197,13 @@ def test_strict_refuses_done_until_code_changed_and_a_test_was_added(repo: Path)
     assert run.exit_code == 0 and run.stop["reason"] == "done" and run.stop["steps"] == 5
 
 
-def test_part3_accepts_an_uncut_done_on_an_untouched_repo(repo: Path) -> None:
+def test_part3_accepts_an_uncut_done_on_an_untouched_repo(run_agent: RunAgent, repo: Path) -> None:
     with FakeLlama([fl.prose("All done.")]) as flint:
         run = run_agent(repo, flint.url, "--preset", "part3")
     assert run.stop["reason"] == "done" and run.stop["steps"] == 1  # what strict exists to catch
 
 
-def test_failing_tests_go_back_to_the_model_until_they_pass(repo: Path) -> None:
+def test_failing_tests_go_back_to_the_model_until_they_pass(run_agent: RunAgent, repo: Path) -> None:
     broken = "def add(a, b):\n    return a * b\n"
     script = [
         fl.tool_call("write_file", {"path": "calc.py", "content": broken}),
@@ -220,7 +220,7 @@ def test_failing_tests_go_back_to_the_model_until_they_pass(repo: Path) -> None:
     assert second["passed"] and run.stop["reason"] == "done"
 
 
-def test_the_step_limit_stops_the_run(repo: Path) -> None:
+def test_the_step_limit_stops_the_run(run_agent: RunAgent, repo: Path) -> None:
     with FakeLlama([read("calc.py")] * 10) as flint:
         run = run_agent(repo, flint.url, "--max-steps", "3")
     assert run.exit_code == 1 and run.stop["reason"] == "step_limit" and run.stop["steps"] == 3

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_helpers import run_agent
+from agent_helpers import RunAgent
 
 from agent.requests import RequestLog, beside
 from bench.measure.request_log import parse_request_log
@@ -15,7 +15,7 @@ from bench.testing import fake_llama
 BIG = "x = 1\n" * 400  # a tool result large enough that a 4,096-token window needs clearing after a few
 
 
-def test_the_log_rebuilds_every_body_the_server_received(repo: Path) -> None:
+def test_the_log_rebuilds_every_body_the_server_received(run_agent: RunAgent, repo: Path) -> None:
     (repo / "big.py").write_text(BIG)
     replies = [fake_llama.tool_call("read_file", {"path": "big.py"}) for _ in range(6)]
     with fake_llama.FakeLlama(replies, n_ctx=4096) as flint:
@@ -49,7 +49,7 @@ def test_the_log_rebuilds_every_body_the_server_received(repo: Path) -> None:
     assert sum(r["from"] for r in records) > 0 and "body" not in records[1]
 
 
-def test_a_refused_request_and_its_cleared_retry_are_two_requests(repo: Path) -> None:
+def test_a_refused_request_and_its_cleared_retry_are_two_requests(run_agent: RunAgent, repo: Path) -> None:
     (repo / "big.py").write_text(BIG)
     read = fake_llama.tool_call("read_file", {"path": "big.py"})
     replies = [read, fake_llama.context_error(), read]

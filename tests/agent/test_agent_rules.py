@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from agent_helpers import TEST_CALC, run_agent
+from agent_helpers import TEST_CALC, RunAgent
 
 from agent.approval import Approver
 from agent.rules import is_safe
@@ -146,6 +146,7 @@ def repo_with_link(repo: Path) -> Path:
     return repo
 
 
+@pytest.mark.usefixtures("child_processes")
 @pytest.mark.parametrize("command", SAFE)
 def test_read_only_and_test_commands_run_by_rule(repo: Path, command: str) -> None:
     command = command.replace("{repo}", str(repo))
@@ -159,6 +160,7 @@ def test_commands_that_write_or_run_other_things_need_approval(repo: Path, comma
     assert Approver("no", repo).decide(command, None) == ("refused", "flag")
 
 
+@pytest.mark.usefixtures("child_processes")
 @pytest.mark.parametrize("command", PATHS_OUT)
 def test_commands_naming_paths_outside_the_repository_need_approval(repo_with_link: Path, command: str) -> None:
     assert not is_safe(command, repo_with_link)
@@ -170,7 +172,7 @@ def test_the_repository_may_be_named_through_a_symlink(repo: Path, tmp_path: Pat
     assert is_safe("cat calc.py test_calc.py", alias) and is_safe(f"cat {repo}/calc.py", alias)
 
 
-def run_commands(repo: Path, *commands: str) -> tuple[list[dict], list[str]]:
+def run_commands(run_agent: RunAgent, repo: Path, *commands: str) -> tuple[list[dict], list[str]]:
     """The approvals, and the tool results the model saw, for a run that asks for `commands` with --approve no."""
     script = [fl.tool_call("run", {"command": c}) for c in commands] + [fl.prose("done")]
     with FakeLlama(script) as flint:
@@ -179,16 +181,16 @@ def run_commands(repo: Path, *commands: str) -> tuple[list[dict], list[str]]:
     return run.of("approval"), results
 
 
-def test_the_published_escapes_are_refused_in_a_real_repository(repo_with_link: Path) -> None:
+def test_the_published_escapes_are_refused_in_a_real_repository(run_agent: RunAgent, repo_with_link: Path) -> None:
     repo = repo_with_link
     commands = ["pytest -q --junitxml=test_calc.py", "pytest --basetemp=tests", "cat ../secret.txt", "cat /etc/passwd"]
-    approvals, results = run_commands(repo, *commands)
+    approvals, results = run_commands(run_agent, repo, *commands)
     assert [(a["decision"], a["by"]) for a in approvals] == [("refused", "flag")] * 4
     assert all("was not run" in r for r in results) and not any("password" in r or "root:" in r for r in results)
     assert (repo / "test_calc.py").read_text() == TEST_CALC
 
 
-def test_a_by_rule_pytest_and_cat_still_run(repo: Path) -> None:
-    approvals, results = run_commands(repo, "pytest -q", "cat calc.py")
+def test_a_by_rule_pytest_and_cat_still_run(run_agent: RunAgent, repo: Path) -> None:
+    approvals, results = run_commands(run_agent, repo, "pytest -q", "cat calc.py")
     assert [(a["decision"], a["by"]) for a in approvals] == [("run", "rule")] * 2
     assert "1 passed" in results[0] and results[1].startswith("def add")

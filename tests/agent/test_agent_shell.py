@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from agent_helpers import ROOT
 
 from agent import prompts
@@ -35,6 +36,7 @@ def run_probe(repo: Path, command: str) -> tuple[int, bool, int, str]:
     return int(chars), truncated == "True", int(peak_kib), ends
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_100_mb_of_output_does_not_raise_the_agents_peak_memory(repo: Path) -> None:
     small = run_probe(repo, "yes 0123456789 | head -c 1000")
     big = run_probe(repo, f"yes 0123456789 | head -c {100 * MB}; echo THE-END")
@@ -45,6 +47,7 @@ def test_100_mb_of_output_does_not_raise_the_agents_peak_memory(repo: Path) -> N
     assert growth_kib < 10_000  # the old run held all 100 MB (and its decoded copy): +286 MB
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_head_and_tail_count_what_falls_between(tmp_path: Path) -> None:
     output = run_command("for i in $(seq 1 50000); do echo line-$i; done", tmp_path, 60, 8_000)
     full = "".join(f"line-{i}\n" for i in range(1, 50001))
@@ -61,11 +64,13 @@ def test_text_fed_in_pieces_keeps_the_same_start_and_end() -> None:
     assert kept.text() == text[:1000] + prompts.output_cut(28_000) + text[-1000:]
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_multibyte_characters_split_across_reads_are_not_garbled(tmp_path: Path) -> None:
     output = run_command("python3 -c \"print('é' * 100000)\"", tmp_path, 60, 8_000)
     assert "\ufffd" not in output.text and output.text.startswith("é" * 4000)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_timeout_keeps_what_was_printed_and_gives_no_exit_code(tmp_path: Path) -> None:
     output = run_command("echo started; sleep 30", tmp_path, 0.5, 8_000)
     assert output.exit_code is None and output.text == "started\n"

@@ -20,6 +20,9 @@ from hypothesis_settings import examples
 from agent.rules import is_safe
 from agent.shell_words import Unsupported, expand_all, read_pipeline
 
+# Every test here starts child processes: the fast tier leaves them out (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 BASH = shutil.which("bash") or "/bin/bash"
 FILES = [
     "a.py", "b.py", "B.py", "ab.py", "_u.py", "é.py", "日本.txt", "a b.py", "x#y.txt", "Ω1", "ÅB.txt", "-n",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from agent_helpers import CALC, TEST_CALC, run_agent
+from agent_helpers import CALC, TEST_CALC, RunAgent
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis_settings import examples
@@ -104,12 +104,12 @@ def make_sandbox(base: Path) -> Sandbox:
 
 
 @pytest.fixture
-def sandbox(tmp_path: Path) -> Sandbox:
+def sandbox(tmp_path: Path, child_processes: None) -> Sandbox:
     return make_sandbox(tmp_path / "base")
 
 
 @pytest.fixture(scope="module")
-def shared_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+def shared_sandbox(tmp_path_factory: pytest.TempPathFactory, child_processes: None) -> Iterator[Sandbox]:
     yield make_sandbox(tmp_path_factory.mktemp("shell-reading") / "base")
 
 
@@ -182,7 +182,7 @@ def test_the_attacks_do_what_they_say_when_bash_runs_them(sandbox: Sandbox) -> N
             assert (sandbox.base / str(effect)).exists(), command
 
 
-def test_the_agent_refuses_them_all_and_nothing_outside_changes(sandbox: Sandbox) -> None:
+def test_the_agent_refuses_them_all_and_nothing_outside_changes(run_agent: RunAgent, sandbox: Sandbox) -> None:
     before = sandbox.outside()
     calls = [("run", {"command": command}) for command, _ in ATTACKS]
     with FakeLlama([fl.tool_calls(calls), fl.prose("done")]) as flint:

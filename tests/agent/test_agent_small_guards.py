@@ -53,6 +53,7 @@ def snapshot_peak_kib(repo: Path) -> int:
     return int(peak)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_start_snapshot_reads_a_100_mb_file_in_pieces(repo: Path) -> None:
     small = snapshot_peak_kib(repo)
     with open(repo / "data.bin", "wb") as f:  # sparse: 100 MB to read, no disk used

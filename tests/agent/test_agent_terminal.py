@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pyte
+import pytest
 from agent_helpers import ROOT, read_events
 
 from agent.console import visible
@@ -96,6 +97,7 @@ def agent_on_a_terminal(repo: Path, url: str, answer: bytes) -> bytes:
     return output
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_question_and_the_console_show_the_command_that_runs(repo: Path) -> None:
     script = [fl.tool_call("run", {"command": SPOOF}), fl.tool_call("run", {"command": HIDDEN}), fl.prose("done")]
     with FakeLlama(script) as flint:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from agent_helpers import run_agent
+from agent_helpers import RunAgent
 
 from agent.cli import build_parser
 from agent.jeff import Jeff
@@ -32,7 +32,7 @@ def tool_results(request: dict) -> list[str]:
     ],
 )
 def test_a_bad_tool_call_is_explained_to_the_model_and_the_run_goes_on(
-    repo: Path, name: str, raw: str, told: str
+    run_agent: RunAgent, repo: Path, name: str, raw: str, told: str
 ) -> None:
     with FakeLlama([fl.tool_call(name, raw), fl.prose("done")]) as flint:
         run = run_agent(repo, flint.url)
@@ -50,7 +50,7 @@ def test_a_bad_tool_call_is_explained_to_the_model_and_the_run_goes_on(
     assert run.stop["reason"] == "done"
 
 
-def test_several_calls_in_one_answer_each_get_their_result_in_order(repo: Path) -> None:
+def test_several_calls_in_one_answer_each_get_their_result_in_order(run_agent: RunAgent, repo: Path) -> None:
     calls = [("read_file", {"path": "calc.py"}), ("run", {"command": "wc -l calc.py"})]
     with FakeLlama([fl.tool_calls(calls), fl.prose("done")]) as flint:
         run_agent(repo, flint.url)
@@ -60,7 +60,7 @@ def test_several_calls_in_one_answer_each_get_their_result_in_order(repo: Path) 
     assert first_result["content"].startswith("def add") and second_result["content"].startswith("2 calc.py")
 
 
-def test_write_and_edit_text_is_logged_as_its_length(repo: Path) -> None:
+def test_write_and_edit_text_is_logged_as_its_length(run_agent: RunAgent, repo: Path) -> None:
     script = [fl.tool_call("edit_file", {"path": "calc.py", "old": "a + b", "new": "b + a"}), fl.prose("done")]
     with FakeLlama(script) as flint:
         run = run_agent(repo, flint.url)
@@ -68,7 +68,7 @@ def test_write_and_edit_text_is_logged_as_its_length(repo: Path) -> None:
     assert (repo / "calc.py").read_text().endswith("return b + a\n")
 
 
-def test_a_refused_path_reaches_the_model_as_refused(repo: Path) -> None:
+def test_a_refused_path_reaches_the_model_as_refused(run_agent: RunAgent, repo: Path) -> None:
     script = [fl.tool_call("write_file", {"path": "../escape.txt", "content": "x"}), fl.prose("done")]
     with FakeLlama(script) as flint:
         run = run_agent(repo, flint.url)
@@ -82,7 +82,9 @@ def commands(*lines: str) -> list[fl.Reply]:
 
 
 @pytest.mark.parametrize(("mode", "created"), [("yes", True), ("no", False)])
-def test_flags_decide_about_commands_that_need_approval(repo: Path, mode: str, created: bool) -> None:
+def test_flags_decide_about_commands_that_need_approval(
+    run_agent: RunAgent, repo: Path, mode: str, created: bool
+) -> None:
     with FakeLlama(commands("ls", "touch made.txt")) as flint:
         run = run_agent(repo, flint.url, "--approve", mode)
         results = tool_results(flint.requests[-1])
@@ -94,7 +96,7 @@ def test_flags_decide_about_commands_that_need_approval(repo: Path, mode: str, c
     assert ("was not run" in results[1]) is not created and run.of("tool")[1]["refused"] is not created
 
 
-def test_ask_mode_reads_the_answer_from_stdin(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ask_mode_reads_the_answer_from_stdin(run_agent: RunAgent, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("y\nn\n"))
     with FakeLlama(commands("touch first.txt", "touch second.txt")) as flint:
         run = run_agent(repo, flint.url, "--approve", "ask")
@@ -102,7 +104,9 @@ def test_ask_mode_reads_the_answer_from_stdin(repo: Path, monkeypatch: pytest.Mo
     assert (repo / "first.txt").exists() and not (repo / "second.txt").exists()
 
 
-def test_jeff_gives_an_opinion_on_every_command_and_it_is_shown(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_jeff_gives_an_opinion_on_every_command_and_it_is_shown(
+    run_agent: RunAgent, repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     opinions = [fl.prose("yes, it only lists files\nextra line"), fl.prose("No - it deletes the module")]
     with FakeLlama(commands("ls", "rm calc.py")) as flint, FakeLlama(opinions) as jeff:
         run = run_agent(repo, flint.url, "--jeff", jeff.url, "--approve", "no")
@@ -117,7 +121,7 @@ def test_jeff_gives_an_opinion_on_every_command_and_it_is_shown(repo: Path, caps
 
 
 @pytest.mark.parametrize(("opinion", "runs"), [("yes, it only creates an empty file", True), ("no, not needed", False)])
-def test_approve_jeff_lets_his_first_word_decide(repo: Path, opinion: str, runs: bool) -> None:
+def test_approve_jeff_lets_his_first_word_decide(run_agent: RunAgent, repo: Path, opinion: str, runs: bool) -> None:
     with FakeLlama(commands("touch made.txt")) as flint, FakeLlama([fl.prose(opinion)]) as jeff:
         run = run_agent(repo, flint.url, "--jeff", jeff.url, "--approve", "jeff")
     [approval] = run.of("approval")
@@ -125,7 +129,7 @@ def test_approve_jeff_lets_his_first_word_decide(repo: Path, opinion: str, runs:
     assert (repo / "made.txt").exists() is runs
 
 
-def test_an_unreachable_jeff_never_stops_the_run_and_counts_as_no(repo: Path) -> None:
+def test_an_unreachable_jeff_never_stops_the_run_and_counts_as_no(run_agent: RunAgent, repo: Path) -> None:
     gone = f"http://127.0.0.1:{free_port()}"
     with FakeLlama(commands("touch made.txt", "ls")) as flint:
         run = run_agent(repo, flint.url, "--jeff", gone, "--approve", "jeff")
@@ -135,7 +139,7 @@ def test_an_unreachable_jeff_never_stops_the_run_and_counts_as_no(repo: Path) ->
     assert not (repo / "made.txt").exists() and run.stop["reason"] == "done"
 
 
-def test_a_jeff_server_error_is_recorded_not_raised(repo: Path) -> None:
+def test_a_jeff_server_error_is_recorded_not_raised(run_agent: RunAgent, repo: Path) -> None:
     with FakeLlama(commands("ls")) as flint, FakeLlama([fl.loading()]) as jeff:
         run = run_agent(repo, flint.url, "--jeff", jeff.url)
     [opinion] = run.of("jeff")
@@ -143,7 +147,7 @@ def test_a_jeff_server_error_is_recorded_not_raised(repo: Path) -> None:
     assert run.stop["reason"] == "done"
 
 
-def test_a_silent_jeff_costs_the_jeff_timeout_per_command_not_more(repo: Path) -> None:
+def test_a_silent_jeff_costs_the_jeff_timeout_per_command_not_more(run_agent: RunAgent, repo: Path) -> None:
     silent = socket.socket()  # accepts connections (the kernel does) and never answers
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)

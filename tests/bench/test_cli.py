@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+# Every test here starts child processes: the fast tier leaves them out (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 ROOT = Path(__file__).resolve().parents[2]
 URL = "http://127.0.0.1:9"  # nothing listens there: the bench must refuse the other input first
 

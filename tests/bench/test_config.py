@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+import yaml
 
 from bench.config import SETTINGS, load_config
 from bench.errors import ConfigError
@@ -159,6 +160,63 @@ def test_the_compose_variables_override_the_file_when_set(tmp_path: Path, monkey
     config = load_config(path, {})
     assert config.models_dir == "/srv/models" and config.flint_model == "coder.gguf"
     assert config.jeff_model == "b.gguf" and config.llama_image.endswith("-b7786")
+
+
+@pytest.mark.parametrize("key", ["flint_url", "gpu_device", "reps", "ctx"])
+def test_every_setting_comes_from_the_command_line_then_the_environment_then_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    """One rule for every setting (FLINT_URL used to lose to bench.yaml while GPU_DEVICE won)."""
+    file, environment, command_line = {
+        "flint_url": ("http://127.0.0.1:1", "http://127.0.0.1:2", "http://127.0.0.1:3"),
+        "gpu_device": ("1", "2", "3"),
+        "reps": (1, 2, 3),
+        "ctx": ([1024], [2048], [4096]),
+    }[key]
+    path = write(tmp_path, yaml.safe_dump({key: file}))
+    assert getattr(load_config(path, {}), key) == file
+    text = ",".join(map(str, environment)) if isinstance(environment, list) else str(environment)
+    monkeypatch.setenv(f"AGENTBENCH_{key.upper()}", text)
+    assert getattr(load_config(path, {}), key) == environment
+    assert getattr(load_config(path, {key: command_line}), key) == command_line
+
+
+def test_the_old_names_are_aliases_and_the_prefixed_name_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, "flint_url: http://127.0.0.1:1\ngpu_device: '1'\n")
+    monkeypatch.setenv("FLINT_URL", "http://127.0.0.1:2")
+    monkeypatch.setenv("GPU_DEVICE", "2")
+    config = load_config(path, {})
+    assert (config.flint_url, config.gpu_device) == ("http://127.0.0.1:2", "2")
+    monkeypatch.setenv("AGENTBENCH_GPU_DEVICE", "GPU-3")
+    assert load_config(path, {}).gpu_device == "GPU-3"
+
+
+def test_environment_values_are_read_as_their_settings_type(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, text in {"PRESETS": "part2,late", "RESUME": "true", "CLEAR_AT": "0.6", "SAMPLING": "{seed: 7}"}.items():
+        monkeypatch.setenv(f"AGENTBENCH_{name}", text)
+    monkeypatch.setenv("AGENTBENCH_OUT", "")  # empty: not set
+    config = load_config(None, {})
+    assert (config.presets, config.resume, config.clear_at, config.sampling) == (
+        ["part2", "late"],
+        True,
+        0.6,
+        {"seed": 7},
+    )
+    assert config.out is None
+    monkeypatch.setenv("AGENTBENCH_REPS", "three")
+    with pytest.raises(
+        ConfigError, match=r"^\$AGENTBENCH_REPS: reps = 'three' is not allowed: input should be a valid"
+    ):
+        load_config(None, {})
+
+
+def test_an_explicit_ctx_from_the_environment_replaces_the_files_groups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, "groups:\n  - {presets: [part2], ctx: [8192]}\n")
+    assert load_config(path, {}).matrix() == [("todo_repo", "part2", 8192)]
+    monkeypatch.setenv("AGENTBENCH_CTX", "2048")
+    assert load_config(path, {}).matrix() == [("todo_repo", "part3", 2048)]
 
 
 def test_a_window_llama_server_would_serve_larger_is_refused_at_once_naming_the_sizes_it_serves() -> None:

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # the ones below.
 LAYERS = [
     {"errors", "logs", "processes", "yaml_file", "ownership", "provenance", "untrusted", "json_documents"},
-    {"config", "setting_types", "server_args", "results"},
+    {"config", "setting_types", "server_args", "environment", "results"},
     {"containers", "measure"},
     {"fixtures"},
     {"llama"},

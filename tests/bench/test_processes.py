@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from bench.processes import CappedOutput, run_to_end
 
 
@@ -27,6 +29,7 @@ def test_output_over_the_cap_keeps_its_start_and_end_and_says_what_was_cut() -> 
     assert len(output.head) + len(output.tail) == 100
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_flooding_child_costs_no_more_than_the_cap(tmp_path: Path) -> None:
     flood = "import sys\nfor _ in range(3000): sys.stdout.write('x' * 10000 + '\\n')\nprint('the end')"
     code, timed_out, text = run_to_end([sys.executable, "-c", flood], cwd=tmp_path, env={}, timeout_s=60)

@@ -29,6 +29,9 @@ from bench.servers.compose import COMPOSE_FILE, ComposeServers
 from bench.servers.embedded import EmbeddedServers
 from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
 
+# Every test here starts child processes (a bench, make, pytest, a program): the process tier (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 H100S, A100S = cards("gpus-8.txt"), cards("gpus-4.txt", "mig-4.txt")
 MIG = A100S[3].mig
 

@@ -21,6 +21,9 @@ from bench.results.lock import ResultsLock
 from bench.testing import fake_llama
 from bench.testing.host_targets import default_bridge_address
 
+# Every test here starts child processes: the fast tier leaves them out (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

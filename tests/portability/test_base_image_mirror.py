@@ -7,6 +7,11 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
+# Every test here starts child processes: the fast tier leaves them out (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / ".ci" / "base-image.sh"
 

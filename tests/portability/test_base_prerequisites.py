@@ -21,6 +21,9 @@ from pathlib import Path
 
 import pytest
 
+# Every test here starts child processes: the fast tier leaves them out (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / ".ci" / "base-image.sh"
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # debootstrap lives in /usr/sbin

@@ -13,6 +13,9 @@ from isa_scan import report, scan
 
 from bench.llama.binaries import find_llama_server
 
+# Every test here starts child processes: the fast tier leaves them out (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 ROOT = Path(__file__).resolve().parents[2]
 CHECK = ROOT / ".ci" / "check_llama.py"
 

@@ -21,6 +21,9 @@ from bench.analyze.power import POWER, GatePower, reps_for, share_gate_power
 from bench.analyze.stats import ALPHA
 from bench.results.row import ResultRow
 
+# Thousands of simulated nights: 14 s of CPU in all, out of the fast tier.
+pytestmark = pytest.mark.slow
+
 SEED = 11
 TRIALS = 600
 CV = 0.15

@@ -103,6 +103,7 @@ def results(tmp_path: Path) -> Path:
     return write_results(tmp_path / "results.csv", ROWS)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_each_prediction_gets_its_verdict_and_numbers(
     tmp_path: Path, results: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -214,11 +215,18 @@ GOOD = "  says: s\n  where: {ctx: 4096}\n  all: {completed: true}\n"
     ("text", "message"),
     [
         ("- id: a\n" + GOOD + "  colour: red\n", r"entry 1 \(a\): unknown key colour"),
-        ("- id: a\n  where: {ctx: 4096}\n  all: {completed: true}\n", "says must be a non-empty string"),
+        ("- id: a\n  where: {ctx: 4096}\n  all: {completed: true}\n", "says is missing"),
+        (
+            "- id: a\n  says: ' '\n  all: {completed: true}\n",
+            "says = ' ' is not allowed: string should have at least 1",
+        ),
         ("- id: a\n  says: s\n", "give exactly one test"),
         ("- id: a\n" + GOOD + "  none: {completed: false}\n", "give exactly one test"),
         ("- id: a\n  says: s\n  count: {completed: true}\n", "count needs exactly one of at_least"),
-        ("- id: a\n  says: s\n  count: {completed: true}\n  at_least: -1\n", "at_least must be a whole number >= 0"),
+        (
+            "- id: a\n  says: s\n  count: {completed: true}\n  at_least: -1\n",
+            "at_least = -1 is not allowed: input should be greater than",
+        ),
         ("- id: a\n" + GOOD + "  at_most: 1\n", "at_most goes with count, not with all"),
         ("- id: a\n  says: s\n  where: {colour: red}\n  all: {completed: true}\n", "unknown column 'colour'"),
         ("- id: a\n  says: s\n  all: {completed: yes please}\n", "completed must be true or false"),
@@ -251,6 +259,7 @@ def test_every_bad_entry_is_reported_at_once(tmp_path: Path) -> None:
     assert "\n" not in str(error.value)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_predictions_committed_after_the_first_run_are_refused(tmp_path: Path, results: Path) -> None:
     path = committed(tmp_path, date="2026-11-02T09:15:00+00:00")  # after a4..a5 started, before a6
     with pytest.raises(
@@ -259,10 +268,12 @@ def test_predictions_committed_after_the_first_run_are_refused(tmp_path: Path, r
         score_file(path, results)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_commit_at_the_same_moment_as_the_first_run_is_accepted(tmp_path: Path, results: Path) -> None:
     assert len(score_file(committed(tmp_path, date=FIRST_RUN), results)) == 7
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_uncommitted_changes_are_refused(tmp_path: Path, results: Path) -> None:
     path = committed(tmp_path)
     path.write_text(PREDICTIONS + "# added after the runs\n", encoding="utf-8")
@@ -270,6 +281,7 @@ def test_uncommitted_changes_are_refused(tmp_path: Path, results: Path) -> None:
         score_file(path, results)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_an_untracked_file_is_refused(tmp_path: Path, results: Path) -> None:
     path = committed(tmp_path).with_name("later.yaml")
     path.write_text(PREDICTIONS, encoding="utf-8")
@@ -277,6 +289,7 @@ def test_an_untracked_file_is_refused(tmp_path: Path, results: Path) -> None:
         score_file(path, results)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_file_outside_git_is_refused_through_the_cli(
     tmp_path: Path, results: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -286,6 +299,7 @@ def test_a_file_outside_git_is_refused_through_the_cli(
     assert "is not inside a git repository; commit predictions before running the bench" in capsys.readouterr().err
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_results_without_start_times_cannot_date_predictions(tmp_path: Path) -> None:
     results = write_results(tmp_path / "results.csv", [run_row("x", "part3", "8192", started_at="")])
     with pytest.raises(ResultsError, match="no run in the results has a started_at time"):

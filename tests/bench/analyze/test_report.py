@@ -16,6 +16,9 @@ from bench.errors import ResultsError
 from bench.measure.trace import requests_of
 from bench.results.schema import COLUMNS
 
+# Each report draws its PNG plots (matplotlib): about a second of CPU per test, out of the fast tier.
+pytestmark = pytest.mark.slow
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 

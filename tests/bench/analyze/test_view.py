@@ -163,7 +163,7 @@ def bench_file(folder: Path, runs: list[ScriptedRun]) -> Path:
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def results(tmp_path_factory: pytest.TempPathFactory, child_processes: None) -> tuple[Path, Path]:
     """Two results files of the same configuration: an older one that did nothing, a newer one that solved it."""
     with pytest.MonkeyPatch.context() as patch:  # the benches' state files in a folder of the module's own
         patch.setenv("AGENTBENCH_STATE_DIR", str(tmp_path_factory.mktemp("instances")))

@@ -41,7 +41,7 @@ def running_forwarder(target: str, *options: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def forwarder(server: fake_llama.FakeLlama) -> Iterator[str]:
+def forwarder(server: fake_llama.FakeLlama, child_processes: None) -> Iterator[str]:
     with running_forwarder(f"127.0.0.1:{server.server.server_address[1]}") as url:
         yield url
 
@@ -115,6 +115,7 @@ def test_requests_that_could_smuggle_another_are_refused(
     assert server.hits == []
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_an_unreachable_server_is_a_502() -> None:
     with socket.socket() as unused:
         unused.bind(("127.0.0.1", 0))
@@ -183,6 +184,7 @@ def test_chat_fields_the_agent_never_sends_are_refused_before_the_server(
     assert server.requests == []
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_with_the_runs_sampling_only_those_settings_pass(server: fake_llama.FakeLlama) -> None:
     sampling = json.dumps({"temperature": 0.0, "seed": 42})
     with running_forwarder(f"127.0.0.1:{server.server.server_address[1]}", "--sampling", f"0={sampling}") as url:
@@ -228,6 +230,7 @@ def test_connections_past_the_limit_get_503_and_the_rest_still_pass(
     assert request(f"{forwarder}/v1/chat/completions", "POST", chat())[0] == 200
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_an_answer_past_the_time_limit_is_a_504_and_the_server_connection_closes(
     server: fake_llama.FakeLlama,
 ) -> None:

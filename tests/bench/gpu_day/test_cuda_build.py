@@ -43,6 +43,7 @@ def fake_server(folder: Path, stdout: str, stderr: str = "", status: int = 0, ba
     return server
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_cuda_build_seeing_no_gpu_where_nvml_sees_one_is_a_one_line_error(tmp_path: Path) -> None:
     server = fake_server(tmp_path, "Available devices:\n", CUDA_INIT_FAILED)
     devices, problem = list_devices(server)
@@ -56,6 +57,7 @@ def test_a_cuda_build_seeing_no_gpu_where_nvml_sees_one_is_a_one_line_error(tmp_
         check_cuda_build(host)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_missing_cuda_library_is_named_and_a_cpu_build_on_a_gpu_host_is_a_documented_choice(tmp_path: Path) -> None:
     loader = "llama-server: error while loading shared libraries: libcublas.so.13: cannot open shared object file"
     server = fake_server(tmp_path / "a", "", loader, status=127)
@@ -66,6 +68,7 @@ def test_a_missing_cuda_library_is_named_and_a_cpu_build_on_a_gpu_host_is_a_docu
     assert kind == "embedded" and "make setup GPU=cuda" in reason
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_cuda_build_that_sees_its_gpu_runs_there(tmp_path: Path) -> None:
     listing = "Available devices:\n  CUDA0: NVIDIA H100 80GB HBM3 (81079 MiB, 80500 MiB free)\n"
     server = fake_server(tmp_path, listing)

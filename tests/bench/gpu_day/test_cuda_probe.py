@@ -11,6 +11,9 @@ import pytest
 
 from bench.measure.cuda_probe import ProbeError, held
 
+# Every test here starts child processes: the fast tier leaves them out (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 ROOT = Path(__file__).resolve().parents[3]
 SAYS_YES = "".join(
     f"int {name}() {{ return 0; }}\n"

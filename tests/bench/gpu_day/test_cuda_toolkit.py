@@ -51,6 +51,7 @@ def test_a_toolkit_without_cublas_or_a_driver_stub_is_incomplete(
     assert toolkit.missing_parts(partial) == []
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_nvcc_says_where_its_toolkit_is_even_behind_a_wrapper(toolkit: ModuleType, tmp_path: Path) -> None:
     nvcc = tmp_path / "nvcc"
     nvcc.write_text(f"#!/bin/sh\necho '#$ _HERE_={tmp_path}/cuda/bin' >&2\necho '#$ TOP={tmp_path}/cuda/bin/..' >&2\n")
@@ -58,6 +59,7 @@ def test_nvcc_says_where_its_toolkit_is_even_behind_a_wrapper(toolkit: ModuleTyp
     assert toolkit.nvcc_top(str(nvcc)) == (tmp_path / "cuda").resolve()
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_pypis_tree_is_viewed_as_a_toolkit_with_a_stub_that_defines_the_drivers_symbols(
     toolkit: ModuleType, tmp_path: Path
 ) -> None:

@@ -84,6 +84,7 @@ def started_env(server: Path, tmp_path: Path, gpu: bool, pin: GpuPin | None) -> 
         process.stop()
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_host_gpu_server_sees_only_its_card_and_a_cpu_one_is_left_alone(fake_server: Path, tmp_path: Path) -> None:
     pin = resolve_pin("6", FakeNvml(CARDS))
     env = started_env(fake_server, tmp_path, gpu=True, pin=pin)
@@ -94,6 +95,7 @@ def test_a_host_gpu_server_sees_only_its_card_and_a_cpu_one_is_left_alone(fake_s
     assert cpu_env.get("CUDA_VISIBLE_DEVICES") == os.environ.get("CUDA_VISIBLE_DEVICES")
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_host_server_starts_offline_with_a_local_model_and_an_empty_config_home(
     fake_server: Path, tmp_path: Path
 ) -> None:

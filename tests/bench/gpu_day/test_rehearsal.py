@@ -53,7 +53,7 @@ def stand_in_probe(card: FakeDevice, log: list[tuple[int, int, str]]):  # type: 
 
 
 @pytest.fixture(scope="module")
-def rehearsal(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def rehearsal(tmp_path_factory: pytest.TempPathFactory, child_processes: None):  # type: ignore[no-untyped-def]
     """One rehearsal, shared by the tests that read its figures."""
     tmp_path = tmp_path_factory.mktemp("rehearsal")
     card = FakeDevice("GPU-11111111-2222-3333-4444-555555555555", [IDLE], name="NVIDIA H200", total=140 * GIB)
@@ -98,6 +98,7 @@ def test_inventory_nvml_calls_and_costs_are_recorded(rehearsal) -> None:  # type
     assert len(saved) == len(figures) and (Path(args.out) / "rehearsal.txt").read_text().strip() == table(figures)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_mig_instance_refusing_its_process_list_is_a_finding_not_a_crash(tmp_path: Path) -> None:
     instance = FakeDevice("MIG-4b5a1c2d-0000-5f6e-8a9b-0123456789ab", [IDLE], refuse_processes=True)
     nvml = FakeNvml([FakeDevice("GPU-parent", [IDLE], mig_devices=[instance])])
@@ -109,6 +110,7 @@ def test_a_mig_instance_refusing_its_process_list_is_a_finding_not_a_crash(tmp_p
     assert next(f for f in figures if f.name == "gpu0 MIG instances").value == [instance.uuid]
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_rehearsal_imports_nothing_the_device_machine_lacks() -> None:
     blocked = ["pydantic", "yaml", "docker", "matplotlib", "scipy"]
     code = (

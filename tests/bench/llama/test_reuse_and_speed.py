@@ -26,6 +26,7 @@ def test_the_command_line_wins_over_the_environment_and_unset_ones_are_the_build
     assert from_command([], {"LLAMA_ARG_SWA_FULL": "1"}).swa_full is True
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_running_process_is_read_from_proc() -> None:
     flags = ["--ctx-checkpoints", "3", "--cache-reuse", "128"]
     env = {**os.environ, "LLAMA_ARG_CACHE_RAM": "64"}

@@ -165,6 +165,7 @@ def test_a_full_disk_is_one_line_naming_the_file_and_keeps_every_row(
     assert [r["run_id"] for r in read_rows(out)] == ["a", "c"]
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_real_short_write_leaves_no_half_row(tmp_path: Path) -> None:
     """The kernel itself refuses the rest of a write: a file size limit (RLIMIT_FSIZE) set in a child process."""
     out = tmp_path / "results.csv"

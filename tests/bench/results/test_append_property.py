@@ -163,6 +163,7 @@ class BenchLife(RuleBasedStateMachine):
         assert (side.read_bytes() if side.exists() else b"") == self.partial
 
 
+@pytest.mark.slow  # a few hundred appends and crashes: 6 s of CPU
 def test_appending_across_schema_changes_crashes_and_a_full_disk_keeps_every_value() -> None:
     ROWS_APPENDED[0] = 0
     run_state_machine_as_test(

@@ -32,6 +32,7 @@ def test_a_second_holder_is_refused_in_one_line_naming_the_first(tmp_path: Path)
     again.release()
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_killed_holder_lets_go_of_the_lock(tmp_path: Path) -> None:
     out = tmp_path / "results.csv"
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE, text=True)

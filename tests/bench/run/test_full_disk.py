@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from small_task import NAME, ROOT
 
 from bench import cli
 from bench.errors import Terminated
@@ -24,7 +25,7 @@ from bench.testing import fake_llama
 
 
 @pytest.fixture
-def small_disk() -> Iterator[Path]:
+def small_disk(child_processes: None) -> Iterator[Path]:
     """A 4 MiB tmpfs of the test's own, unmounted and removed after."""
     if os.geteuid() != 0:
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
@@ -62,8 +63,9 @@ def test_a_disk_that_fills_up_while_grading_ends_the_bench_with_one_line_and_kee
     monkeypatch.setattr(runner, "score_run_dir", disk_full_before_the_second_grading)
     with fake_llama.FakeLlama() as flint:
         status = cli.main(
-            ["run", "--servers", "external", "--sandbox", "local", "--flint-url", flint.url, "--fixtures", "todo_repo",
-             "--presets", "part2", "--ctx", "4096", "--reps", "2", "--max-steps", "2", "--out", str(out)]
+            ["run", "--servers", "external", "--sandbox", "local", "--flint-url", flint.url, "--fixtures", NAME,
+             "--fixtures-root", str(ROOT), "--presets", "part2", "--ctx", "4096", "--reps", "2", "--max-steps", "2",
+             "--out", str(out)]
         )  # fmt: skip
     assert status == cli.EXIT_ERROR == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]

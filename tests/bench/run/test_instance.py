@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from bench.ownership import Ownership
 from bench.processes import is_running, start_time
 from bench.run.instance import BenchInstance, reap_dead, state_dir
@@ -51,6 +53,7 @@ def test_the_state_file_is_written_whole_and_read_back_the_same(tmp_path: Path) 
     assert [p.name for p in tmp_path.iterdir()] == ["abc.json"]  # no partial file left
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_an_owner_is_alive_only_while_its_pid_names_the_same_process(tmp_path: Path) -> None:
     assert record_of(tmp_path, (os.getpid(), start_time(os.getpid()))).owner_alive()
     assert not record_of(tmp_path, dead_pid()).owner_alive()
@@ -61,6 +64,7 @@ def test_an_owner_is_alive_only_while_its_pid_names_the_same_process(tmp_path: P
     assert record_of(tmp_path, dead_pid(), host="another-host").owner_alive()
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_dead_benchs_servers_folder_and_state_go_and_nothing_else(tmp_path: Path) -> None:
     states = tmp_path / "states"
     orphan, stranger = sleeper(), sleeper()
@@ -91,6 +95,7 @@ def test_a_dead_benchs_servers_folder_and_state_go_and_nothing_else(tmp_path: Pa
             process.wait()
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_recorded_process_that_leads_no_session_is_signalled_alone(tmp_path: Path) -> None:
     orphan = sleeper(new_session=False)  # in our process group: signalling its group would signal us
     dead = record_of(tmp_path, dead_pid())
@@ -109,6 +114,7 @@ def test_a_damaged_state_file_is_named_and_left_alone(tmp_path: Path) -> None:
     assert "0badf00d.json is not a bench state file" in line and (tmp_path / "0badf00d.json").exists()
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_recorded_folder_outside_the_benchs_own_is_never_removed(tmp_path: Path) -> None:
     precious, other = tmp_path / "results", tmp_path / "agentbench-0badf00d"
     precious.mkdir()
@@ -118,6 +124,7 @@ def test_a_recorded_folder_outside_the_benchs_own_is_never_removed(tmp_path: Pat
     assert precious.is_dir() and other.is_dir()
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_an_instance_records_itself_keeps_its_temp_files_and_removes_them_at_its_end(
     tmp_path: Path, bench_state_dir: Path
 ) -> None:
@@ -135,6 +142,7 @@ def test_an_instance_records_itself_keeps_its_temp_files_and_removes_them_at_its
     assert not instance.tmp.exists() and not state.exists()
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_killed_bench_process_is_reaped_by_the_next_one(tmp_path: Path) -> None:
     """A real process writes a state file naming a server it started, then dies by SIGKILL: the next start ends
     the server and removes the folder."""

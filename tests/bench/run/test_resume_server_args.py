@@ -14,6 +14,9 @@ from bench.results.append import read_rows
 from bench.run.runner import Bench
 from bench.testing import fake_llama
 
+# Every test here starts child processes (a bench, make, pytest, a program): the process tier (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 
 def config(tmp_path: Path, flint: fake_llama.FakeLlama, flags: list[str], **changes: object) -> BenchConfig:
     settings: dict[str, object] = {

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from small_task import CODE, SETTINGS, UNTOUCHED, VISIBLE_TEST
 
 from bench.config import BenchConfig
 from bench.errors import ResultsError, ServerStartError
@@ -14,10 +15,14 @@ from bench.results.append import read_rows
 from bench.run.runner import Bench
 from bench.testing import fake_llama
 
+# Every test here starts child processes: the fast tier leaves them out (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 SOLUTION = Path(load_fixture("todo_repo").solution_dir)
 
 
 def config(tmp_path: Path, flint: fake_llama.FakeLlama, **changes: object) -> BenchConfig:
+    """todo_repo's runs, for the tests that read its grading (small_config for the others)."""
     settings: dict[str, object] = {
         "servers": "external",
         "sandbox": "local",
@@ -33,6 +38,12 @@ def config(tmp_path: Path, flint: fake_llama.FakeLlama, **changes: object) -> Be
     }
     settings.update(changes)
     return BenchConfig(**settings)  # type: ignore[arg-type]
+
+
+def small_config(tmp_path: Path, flint: fake_llama.FakeLlama, **changes: object) -> BenchConfig:
+    """The suite's small task (tests/small_task.py), whose grading is one pytest: for the tests of the runner that
+    need a task run and graded but nothing of todo_repo's grading."""
+    return config(tmp_path, flint, **(SETTINGS | changes))
 
 
 def test_cut_answer_taken_as_done_is_scored_and_labelled(tmp_path: Path) -> None:
@@ -74,28 +85,28 @@ def test_resume_skips_measured_runs_and_refuses_other_inputs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with fake_llama.FakeLlama() as flint:
-        first = Bench(config(tmp_path, flint, reps=2)).run()
+        first = Bench(small_config(tmp_path, flint, reps=2)).run()
         assert [r["rep"] for r in first] == ["1", "2"]
         served = len(flint.requests)
         with pytest.raises(ResultsError, match="--resume"):
-            Bench(config(tmp_path, flint, reps=2)).run()
-        assert Bench(config(tmp_path, flint, reps=2, resume=True)).run() == []
+            Bench(small_config(tmp_path, flint, reps=2)).run()
+        assert Bench(small_config(tmp_path, flint, reps=2, resume=True)).run() == []
         assert len(flint.requests) == served  # nothing was run again
         assert "run 2/2 already in results.csv: skipped (--resume)" in capsys.readouterr().out  # the live display
-        more = Bench(config(tmp_path, flint, reps=3, resume=True)).run()
+        more = Bench(small_config(tmp_path, flint, reps=3, resume=True)).run()
         assert [r["rep"] for r in more] == ["3"]
-        with pytest.raises(ResultsError, match="todo_repo part2 with a different max_steps"):
-            Bench(config(tmp_path, flint, reps=3, resume=True, max_steps=3)).run()  # the file's runs had 4
+        with pytest.raises(ResultsError, match="calc part2 with a different max_steps"):
+            Bench(small_config(tmp_path, flint, reps=3, resume=True, max_steps=3)).run()  # the file's runs had 4
         with pytest.raises(ResultsError, match="different sampling"):
-            Bench(config(tmp_path, flint, reps=4, resume=True, sampling={"temperature": 0.7})).run()
+            Bench(small_config(tmp_path, flint, reps=4, resume=True, sampling={"temperature": 0.7})).run()
     assert [r["rep"] for r in read_rows(tmp_path / "results.csv")] == ["1", "2", "3"]
     log = (tmp_path / "results.csv.log").read_text()  # every bench on the file appended its diagnostics
     assert log.count(" INFO bench.run.runner: 2 runs -> ") == 2 and " DEBUG bench.run.runner: row of " in log
 
 
 def test_a_server_that_dies_mid_run_is_an_infrastructure_failure_and_the_bench_goes_on(tmp_path: Path) -> None:
-    with fake_llama.FakeLlama([fake_llama.tool_call("read_file", {"path": "todo.py"}), fake_llama.die()]) as flint:
-        rows = Bench(config(tmp_path, flint, reps=2, server_wait_s=0)).run()  # 0: no waiting for it to come back
+    with fake_llama.FakeLlama([fake_llama.tool_call("read_file", {"path": CODE}), fake_llama.die()]) as flint:
+        rows = Bench(small_config(tmp_path, flint, reps=2, server_wait_s=0)).run()  # 0: no waiting for it to come back
     assert len(rows) == 2
     first, second = rows
     assert first["stop_reason"] == "infra_error" and "died during the run" in first["error"]
@@ -124,24 +135,26 @@ def test_visible_test_edited_through_the_shell_is_put_back_by_the_agent(tmp_path
     """The agent restores its existing tests after every command (agent/guards.py); the bench's own check of the
     visible tests (tests/bench/score/test_grading.py) then has nothing to report."""
     replies = [
-        fake_llama.tool_call("run", {"command": "chmod u+w test_todo.py && echo 'def test_x(): pass' > test_todo.py"}),
+        fake_llama.tool_call(
+            "run", {"command": f"chmod u+w {VISIBLE_TEST} && echo 'def test_x(): pass' > {VISIBLE_TEST}"}
+        ),
         fake_llama.prose("Done."),
     ]
     with fake_llama.FakeLlama(replies) as flint:
-        (row,) = Bench(config(tmp_path, flint)).run()
+        (row,) = Bench(small_config(tmp_path, flint)).run()
     assert row["visible_tests_modified"] == ""
-    assert (row["visible_passed"], row["hidden_passed"]) == ("3", "2")
+    assert (row["hidden_passed"], row["hidden_total"], row["visible_passed"]) == UNTOUCHED
     events = [
         json.loads(line) for line in (tmp_path / "runs" / row["run_id"] / "events.jsonl").read_text().splitlines()
     ]
     assert any(e["event"] == "approval" and e["decision"] == "run" for e in events)
-    assert [f["path"] for e in events if e["event"] == "restored" for f in e["files"]] == ["test_todo.py"]
+    assert [f["path"] for e in events if e["event"] == "restored" for f in e["files"]] == [VISIBLE_TEST]
 
 
 def test_each_run_starts_with_an_empty_prompt_cache(tmp_path: Path) -> None:
     """Without emptying the slot, the second run would reuse the first run's prompt and reprocess almost nothing."""
     with fake_llama.FakeLlama() as flint:
-        first, second = Bench(config(tmp_path, flint, reps=2)).run()
+        first, second = Bench(small_config(tmp_path, flint, reps=2)).run()
     assert first["prompt_tokens_reprocessed"] == second["prompt_tokens_reprocessed"] == first["prompt_tokens"]
     assert first["cache_tokens"] == second["cache_tokens"] == "0"
     assert [hit for hit in flint.hits if hit[0] == "POST" and hit[1].startswith("/slots/0")] != []
@@ -149,7 +162,7 @@ def test_each_run_starts_with_an_empty_prompt_cache(tmp_path: Path) -> None:
 
 def test_a_server_that_cannot_empty_its_cache_is_noted(tmp_path: Path) -> None:
     with fake_llama.FakeLlama(slot_save=False) as flint:
-        (row,) = Bench(config(tmp_path, flint)).run()
+        (row,) = Bench(small_config(tmp_path, flint)).run()
     assert "could not empty the prompt cache" in row["error"] and "--slot-save-path" in row["error"]
     assert row["stop_reason"] == "done"  # a note, not an infrastructure failure
 
@@ -159,10 +172,10 @@ def test_resume_sets_a_half_written_row_aside_and_runs_it_again(
 ) -> None:
     out = tmp_path / "results.csv"
     with fake_llama.FakeLlama() as flint:
-        Bench(config(tmp_path, flint, reps=2)).run()
+        Bench(small_config(tmp_path, flint, reps=2)).run()
         lines = out.read_text().splitlines(keepends=True)
         out.write_text("".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])  # a crash in the middle of rep 2
-        again = Bench(config(tmp_path, flint, reps=2, resume=True)).run()
+        again = Bench(small_config(tmp_path, flint, reps=2, resume=True)).run()
     assert [r["rep"] for r in again] == ["2"]
     assert "partial" in caplog.text
     assert [r["rep"] for r in read_rows(out)] == ["1", "2"]
@@ -171,11 +184,11 @@ def test_resume_sets_a_half_written_row_aside_and_runs_it_again(
 
 def test_resume_runs_an_infra_error_run_again(tmp_path: Path) -> None:
     out = tmp_path / "results.csv"
-    with fake_llama.FakeLlama([fake_llama.tool_call("read_file", {"path": "todo.py"}), fake_llama.die()]) as flint:
-        (failed,) = Bench(config(tmp_path, flint, server_wait_s=0)).run()
+    with fake_llama.FakeLlama([fake_llama.tool_call("read_file", {"path": CODE}), fake_llama.die()]) as flint:
+        (failed,) = Bench(small_config(tmp_path, flint, server_wait_s=0)).run()
     assert failed["stop_reason"] == "infra_error"
     with fake_llama.FakeLlama(n_ctx=4096) as flint:
-        (again,) = Bench(config(tmp_path, flint, resume=True, flint_url=flint.url)).run()
+        (again,) = Bench(small_config(tmp_path, flint, resume=True, flint_url=flint.url)).run()
     assert again["stop_reason"] != "infra_error" and again["rep"] == "1"
     assert [r["stop_reason"] for r in read_rows(out)] == ["infra_error", again["stop_reason"]]
     assert (out.parent / "runs" / failed["run_id"]).is_dir()  # the failed attempt's artifacts are kept
@@ -196,7 +209,7 @@ def test_a_trace_turned_into_a_trap_is_an_infra_error_and_the_matrix_goes_on(
     only as a regular file, so a link to a device or a secret, or a FIFO, costs that run its figures and no more."""
     replies = [fake_llama.tool_call("run", {"command": command}), fake_llama.prose("done")]
     with fake_llama.FakeLlama(replies) as flint:
-        trapped, after = Bench(config(tmp_path, flint, reps=2)).run()
+        trapped, after = Bench(small_config(tmp_path, flint, reps=2)).run()
     assert trapped["stop_reason"] == "infra_error" and says in trapped["error"]
     assert trapped["prompt_tokens"] == "" and trapped["hidden_passed"] != ""  # nothing from the trace; still graded
     assert after["stop_reason"] != "infra_error"
@@ -207,7 +220,7 @@ def test_a_diff_over_the_limit_is_named_in_error_and_not_kept(tmp_path: Path) ->
     big = "x = 1\n" * 200_000  # 1.2 MB of changes against diff_limit 1m
     replies = [fake_llama.tool_call("write_file", {"path": "big.py", "content": big}), fake_llama.prose("Done.")]
     with fake_llama.FakeLlama(replies) as flint:
-        Bench(config(tmp_path, flint, diff_limit="1m")).run()
+        Bench(small_config(tmp_path, flint, diff_limit="1m")).run()
     (row,) = read_rows(tmp_path / "results.csv")
     assert "diff of more than 1048576 bytes (diff_limit): not kept, and the run is not graded" in row["error"]
     assert row["hidden_passed"] == "" and row["files_changed"] == ""
@@ -230,7 +243,7 @@ def test_absurd_server_figures_stay_out_of_the_row_and_a_981_deep_usage_ends_one
     absurd = {**fake_llama.prose("done"), "usage": {"prompt_tokens": -5, "completion_tokens": 1e308}}
     replies = [fake_llama.tool_call("run", {"command": DEEP_LINE}), fake_llama.prose("done"), absurd]
     with fake_llama.FakeLlama(replies) as flint:
-        first, second = Bench(config(tmp_path, flint, reps=2)).run()
+        first, second = Bench(small_config(tmp_path, flint, reps=2)).run()
 
     assert first["stop_reason"] == "infra_error" and "nests deeper than 64 levels" in first["error"]
     assert second["stop_reason"] == "done" and second["steps"] == "1"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from small_task import CODE, SETTINGS
 
 from bench.config import BenchConfig
 from bench.errors import ServerStartError
@@ -134,12 +135,13 @@ def quick_watch(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def config(tmp_path: Path, flint_url: str, **changes: object) -> BenchConfig:
+    """Runs of the suite's small task (tests/small_task.py): these tests read the servers' faults, not the grading."""
     settings: dict[str, object] = {
         "servers": "external",
         "sandbox": "local",
         "flint_url": flint_url,
         "use_jeff": False,
-        "fixtures": ["todo_repo"],
+        **SETTINGS,
         "presets": ["part2"],
         "ctx": [4096],
         "max_steps": 4,
@@ -151,9 +153,10 @@ def config(tmp_path: Path, flint_url: str, **changes: object) -> BenchConfig:
     return BenchConfig(**(settings | changes))  # type: ignore[arg-type]
 
 
-READ = fake_llama.tool_call("read_file", {"path": "todo.py"})
+READ = fake_llama.tool_call("read_file", {"path": CODE})
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_hung_flint_makes_the_run_infra_error_naming_it(tmp_path: Path) -> None:
     with fake_llama.FakeLlama([READ, fake_llama.hang()]) as flint:
         (row,) = Bench(config(tmp_path, flint.url, request_timeout_s=1.0)).run()
@@ -163,6 +166,7 @@ def test_a_hung_flint_makes_the_run_infra_error_naming_it(tmp_path: Path) -> Non
     assert 0.9 <= float(row["server_stall_s"]) <= 3.0
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_flint_that_restarts_on_the_same_port_is_caught(tmp_path: Path) -> None:
     first = fake_llama.FakeLlama([READ, fake_llama.die()]).start()
     port = first.server.server_address[1]
@@ -188,7 +192,7 @@ def test_a_flint_that_restarts_on_the_same_port_is_caught(tmp_path: Path) -> Non
 
 
 @pytest.fixture
-def flint_process(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str, Path]]:
+def flint_process(tmp_path: Path, child_processes: None) -> Iterator[tuple[subprocess.Popen[str], str, Path]]:
     """The scripted server as a process of its own, so that it can be stopped with SIGSTOP."""
     script, record = tmp_path / "script.json", tmp_path / "requests.jsonl"
     script.write_text(json.dumps({"replies": [READ, {**fake_llama.prose("Done."), "delay": 0.3}]}))
@@ -230,6 +234,7 @@ def test_a_flint_stopped_with_sigstop_is_a_stall_not_harness_time(
     assert float(row["own_s"]) < 1.5  # the harness's own time holds none of the stopped seconds
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_jeff_that_dies_is_named_and_his_figures_are_empty(tmp_path: Path) -> None:
     flint_replies = [fake_llama.tool_call("run", {"command": "ls"}), fake_llama.prose("Done.")]
     with fake_llama.FakeLlama(flint_replies) as flint, fake_llama.FakeLlama([fake_llama.die()]) as jeff:
@@ -242,6 +247,7 @@ def test_a_jeff_that_dies_is_named_and_his_figures_are_empty(tmp_path: Path) -> 
     assert f"Jeff: no healthy llama-server answers at {jeff.url}/health" in dead["error"]
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_jeff_dead_before_the_first_run_stops_the_bench_naming_him(tmp_path: Path) -> None:
     gone = fake_llama.FakeLlama()
     url = gone.url

@@ -22,6 +22,9 @@ from bench.servers.kinds import KINDS
 from bench.testing import fake_llama
 from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
 
+# Every test here starts child processes (a bench, make, pytest, a program): the process tier (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 READ = fake_llama.tool_call("read_file", {"path": "todo.py"})
 DONE = fake_llama.prose("Done.")
 

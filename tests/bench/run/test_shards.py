@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from small_task import SETTINGS
 
 from agent.server import Props
 from bench.cli import main
@@ -172,7 +173,8 @@ def test_two_rows_of_one_planned_run_are_both_kept_and_said(tmp_path: Path, capl
 # The pipeline: shards of a matrix with the fakes, one after another, merged; a missing shard is listed.
 
 
-MATRIX = {"fixtures": ["todo_repo"], "presets": ["part3"], "ctx": [4096], "reps": 3}
+# The suite's small task (tests/small_task.py): these tests read the plan, the shards and the merge, not the grading.
+MATRIX = {**SETTINGS, "presets": ["part3"], "ctx": [4096], "reps": 3}
 
 
 def run_shard(tmp_path: Path, shard: str, runs: Sequence[ScriptedRun] = (), **changes: object) -> list[Row]:
@@ -181,7 +183,7 @@ def run_shard(tmp_path: Path, shard: str, runs: Sequence[ScriptedRun] = (), **ch
     return Bench(config, FakeFactory(config, servers, FakeSandboxes(servers, runs))).run()
 
 
-@pytest.mark.processes  # each run is graded by pytest in a child process: 10 s or more for the four runs
+@pytest.mark.processes  # each run is graded by pytest in a child process
 def test_shards_run_apart_merge_into_the_single_benchs_runs(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     config = tmp_path / "bench.yaml"
     config.write_text(json.dumps(MATRIX))
@@ -191,7 +193,7 @@ def test_shards_run_apart_merge_into_the_single_benchs_runs(tmp_path: Path, capl
     merged, missing = tmp_path / "merged.csv", missing_file(tmp_path / "merged.csv")
     parts = [str(tmp_path / "m-shard1of2.csv")]
     assert main(["merge", *parts, "--config", str(config), "--require-complete", "--out", str(merged)]) == 1
-    assert missing.read_text().splitlines() == ["todo_repo part3 ctx=4096 rep=1", "todo_repo part3 ctx=4096 rep=2"]
+    assert missing.read_text().splitlines() == ["calc part3 ctx=4096 rep=1", "calc part3 ctx=4096 rep=2"]
     assert "2 planned runs no shard delivered" in caplog.text  # shard 2 never ran; rep 1 is an infra_error
 
     (again,) = run_shard(tmp_path, "1/2", resume=True)  # --resume of shard 1: its own file, its infra_error run
@@ -208,6 +210,7 @@ def test_shards_run_apart_merge_into_the_single_benchs_runs(tmp_path: Path, capl
     assert len(rows) == 4 and {r["shard"] for r in rows} == {"1/2", "2/2"}
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_shard_without_runs_writes_the_header_alone(tmp_path: Path) -> None:
     assert run_shard(tmp_path, "4/4", reps=3) == []
     assert read_rows(tmp_path / "m-shard4of4.csv") == [] and (tmp_path / "m-shard4of4.csv").stat().st_size > 0

@@ -26,6 +26,9 @@ from bench.score.exercism import import_all
 from bench.score.graders import Grader, LocalGrader
 from bench.score.grading import Score, score_diff_times
 
+# Every test here starts child processes (a bench, make, pytest, a program): the process tier (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 DATA = Path(__file__).parent / "data"
 TWIN_AWARE_PLUGIN = (DATA / "attacks/twin_aware_plugin.py").read_text()
 PLANTED_JSON = (DATA / "attacks/planted_json.py").read_text()

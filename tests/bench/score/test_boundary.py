@@ -19,6 +19,9 @@ from bench.score.graders import Grader, LocalGrader
 from bench.score.grading import Score, score_diff
 from bench.score.landlock import abi_version
 
+# Every test here starts child processes (a bench, make, pytest, a program): the process tier (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 SHAPES = '''
 """A small library with the kinds of things tests meet: classes, exceptions, generators, output, files."""
 import os

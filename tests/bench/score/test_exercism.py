@@ -43,7 +43,7 @@ COUNTS = {
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def root(tmp_path_factory: pytest.TempPathFactory, child_processes: None) -> Path:
     """Every test exercise imported into a fixtures root of its own (the refused ones noted in refused.json)."""
     into = tmp_path_factory.mktemp("exercism-root")
     (into / "fixtures").mkdir()
@@ -122,6 +122,7 @@ def test_bench_score_gives_the_example_n_of_n_and_the_stub_its_true_pytest_score
         assert Path(answer["junit"][0]).is_file()
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_visible_share_gives_the_agent_some_tests_read_only(tmp_path: Path) -> None:
     into = tmp_path / "root"
     (imported,), refused = import_all([EXERCISES / "tally-counter"], into, 0.5, 20, force=False, grader=LocalGrader())
@@ -238,6 +239,7 @@ def test_config_paths_that_leave_the_exercise_are_refused(tmp_path: Path, where:
     assert not (tmp_path / "root/hidden_tests/grade_bands").exists()
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_import_grades_on_this_machine_only_when_asked_and_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import small_task
 import yaml
 
 import bench.fixtures.fixture
@@ -70,16 +71,20 @@ def test_list_fixtures_skips_folders_without_fixture_yaml(tree: Path) -> None:
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"timeout": 5}, "unknown key"),
-        ({"hidden_total": None}, "missing key 'hidden_total'"),
-        ({"hidden_total": "6"}, "hidden_total must be a int"),
-        ({"max_steps": True}, "max_steps must be a int"),
-        ({"visible_tests": "test_todo.py"}, "visible_tests must be a list"),
+        ({"timeout": 5}, "unknown key(s) timeout; allowed: task_file, hidden_tests"),
+        ({"hidden_total": None}, "hidden_total is missing"),
+        ({"hidden_total": "6"}, "hidden_total = '6' is not allowed: input should be a valid integer"),
+        ({"max_steps": True}, "max_steps = True is not allowed: input should be a valid integer"),
+        (
+            {"visible_tests": "test_todo.py"},
+            "visible_tests = 'test_todo.py' is not allowed: input should be a valid list",
+        ),
         ({"visible_tests": [""]}, "list of file names"),
-        ({"solution_adds_tests": "no"}, "solution_adds_tests must be a bool"),
-        ({"expected_visible_passing": -1}, "expected_visible_passing must be at least 0"),
+        ({"solution_adds_tests": "no"}, "solution_adds_tests = 'no' is not allowed: input should be a valid boolean"),
+        ({"expected_visible_passing": -1}, "expected_visible_passing = -1 is not allowed: input should be greater"),
+        ({"grading": "both"}, "grading = 'both' is not allowed: input should be 'library' or 'program'"),
         ({"expected_hidden_passing": 7}, "between 0 and hidden_total"),
-        ({"max_steps": 0}, "at least 1"),
+        ({"max_steps": 0}, "max_steps = 0 is not allowed: input should be greater than or equal to 1"),
         ({"task_file": "MISSING.md"}, "MISSING.md is not a file"),
         ({"task_file": "../../hidden_tests/todo_repo/test_hidden_due_dates.py"}, "is not a file inside"),
         ({"visible_tests": ["test_todo.py", "test_gone.py"]}, "test_gone.py is not a file"),
@@ -92,7 +97,7 @@ def test_fixture_yaml_is_validated_strictly(tree: Path, changes: dict[str, objec
     with pytest.raises(FixtureError, match="fixture todo_repo") as error:
         load_fixture("todo_repo", tree)
 
-    assert message in str(error.value)
+    assert message in str(error.value) and "\n" not in str(error.value)
 
 
 def test_a_hidden_folder_without_tests_is_rejected(tree: Path) -> None:
@@ -119,6 +124,7 @@ def test_fixture_hash_follows_every_input_but_not_caches(tree: Path) -> None:
     assert len({before, after_hidden, after_solution}) == 3
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_work_copy_is_one_anonymous_commit_without_fixture_yaml(tmp_path: Path) -> None:
     fx = load_fixture("todo_repo")
 
@@ -134,6 +140,7 @@ def test_work_copy_is_one_anonymous_commit_without_fixture_yaml(tmp_path: Path) 
     assert make_work_copy(fx, tmp_path / "b") == sha  # nothing about time or place leaks into the commit
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_capture_diff_has_new_changed_and_deleted_files_but_no_caches(tmp_path: Path) -> None:
     repo = tmp_path / "agent"
     base = make_work_copy(load_fixture("todo_repo"), repo)
@@ -156,6 +163,7 @@ def test_capture_diff_has_new_changed_and_deleted_files_but_no_caches(tmp_path: 
     assert "+# agent was here" in diff and "deleted file mode" in diff
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_capture_diff_leaves_the_agents_index_and_config_alone(tmp_path: Path) -> None:
     repo = tmp_path / "agent"
     base = make_work_copy(load_fixture("todo_repo"), repo)
@@ -177,6 +185,7 @@ def test_capture_diff_leaves_the_agents_index_and_config_alone(tmp_path: Path) -
     assert "+# rewritten" in diff and "b/staged.py" in diff and "b/.gitattributes" in diff
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_capture_diff_without_a_repository_says_so(tmp_path: Path) -> None:
     repo = tmp_path / "agent"
     base = make_work_copy(load_fixture("todo_repo"), repo)
@@ -186,6 +195,7 @@ def test_capture_diff_without_a_repository_says_so(tmp_path: Path) -> None:
         capture_diff(repo, base)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_fixtures_check_passes_for_todo_repo() -> None:
     problems, summary = check_fixture("todo_repo")
 
@@ -193,6 +203,20 @@ def test_fixtures_check_passes_for_todo_repo() -> None:
     assert "original: hidden 2/6, visible 3/3" in summary and "solution: hidden 6/6, visible 3/3" in summary
 
 
+@pytest.mark.usefixtures("child_processes")
+def test_the_suites_small_task_passes_fixtures_check_as_its_runs_expect() -> None:
+    """tests/small_task.py's task, which the runner's, faults', shards' and workers' tests run: a grading of one
+    pytest, with the counts those tests assert."""
+    problems, summary = check_fixture(small_task.NAME, small_task.ROOT)
+
+    assert problems == []
+    hidden, total, visible = small_task.UNTOUCHED
+    assert f"original: hidden {hidden}/{total}, visible {visible}/1" in summary
+    assert f"solution: hidden {total}/{total}, visible 1/1" in summary
+    assert load_fixture(small_task.NAME, small_task.ROOT).grading == "library"
+
+
+@pytest.mark.usefixtures("child_processes")
 def test_fixtures_check_reports_a_wrong_expected_count(tree: Path) -> None:
     edit_yaml(tree, expected_hidden_passing=3)
 
@@ -201,6 +225,7 @@ def test_fixtures_check_reports_a_wrong_expected_count(tree: Path) -> None:
     assert problems == ["original: 2 of 6 hidden tests pass, expected 3"]
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_fixtures_check_reports_a_wrong_hidden_total(tree: Path) -> None:
     edit_yaml(tree, hidden_total=5)
 
@@ -217,6 +242,7 @@ def test_fixtures_check_reports_a_hidden_test_named_like_a_fixture_file(tree: Pa
     assert problems == ["hidden test test_hidden_due_dates.py has the name of a fixture or solution file"]
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_fixtures_check_reports_a_solution_that_does_not_solve(tree: Path) -> None:
     shutil.copy(tree / "fixtures/todo_repo/todo.py", tree / "hidden_tests/todo_repo/solution/todo.py")
 
@@ -226,6 +252,7 @@ def test_fixtures_check_reports_a_solution_that_does_not_solve(tree: Path) -> No
     assert any(p.startswith("solution: its own tests fail (test_due.py)") for p in problems)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_fixtures_check_reports_visible_tests_failing_on_the_original(tree: Path) -> None:
     test_todo = tree / "fixtures/todo_repo/test_todo.py"
     test_todo.write_text(test_todo.read_text().replace('"  2 [ ] call the plumber"', '"  2 [ ] call a plumber"'))
@@ -235,6 +262,7 @@ def test_fixtures_check_reports_visible_tests_failing_on_the_original(tree: Path
     assert "original: 2 of 3 visible tests pass, expected all" in problems
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_fixtures_check_command_names_the_broken_fixture(
     tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -103,6 +103,7 @@ def solution_code(fx: Fixture) -> Callable[[Path], None]:
     return write("todo.py", (fx.solution_dir / "todo.py").read_text())
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_an_untouched_copy_scores_what_the_original_code_earns(todo: Fixture, tmp_path: Path) -> None:
     score = grade(todo, tmp_path, agent_diff(todo, tmp_path, lambda repo: None))
 
@@ -114,6 +115,7 @@ def test_an_untouched_copy_scores_what_the_original_code_earns(todo: Fixture, tm
     assert sum(outcome == "failed" for outcome in score.outcomes.values()) == 4
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_reference_solution_scores_full_marks(todo: Fixture, tmp_path: Path) -> None:
     score = grade(todo, tmp_path, solution_diff(todo, tmp_path / "solution"))
 
@@ -125,6 +127,7 @@ def test_the_reference_solution_scores_full_marks(todo: Fixture, tmp_path: Path)
     assert score.visible_tests_modified == []
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_editing_a_visible_test_gains_nothing_and_is_reported(todo: Fixture, tmp_path: Path) -> None:
     diff = agent_diff(todo, tmp_path, both(break_listing, write("test_todo.py", ALWAYS_PASS_VISIBLE)))
 
@@ -137,6 +140,7 @@ def test_editing_a_visible_test_gains_nothing_and_is_reported(todo: Fixture, tmp
     assert (score.visible_passed, score.visible_total) == (0, 3)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_file_named_like_a_hidden_test_is_overwritten(todo: Fixture, tmp_path: Path) -> None:
     def fake(k: int) -> str:
         return "".join(f"def test_fake_{i}():\n    assert {10 * k + i} >= 0\n\n" for i in range(6))
@@ -164,6 +168,7 @@ ATTACKS = {
 }
 
 
+@pytest.mark.usefixtures("child_processes")
 @pytest.mark.parametrize("attack", ATTACKS.values(), ids=ATTACKS.keys())
 def test_planted_test_configuration_gains_nothing(
     todo: Fixture, tmp_path: Path, attack: Callable[[Path], None]
@@ -174,6 +179,7 @@ def test_planted_test_configuration_gains_nothing(
     assert sum(outcome == "failed" for outcome in score.outcomes.values()) == 4
 
 
+@pytest.mark.usefixtures("child_processes")
 @pytest.mark.parametrize("attack", ["conftest forcing passes", "pytest.ini deselecting", "pyproject deselecting"])
 def test_the_planted_configuration_would_work_on_a_naive_grader(todo: Fixture, tmp_path: Path, attack: str) -> None:
     """The control for the test above: a plain `pytest` in the agent's copy plus hidden tests reports no failure."""
@@ -190,6 +196,7 @@ def test_the_planted_configuration_would_work_on_a_naive_grader(todo: Fixture, t
     assert naive.returncode == 0, naive.stdout.decode()[-500:]
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_code_run_while_counting_tests_cannot_rewrite_the_grading_setup(todo: Fixture, tmp_path: Path) -> None:
     """Counting tests_added imports the agent's test files; what they plant then is swept before grading."""
     sneaky = (
@@ -206,6 +213,7 @@ def test_code_run_while_counting_tests_cannot_rewrite_the_grading_setup(todo: Fi
     assert sum(outcome == "failed" for outcome in score.outcomes.values()) == 4
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_planted_start_up_files_are_deleted_and_reported(todo: Fixture, tmp_path: Path) -> None:
     diff = agent_diff(todo, tmp_path, both(ATTACKS["conftest in a subfolder"], ATTACKS["sitecustomize"]))
 
@@ -215,6 +223,7 @@ def test_planted_start_up_files_are_deleted_and_reported(todo: Fixture, tmp_path
     assert "pkg/conftest.py" in score.error and "sitecustomize.py" in score.error
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_symlink_to_code_outside_the_copy_is_not_followed(todo: Fixture, tmp_path: Path) -> None:
     """Locally, an agent could point todo.py at the solution on disk; the grading copy drops such links."""
 
@@ -228,6 +237,7 @@ def test_a_symlink_to_code_outside_the_copy_is_not_followed(todo: Fixture, tmp_p
     assert score.error is not None and "todo.py" in score.error
 
 
+@pytest.mark.usefixtures("child_processes")
 @pytest.mark.parametrize(
     "diff",
     [
@@ -244,6 +254,7 @@ def test_a_diff_that_does_not_apply_is_an_error_not_an_exception(todo: Fixture, 
     assert csv(score)["hidden_passed"] == "" and csv(score)["hidden_total"] == "6"
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_tests_added_counts_new_functions_once_each(todo: Fixture, tmp_path: Path) -> None:
     new_tests = (
         "import pytest\n\n"
@@ -260,6 +271,7 @@ def test_tests_added_counts_new_functions_once_each(todo: Fixture, tmp_path: Pat
     assert score.files_changed == 1  # notes.txt; test_new.py is a test file
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_tests_added_subtracts_functions_an_existing_test_file_had(todo: Fixture, tmp_path: Path) -> None:
     root = copy_tree(tmp_path / "tree")
     present = "from todo import load, save\n\ndef test_present():\n    assert callable(load)\n"
@@ -275,6 +287,7 @@ def test_tests_added_subtracts_functions_an_existing_test_file_had(todo: Fixture
     assert score.tests_added == 2
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_code_that_breaks_collection_scores_a_measured_zero(todo: Fixture, tmp_path: Path) -> None:
     score = grade(todo, tmp_path, agent_diff(todo, tmp_path, write("todo.py", "def broken(:\n")))
 
@@ -285,6 +298,7 @@ def test_code_that_breaks_collection_scores_a_measured_zero(todo: Fixture, tmp_p
     assert score.error is not None and "failed to collect: test_todo.py" in score.error
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_hanging_test_run_times_out_with_the_counts_left_empty(todo: Fixture, tmp_path: Path) -> None:
     hang = both(solution_code(todo), lambda repo: (repo / "todo.py").write_text("import time\ntime.sleep(600)\n"))
 
@@ -294,6 +308,7 @@ def test_a_hanging_test_run_times_out_with_the_counts_left_empty(todo: Fixture, 
     assert (score.hidden_passed, score.visible_passed) == (None, None)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_local_grader_ignores_the_callers_pytest_and_python_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -312,6 +327,7 @@ def test_local_grader_ignores_the_callers_pytest_and_python_environment(
     assert not list(tmp_path.rglob("*.pyc"))
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_grading_arguments_alone_shut_out_a_conftest(tmp_path: Path) -> None:
     """A second line of defence: even a conftest.py that survived deletion is not loaded."""
     (tmp_path / "test_fails.py").write_text("def test_fails():\n    assert False\n")
@@ -349,6 +365,7 @@ def test_parse_junit_keys_outcomes_by_file_class_and_test() -> None:
     }
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_rename_counts_both_paths(todo: Fixture, tmp_path: Path) -> None:
     """capture_diff never writes renames, but a diff from elsewhere (git diff -M) may."""
     repo = tmp_path / "agent"
@@ -387,6 +404,7 @@ def run_dir_with(tmp_path: Path, fx: Fixture, diff: str) -> Path:
     return run_dir
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_score_run_dir_writes_junit_and_score_json(todo: Fixture, tmp_path: Path) -> None:
     run_dir = run_dir_with(tmp_path, todo, solution_diff(todo, tmp_path / "solution"))
 
@@ -408,6 +426,7 @@ def test_score_run_dir_without_a_diff_is_a_scoring_error(todo: Fixture, tmp_path
         score_run_dir(run_dir, LocalGrader())
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_score_command_prints_the_score(todo: Fixture, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run_dir = run_dir_with(tmp_path, todo, "")
 

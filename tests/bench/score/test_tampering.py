@@ -25,6 +25,9 @@ from bench.score import canaries, sessions, tamper
 from bench.score.graders import Grader, LocalGrader
 from bench.score.grading import Score, score_diff
 
+# Every test here starts child processes: the fast tier leaves them out (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 # Rewrites every report pytest makes to "passed" (what a hookwrapper conftest did, without needing a conftest).
 # SPARE: tests whose id holds it are left alone ("" spares none): an attacker who knows the canaries' names.
 PATCH_REPORTS = """

@@ -40,6 +40,7 @@ def use_path(monkeypatch: pytest.MonkeyPatch, *folders: Path) -> None:
     monkeypatch.setenv("PATH", ":".join(str(f) for f in folders))
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_current_line_is_preferred_even_when_v1_comes_first_on_path(
     machine: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -50,6 +51,7 @@ def test_the_current_line_is_preferred_even_when_v1_comes_first_on_path(
     assert find_compose().label == f"`{current}` 5.6.1 (standalone)"
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_v1_is_found_behind_a_current_line_binary_earlier_on_path(
     machine: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -60,6 +62,7 @@ def test_v1_is_found_behind_a_current_line_binary_earlier_on_path(
     assert available()[1].argv == (str(v1),) and available()[1].v1
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_docker_compose_plugin_comes_first(machine: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake(machine / "bin", "docker", '[ "$1 $2 $3" = "compose version --short" ] && echo v5.6.1 && exit 0; exit 1')
     compose_binary(machine / "bin", "1.29.2")
@@ -68,6 +71,7 @@ def test_the_docker_compose_plugin_comes_first(machine: Path, monkeypatch: pytes
     assert chosen.argv == ("docker", "compose") and chosen.label == "`docker compose` 5.6.1 (plugin)"
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_a_docker_without_the_plugin_is_passed_over(machine: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake(machine / "bin", "docker", 'echo "docker: unknown command: docker $1" >&2; exit 1')
     compose_binary(machine / "bin", "1.29.2")
@@ -75,6 +79,7 @@ def test_a_docker_without_the_plugin_is_passed_over(machine: Path, monkeypatch: 
     assert find_compose().label == f"`{machine / 'bin' / 'docker-compose'}` 1.29.2 (standalone, v1)"
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_override_picks_one_explicitly_and_a_wrong_one_is_named(
     machine: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

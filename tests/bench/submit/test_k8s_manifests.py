@@ -105,6 +105,7 @@ def test_the_merge_may_read_the_shards_job_and_list_pods_and_nothing_else(tmp_pa
     assert by_kind(documents, "ServiceAccount")["metadata"]["name"] == "m1-merge"
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_images_default_to_the_ones_this_checkout_builds_and_are_settable(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -149,6 +150,7 @@ def test_every_probe_reaches_its_server_where_it_listens(tmp_path: Path) -> None
     assert probe_target({"httpGet": {"path": "/health", "port": 8080}}) == ("POD_IP", 8080)
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_each_pod_runs_its_shard_with_the_servers_beside_it(tmp_path: Path) -> None:
     documents = render(tmp_path)
     shards = by_kind(documents, "Job", "-shards")
@@ -191,6 +193,7 @@ while :; do sleep 0.1; done
 """
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_pods_shell_hands_the_kubelets_sigterm_to_the_bench_and_waits_for_it(tmp_path: Path) -> None:
     (bench,) = pod(render(tmp_path), "-shards")["containers"]
     folder = tmp_path / "pod"
@@ -210,6 +213,7 @@ def test_the_pods_shell_hands_the_kubelets_sigterm_to_the_bench_and_waits_for_it
     assert marker.read_text() == "143\n"
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_merge_job_waits_on_the_shards_job_then_merges_the_shards_that_delivered(tmp_path: Path) -> None:
     documents = render(tmp_path)
     merge = pod(documents, "-merge")["containers"][0]
@@ -242,6 +246,7 @@ def test_a_second_submission_of_the_matrix_has_markers_of_its_own(tmp_path: Path
     assert len(folders) == 2
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_pods_wait_for_the_models_job_and_fail_when_it_did(tmp_path: Path) -> None:
     plan = Submission(2, str(tmp_path / "m1"), "/config/bench.yaml")
     folder = tmp_path / "m1" / "submissions" / "s1"
@@ -267,6 +272,7 @@ exec "$PYTHON" -m bench.testing.fake_llama --port "$PORT"
 """
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_models_job_fetches_each_hub_model_once_then_marks_the_submission(tmp_path: Path) -> None:
     documents = render(tmp_path)
     (models,) = pod(documents, "-models")["containers"]

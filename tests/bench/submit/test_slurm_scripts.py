@@ -19,6 +19,7 @@ from bench.submit.slurm import SlurmOptions, merge_script, shards_script
 PLAN = Submission(3, "/data/matrix", "/data/matrix/bench.yaml", python="/opt/venv/bin/python")
 
 
+@pytest.mark.usefixtures("child_processes")
 @pytest.mark.parametrize(
     "script",
     [
@@ -40,6 +41,7 @@ def test_the_scripts_are_shellcheck_clean(script: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_task_i_runs_shard_i_of_n_and_resumes_its_own_file(tmp_path: Path) -> None:
     script = shards_script(PLAN, SlurmOptions(partition="gpu", gpus_per_task=1, time="4:00:00"))
     assert "#SBATCH --array=1-3" in script
@@ -60,6 +62,7 @@ def test_the_merge_job_asks_for_no_gpu() -> None:
     assert "--gpus-per-task" not in script and "--require-complete" in script
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_with_gpus_each_task_pins_the_bench_to_the_card_slurm_gave_it() -> None:
     script = shards_script(PLAN, SlurmOptions(gpus_per_task=1))
     preamble = script.split("\nexec ")[0]  # everything before the bench starts

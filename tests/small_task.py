@@ -1,0 +1,17 @@
+"""The suite's own small task, `calc` (tests/fixtures_root/README.md), for the bench tests that need a real task run,
+diffed and graded but test nothing of todo_repo's grading: runner faults, resumes, shards, workers. Its grading starts
+one pytest; todo_repo's hidden tests start `todo.py` about a hundred times."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).parent / "fixtures_root"
+NAME = "calc"
+# The bench settings that choose it (bench.yaml's fixtures_root and fixtures).
+SETTINGS: dict[str, object] = {"fixtures_root": str(ROOT), "fixtures": [NAME]}
+# What grading gives the untouched copy: hidden tests passed and run, visible tests passed (fixture.yaml).
+UNTOUCHED = ("1", "3", "1")
+VISIBLE_TEST = "test_calc.py"
+# A file the agent may read: the code of the task.
+CODE = "calc.py"
