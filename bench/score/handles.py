@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .crossing import CannotCross, ProtocolError, decode, encode, resolve_system, system_name
-from .proxies import RemoteClass, RemoteError, RemoteFunction, RemoteModule, RemoteObject, dunder
+from .crossing import ProtocolError, decode, resolve_system
+from .proxies import RemoteClass, RemoteError, RemoteFunction, RemoteObject, dunder
 
 REFUSED_MODULES = ("unittest", "doctest", "pdb", "bdb")
 PLAIN_TYPES = (int, float, complex, str, bytes, bytearray, tuple, list, dict, set, frozenset)
@@ -126,25 +126,6 @@ class Stand:
                 if isinstance(name, str) and not dunder(name):
                     error.__dict__[name] = self.boundary.decode(value)
         return error
-
-
-def reference(value: Any) -> dict[str, Any]:
-    """How the judge sends a value that is not plain data: a stand-in by its handle, a standard object by name, a
-    standard exception by its classes and arguments; anything else cannot cross."""
-    number = vars(value).get("_bench_cid") if isinstance(value, RemoteClass) else None
-    if isinstance(value, RemoteObject | RemoteFunction):
-        number = object.__getattribute__(value, "_bench_id")
-    elif isinstance(value, RemoteModule):
-        number = value.__dict__.get("_bench_id")
-    if isinstance(number, int):
-        return {"t": "ref", "id": number}
-    named = system_name(value)
-    if named:
-        return {"t": "system", "module": named[0], "name": named[1]}
-    if isinstance(value, BaseException) and system_name(type(value)):
-        mro = [system_name(kind) for kind in type(value).__mro__]
-        return {"t": "exc", "mro": [list(n) for n in mro if n], "args": [encode(a, reference) for a in value.args]}
-    raise CannotCross(f"a {type(value).__qualname__} of the tests' own cannot be handed to the code under test")
 
 
 def decode_reply(stand: Stand, data: Any) -> Any:

@@ -18,7 +18,7 @@ import operator
 import types
 from typing import Any
 
-from .crossing import CannotCross, encode
+from .crossing import CannotCross, encode, system_name
 
 FORWARDED_DUNDERS = frozenset({"__all__", "__version__", "__members__", "__name__", "__qualname__", "__doc__"})
 
@@ -86,8 +86,6 @@ def _remote(value: Any) -> bool:
 
 
 def _crosses(value: Any) -> bool:
-    from .handles import reference  # made with the stand-ins, which it knows
-
     try:
         encode(value, reference)
     except CannotCross:
@@ -217,3 +215,22 @@ class RemoteModule(types.ModuleType):
 
     def __dir__(self) -> list[str]:
         return _checked(self._bench_boundary.request("op", self, name="dir"), list)
+
+
+def reference(value: Any) -> dict[str, Any]:
+    """How the judge sends a value that is not plain data: a stand-in by its handle, a standard object by name, a
+    standard exception by its classes and arguments; anything else cannot cross."""
+    number = vars(value).get("_bench_cid") if isinstance(value, RemoteClass) else None
+    if isinstance(value, RemoteObject | RemoteFunction):
+        number = object.__getattribute__(value, "_bench_id")
+    elif isinstance(value, RemoteModule):
+        number = value.__dict__.get("_bench_id")
+    if isinstance(number, int):
+        return {"t": "ref", "id": number}
+    named = system_name(value)
+    if named:
+        return {"t": "system", "module": named[0], "name": named[1]}
+    if isinstance(value, BaseException) and system_name(type(value)):
+        mro = [system_name(kind) for kind in type(value).__mro__]
+        return {"t": "exc", "mro": [list(n) for n in mro if n], "args": [encode(a, reference) for a in value.args]}
+    raise CannotCross(f"a {type(value).__qualname__} of the tests' own cannot be handed to the code under test")

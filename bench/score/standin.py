@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from . import crossing
-from .handles import Stand, decode_reply, reference
-from .proxies import RemoteModule
+from .handles import Stand, decode_reply
+from .proxies import RemoteModule, reference
 
 SETTINGS_VARIABLE = "BENCH_STANDIN"
 COMPANIONS = ("crossing", "landlock", "subject")  # the sources the code's process runs, sent on its pipe
