@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from bench.analyze.changes import metric_change, values_of
@@ -76,9 +77,14 @@ def _group(found: Comparison, group: Group) -> dict[str, Any]:
 
 
 def _side(label: str, rows: list[ResultRow], metrics: list[str]) -> dict[str, Any]:
+    return {"label": label, **runs_summary(rows, metrics)}
+
+
+def runs_summary(rows: list[ResultRow], metrics: Sequence[str]) -> dict[str, Any]:
+    """What a document says of a set of rows (compare's sides, report's groups): the agent's runs, those that ended
+    in infra_error, completions, hidden tests passed, stop reasons, and each metric's spread."""
     runs = agent_runs(rows)
     return {
-        "label": label,
         "runs": len(runs),
         "infra_error_runs": infra_errors(rows),
         "completed": sum(is_completed(row) for row in runs),

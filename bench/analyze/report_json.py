@@ -6,11 +6,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.analyze.compare_json import spread_json
+from bench.analyze.compare_json import runs_summary
 from bench.analyze.runs import Run
-from bench.analyze.table import agent_runs, infra_errors, slug
+from bench.analyze.table import slug
 from bench.json_documents import SCHEMA_VERSION
-from bench.results.read import is_completed
 from bench.results.row import ResultRow
 
 METRICS = ["wall_s", "prompt_tokens_reprocessed", "peak_gpu_mib_flint", "peak_gpu_mib_jeff", "peak_gpu_mib_device"]
@@ -31,16 +30,10 @@ def report_document(
 
 def _group(index: int, title: str, runs: list[Run]) -> dict[str, Any]:
     rows = [run.row for run in runs]
-    agent = agent_runs(rows)
     return {
         "title": title,
-        "runs": len(agent),
-        "infra_error_runs": infra_errors(rows),
-        "completed": sum(is_completed(row) for row in agent),
-        "hidden_passed": [row.hidden_passed for row in agent],
-        "stop_reasons": dict(Counter(row.stop_reason or "n/a" for row in agent)),
+        **runs_summary(rows, METRICS),
         "failure_labels": dict(Counter(label for row in rows for label in row.failure_labels)),
-        "metrics": {metric: spread_json(agent, metric) for metric in METRICS},
         "runs_without_trace": sum(run.events is None for run in runs),
         "figure": group_figure(index, title),
     }

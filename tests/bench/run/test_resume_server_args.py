@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fake_flint_bench import fake_flint_config
 
 from bench.config import BenchConfig
 from bench.errors import ResultsError
@@ -19,22 +20,7 @@ pytestmark = pytest.mark.usefixtures("child_processes")
 
 
 def config(tmp_path: Path, flint: fake_llama.FakeLlama, flags: list[str], **changes: object) -> BenchConfig:
-    settings: dict[str, object] = {
-        "servers": "external",
-        "sandbox": "local",
-        "flint_url": flint.url,
-        "use_jeff": False,
-        "fixtures": ["todo_repo"],
-        "presets": ["part2"],
-        "ctx": [4096],
-        "max_steps": 2,
-        "out": str(tmp_path / "results.csv"),
-        "agent_retries": 1,
-        "agent_retry_delay_s": 0.05,
-        "flint_server_args": flags,
-    }
-    settings.update(changes)
-    return BenchConfig(**settings)  # type: ignore[arg-type]
+    return fake_flint_config(tmp_path, flint, max_steps=2, flint_server_args=flags, **changes)
 
 
 def test_resume_skips_runs_of_the_same_flags_and_refuses_a_file_of_other_flags(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from fake_flint_bench import fake_flint_config
 from small_task import CODE, SETTINGS, UNTOUCHED, VISIBLE_TEST
 
 from bench.config import BenchConfig
@@ -23,21 +24,7 @@ SOLUTION = Path(load_fixture("todo_repo").solution_dir)
 
 def config(tmp_path: Path, flint: fake_llama.FakeLlama, **changes: object) -> BenchConfig:
     """todo_repo's runs, for the tests that read its grading (small_config for the others)."""
-    settings: dict[str, object] = {
-        "servers": "external",
-        "sandbox": "local",
-        "flint_url": flint.url,
-        "use_jeff": False,
-        "fixtures": ["todo_repo"],
-        "presets": ["part2"],
-        "ctx": [4096],
-        "max_steps": 4,
-        "out": str(tmp_path / "results.csv"),
-        "agent_retries": 1,
-        "agent_retry_delay_s": 0.05,
-    }
-    settings.update(changes)
-    return BenchConfig(**settings)  # type: ignore[arg-type]
+    return fake_flint_config(tmp_path, flint, **changes)
 
 
 def small_config(tmp_path: Path, flint: fake_llama.FakeLlama, **changes: object) -> BenchConfig:

@@ -14,9 +14,8 @@ Each must earn exactly what the code's real behaviour earns, or be flagged, in e
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from test_grading import agent_diff
@@ -105,19 +104,6 @@ VARIANTS = {
     "todo_here": HIDDEN_HERE.replace("(FOLDER)", "()").replace("WHERE", "Path.cwd()"),
     "todo_first": HIDDEN_HERE.replace("(FOLDER)", "(tmp_path)").replace("WHERE", "tmp_path"),
 }
-
-
-@pytest.fixture(scope="module", params=["local", pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.slow])])
-def grader(request: pytest.FixtureRequest) -> Iterator[Grader]:
-    if request.param == "local":
-        yield LocalGrader()
-        return
-    from bench.containers.engine import docker_client
-    from bench.containers.images import ensure_sandbox_image
-    from bench.score.graders import DockerGrader
-
-    client: Any = docker_client()
-    yield DockerGrader(client, ensure_sandbox_image(client))
 
 
 @pytest.fixture(scope="module")

@@ -8,14 +8,13 @@ test may expect of the code it imports, and the grading must count each as the c
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bench.fixtures.fixture import Fixture, load_fixture
-from bench.score.graders import Grader, LocalGrader
+from bench.score.graders import Grader
 from bench.score.grading import Score, score_diff
 from bench.score.landlock import abi_version
 
@@ -348,19 +347,6 @@ def write_fixture(root: Path, name: str, case: dict[str, Any]) -> Fixture:
 def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Fixture]:
     root = tmp_path_factory.mktemp("boundary")
     return {name: write_fixture(root, name, case) for name, case in CASES.items()}
-
-
-@pytest.fixture(scope="module", params=["local", pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.slow])])
-def grader(request: pytest.FixtureRequest) -> Iterator[Grader]:
-    if request.param == "local":
-        yield LocalGrader()
-        return
-    from bench.containers.engine import docker_client
-    from bench.containers.images import ensure_sandbox_image
-    from bench.score.graders import DockerGrader
-
-    client: Any = docker_client()
-    yield DockerGrader(client, ensure_sandbox_image(client))
 
 
 def grade(fx: Fixture, tmp_path: Path, grader: Grader) -> Score:

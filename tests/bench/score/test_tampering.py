@@ -12,9 +12,8 @@ docker mark, against the docker grader.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from test_grading import agent_diff, both, write
@@ -114,19 +113,6 @@ def leap() -> Fixture:
 @pytest.fixture(scope="module")
 def ledger() -> Fixture:
     return load_fixture("ledger_repo")
-
-
-@pytest.fixture(scope="module", params=["local", pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.slow])])
-def grader(request: pytest.FixtureRequest) -> Iterator[Grader]:
-    if request.param == "local":
-        yield LocalGrader()
-        return
-    from bench.containers.engine import docker_client
-    from bench.containers.images import ensure_sandbox_image
-    from bench.score.graders import DockerGrader
-
-    client: Any = docker_client()
-    yield DockerGrader(client, ensure_sandbox_image(client))
 
 
 def grade(fx: Fixture, tmp_path: Path, grader: Grader, edit: Callable[[Path], None]) -> Score:
