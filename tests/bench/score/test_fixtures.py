@@ -48,6 +48,21 @@ def tree(tmp_path: Path) -> Path:
     return copy_tree(tmp_path / "tree")
 
 
+@pytest.fixture
+def calc_tree(tmp_path: Path) -> Path:
+    """A private copy of the suite's small task (tests/small_task.py) to break at will: the broken-tree checks are
+    about `bench fixtures check`'s reasons, which a grading of one pytest shows as well as todo_repo's hundred runs
+    of its program (test_fixtures_check_passes_for_todo_repo grades the shipped fixture for real)."""
+    root = tmp_path / "calc-tree"
+    shutil.copytree(small_task.ROOT, root, ignore=shutil.ignore_patterns("__pycache__", "README.md"))
+    return root
+
+
+def edit_calc_yaml(root: Path, **changes: object) -> None:
+    file = root / f"fixtures/{small_task.NAME}/fixture.yaml"
+    file.write_text(yaml.safe_dump({**yaml.safe_load(file.read_text()), **changes}))
+
+
 def test_todo_repo_loads_with_its_declared_counts() -> None:
     fx = load_fixture("todo_repo")
 
@@ -217,21 +232,21 @@ def test_the_suites_small_task_passes_fixtures_check_as_its_runs_expect() -> Non
 
 
 @pytest.mark.usefixtures("child_processes")
-def test_fixtures_check_reports_a_wrong_expected_count(tree: Path) -> None:
-    edit_yaml(tree, expected_hidden_passing=3)
+def test_fixtures_check_reports_a_wrong_expected_count(calc_tree: Path) -> None:
+    edit_calc_yaml(calc_tree, expected_hidden_passing=2)
 
-    problems, _ = check_fixture("todo_repo", tree)
+    problems, _ = check_fixture(small_task.NAME, calc_tree)
 
-    assert problems == ["original: 2 of 6 hidden tests pass, expected 3"]
+    assert problems == ["original: 1 of 3 hidden tests pass, expected 2"]
 
 
 @pytest.mark.usefixtures("child_processes")
-def test_fixtures_check_reports_a_wrong_hidden_total(tree: Path) -> None:
-    edit_yaml(tree, hidden_total=5)
+def test_fixtures_check_reports_a_wrong_hidden_total(calc_tree: Path) -> None:
+    edit_calc_yaml(calc_tree, hidden_total=2, expected_hidden_passing=1)
 
-    problems, _ = check_fixture("todo_repo", tree)
+    problems, _ = check_fixture(small_task.NAME, calc_tree)
 
-    assert any("6 hidden tests ran, fixture.yaml says 5" in p for p in problems)
+    assert any("3 hidden tests ran, fixture.yaml says 2" in p for p in problems)
 
 
 def test_fixtures_check_reports_a_hidden_test_named_like_a_fixture_file(tree: Path) -> None:
@@ -243,36 +258,37 @@ def test_fixtures_check_reports_a_hidden_test_named_like_a_fixture_file(tree: Pa
 
 
 @pytest.mark.usefixtures("child_processes")
-def test_fixtures_check_reports_a_solution_that_does_not_solve(tree: Path) -> None:
-    shutil.copy(tree / "fixtures/todo_repo/todo.py", tree / "hidden_tests/todo_repo/solution/todo.py")
+def test_fixtures_check_reports_a_solution_that_does_not_solve(calc_tree: Path) -> None:
+    hidden = calc_tree / f"hidden_tests/{small_task.NAME}"
+    shutil.copy(calc_tree / f"fixtures/{small_task.NAME}/{small_task.CODE}", hidden / f"solution/{small_task.CODE}")
 
-    problems, _ = check_fixture("todo_repo", tree)
+    problems, _ = check_fixture(small_task.NAME, calc_tree)
 
-    assert "solution: 2 of 6 hidden tests pass, expected 6" in problems
-    assert any(p.startswith("solution: its own tests fail (test_due.py)") for p in problems)
+    assert "solution: 1 of 3 hidden tests pass, expected 3" in problems
+    assert any(p.startswith("solution: its own tests fail (test_sub_mul.py)") for p in problems)
 
 
 @pytest.mark.usefixtures("child_processes")
-def test_fixtures_check_reports_visible_tests_failing_on_the_original(tree: Path) -> None:
-    test_todo = tree / "fixtures/todo_repo/test_todo.py"
-    test_todo.write_text(test_todo.read_text().replace('"  2 [ ] call the plumber"', '"  2 [ ] call a plumber"'))
+def test_fixtures_check_reports_visible_tests_failing_on_the_original(calc_tree: Path) -> None:
+    visible = calc_tree / f"fixtures/{small_task.NAME}/{small_task.VISIBLE_TEST}"
+    visible.write_text(visible.read_text().replace("add(2, 3) == 5", "add(2, 3) == 6"))
 
-    problems, _ = check_fixture("todo_repo", tree)
+    problems, _ = check_fixture(small_task.NAME, calc_tree)
 
-    assert "original: 2 of 3 visible tests pass, expected all" in problems
+    assert "original: 0 of 1 visible tests pass, expected all" in problems
 
 
 @pytest.mark.usefixtures("child_processes")
 def test_fixtures_check_command_names_the_broken_fixture(
-    tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    calc_tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    shutil.copytree(tree / "fixtures/todo_repo", tree / "fixtures/broken_repo")
-    (tree / "fixtures/broken_repo/fixture.yaml").unlink()
-    monkeypatch.setattr(bench.fixtures.fixture, "repo_root", lambda: tree)
+    shutil.copytree(calc_tree / f"fixtures/{small_task.NAME}", calc_tree / "fixtures/broken_repo")
+    (calc_tree / "fixtures/broken_repo/fixture.yaml").unlink()
+    monkeypatch.setattr(bench.fixtures.fixture, "repo_root", lambda: calc_tree)
 
-    status = command([], BenchConfig(fixtures_root=str(tree)))
+    status = command([], BenchConfig(fixtures_root=str(calc_tree)))
 
     lines = capsys.readouterr().out.splitlines()
     assert status == 1
     assert lines[0].startswith("broken_repo: FAILED: unknown fixture 'broken_repo'")
-    assert lines[1].startswith("todo_repo: ok")
+    assert lines[1].startswith(f"{small_task.NAME}: ok")
