@@ -9,6 +9,11 @@ under its mark) many times over, because the old defences were games of chance.
   run. Before issue 31 it scored all but one hidden test of a fixture whose tests run the program in the repository.
 
 Each must earn exactly what the code's real behaviour earns, or be flagged, in every grading.
+
+GRADINGS is how many times each twin-aware attack is graded, each time with canaries of its own. The attack beat the
+old defences in 13 of 20 gradings at the least (ledger_repo; the stubs 20 of 20): a regression to a defence of that
+chance goes unseen in 8 gradings with a probability under (7/20)**8, about 2 in 10,000 (in 20: about 1 in 10**9).
+Until the CI time round it was 20; 8 cost 8/20 of the time, each grading being a pytest session.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ pytestmark = pytest.mark.usefixtures("child_processes")
 DATA = Path(__file__).parent / "data"
 TWIN_AWARE_PLUGIN = (DATA / "attacks/twin_aware_plugin.py").read_text()
 PLANTED_JSON = (DATA / "attacks/planted_json.py").read_text()
-GRADINGS = 20
+GRADINGS = 8  # gradings of each twin-aware attack (the module's docstring says why 8 do)
 
 # (fixture, module the plugin is appended to, what the untouched code earns of how many)
 LIBRARY_TARGETS = {

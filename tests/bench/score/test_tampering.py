@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import small_task
 from test_grading import agent_diff, both, write
 
 from bench.fixtures.fixture import Fixture, load_fixture
@@ -105,6 +106,13 @@ def todo() -> Fixture:
 
 
 @pytest.fixture(scope="module")
+def calc() -> Fixture:
+    """The suite's small task (tests/small_task.py): for the tests of what a diff counts (tests added, files changed),
+    which no grading style changes, a grading of one pytest where todo_repo's runs its program a hundred times."""
+    return load_fixture(small_task.NAME, small_task.ROOT)
+
+
+@pytest.fixture(scope="module")
 def leap() -> Fixture:
     """A library-style exercise in exercism's layout: unittest tests, subTest, the code imported by the tests."""
     return load_fixture("leap", Path(__file__).parent / "data")
@@ -168,8 +176,9 @@ def test_an_honest_run_is_not_flagged(todo: Fixture, tmp_path: Path, grader: Gra
     assert (score.hidden_passed, score.visible_passed, score.grading_tampered, score.error) == (6, 3, False, None)
 
 
-def test_a_symlinked_visible_test_adds_no_tests(todo: Fixture, tmp_path: Path) -> None:
-    score = grade(todo, tmp_path, LocalGrader(), lambda repo: (repo / "test_more.py").symlink_to("test_todo.py"))
+def test_a_symlinked_visible_test_adds_no_tests(calc: Fixture, tmp_path: Path) -> None:
+    visible = small_task.VISIBLE_TEST
+    score = grade(calc, tmp_path, LocalGrader(), lambda repo: (repo / "test_more.py").symlink_to(visible))
 
     assert score.tests_added == 0
 
@@ -177,40 +186,40 @@ def test_a_symlinked_visible_test_adds_no_tests(todo: Fixture, tmp_path: Path) -
 @pytest.mark.parametrize(
     "copy",
     [
-        lambda repo: shutil.copy(repo / "test_todo.py", repo / "test_more.py"),
+        lambda repo: shutil.copy(repo / small_task.VISIBLE_TEST, repo / "test_more.py"),
         lambda repo: (repo / "test_more.py").write_text(
-            (repo / "test_todo.py").read_text().replace("def test_", "def test_again_").replace('"""', '"""Mine. ', 1)
+            "# Mine.\n" + (repo / small_task.VISIBLE_TEST).read_text().replace("def test_", "def test_again_")
         ),
-        write("test_more.py", "from test_todo import *  # noqa\n"),
+        write("test_more.py", f"from {small_task.VISIBLE_TEST.removesuffix('.py')} import *  # noqa\n"),
     ],
     ids=["copied", "renamed", "star-imported"],
 )
-def test_copies_of_visible_tests_add_no_tests(todo: Fixture, tmp_path: Path, copy: Callable[[Path], None]) -> None:
-    score = grade(todo, tmp_path, LocalGrader(), copy)
+def test_copies_of_visible_tests_add_no_tests(calc: Fixture, tmp_path: Path, copy: Callable[[Path], None]) -> None:
+    score = grade(calc, tmp_path, LocalGrader(), copy)
 
     assert score.tests_added == 0
 
 
-def test_a_deleted_git_folder_is_graded_from_the_files(todo: Fixture, tmp_path: Path) -> None:
+def test_a_deleted_git_folder_is_graded_from_the_files(calc: Fixture, tmp_path: Path) -> None:
     repo = tmp_path / "agent"
-    base = make_work_copy(todo, repo)
+    base = make_work_copy(calc, repo)
     shutil.rmtree(repo / ".git")
 
-    diff = capture_diff(repo, base, todo)
-    score = score_diff(todo, diff, LocalGrader(), tmp_path / "work")
+    diff = capture_diff(repo, base, calc)
+    score = score_diff(calc, diff, LocalGrader(), tmp_path / "work")
 
-    assert (score.hidden_passed, score.files_changed, score.error) == (2, 0, None)
+    assert (score.hidden_passed, score.files_changed, score.error) == (int(small_task.UNTOUCHED[0]), 0, None)
 
 
-def test_a_deleted_git_folder_keeps_the_agents_changes(todo: Fixture, tmp_path: Path) -> None:
+def test_a_deleted_git_folder_keeps_the_agents_changes(calc: Fixture, tmp_path: Path) -> None:
     repo = tmp_path / "agent"
-    base = make_work_copy(todo, repo)
-    shutil.copy(todo.solution_dir / "todo.py", repo / "todo.py")
+    base = make_work_copy(calc, repo)
+    shutil.copy(calc.solution_dir / small_task.CODE, repo / small_task.CODE)
     shutil.rmtree(repo / ".git")
 
-    score = score_diff(todo, capture_diff(repo, base, todo), LocalGrader(), tmp_path / "work")
+    score = score_diff(calc, capture_diff(repo, base, calc), LocalGrader(), tmp_path / "work")
 
-    assert (score.hidden_passed, score.files_changed, score.changed_paths) == (6, 1, ["todo.py"])
+    assert (score.hidden_passed, score.files_changed, score.changed_paths) == (calc.hidden_total, 1, [small_task.CODE])
 
 
 # Issue 19's attacks. Each ran against an untouched todo.py (or leap.py, ledger) and scored every hidden test with
