@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import small_task
 
 from bench.errors import ScoringError
 from bench.fixtures.fixture import Fixture, load_fixture
@@ -254,8 +255,15 @@ def test_a_diff_that_does_not_apply_is_an_error_not_an_exception(todo: Fixture, 
     assert csv(score)["hidden_passed"] == "" and csv(score)["hidden_total"] == "6"
 
 
+@pytest.fixture(scope="module")
+def calc() -> Fixture:
+    """The suite's small task (tests/small_task.py): for what a diff counts (tests added, files changed), which no
+    grading style changes, a grading of one pytest where todo_repo's runs its program a hundred times."""
+    return load_fixture(small_task.NAME, small_task.ROOT)
+
+
 @pytest.mark.usefixtures("child_processes")
-def test_tests_added_counts_new_functions_once_each(todo: Fixture, tmp_path: Path) -> None:
+def test_tests_added_counts_new_functions_once_each(calc: Fixture, tmp_path: Path) -> None:
     new_tests = (
         "import pytest\n\n"
         "def test_one():\n    pass\n\n"
@@ -263,23 +271,23 @@ def test_tests_added_counts_new_functions_once_each(todo: Fixture, tmp_path: Pat
         "class TestGroup:\n    def test_in_class(self):\n        pass\n\n"
         "def helper():\n    pass\n"
     )
-    diff = agent_diff(todo, tmp_path, both(write("test_new.py", new_tests), write("notes.txt", "x\n")))
+    diff = agent_diff(calc, tmp_path, both(write("test_new.py", new_tests), write("notes.txt", "x\n")))
 
-    score = grade(todo, tmp_path, diff)
+    score = grade(calc, tmp_path, diff)
 
     assert score.tests_added == 3
     assert score.files_changed == 1  # notes.txt; test_new.py is a test file
 
 
 @pytest.mark.usefixtures("child_processes")
-def test_tests_added_subtracts_functions_an_existing_test_file_had(todo: Fixture, tmp_path: Path) -> None:
-    root = copy_tree(tmp_path / "tree")
-    present = "from todo import load, save\n\ndef test_present():\n    assert callable(load)\n"
-    (root / "fixtures/todo_repo/test_extra.py").write_text(present)
-    fx = load_fixture("todo_repo", root)
+def test_tests_added_subtracts_functions_an_existing_test_file_had(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    shutil.copytree(small_task.ROOT, root, ignore=shutil.ignore_patterns("__pycache__"))
+    present = "from calc import add\n\ndef test_present():\n    assert callable(add)\n"
+    (root / f"fixtures/{small_task.NAME}/test_extra.py").write_text(present)
+    fx = load_fixture(small_task.NAME, root)
     added = present + (
-        "\ndef test_new_one():\n    assert load.__name__ == 'load'\n"
-        "\ndef test_new_two():\n    assert save is not load\n"
+        "\ndef test_new_one():\n    assert add.__name__ == 'add'\n\ndef test_new_two():\n    assert add(1, 1) == 2\n"
     )
 
     score = grade(fx, tmp_path, agent_diff(fx, tmp_path, write("test_extra.py", added)))
@@ -386,14 +394,6 @@ def test_fill_keeps_a_measured_zero_apart_from_not_measured() -> None:
     assert row["hidden_passed"] == "0"
     assert row["tests_added"] == ""
     assert row["visible_tests_modified"] == ""
-
-
-def copy_tree(root: Path) -> Path:
-    """A private copy of the todo_repo fixture and its hidden tests, laid out like the repository."""
-    source = load_fixture("todo_repo")
-    shutil.copytree(source.path, root / "fixtures/todo_repo")
-    shutil.copytree(source.hidden_dir, root / "hidden_tests/todo_repo")
-    return root
 
 
 def run_dir_with(tmp_path: Path, fx: Fixture, diff: str) -> Path:
