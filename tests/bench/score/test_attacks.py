@@ -111,9 +111,11 @@ VARIANTS = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The exercism-style exercises imported, and the program-style todo_here, under a fixtures root of their own."""
+    """The exercism-style exercises imported, and the program-style todo_here, under a fixtures root of their own;
+    read only. Session-scoped: xdist may run this module's tests among others', and a module-scoped root was
+    imported again each time the worker came back to the module."""
     into = tmp_path_factory.mktemp("attacks-root")
     names = ["grade-bands", "order-totals", "bike-rental"]
     sources = [DATA / "exercism" / name for name in names]

@@ -42,9 +42,11 @@ COUNTS = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def root(tmp_path_factory: pytest.TempPathFactory, child_processes: None) -> Path:
-    """Every test exercise imported into a fixtures root of its own (the refused ones noted in refused.json)."""
+    """Every test exercise imported into a fixtures root of its own (the refused ones noted in refused.json); read
+    only (a test that changes it copies it first). Session-scoped: xdist may run this module's tests among others',
+    and a module-scoped root was imported again each time the worker came back to the module."""
     into = tmp_path_factory.mktemp("exercism-root")
     (into / "fixtures").mkdir()
     imported, refused = import_all([EXERCISES], into, 0.0, 20, force=False, grader=LocalGrader())
