@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from fake_flint_bench import fake_flint_config
+from small_task import SETTINGS
 
 from bench.config import BenchConfig
 from bench.errors import ResultsError
@@ -20,7 +21,9 @@ pytestmark = pytest.mark.usefixtures("child_processes")
 
 
 def config(tmp_path: Path, flint: fake_llama.FakeLlama, flags: list[str], **changes: object) -> BenchConfig:
-    return fake_flint_config(tmp_path, flint, max_steps=2, flint_server_args=flags, **changes)
+    """Runs of the suite's small task (tests/small_task.py): these tests read the flags and the resume, not the
+    grading."""
+    return fake_flint_config(tmp_path, flint, max_steps=2, flint_server_args=flags, **(SETTINGS | changes))
 
 
 def test_resume_skips_runs_of_the_same_flags_and_refuses_a_file_of_other_flags(tmp_path: Path) -> None:
