@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from small_task import SETTINGS, UNTOUCHED
 
 from bench.config import BenchConfig
 from bench.errors import ServerStartError
@@ -40,11 +41,11 @@ def test_a_scripted_solution_is_graded_and_its_trace_agrees_with_the_servers_cou
 
 def test_a_failed_sandbox_is_an_infra_row_and_the_next_run_is_measured(tmp_path: Path) -> None:
     runs = [ScriptedRun(infra_error="the container did not start"), ScriptedRun()]
-    bench(tmp_path, FakeServers(), runs, reps=2).run()
+    bench(tmp_path, FakeServers(), runs, reps=2, **SETTINGS).run()  # the small task: the rows, not the grading
     failed, measured = read_rows(tmp_path / "results.csv")
     assert failed["stop_reason"] == "infra_error" and "the container did not start" in failed["error"]
     assert failed["prompt_tokens"] == ""  # no trace: not measured, never 0
-    assert measured["stop_reason"] == "done" and measured["hidden_passed"] == "2"
+    assert measured["stop_reason"] == "done" and measured["hidden_passed"] == UNTOUCHED[0]
 
 
 def test_changes_that_could_not_be_read_back_are_not_graded(tmp_path: Path) -> None:
@@ -56,7 +57,8 @@ def test_changes_that_could_not_be_read_back_are_not_graded(tmp_path: Path) -> N
 
 def test_a_server_dying_mid_run_is_recorded_and_the_next_run_gets_fresh_servers(tmp_path: Path) -> None:
     servers = FakeServers()
-    first, second = bench(tmp_path, servers, [ScriptedRun(kill_servers=True), ScriptedRun()], reps=2).run()
+    runs = [ScriptedRun(kill_servers=True), ScriptedRun()]
+    first, second = bench(tmp_path, servers, runs, reps=2, **SETTINGS).run()  # the small task: not about grading
     assert first["stop_reason"] == "infra_error" and "died during the run" in first["error"]
     assert first["steps"] == "1"  # what was measured before it died is kept
     assert second["stop_reason"] == "done" and servers.starts == [4096, 4096]
