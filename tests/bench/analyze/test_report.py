@@ -324,5 +324,6 @@ def test_report_and_history_leave_scipy_unimported_until_a_test_runs() -> None:
     """scipy.stats costs over a second to import: `bench report` and `bench history` need none of its tests."""
     probe = "import sys, bench.analyze.report, bench.analyze.history; print('scipy' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "False\n"
-    probe = "import sys; from bench.analyze.stats import rank_test; rank_test([1, 2], [3, 4]); print('scipy' in sys.modules)"
+    probe = "import sys; from bench.analyze.stats import rank_test; rank_test([1, 2], [3, 4]); "
+    probe += "print('scipy' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "True\n"
