@@ -31,7 +31,8 @@ for found in "$bundle"/llama.cpp-*-src.tar.xz; do
 done
 cd "$here" || exit 2
 python3 -m bench.rehearsal --out "$out" --budget-s "${BUDGET_S:-420}" --llama-build "$build" \
-    ${source_archive:+--llama-source "$source_archive"} ${DEVICE:+--device "$DEVICE"}
+    ${source_archive:+--llama-source "$source_archive"} ${DEVICE:+--device "$DEVICE"} ${SIZES:+--sizes "$SIZES"} \
+    ${HOLD_S:+--hold-seconds "$HOLD_S"} ${COST_S:+--cost-seconds "$COST_S"}
 status=$?
 if [ -f "$build/build.log" ]; then tail -n 200 "$build/build.log" >"$out/build.log"; fi
 left=$(( ${GPU_DAY_S:-540} - ($(date +%s) - started) ))

@@ -7,7 +7,7 @@ Each figure is the median of a few repeats, run in a child process so that its p
   load does not inflate);
 - report of one 1,000-row file, with every trace read and every figure drawn: under 10 s;
 - the largest figure the report drew, in pixels on its longer side: bounded whatever the group's size.
-`figures(quick)` gives them as `make perf` tables them; quick mode uses 200 rows and one repeat.
+`figures(quick)` gives them as `make perf` tables them; quick mode uses 100 rows and one repeat.
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def _png_side(png: Path) -> int:
 
 
 def figures(quick: bool) -> list[dict]:
-    return measure(*((20, 1) if quick else (100, 3)))
+    return measure(*((10, 1) if quick else (100, 3)))
 
 
 def measure(runs: int, repeats: int) -> list[dict]:

@@ -7,7 +7,8 @@ fake_llama.py) that take a fixed service time per request, the real agent in loc
 - the speed-up of 2 workers over 1 (target >= 1.8: the workers share nothing but the queue and the writer);
 - the bench's own cost per run: a run's wall time with 1 worker less the time its requests were served.
 With --real (a GPU host), the same matrix on the real servers: one worker per GPU (`gpu_devices: all`), else two
-CPU pairs. `figures(quick)` gives them as `make perf` tables them; quick mode runs the smallest matrix once.
+CPU pairs. `figures(quick)` gives them as `make perf` tables them; quick mode runs the smallest matrix once, on
+the suite's small task (perf/figures.py QUICK_TASK).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from bench.run.runner import Bench
 from bench.servers.base import Endpoints
 from bench.testing import fake_llama
 from bench.testing.fakes import NO_GPU, FakeServers, _props, given_kind
+from perf.figures import QUICK_TASK, QUICK_TASK_FILE, TASK, TASK_FILE
 
 SPEEDUP_TARGET = ">= 1.8"
 
@@ -35,14 +37,14 @@ SPEEDUP_TARGET = ">= 1.8"
 class TimedServers(FakeServers):
     """A scripted Flint whose every answer takes `service_s` (a tool call, so the agent goes on to its step limit)."""
 
-    def __init__(self, service_s: float) -> None:
+    def __init__(self, service_s: float, read: str = TASK_FILE) -> None:
         super().__init__()
-        self.service_s = service_s
+        self.service_s, self.read = service_s, read
 
     def start(self, ctx: int) -> Endpoints:
         self.stop()
         self.starts.append(ctx)
-        answer = fake_llama.tool_call("read_file", {"path": "todo.py"}) | {"delay": self.service_s}
+        answer = fake_llama.tool_call("read_file", {"path": self.read}) | {"delay": self.service_s}
         self.flint = fake_llama.FakeLlama(n_ctx=ctx, default=answer).start()
         self.dead = False
         return Endpoints(ctx=ctx, flint_url=self.flint.url, flint=_props(self.flint), flint_model_path=None)
@@ -51,15 +53,15 @@ class TimedServers(FakeServers):
 class ScriptedFactory(Factory):
     """Local sandboxes (the real agent) and a pair of timed scripted servers per worker."""
 
-    def __init__(self, config: BenchConfig, service_s: float) -> None:
-        self.timed = TimedServers(service_s)
+    def __init__(self, config: BenchConfig, service_s: float, read: str) -> None:
+        self.timed = TimedServers(service_s, read)
         local, scripted = Choice("local", "perf/scale.py"), Choice("scripted", "perf/scale.py")
         super().__init__(config, local, scripted, Host(None, NO_GPU), server_kind=given_kind("scripted", self.timed))
 
 
-def matrix(out: Path, workers: int, reps: int, steps: int, real: bool) -> BenchConfig:
+def matrix(out: Path, workers: int, reps: int, steps: int, real: bool, quick: bool) -> BenchConfig:
     settings: dict[str, Any] = {
-        "fixtures": ["todo_repo"], "presets": ["part3"], "ctx": [4096], "reps": reps, "max_steps": steps,
+        **(QUICK_TASK if quick else TASK), "presets": ["part3"], "ctx": [4096], "reps": reps, "max_steps": steps,
         "use_jeff": False, "out": str(out), "sandbox": "local", "agent_retries": 1,
     }  # fmt: skip
     if real:
@@ -72,15 +74,18 @@ def matrix(out: Path, workers: int, reps: int, steps: int, real: bool) -> BenchC
     return BenchConfig(**settings)
 
 
-def one_bench(workers: int, reps: int, steps: int, service_s: float, real: bool) -> tuple[float, list[dict[str, str]]]:
+def one_bench(
+    workers: int, reps: int, steps: int, service_s: float, real: bool, quick: bool = False
+) -> tuple[float, list[dict[str, str]]]:
     """Wall time of the matrix on `workers` workers, and its rows."""
     with tempfile.TemporaryDirectory(prefix="perf-scale-") as tmp:
-        config = matrix(Path(tmp) / "results.csv", workers, reps, steps, real)
+        config = matrix(Path(tmp) / "results.csv", workers, reps, steps, real, quick)
         if real:
             bench = Bench(config)
         else:
             # external settings only to build the factories; each worker gets its own timed scripted pair
-            factories = [ScriptedFactory(config, service_s) for _ in range(workers)]
+            read = QUICK_TASK_FILE if quick else TASK_FILE
+            factories = [ScriptedFactory(config, service_s, read) for _ in range(workers)]
             bench = Bench(config, factories=factories)
         start = time.perf_counter()
         rows = bench.run()
@@ -103,8 +108,8 @@ def figures(quick: bool, real: bool = False) -> list[dict[str, Any]]:
     if not quick:  # the first bench of a process pays for imports and cold caches: not a worker's cost
         one_bench(1, 1, 1, 0.0, real)
     for _ in range(repeats):
-        one, rows = one_bench(1, reps, steps, service_s, real)
-        two, rows_two = one_bench(2, reps, steps, service_s, real)
+        one, rows = one_bench(1, reps, steps, service_s, real, quick)
+        two, rows_two = one_bench(2, reps, steps, service_s, real, quick)
         for found in (rows, rows_two):
             bad = [row["error"] for row in found if row["stop_reason"] == "infra_error"]
             if bad or len(found) != reps:

@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy import stats
-
+from bench.analyze.stats import scipy_stats
 from bench.analyze.table import KEY_COLUMNS, agent_runs, group_key
 from bench.results.read import is_completed
 from bench.results.row import ResultRow
@@ -38,7 +37,7 @@ class Flips:
     def p(self) -> float:
         """McNemar's exact test, two-sided: the flips as a binomial of lost + gained with p = 1/2."""
         flips = self.lost + self.gained
-        return 1.0 if flips == 0 else float(stats.binomtest(self.lost, flips, 0.5).pvalue)
+        return 1.0 if flips == 0 else float(scipy_stats().binomtest(self.lost, flips, 0.5).pvalue)
 
     @property
     def change_pp(self) -> float:
@@ -97,7 +96,7 @@ def signed_rank(before: Sequence[float], after: Sequence[float]) -> PairedChange
     higher, lower = sum(d > 0 for d in differences), sum(d < 0 for d in differences)
     if higher + lower == 0:
         return PairedChange(len(differences), 0, 0, 1.0)
-    result = stats.wilcoxon(after, before, zero_method="wilcox", alternative="two-sided")
+    result = scipy_stats().wilcoxon(after, before, zero_method="wilcox", alternative="two-sided")
     return PairedChange(len(differences), higher, lower, min(1.0, float(result.pvalue)))
 
 

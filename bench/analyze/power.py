@@ -27,9 +27,8 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-from scipy import stats as scipy_stats
 
-from bench.analyze.stats import ALPHA, excluded_pairs, smallest_p
+from bench.analyze.stats import ALPHA, excluded_pairs, scipy_stats, smallest_p
 
 POWER = 0.8
 TRIALS = 4000
@@ -139,7 +138,7 @@ def fisher_p_values(n_old: int, n_new: int) -> np.ndarray:
     for total in range(n_old + n_new + 1):  # the tables with `total` completed runs in all
         lowest, highest = max(0, total - n_old), min(n_new, total)
         done_new = np.arange(lowest, highest + 1)
-        pmf = scipy_stats.hypergeom.pmf(done_new, n_old + n_new, total, n_new)
+        pmf = scipy_stats().hypergeom.pmf(done_new, n_old + n_new, total, n_new)
         as_likely = pmf[None, :] <= pmf[:, None] * (1 + 1e-7)  # scipy's relative tolerance
         tail = (pmf[None, :] * as_likely).sum(axis=1)
         p[total - done_new, done_new] = np.minimum(tail, 1.0)
@@ -154,10 +153,10 @@ def share_gate_power(share_old: float, n: int, m: int, threshold: float, alpha: 
     significant = fisher_p_values(n, m) <= alpha
     drop = np.arange(n + 1)[:, None] / n - np.arange(m + 1)[None, :] / m  # observed drop of each table
     gate, test = significant & (drop * 100 > threshold), significant & (drop > 0)
-    old = scipy_stats.binom.pmf(np.arange(n + 1), n, share_old)
+    old = scipy_stats().binom.pmf(np.arange(n + 1), n, share_old)
     found = [math.inf, math.inf]
     for points in np.arange(0.0, share_old * 100 + 0.25, 0.5):
-        new = scipy_stats.binom.pmf(np.arange(m + 1), m, max(share_old - points / 100, 0.0))
+        new = scipy_stats().binom.pmf(np.arange(m + 1), m, max(share_old - points / 100, 0.0))
         chance = old[:, None] * new[None, :]
         for i, decides in enumerate((gate, test)):
             if math.isinf(found[i]) and float((chance * decides).sum()) >= POWER:

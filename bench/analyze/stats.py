@@ -24,15 +24,28 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import stats
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from scipy.stats import PermutationMethod
 
 ALPHA = 0.05
 SEED = 20261130  # fixed: the same files always give the same p-values and intervals
 PERMUTATIONS = 20_000
 LARGE_SAMPLE = 10  # runs a side from which tied values are tested with the normal approximation
 EXACT_U_CELLS = 400  # n x m up to which U's exact distribution is computed for intervals; normal beyond
+
+
+def scipy_stats() -> ModuleType:
+    """scipy.stats, imported when a test is first run: its import costs over a second, and `bench report` and
+    `bench history` import this module for its names alone."""
+    from scipy import stats
+
+    return stats
 
 
 @dataclass(frozen=True)
@@ -69,19 +82,19 @@ def runs_needed(n_old: int, n_new: int, alpha: float = ALPHA) -> tuple[int, int]
 
 def rank_test(old: Sequence[float], new: Sequence[float]) -> Test:
     """Mann–Whitney U, two-sided: exact without ties, an exact (or fixed-seed) permutation test of U with them."""
-    values = [*old, *new]
-    method: str | stats.PermutationMethod = "exact"
+    values, scipy = [*old, *new], scipy_stats()
+    method: str | PermutationMethod = "exact"
     if len(set(values)) < len(values):  # ties: permute the tied values themselves (scipy needs two runs a side)
         normal = min(len(old), len(new)) < 2 or min(len(old), len(new)) >= LARGE_SAMPLE
-        method = "asymptotic" if normal else stats.PermutationMethod(n_resamples=PERMUTATIONS, rng=SEED)
-    result = stats.mannwhitneyu(new, old, alternative="two-sided", method=method)
+        method = "asymptotic" if normal else scipy.PermutationMethod(n_resamples=PERMUTATIONS, rng=SEED)
+    result = scipy.mannwhitneyu(new, old, alternative="two-sided", method=method)
     return Test(min(1.0, float(result.pvalue)), len(old), len(new))
 
 
 def share_test(done_old: int, n_old: int, done_new: int, n_new: int) -> Test:
     """Fisher's exact test, two-sided, on done / not done in the old and the new runs."""
     table = [[done_new, n_new - done_new], [done_old, n_old - done_old]]
-    return Test(min(1.0, float(stats.fisher_exact(table).pvalue)), n_old, n_new)
+    return Test(min(1.0, float(scipy_stats().fisher_exact(table).pvalue)), n_old, n_new)
 
 
 def change_interval(old: Sequence[float], new: Sequence[float], alpha: float = ALPHA) -> tuple[float, float] | None:
@@ -115,7 +128,7 @@ def excluded_pairs(n: int, m: int, alpha: float) -> int:
         tail = np.cumsum(u_distribution(n, m))
         return int(np.searchsorted(tail, alpha / 2, side="right"))
     mean, sd = n * m / 2, math.sqrt(n * m * (n + m + 1) / 12)
-    return max(0, math.floor(mean - stats.norm.ppf(1 - alpha / 2) * sd + 0.5))
+    return max(0, math.floor(mean - scipy_stats().norm.ppf(1 - alpha / 2) * sd + 0.5))
 
 
 @cache
@@ -138,8 +151,8 @@ def u_distribution(n: int, m: int) -> np.ndarray:
 def share_change_interval(done_old: int, n_old: int, done_new: int, n_new: int) -> tuple[float, float]:
     """95% interval for the change of a share, in percentage points (Newcombe's hybrid score method)."""
     p_old, p_new = done_old / n_old, done_new / n_new
-    low_old, high_old = stats.binomtest(done_old, n_old).proportion_ci(method="wilson")
-    low_new, high_new = stats.binomtest(done_new, n_new).proportion_ci(method="wilson")
+    low_old, high_old = scipy_stats().binomtest(done_old, n_old).proportion_ci(method="wilson")
+    low_new, high_new = scipy_stats().binomtest(done_new, n_new).proportion_ci(method="wilson")
     change = p_new - p_old
     low = change - math.hypot(p_new - low_new, high_old - p_old)
     high = change + math.hypot(high_new - p_new, p_old - low_old)

@@ -31,7 +31,8 @@ def write_source(sdist: Path, out: Path) -> Path:
     archive = out / ARCHIVE
     with tempfile.TemporaryDirectory(prefix="gpu-day-") as tmp:
         extract_source(sdist, Path(tmp))
-        with tarfile.open(archive, "w:xz", preset=6) as packed:
+        # preset 1: 4.3 MiB of the device's 64 MiB in 2 s; the default 6 saves 0.7 MiB more in five times as long
+        with tarfile.open(archive, "w:xz", preset=1) as packed:
             packed.add(Path(tmp) / "llama.cpp", arcname="llama.cpp")
     return archive
 

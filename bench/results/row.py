@@ -100,8 +100,7 @@ class ResultRow(ServerTimeColumns):
         unit="s",
         better="lower",
     )
-    # Faults classified where they happen (bench/run/server_watch.py, bench/run/server_faults.py) and the
-    # host build of llama.cpp, part of the comparison key.
+    # Faults classified where they happen (bench/run/server_watch.py, server_faults.py); the host build (a key column).
     server_stall_s: float | None = col(
         "time lost to a server not computing: request latency beyond the server's own timings, and requests that got "
         "no answer; above server_stall_limit_s the run is infra_error (error names the server)",
@@ -232,9 +231,9 @@ class ResultRow(ServerTimeColumns):
     )
 
     def __post_init__(self) -> None:
-        for column in model():  # text and list columns start empty rather than None
-            if getattr(self, column.name) is None and column.kind in (str, list):
-                setattr(self, column.name, [] if column.kind is list else "")
+        for name, kind in _empty_when_none():  # text and list columns start empty rather than None
+            if getattr(self, name) is None:
+                setattr(self, name, [] if kind is list else "")
 
     def value(self, name: str) -> Value:
         if name not in columns_by_name():
@@ -286,6 +285,11 @@ def model() -> tuple[Column, ...]:
 @cache
 def columns_by_name() -> dict[str, Column]:
     return {column.name: column for column in model()}
+
+
+@cache  # a row is made per run read: its text and list columns, found once
+def _empty_when_none() -> tuple[tuple[str, type], ...]:
+    return tuple((column.name, column.kind) for column in model() if column.kind in (str, list))
 
 
 def _kind(annotation: object) -> type:

@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 import yaml
 from ci.test_nightly_workflow import SHELLS, Artifact, download, evaluate, substitute, upload
+from small_task import NAME as TASK
+from small_task import ROOT as ROOT_OF_TASKS
 
 from bench.testing import fake_llama
 
@@ -34,11 +36,14 @@ for arg; do
 done
 exec .venv/bin/python -m bench run --config "$config" --shard "$shard" --out "$out"
 """
-MATRIX = "use_jeff: false\nservers: external\nsandbox: local\nfixtures: [todo_repo]\npresets: [part2]\nctx: [4096]\n"
+# The suite's small task (tests/small_task.py): these tests read the plan, the shards and the merge, not the grading.
+MATRIX = f"use_jeff: false\nservers: external\nsandbox: local\nfixtures_root: {ROOT_OF_TASKS}\nfixtures: [{TASK}]\n"
+MATRIX += "presets: [part2]\nctx: [4096]\n"
 MATRIX += "reps: 2\nmax_steps: 1\nagent_retries: 0\n"
 INPUTS = {"shards": "2", "matrix_config": "matrix.yaml", "gpu_build": "cpu", "first_run": "false"}
 
-pytestmark = pytest.mark.slow
+# One worker runs the shards once (module fixture) for every test here; spread over two, each would run them again.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("matrix-workflow")]
 
 
 @dataclass
@@ -167,7 +172,7 @@ def test_every_shard_runs_its_part_and_a_declared_first_run_merges_them_complete
 def test_a_shard_that_delivered_nothing_fails_the_merge_naming_the_missing_run(shards: Shards, tmp_path: Path) -> None:
     job = merge(tmp_path, shards, keep="bench-shard-1", first_run="true")
     assert not job.ok
-    assert "todo_repo part2 ctx=4096 rep=2" in job.logs["Merge"]
+    assert f"{TASK} part2 ctx=4096 rep=2" in job.logs["Merge"]
     assert "Report and compare" not in job.logs  # the merge step failed: nothing is reported or compared
 
 

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from host_matrix.docker_engine import DockerEngine
 from host_matrix.recorded import Host, cards
+from small_task import NAME as TASK
+from small_task import ROOT as ROOT_OF_TASKS
 
 from bench.results.append import read_rows
 
@@ -48,7 +50,9 @@ def bench_run(tmp: Path, host: Host, *args: str, env: dict[str, str] | None = No
     for name in ("flint.gguf", "jeff.gguf"):
         (models / name).write_bytes(b"GGUF")
     config = tmp / "bench.yaml"
-    config.write_text(f"models_dir: {models}\nflint_model: flint.gguf\njeff_model: jeff.gguf\nctx: [4096]\n")
+    settings = f"models_dir: {models}\nflint_model: flint.gguf\njeff_model: jeff.gguf\nctx: [4096]\n"
+    # the suite's small task (tests/small_task.py): these tests read where the servers ran, not the grading
+    config.write_text(settings + f"fixtures_root: {ROOT_OF_TASKS}\nfixtures: [{TASK}]\n")
     full = dict(os.environ) | {
         "PYTHONPATH": os.pathsep.join([str(HERE / "nvml_shim"), str(ROOT)]),
         "AGENTBENCH_HOST": str(host.write(tmp / "host.json")), "LLAMA_SERVER": str(stand_in_server(tmp)),

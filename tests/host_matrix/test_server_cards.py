@@ -17,6 +17,7 @@ import pytest
 import yaml
 from host_matrix.recorded import Host, cards, startup_log
 from host_matrix.test_bench_cards import stand_in_server, started
+from small_task import SETTINGS
 
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError
@@ -167,7 +168,8 @@ class GpuServers(FakeServers):
 
 
 def pipeline(tmp: Path, servers: GpuServers, reps: int = 1) -> Bench:
-    config = BenchConfig(use_jeff=False, presets=["part3"], out=str(tmp / "results.csv"), reps=reps)
+    """A bench of the suite's small task (tests/small_task.py): these tests read the servers' cards, not the grading."""
+    config = BenchConfig(**SETTINGS, use_jeff=False, presets=["part3"], out=str(tmp / "results.csv"), reps=reps)
     return Bench(config, FakeFactory(config, servers, FakeSandboxes(servers, [ScriptedRun()] * reps)))
 
 

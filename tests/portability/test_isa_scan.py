@@ -5,10 +5,11 @@ passes the instructions the portable baseline allows."""
 from __future__ import annotations
 
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
-from isa_scan import report, scan, scan_file
+from isa_scan import NOT_CODE, fields, report, scan, scan_file, why_above
 
 pytestmark = pytest.mark.binutils
 
@@ -62,3 +63,19 @@ def test_a_folder_is_scanned_file_by_file_and_non_elf_files_are_left_out(tmp_pat
     text = report(scans)
     assert text.splitlines()[0] == f"2 ELF files, {len(BASELINE) + 2} instructions, 2 above the AVX2 baseline"
     assert "libnative.o: 2 instructions, 1 AMX, 1 EVEX (AVX-512)" in text and "tilezero %tmm4" in text
+
+
+def test_the_fast_scan_judges_as_the_line_by_line_reading_of_objdump(tmp_path: Path) -> None:
+    """scan_file counts by one regular expression and judges only the lines its hints find: on an object with every
+    kind above the baseline, an EVEX instruction behind a legacy prefix, and bytes objdump cannot decode, it finds
+    what reading objdump's output line by line (fields, NOT_CODE, why_above) finds."""
+    lines = [*BASELINE, *sorted(ABOVE), "addr32 vpaddd (%eax),%zmm1,%zmm2", ".byte 0x62, 0xff, 0xff", *BASELINE]
+    obj = assemble(tmp_path, lines)
+    printed = subprocess.run(["objdump", "-d", "--no-addresses", "--insn-width=15", str(obj)], capture_output=True,
+                             text=True, check=True).stdout  # fmt: skip
+    code = [f for f in map(fields, printed.splitlines()) if f and not f[1].startswith(NOT_CODE)]
+    reasons = [why for why in (why_above(*f) for f in code) if why]
+    result = scan_file(obj)
+    assert result.instructions == len(code) and sum(result.above.values()) == len(reasons) == len(ABOVE) + 1
+    assert result.above == Counter(reasons) and result.examples[0].startswith(code[len(BASELINE)][1])
+    assert "(bad)" in printed or ".byte" in printed  # the undecodable bytes were there to be left out

@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import json
 import struct
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -315,3 +317,13 @@ def test_a_large_groups_causes_are_one_line_of_medians_and_one_panel(tmp_path: P
     assert "| median of 20 | 900 | 100 | n/a | n/a | n/a | n/a | ok 20 |" in text
     (figure,) = (tmp_path / "report").glob("causes-1-*.png")
     assert max(png_size(figure)) <= 1000
+
+
+@pytest.mark.usefixtures("child_processes")
+def test_report_and_history_leave_scipy_unimported_until_a_test_runs() -> None:
+    """scipy.stats costs over a second to import: `bench report` and `bench history` need none of its tests."""
+    probe = "import sys, bench.analyze.report, bench.analyze.history; print('scipy' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "False\n"
+    probe = "import sys; from bench.analyze.stats import rank_test; rank_test([1, 2], [3, 4]); "
+    probe += "print('scipy' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "True\n"

@@ -72,29 +72,32 @@ def expected_steps(run_id: str) -> dict[int, Step]:
     return found
 
 
+# Each step as the page shows it, read in one script per run (a WebDriver call per element cost seconds): its number,
+# the message's own text, the message's visible text, its calls (name, arguments) and the tools' results.
+SHOWN_STEPS = f"""return [...document.querySelectorAll("#steps .step")].map((step) => {{
+  const message = step.querySelector(".message");
+  return [Number(step.dataset.step), message && [...message.querySelectorAll("{TEXT}")].map((p) => p.textContent),
+          message && message.innerText, [...step.querySelectorAll(".message .call")].map((c) =>
+            [c.querySelector("b").innerText.trim(), c.querySelector("pre").textContent]),
+          [...step.querySelectorAll(".result pre")].map((p) => p.textContent)];
+}});"""
+
+
 def test_each_steps_calls_and_results_are_the_request_logs(page: Any) -> None:
     from selenium.webdriver.common.by import By
 
     for row in read_rows(EXAMPLE):
         page.execute_script(f"location.hash = 'run={row['run_id']}'")
-        steps = {int(s.get_attribute("data-step")): s for s in page.find_elements(By.CSS_SELECTOR, "#steps .step")}
+        steps = {number: shown for number, *shown in page.execute_script(SHOWN_STEPS)}
         expected = expected_steps(row["run_id"])
         assert expected and set(expected) <= set(steps)
         for number, (text, calls, results) in expected.items():
-            message = steps[number].find_element(By.CSS_SELECTOR, ".message")
-            shown_text = [p.get_attribute("textContent") for p in message.find_elements(By.CSS_SELECTOR, TEXT)]
+            shown_text, message, shown_calls, shown = steps[number]
             # the small model forced to call tools writes no text: the page says so rather than showing none
             assert shown_text == ([text] if text else []), f"{row['run_id']} step {number}"
             note = "not sent back" if text is None else "no text: the answer is its calls"
-            assert text or note in message.text, f"{row['run_id']} step {number}"
-            shown_calls = [
-                (c.find_element(By.TAG_NAME, "b").text, c.find_element(By.TAG_NAME, "pre").get_attribute("textContent"))
-                for c in steps[number].find_elements(By.CSS_SELECTOR, ".message .call")
-            ]
-            shown = [
-                p.get_attribute("textContent") for p in steps[number].find_elements(By.CSS_SELECTOR, ".result pre")
-            ]
-            assert (shown_calls, shown) == (calls, results), f"{row['run_id']} step {number}"
+            assert text or note in message, f"{row['run_id']} step {number}"
+            assert ([tuple(c) for c in shown_calls], shown) == (calls, results), f"{row['run_id']} step {number}"
         tests = page.find_element(By.ID, "hidden")
         assert tests.text.count("passed") >= int(row["hidden_passed"])
     assert [entry for entry in page.get_log("browser") if entry["level"] == "SEVERE"] == []

