@@ -24,7 +24,6 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
@@ -41,13 +40,19 @@ class _Process:
 
 
 def _processes() -> list[_Process]:
-    """Every process /proc shows (empty without /proc)."""
+    """Every process /proc shows (empty without /proc). Read as bytes with plain os calls: a kill runs several scans
+    of every process on the host, and pathlib's glob and text decoding took most of the time."""
     found = []
-    for entry in Path("/proc").glob("[0-9]*"):
+    try:
+        names = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+    for name in names:
         with contextlib.suppress(OSError, ValueError, IndexError):
-            stat = (entry / "stat").read_text()
-            fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (name) ": state ppid pgrp session ...
-            found.append(_Process(int(entry.name), int(fields[1]), int(fields[2]), int(fields[3]), fields[0] == "Z"))
+            with open(f"/proc/{name}/stat", "rb") as file:
+                stat = file.read()
+            fields = stat[stat.rindex(b")") + 2 :].split()  # after "pid (name) ": state ppid pgrp session ...
+            found.append(_Process(int(name), int(fields[1]), int(fields[2]), int(fields[3]), fields[0] == b"Z"))
     return found
 
 
@@ -97,24 +102,26 @@ def _descendants(me: int, processes: list[_Process], left_alone: set[int]) -> li
     return found
 
 
-def _reap(me: int, left_alone: set[int], spare: int | None = None) -> bool:
-    """Collect the exit of every dead child of `me` but those in `left_alone` and `spare` (a Popen reaps its own);
-    True when any was found."""
-    dead = [p.pid for p in _processes() if p.ppid == me and p.zombie and p.pid not in left_alone and p.pid != spare]
+def _reap(processes: list[_Process], me: int, left_alone: set[int], spare: int | None = None) -> bool:
+    """Collect the exit of every dead child of `me` among `processes` but those in `left_alone` and `spare` (a Popen
+    reaps its own); True when any was found."""
+    dead = [p.pid for p in processes if p.ppid == me and p.zombie and p.pid not in left_alone and p.pid != spare]
     for pid in dead:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
     return bool(dead)
 
 
-def _kill_until_quiet(alive: Callable[[], list[int]], reap: Callable[[], bool]) -> None:
-    """Kill what `alive()` lists, round after round, until two rounds in a row find nothing (alive nor dead)."""
+def _kill_until_quiet(alive: Callable[[list[_Process]], list[int]], reap: Callable[[list[_Process]], bool]) -> None:
+    """Kill what `alive(processes)` lists, round after round, until two rounds in a row find nothing (alive nor
+    dead). A round that killed nothing reaps from the scan it already took (the scans are a done check's main cost)."""
     quiet_rounds = 0
     for _ in range(ROUNDS):
-        pids = alive()
+        processes = _processes()
+        pids = alive(processes)
         for pid in pids:
             _kill(pid)
-        reaped = reap()
+        reaped = reap(_processes() if pids else processes)
         quiet_rounds = 0 if pids or reaped else quiet_rounds + 1
         if quiet_rounds >= 2:
             return
@@ -148,22 +155,23 @@ class Leftovers:
     def finished(self) -> None:
         """After a command: collect the orphans that died, and forget sessions with no process left (their ids
         may be given to new, unrelated processes; where /proc cannot tell, every session is forgotten)."""
-        _reap(self.me, self.children_before)
-        living = {p.session for p in _processes() if not p.zombie}
+        processes = _processes()
+        _reap(processes, self.me, self.children_before)
+        living = {p.session for p in processes if not p.zombie}  # the zombies just reaped are no session's
         self.sessions &= living
 
     def end_all(self) -> None:
         """Kill everything the commands left running, until nothing is left."""
 
-        def alive() -> list[int]:
-            processes = [p for p in _processes() if not p.zombie]
+        def alive(scanned: list[_Process]) -> list[int]:
+            processes = [p for p in scanned if not p.zombie]
             found = {p.pid for p in _descendants(self.me, processes, self.children_before)}
             return sorted(found | {p.pid for p in processes if p.session in self.sessions})
 
         for session in self.sessions:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(session, signal.SIGKILL)
-        _kill_until_quiet(alive, lambda: _reap(self.me, self.children_before))
+        _kill_until_quiet(alive, lambda processes: _reap(processes, self.me, self.children_before))
         self.sessions.clear()
 
 
@@ -181,15 +189,15 @@ class Contained:
     def kill_all(self, session: int) -> None:
         """Kill the session's processes and every orphan adopted meanwhile, round after round until none is left."""
 
-        def alive() -> list[int]:
-            processes = [p for p in _processes() if not p.zombie]
+        def alive(scanned: list[_Process]) -> list[int]:
+            processes = [p for p in scanned if not p.zombie]
             adopted = {p.pid for p in _descendants(self.me, processes, self.children_before)}
             return sorted(adopted | {p.pid for p in processes if p.session == session})
 
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(session, signal.SIGKILL)
         # The session's leader is the command's shell: its Popen reaps it.
-        _kill_until_quiet(alive, lambda: _reap(self.me, self.children_before, spare=session))
+        _kill_until_quiet(alive, lambda processes: _reap(processes, self.me, self.children_before, spare=session))
 
     def __exit__(self, *exc: object) -> None:
         if not self.was_subreaper:

@@ -102,11 +102,15 @@ def is_healthy(base_url: str) -> bool:
         return False
 
 
-def busy_slot(base_url: str) -> str | None:
-    """Why the server is not idle (a slot still processing, or /slots unanswered: stuck), or None when it is idle
-    or cannot tell (a server started with --no-slots)."""
+SLOTS_ANSWER_S = 5.0  # an idle server answers /slots at once; one that takes longer is stuck
+IDLE_POLL_S = 0.5
+
+
+def busy_slot(base_url: str, answer_within_s: float = SLOTS_ANSWER_S) -> str | None:
+    """Why the server is not idle (a slot still processing, or /slots unanswered within `answer_within_s`: stuck),
+    or None when it is idle or cannot tell (a server started with --no-slots)."""
     try:
-        response = _client.get(_url(base_url, "/slots"), timeout=5.0)
+        response = _client.get(_url(base_url, "/slots"), timeout=answer_within_s)
     except httpx.HTTPError as e:
         return f"{base_url}/slots did not answer ({type(e).__name__}): the server is stuck"
     if response.status_code in (404, 501):
@@ -119,16 +123,16 @@ def busy_slot(base_url: str) -> str | None:
     return f"slot {processing[0]} of {base_url} is still processing a request" if processing else None
 
 
-def wait_idle(urls: list[str], timeout_s: float = 30.0) -> str | None:
-    """Wait until no slot of these servers is processing; why not, when `timeout_s` passes first or at once when
-    one of them refuses connections: a server that is gone will not become idle (one stopped or busy still accepts
-    them, and is waited for)."""
+def wait_idle(urls: list[str], timeout_s: float = 30.0, poll_s: float = IDLE_POLL_S) -> str | None:
+    """Wait until no slot of these servers is processing, asking every `poll_s`; why not, when `timeout_s` passes
+    first or at once when one of them refuses connections: a server that is gone will not become idle (one stopped
+    or busy still accepts them, and is waited for)."""
     deadline = time.monotonic() + timeout_s
     while True:
         problem = next((p for url in urls if (p := busy_slot(url))), None)
         if problem is None or time.monotonic() >= deadline or not all(accepts_connections(url) for url in urls):
             return problem
-        time.sleep(0.5)
+        time.sleep(poll_s)
 
 
 def accepts_connections(base_url: str) -> bool:

@@ -34,7 +34,8 @@ class Slots(http.server.BaseHTTPRequestHandler):
 def server() -> Iterator[str]:
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slots)
     httpd.block_on_close = False  # a handler still sleeping (the stuck server) is not waited for
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    # Polled every 0.02 s, so that shutdown() at the end does not wait out the default half second.
+    threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True).start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
     httpd.server_close()
@@ -47,15 +48,17 @@ def test_a_busy_slot_is_waited_for_until_it_is_idle(server: str) -> None:
     Slots.answers = [(200, BUSY, 0), (200, BUSY, 0), (200, IDLE, 0)]
 
     assert busy_slot(server) == f"slot 0 of {server} is still processing a request"
-    assert wait_idle([server], timeout_s=10) is None
+    assert wait_idle([server], timeout_s=10, poll_s=0.05) is None
 
 
 def test_a_slot_busy_for_too_long_or_a_stuck_server_says_why(server: str) -> None:
+    """The limits are the product's settings made short (5 s to answer /slots, polls every 0.5 s): what is tested
+    is what happens when they pass, not their length."""
     Slots.answers = [(200, BUSY, 0)]
-    assert "still processing" in (wait_idle([server], timeout_s=1) or "")
+    assert "still processing" in (wait_idle([server], timeout_s=0.3, poll_s=0.05) or "")
 
-    Slots.answers = [(200, IDLE, 5.5)]  # answers only after the bench's 5 s
-    stuck = busy_slot(server) or ""
+    Slots.answers = [(200, IDLE, 1.0)]  # answers only well after the 0.3 s it is given
+    stuck = busy_slot(server, answer_within_s=0.3) or ""
     assert "did not answer" in stuck and "the server is stuck" in stuck
 
 
