@@ -33,6 +33,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import signal
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -231,6 +232,10 @@ async def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     sampling = {port: json.loads(text) for port, _, text in (item.partition("=") for item in args.sampling)}
     connections = Connections()
+    # As a container's PID 1 a signal without a handler is ignored, so `docker stop` (compose down, make down) would
+    # wait its 10 s grace and kill the gate: a SIGTERM ends it at once.
+    stopped = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopped.set)
     servers = []
     for rule in args.rules:
         listen, target = rule.split("=", 1)
@@ -243,7 +248,9 @@ async def main(argv: list[str] | None = None) -> None:
         bound = server.sockets[0].getsockname()
         print(f"forwarding {bound[0]}:{bound[1]} -> {host}:{port} (chat, props and health only)", flush=True)
         servers.append(server)
-    await asyncio.gather(*(s.serve_forever() for s in servers))
+    await stopped.wait()  # the servers serve from asyncio.start_server on
+    for server in servers:
+        server.close()
 
 
 if __name__ == "__main__":

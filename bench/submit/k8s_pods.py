@@ -78,7 +78,8 @@ def server(settings: BenchConfig, role: str, image: str) -> dict[str, Any]:
         "restartPolicy": "Always",
         "env": [{"name": "LLAMA_CACHE", "value": CACHE_DIR}, {"name": "LLAMA_ARG_OFFLINE", "value": "1"}],
         "ports": [{"containerPort": port}],
-        "startupProbe": health_probe(port, 5, int(settings.server_start_timeout_s // 5) + 1, 3),
+        # probed every second while it loads: the bench starts as soon as the server answers, not up to 5 s later
+        "startupProbe": health_probe(port, 1, int(settings.server_start_timeout_s) + 1, 3),
         # a server silent for a minute is restarted: long prompts do not stop /health, which has a thread of its own
         "livenessProbe": health_probe(port, 10, 6, 5),
         "resources": RESOURCES[role],

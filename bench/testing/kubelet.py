@@ -11,8 +11,8 @@ sidecars start in order before the main container, and that a sidecar restarted 
   set (from the node: here, this host), a status from 200 to 399 passes; `tcpSocket` connects likewise. The startup
   probe runs first, liveness only after it passed; failureThreshold failures in a row restart the container.
 - A sidecar that exits, or fails its liveness probe, is started again after the kubelet's first crash back-off
-  (10 s); its startup probe then runs again. When the main containers have ended, the sidecars are stopped, last
-  first.
+  (10 s; a play may set a shorter one, `Pod.back_off_s`); its startup probe then runs again. When the main containers
+  have ended, the sidecars are stopped, last first.
 Resources, pull policies, the service-account token and the Job controller are not played (docs/running.md).
 """
 
@@ -85,8 +85,11 @@ def exec_passes(container: Any, command: list[str], timeout_s: float) -> bool:
 class Sidecar:
     """A restartPolicy: Always init container, kept running by its probes and restarts."""
 
-    def __init__(self, spec: dict[str, Any], container: Any, pod_ip: str, events: Events) -> None:
+    def __init__(
+        self, spec: dict[str, Any], container: Any, pod_ip: str, events: Events, back_off_s: float = BACK_OFF_S
+    ) -> None:
         self.spec, self.container, self.pod_ip, self.events = spec, container, pod_ip, events
+        self.back_off_s = back_off_s
         self.name = spec["name"]
         self.restarts = 0
         self.liveness_passed = 0  # liveness probes that passed
@@ -124,7 +127,7 @@ class Sidecar:
             self.events.add(self.name, "exited" if alive is None else "liveness probe failed")
             if alive is not None:
                 self.container.kill()
-            if self.stopping.wait(BACK_OFF_S):
+            if self.stopping.wait(self.back_off_s):
                 return
             self.restarts += 1
             self.container.start()
@@ -160,6 +163,7 @@ class Pod:
     names: BenchNames
     network: str
     events: Events = field(default_factory=Events)
+    back_off_s: float = BACK_OFF_S  # before a sidecar that exited is started again
     pause: Any = None
     sidecars: list[Sidecar] = field(default_factory=list)
 
@@ -188,7 +192,7 @@ class Pod:
             if code != 0:
                 raise PodFailed(f"init container {spec['name']} exited {code}: {container.logs().decode()[-2000:]}")
             return
-        sidecar = Sidecar(spec, container, pod_ip, self.events)
+        sidecar = Sidecar(spec, container, pod_ip, self.events, self.back_off_s)
         sidecar.started()
         sidecar.thread.start()
         self.sidecars.append(sidecar)

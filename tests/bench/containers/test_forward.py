@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -239,3 +240,21 @@ def test_an_answer_past_the_time_limit_is_a_504_and_the_server_connection_closes
         status, answer, _ = request(f"{url}/v1/chat/completions", "POST", chat())
 
     assert status == 504 and "no answer within 1 s" in json.loads(answer)["error"]["message"]
+
+
+@pytest.mark.usefixtures("child_processes")
+def test_a_sigterm_ends_the_forwarder_at_once_and_cleanly(server: fake_llama.FakeLlama) -> None:
+    """As a container's PID 1 it would ignore a signal it has no handler for, and `docker stop` would wait 10 s."""
+    command = [
+        sys.executable,
+        str(ROOT / "docker" / "forward.py"),
+        f"127.0.0.1:0=127.0.0.1:{server.server.server_address[1]}",
+    ]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None and proc.stdout.readline().startswith("forwarding ")
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout=10)
+        finally:
+            proc.kill()
+        assert code == 0, proc.stderr.read() if proc.stderr else ""
