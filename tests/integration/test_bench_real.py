@@ -27,9 +27,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def small_bench(tmp_path: Path, **changes: Any) -> BenchConfig:
+    """One step per run: Flint dies at the agent's start, and the run after it needs only to reach the server."""
     settings: dict[str, Any] = {
         "servers": "embedded", "sandbox": "local", **SETTINGS, "presets": ["part3"], "ctx": [1024],
-        "max_steps": 2, "jeff_ctx": 512, "out": str(tmp_path / "results.csv"), "agent_retries": 1,
+        "max_steps": 1, "jeff_ctx": 512, "out": str(tmp_path / "results.csv"), "agent_retries": 1,
         "agent_retry_delay_s": 0.1,
     }  # fmt: skip
     settings.update(changes)
