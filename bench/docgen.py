@@ -176,9 +176,9 @@ REPLAY_INTRO = """\
 <!-- Generated from docs/replay-example/cache-reuse.csv by `python -m bench.docgen` (`make docs`): replay again to
 change it. -->
 
-Four real CPU runs (part2, clearing, part3, part3+ at a 1,024-token window, SmolLM2-135M forced to call tools; the
-configuration of tests/e2e/test_cpu_loop.py) sent to servers started as their Flint was, once with `--cache-reuse 0`
-(their own setting) and once with `256`, on this project's 2-core machine:
+Four real CPU runs (part2, clearing, part3, part3+ on todo_repo at a 1,024-token window, SmolLM2-135M forced to call
+tools; tests/e2e/test_cpu_loop.py's configuration when they were recorded) sent to servers started as their Flint
+was, once with `--cache-reuse 0` (their own setting) and once with `256`, on this project's 2-core machine:
 
 ```
 bench replay results/runs/RUN_ID... --against embedded --server-args "--cache-reuse 0" \\

@@ -1,10 +1,14 @@
 """The whole agent loop against the real CPU llama-server, read from the real traces of one `python -m bench run`.
 
 The small model never calls a tool of its own accord, so the bench serves it forced to (flint_tools auto,
-bench/llama/forced_tools.py): every answer is a tool call on todo_repo's real files and commands. One run per
-preset at a 1024-token window, which the task, the tool list and the tool results fill within a few steps, so each
+bench/llama/forced_tools.py): every answer is a tool call on the task's real files and commands. One run per
+preset at a 768-token window, which the task, the tool list and the tool results fill within a few steps, so each
 run meets what a GPU run meets except the model's skill: real tool results, Jeff's opinions on real commands,
 clearings, the tokens reprocessed after them, the window's end and answers cut by it.
+
+The task is the suite's small one (tests/small_task.py): nothing here reads a task's grading, and its shorter text
+and window make every step's prompt shorter (the clearing presets compute most of it anew each step) while the
+window still ends within the step limit.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from small_task import NAME
+from small_task import ROOT as TASKS
 
 from agent.presets import PRESETS
 from bench.cli import main as bench_main
@@ -29,9 +35,10 @@ from bench.results.append import read_rows
 pytestmark = [pytest.mark.llama, pytest.mark.slow, pytest.mark.xdist_group("cpu-loop")]
 ROOT = Path(__file__).resolve().parents[2]
 PRESET_NAMES = ["part2", "clearing", "part3", "part3+"]
-CTX = 1024
+CTX = 768
 CONFIG = f"""
-fixtures: [todo_repo]
+fixtures_root: {TASKS}
+fixtures: [{NAME}]
 presets: [{", ".join(PRESET_NAMES)}]
 ctx: [{CTX}]
 reps: 1

@@ -1,6 +1,7 @@
 """Two benches on one host at once, each a real `python -m bench run` with docker sandboxes against a scripted
 Flint of its own: both finish with correct rows, neither removes the other's containers, and each leaves nothing
-behind. Two benches given the same --out: the second is refused before it runs anything."""
+behind. Two benches given the same --out: the second is refused before it runs anything. The task is the suite's
+small one (tests/small_task.py): each run is graded, and calc's grading is one pytest."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+from small_task import NAME, UNTOUCHED
+from small_task import ROOT as TASKS
 
 from bench.containers.engine import docker_client
 from bench.containers.names import OWNER_LABEL
@@ -29,8 +32,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def bench_command(out: Path, flint_url: str, config: Path, *, sandbox: str = "docker") -> list[str]:
     return [sys.executable, "-m", "bench", "run", "--config", str(config), "--sandbox", sandbox, "--servers",
-            "external", "--flint-url", flint_url, "--fixtures", "todo_repo", "--presets", "part2", "--ctx", "4096",
-            "--max-steps", "1", "--reps", "2", "--out", str(out)]  # fmt: skip
+            "external", "--flint-url", flint_url, "--fixtures", NAME, "--fixtures-root", str(TASKS), "--presets",
+            "part2", "--ctx", "4096", "--max-steps", "1", "--reps", "2", "--out", str(out)]  # fmt: skip
 
 
 def small_config(tmp_path: Path) -> Path:
@@ -74,7 +77,9 @@ def test_two_benches_on_one_host_both_finish_with_their_own_rows(tmp_path: Path)
         assert [r["rep"] for r in rows] == ["1", "2"], output[-3000:]
         for row in rows:
             assert row["sandbox"] == "docker" and row["stop_reason"] == "done", row["error"]
-            assert row["error"] == "" and row["hidden_total"] == "6" and row["visible_passed"] == "3"
+            assert (
+                row["error"] == "" and (row["hidden_passed"], row["hidden_total"], row["visible_passed"]) == UNTOUCHED
+            )
             assert row["prompt_tokens_reprocessed"] == row["prompt_tokens_metrics"]
         assert len([r for r in fake.requests if r.get("messages")]) == 2  # one step per run, each at its own Flint
         assert "ended without cleaning up" not in output  # neither took the other for dead

@@ -1,6 +1,8 @@
 """llama-server flags of the user's own, end to end with the real CPU server: `bench run --flint-server-args
 "--cache-reuse 256"` gives a row that says 256, and `bench compare` of it against a default row says the setups
-differ and never pools them. Two one-step benches (Jeff off: one server each), the cheapest real runs there are."""
+differ and never pools them. Two one-step benches (Jeff off: one server each) on the suite's small task
+(tests/small_task.py: its grading is one pytest, and nothing of todo_repo's is read here), the cheapest real runs
+there are."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from small_task import NAME
+from small_task import ROOT as TASKS
 
 from bench.analyze.compare import compare
 from bench.results.append import append_row, read_rows
@@ -17,7 +21,7 @@ pytestmark = [pytest.mark.llama, pytest.mark.slow, pytest.mark.xdist_group("serv
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = "use_jeff: false\nagent_retries: 1\nagent_retry_delay_s: 0.1\n"
 RUN = ["run", "--servers", "embedded", "--sandbox", "local", "--ctx", "1024", "--presets", "part3", "--fixtures",
-       "todo_repo", "--max-steps", "1"]  # fmt: skip
+       NAME, "--fixtures-root", str(TASKS), "--max-steps", "1"]  # fmt: skip
 
 
 def bench(folder: Path, name: str, *flags: str) -> Path:

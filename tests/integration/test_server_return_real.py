@@ -1,8 +1,12 @@
-"""A real llama-server as an external Flint that goes down for 8 s in run 2 of 8 (killed, then started again on its
+"""A real llama-server as an external Flint that goes down for 3 s in run 2 of 4 (killed, then started again on its
 port, as a supervisor or the kubelet restarts a crashed server): the bench waits for it (server_wait_s) and runs 2
-again, and runs 3 to 8 run normally once it is back, none of them infra_error. The smallest setup that shows it:
+again, and runs 3 and 4 run normally once it is back, none of them infra_error. The smallest setup that shows it:
 the small model on the CPU, one step of at most 8 tokens per run (part2 takes a cut answer as the answer), no
-Jeff."""
+Jeff, the suite's small task (tests/small_task.py: nothing of todo_repo's grading is read here).
+
+Two runs after the outage show that the bench goes on as before (more of them would show nothing new); 3 s down
+is longer than the first polls of /health (0.5 s, then 1 and 2 s more: bench/run/server_return.py), so the bench
+meets refused connections several times before the server answers again."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from small_task import SETTINGS
 
 from bench.config import BenchConfig
 from bench.llama.binaries import find_small_model
@@ -21,7 +26,7 @@ from bench.llama.process import LlamaProcess, free_port
 from bench.run.runner import Bench
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
-CTX, RUNS, DOWN_S = 2048, 8, 8.0
+CTX, RUNS, DOWN_S = 2048, 4, 3.0
 
 
 def flint(port: int, log: Path) -> LlamaProcess:
@@ -30,7 +35,7 @@ def flint(port: int, log: Path) -> LlamaProcess:
     return server
 
 
-def test_flint_down_8_s_in_run_2_of_8_costs_only_run_2_which_runs_again(tmp_path: Path) -> None:
+def test_flint_down_3_s_in_run_2_of_4_costs_only_run_2_which_runs_again(tmp_path: Path) -> None:
     port = free_port()
     servers = [flint(port, tmp_path / "flint-1.log")]
     back_at: list[float] = []
@@ -51,7 +56,7 @@ def test_flint_down_8_s_in_run_2_of_8_costs_only_run_2_which_runs_again(tmp_path
     outage.start()
     settings = BenchConfig(
         servers="external", flint_url=f"http://127.0.0.1:{port}", use_jeff=False, sandbox="local",
-        fixtures=["todo_repo"], presets=["part2"], ctx=[CTX], reps=RUNS, max_steps=1, agent_retries=0,
+        **SETTINGS, presets=["part2"], ctx=[CTX], reps=RUNS, max_steps=1, agent_retries=0,
         sampling={"temperature": 0.0, "seed": 42, "max_tokens": 8}, out=str(tmp_path / "results.csv"),
     )  # fmt: skip
     try:
@@ -66,6 +71,6 @@ def test_flint_down_8_s_in_run_2_of_8_costs_only_run_2_which_runs_again(tmp_path
     assert second["error"].startswith("re-run: ") and "Flint (" in second["error"], second["error"]
     assert len(list((tmp_path / "runs").glob("*.interrupted"))) == 1  # run 2's first attempt, kept without a row
     (back,) = back_at
-    for row in rows[2:]:  # runs 3 to 8: after Flint was back, and as any run
+    for row in rows[2:]:  # runs 3 and 4: after Flint was back, and as any run
         assert datetime.fromisoformat(row["started_at"]).timestamp() >= back - 1, row["started_at"]
         assert row["reprocessed_check"] == "ok" and "re-run" not in row["error"], row["error"]

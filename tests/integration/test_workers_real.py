@@ -1,11 +1,13 @@
 """Two workers with the real llama-server (embedded, CPU, the small model) and local sandboxes: each worker its own
-pair of servers and instance, the plan's runs once each, into one file."""
+pair of servers and instance, the plan's runs once each, into one file. On the suite's small task (tests/small_task.py):
+nothing of todo_repo's grading is read here."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from small_task import SETTINGS
 
 from bench.config import BenchConfig
 from bench.results.append import read_rows
@@ -16,7 +18,7 @@ pytestmark = [pytest.mark.llama, pytest.mark.slow]
 
 def test_two_cpu_pairs_share_the_plan_and_write_one_file(tmp_path: Path) -> None:
     config = BenchConfig(
-        servers="embedded", sandbox="local", fixtures=["todo_repo"], presets=["part3"], ctx=[1024], reps=2,
+        servers="embedded", sandbox="local", **SETTINGS, presets=["part3"], ctx=[1024], reps=2,
         max_steps=1, jeff_ctx=512, use_jeff=False, out=str(tmp_path / "results.csv"), workers=2,
         agent_retries=1, agent_retry_delay_s=0.1,
     )  # fmt: skip
