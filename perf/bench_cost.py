@@ -5,7 +5,7 @@ GPU sampler starting and stopping, keeping the trace and the diff, splitting the
 tokenizer, making and appending the row. Grading is left out (its own figure, perf/scoring.py), and so is what a
 bench does once (starting the servers, measuring their speeds). Measured on a real CPU run: the embedded
 llama-server with the small model, forced to call tools, in a local sandbox; quick mode uses the scripted server
-and the suite's small task (perf/figures.py QUICK_TASK).
+and the suite's small task (perf/figures.py perf_task).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from bench.errors import PrerequisiteError
 from bench.llama.binaries import find_llama_server, find_small_model
 from bench.run.record import RunRecord
 from bench.testing import fake_llama
-from perf.figures import QUICK_TASK, QUICK_TASK_FILE, TASK, Figure, Unavailable, figure
+from perf.figures import Figure, Unavailable, figure, perf_task
 
 
 class TimedBench(runner.Bench):
@@ -75,10 +75,11 @@ def shares(config: BenchConfig) -> list[float]:
 
 def figures(quick: bool) -> list[Figure]:
     with tempfile.TemporaryDirectory(prefix="agentbench-perf-") as tmp:
-        task = QUICK_TASK if quick else TASK
-        settings: dict[str, Any] = {**task, "presets": ["part3"], "sandbox": "local", "out": str(Path(tmp) / "r.csv")}
+        task = perf_task(quick)
+        out = str(Path(tmp) / "r.csv")
+        settings: dict[str, Any] = {**task.settings, "presets": ["part3"], "sandbox": "local", "out": out}
         if quick:
-            replies = [fake_llama.tool_call("read_file", {"path": QUICK_TASK_FILE})] * 2
+            replies = [fake_llama.tool_call("read_file", {"path": task.read})] * 2
             with fake_llama.FakeLlama(replies, n_ctx=4096) as flint:
                 config = BenchConfig(**settings, servers="external", flint_url=flint.url, use_jeff=False,
                                      ctx=[4096], max_steps=2, reps=1)  # fmt: skip

@@ -14,20 +14,33 @@ import operator
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 Figure = dict[str, Any]
-# The task a bench of a perf module runs, and the file of it that a scripted answer reads. Quick mode runs the suite's
-# small task, calc (tests/fixtures_root/README.md): it proves that the module runs, and its grading starts one pytest
-# where todo_repo's costs some 5 s of CPU a run.
-TASK: dict[str, Any] = {"fixtures": ["todo_repo"]}
-TASK_FILE = "todo.py"
-QUICK_TASK: dict[str, Any] = {
-    "fixtures_root": str(Path(__file__).parents[1] / "tests" / "fixtures_root"),
-    "fixtures": ["calc"],
-}
-QUICK_TASK_FILE = "calc.py"
+
+
+@dataclass(frozen=True)
+class PerfTask:
+    """The task a bench of a perf module runs (its bench settings), and the file of it a scripted answer reads."""
+
+    settings: dict[str, Any]
+    read: str
+
+
+# Quick mode runs the suite's small task, calc (tests/fixtures_root/README.md): it proves that the module runs, and
+# its grading starts one pytest where todo_repo's costs some 5 s of CPU a run.
+TASK = PerfTask({"fixtures": ["todo_repo"]}, "todo.py")
+QUICK_TASK = PerfTask(
+    {"fixtures_root": str(Path(__file__).parents[1] / "tests" / "fixtures_root"), "fixtures": ["calc"]}, "calc.py"
+)
+
+
+def perf_task(quick: bool) -> PerfTask:
+    return QUICK_TASK if quick else TASK
+
+
 COMPARE = {"<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt}
 
 

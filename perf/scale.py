@@ -8,7 +8,7 @@ fake_llama.py) that take a fixed service time per request, the real agent in loc
 - the bench's own cost per run: a run's wall time with 1 worker less the time its requests were served.
 With --real (a GPU host), the same matrix on the real servers: one worker per GPU (`gpu_devices: all`), else two
 CPU pairs. `figures(quick)` gives them as `make perf` tables them; quick mode runs the smallest matrix once, on
-the suite's small task (perf/figures.py QUICK_TASK).
+the suite's small task (perf/figures.py perf_task).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from bench.run.runner import Bench
 from bench.servers.base import Endpoints
 from bench.testing import fake_llama
 from bench.testing.fakes import NO_GPU, FakeServers, _props, given_kind
-from perf.figures import QUICK_TASK, QUICK_TASK_FILE, TASK, TASK_FILE
+from perf.figures import TASK, PerfTask, perf_task
 
 SPEEDUP_TARGET = ">= 1.8"
 
@@ -37,7 +37,7 @@ SPEEDUP_TARGET = ">= 1.8"
 class TimedServers(FakeServers):
     """A scripted Flint whose every answer takes `service_s` (a tool call, so the agent goes on to its step limit)."""
 
-    def __init__(self, service_s: float, read: str = TASK_FILE) -> None:
+    def __init__(self, service_s: float, read: str = TASK.read) -> None:
         super().__init__()
         self.service_s, self.read = service_s, read
 
@@ -53,15 +53,15 @@ class TimedServers(FakeServers):
 class ScriptedFactory(Factory):
     """Local sandboxes (the real agent) and a pair of timed scripted servers per worker."""
 
-    def __init__(self, config: BenchConfig, service_s: float, read: str) -> None:
-        self.timed = TimedServers(service_s, read)
+    def __init__(self, config: BenchConfig, service_s: float, task: PerfTask) -> None:
+        self.timed = TimedServers(service_s, task.read)
         local, scripted = Choice("local", "perf/scale.py"), Choice("scripted", "perf/scale.py")
         super().__init__(config, local, scripted, Host(None, NO_GPU), server_kind=given_kind("scripted", self.timed))
 
 
-def matrix(out: Path, workers: int, reps: int, steps: int, real: bool, quick: bool) -> BenchConfig:
+def matrix(out: Path, workers: int, reps: int, steps: int, real: bool, task: PerfTask) -> BenchConfig:
     settings: dict[str, Any] = {
-        **(QUICK_TASK if quick else TASK), "presets": ["part3"], "ctx": [4096], "reps": reps, "max_steps": steps,
+        **task.settings, "presets": ["part3"], "ctx": [4096], "reps": reps, "max_steps": steps,
         "use_jeff": False, "out": str(out), "sandbox": "local", "agent_retries": 1,
     }  # fmt: skip
     if real:
@@ -79,13 +79,13 @@ def one_bench(
 ) -> tuple[float, list[dict[str, str]]]:
     """Wall time of the matrix on `workers` workers, and its rows."""
     with tempfile.TemporaryDirectory(prefix="perf-scale-") as tmp:
-        config = matrix(Path(tmp) / "results.csv", workers, reps, steps, real, quick)
+        task = perf_task(quick)
+        config = matrix(Path(tmp) / "results.csv", workers, reps, steps, real, task)
         if real:
             bench = Bench(config)
         else:
             # external settings only to build the factories; each worker gets its own timed scripted pair
-            read = QUICK_TASK_FILE if quick else TASK_FILE
-            factories = [ScriptedFactory(config, service_s, read) for _ in range(workers)]
+            factories = [ScriptedFactory(config, service_s, task) for _ in range(workers)]
             bench = Bench(config, factories=factories)
         start = time.perf_counter()
         rows = bench.run()
