@@ -14,12 +14,12 @@ from typing import Any
 
 # Probe code for inside a container: which (host, port) targets accept a connection, and the default route's
 # gateway (None: no default route). Connections are tried side by side, so firewalled (silently dropped) targets
-# cost one timeout, not many.
+# cost one timeout, not many; 2 s is ample for a target on this machine that accepts (the control probes' are).
 PROBE_FUNCTIONS = """
 import concurrent.futures, socket, struct
 def connect(target):
     try:
-        socket.create_connection(tuple(target), timeout=4).close()
+        socket.create_connection(tuple(target), timeout=2).close()
         return "connected"
     except Exception as e:
         return type(e).__name__
