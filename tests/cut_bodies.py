@@ -13,6 +13,7 @@ tests play them back, and tests/integration/test_cut_bodies_real.py checks that 
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -63,6 +64,7 @@ def post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     return response.status_code, response.json()
 
 
+@functools.cache  # one server per url: a padding's length asked again (each search starts at 0 and 10) is known
 def prompt_tokens(url: str, pad: int) -> int:
     status, body = post(url, request(pad) | {"max_tokens": 1})
     assert status == 200, body
