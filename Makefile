@@ -167,9 +167,12 @@ lint: setup
 	shellcheck $(CI_SHELL_SCRIPTS)
 	$(BIN)/actionlint -shellcheck "$$(command -v shellcheck)"
 
-# pytest-xdist: one worker per core; tests that share Docker names stay together (tests/conftest.py).
+# pytest-xdist: one worker per core; tests that share Docker names stay together (tests/conftest.py). Bytecode is
+# written for the run even where the environment turns it off (PYTHONDONTWRITEBYTECODE): the checkout's modules are
+# then compiled once, not again by each worker and by each of the hundreds of Python processes the suite starts (the
+# sandboxes and the grader turn it off for the copies they run: agent/isolated_pytest.py, bench/sandbox/local.py).
 test: base-prerequisites lint
-	$(BASE_IMAGE) $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(BASE_IMAGE) PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # The fast tier: no llama-server, no container engine, no child process at all (the fakes of bench/testing/ stand
 # in; a test that starts one is marked by the fixture it starts it with, and --no-child-processes fails any other:
@@ -177,7 +180,7 @@ test: base-prerequisites lint
 FAST_TESTS := not llama and not docker and not podman and not compose and not binutils and not browser and not slow \
 	and not processes and not index
 test-fast: $(VENV)/.deps
-	$(BIN)/python -m pytest -n auto -m "$(FAST_TESTS)" --no-child-processes $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n auto -m "$(FAST_TESTS)" --no-child-processes $(PYTEST_ARGS)
 
 # One table of the harness's own costs against their targets (perf/run.py); exits 1 naming a missed target.
 perf: setup
