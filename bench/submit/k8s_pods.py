@@ -53,6 +53,9 @@ def server_args(settings: BenchConfig, role: str, port: int) -> list[str]:
     args = ["-m", f"{CACHE_DIR}/{model}"] if model else ["-hf", hub]  # a file of the volume's model-cache folder
     args += ["-c", str(ctx), "--host", "127.0.0.1", "--port", str(port), *BENCH_FLAGS, "--slot-save-path", "/tmp"]
     args += GPU_FLAGS if role == "flint" else ["--reasoning", "off"]
+    # Threads as set, else as many as the container's CPU limit: llama.cpp starts one per core of the node, and the
+    # limit's quota throttles them all (its threads spin while they wait).
+    args += ["-t", str(settings.threads or RESOURCES[role]["limits"]["cpu"])]
     return args + (settings.flint_server_args if role == "flint" else settings.jeff_server_args)  # the user's own, last
 
 

@@ -75,8 +75,10 @@ def submit(tmp_path: Path, bench: str, llama: str) -> list[dict[str, Any]]:
     """The manifests of a small matrix: the small model as Flint and Jeff, from the volume's model cache."""
     model = find_small_model()
     settings = tmp_path / "settings.yaml"
+    # threads 1: the play does not enforce the sidecars' CPU limits, which their thread count defaults to (4 and 2),
+    # and two spinning servers and the bench share this machine's cores
     settings.write_text(yaml.safe_dump({
-        "use_jeff": True, "reps": REPS, "presets": ["part2"], "fixtures": ["todo_repo"], "max_steps": 1,
+        "use_jeff": True, "reps": REPS, "presets": ["part2"], "fixtures": ["todo_repo"], "max_steps": 1, "threads": 1,
         "flint_model": model.name, "jeff_model": model.name, "jeff_ctx": CTX, "agent_retries": 0,
         "sampling": {"temperature": 0.0, "seed": 42, "max_tokens": 8},
     }))  # fmt: skip

@@ -24,7 +24,7 @@ from bench.config import BenchConfig
 from bench.llama.cpu_image import llama_cpu_image
 from bench.llama.process import free_port
 from bench.submit.image import bench_image
-from bench.submit.k8s_pods import wait_for_models
+from bench.submit.k8s_pods import server_args, wait_for_models
 from bench.submit.plan import GRACE_S, Submission
 
 KUBERNETES = "1.33"  # the oldest release the manifests are kept valid for (sidecars and backoffLimitPerIndex: GA)
@@ -150,6 +150,12 @@ def test_every_probe_reaches_its_server_where_it_listens(tmp_path: Path) -> None
     assert probe_target({"httpGet": {"path": "/health", "port": 8080}}) == ("POD_IP", 8080)
 
 
+def test_the_threads_setting_is_each_sidecars_thread_count() -> None:
+    for role, port in (("flint", 8080), ("jeff", 8081)):
+        args = server_args(BenchConfig(threads=3), role, port)
+        assert args[args.index("-t") + 1] == "3" and args.count("-t") == 1
+
+
 @pytest.mark.usefixtures("child_processes")
 def test_each_pod_runs_its_shard_with_the_servers_beside_it(tmp_path: Path) -> None:
     documents = render(tmp_path)
@@ -162,6 +168,9 @@ def test_each_pod_runs_its_shard_with_the_servers_beside_it(tmp_path: Path) -> N
     assert flint["args"][flint["args"].index("-c") + 1] == "8192"  # the matrix's one window
     assert flint["args"][flint["args"].index("--port") + 1] == "8080"
     assert jeff["args"][jeff["args"].index("--port") + 1] == "8081"
+    # a thread per CPU of the container's limit, not one per core of the node, which the limit's quota would throttle
+    for sidecar in (flint, jeff):
+        assert sidecar["args"][sidecar["args"].index("-t") + 1] == sidecar["resources"]["limits"]["cpu"]
 
     (bench,) = shards["spec"]["template"]["spec"]["containers"]
     config_text = by_kind(documents, "ConfigMap")["data"]["bench.yaml"]
