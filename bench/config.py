@@ -128,7 +128,8 @@ class BenchConfig(BaseModel):
     jeff_url: Url | None = None
     """external servers: Jeff's URL (default $JEFF_URL)."""
     threads: Annotated[int, Field(ge=1, le=1024)] | None = None
-    """embedded servers: llama-server -t (None: all cores but one)."""
+    """llama-server -t of the servers the bench starts (None: all cores but one for embedded and CPU compose servers,
+    the container's CPU limit for the Kubernetes sidecars, llama.cpp's own default for GPU compose servers)."""
     flint_tools: Literal["auto", "forced", "native"] = "auto"
     """How Flint is served: forced (every answer one tool call: bench/llama/forced_tools.py), native (the model's
     own template), or auto (forced exactly when Flint is the small CPU model, which never calls tools otherwise)."""

@@ -28,7 +28,7 @@ from bench.llama.pin import image_pin, package_pin
 from bench.llama.process import free_port
 from bench.llama.reuse import reported
 from bench.llama.server_env import offline_environment
-from bench.servers.base import Endpoints, Gates, check_windows
+from bench.servers.base import Endpoints, Gates, check_windows, default_threads
 from bench.servers.compose_cli import ComposeCli, find_compose
 
 COMPOSE_FILE = ROOT / "compose.yaml"
@@ -156,13 +156,21 @@ class ComposeServers:
                 "SANDBOX_INTERFACE": self.interface,
                 "FLINT_SERVING_DIR": str(self._serving_dir(ctx)),
                 "CUDA_JIT_CACHE": str(jit_cache()),
-                # the user's own flags, which compose.yaml's commands end with (split there as a shell would)
-                "FLINT_SERVER_ARGS": shlex.join(self.config.flint_server_args),
-                "JEFF_SERVER_ARGS": shlex.join(self.config.jeff_server_args),
+                # the threads setting and the user's own flags, which compose.yaml's commands end with (split there
+                # as a shell would)
+                "FLINT_SERVER_ARGS": shlex.join(self._threads + self.config.flint_server_args),
+                "JEFF_SERVER_ARGS": shlex.join(self._threads + self.config.jeff_server_args),
             }
             | offline_environment([models.flint, models.jeff], cache)
             | (GPU_LOG if self.gpu else {})  # the GPU servers name their card in their log (bench.llama.placement)
         )
+
+    @property
+    def _threads(self) -> list[str]:
+        """llama-server's -t: the threads setting; else, on the CPU, all cores but one as for embedded servers
+        (bench/servers/base.py says why); else llama.cpp's own default."""
+        threads = self.config.threads or (None if self.gpu else default_threads())
+        return ["-t", str(threads)] if threads else []
 
     def _wait_healthy(self, urls: list[str]) -> None:
         """Until every server answers /health, showing a first start's download; stopped and refused when not."""
