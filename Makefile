@@ -156,8 +156,9 @@ bench: base-prerequisites setup
 		$(if $(call given,RESUME),--resume) $(call flag,SHARD,--shard) \
 		$(call flag,WORKERS,--workers) $(call flag,GPU_DEVICES,--gpu-devices) $(call flag,FIXTURES_ROOT,--fixtures-root)
 
-# The shell scripts in .ci/ (by their #! line), for shellcheck; actionlint runs it over the workflows' run: steps too.
-CI_SHELL_SCRIPTS := $(shell grep -lE '^\#!.*[/ ](ba)?sh$$' .ci/*)
+# The shell scripts in .ci/ (by their #! line; folders such as the tests' __pycache__ skipped), for shellcheck;
+# actionlint runs it over the workflows' run: steps too.
+CI_SHELL_SCRIPTS := $(shell grep -d skip -lE '^\#!.*[/ ](ba)?sh$$' .ci/*)
 
 lint: setup
 	$(BIN)/ruff format --check agent bench tests perf .ci docker
