@@ -29,6 +29,7 @@ from bench.fixtures.fixture import load_fixture  # noqa: E402
 from bench.llama.binaries import find_small_model  # noqa: E402
 from bench.llama.forced_tools import write_serving_files  # noqa: E402
 from bench.llama.process import LlamaProcess  # noqa: E402
+from bench.servers.base import default_threads  # noqa: E402
 
 STORED = ROOT / "tests" / "agent" / "data" / "cut_bodies.json"
 CTX = 512
@@ -86,7 +87,9 @@ def capture(folder: Path) -> dict[str, dict[str, Any]]:
     """One real body of each shape, keyed by shape."""
     files = write_serving_files(folder / "serving", CTX, [load_fixture("todo_repo")])
     found: dict[str, dict[str, Any]] = {}
-    flint = LlamaProcess(find_small_model(), CTX, folder / "flint.log", extra_args=files.llama_args())
+    # all cores but one, as the bench's own servers: llama.cpp's threads spin, and on every core crawl beside a test
+    threads = default_threads()
+    flint = LlamaProcess(find_small_model(), CTX, folder / "flint.log", extra_args=files.llama_args(), threads=threads)
     flint.start(120)
     try:
         # With room to spare the whole call fits: its length says where to cut it.
@@ -104,7 +107,9 @@ def capture(folder: Path) -> dict[str, dict[str, Any]]:
                 break
     finally:
         flint.stop()
-    prose = LlamaProcess(find_small_model(), CTX, folder / "prose.log", extra_args=files.llama_args()[:3])
+    prose = LlamaProcess(
+        find_small_model(), CTX, folder / "prose.log", extra_args=files.llama_args()[:3], threads=threads
+    )
     prose.start(120)
     try:
         status, body = post(prose.url, request(0))
