@@ -29,7 +29,6 @@ from bench.fixtures.fixture import load_fixture  # noqa: E402
 from bench.llama.binaries import find_small_model  # noqa: E402
 from bench.llama.forced_tools import write_serving_files  # noqa: E402
 from bench.llama.process import LlamaProcess  # noqa: E402
-from bench.servers.base import default_threads  # noqa: E402
 
 STORED = ROOT / "tests" / "agent" / "data" / "cut_bodies.json"
 CTX = 512
@@ -87,9 +86,7 @@ def capture(folder: Path) -> dict[str, dict[str, Any]]:
     """One real body of each shape, keyed by shape."""
     files = write_serving_files(folder / "serving", CTX, [load_fixture("todo_repo")])
     found: dict[str, dict[str, Any]] = {}
-    # all cores but one, as the bench's own servers: llama.cpp's threads spin, and on every core crawl beside a test
-    threads = default_threads()
-    flint = LlamaProcess(find_small_model(), CTX, folder / "flint.log", extra_args=files.llama_args(), threads=threads)
+    flint = LlamaProcess(find_small_model(), CTX, folder / "flint.log", extra_args=files.llama_args())
     flint.start(120)
     try:
         # With room to spare the whole call fits: its length says where to cut it.
@@ -107,9 +104,7 @@ def capture(folder: Path) -> dict[str, dict[str, Any]]:
                 break
     finally:
         flint.stop()
-    prose = LlamaProcess(
-        find_small_model(), CTX, folder / "prose.log", extra_args=files.llama_args()[:3], threads=threads
-    )
+    prose = LlamaProcess(find_small_model(), CTX, folder / "prose.log", extra_args=files.llama_args()[:3])
     prose.start(120)
     try:
         status, body = post(prose.url, request(0))
