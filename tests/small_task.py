@@ -15,3 +15,6 @@ UNTOUCHED = ("1", "3", "1")
 VISIBLE_TEST = "test_calc.py"
 # A file the agent may read: the code of the task.
 CODE = "calc.py"
+# The hidden tests' one file, and a pytest -k expression that leaves only the test the untouched code passes.
+HIDDEN_TEST = "test_hidden_calc.py"
+DESELECT_NEW = "-k 'not sub and not mul'"

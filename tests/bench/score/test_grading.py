@@ -1,7 +1,11 @@
-"""The scorer is honest: doing nothing scores 2/6, the solution 6/6, and no planted file or edited test gains a point.
+"""The scorer is honest: doing nothing scores what the untouched code earns, the solution full marks, and no planted
+file or edited test gains a point.
 
 Every test grades a real diff made the way the bench makes it (a one-commit work copy, an edit, capture_diff) with
-the real LocalGrader, i.e. a real pytest subprocess.
+the real LocalGrader, i.e. a real pytest subprocess. todo_repo (untouched 2/6, its hidden tests run its program) is
+graded where its scores or its program are what is checked; the attacks on pytest's configuration, the planted files
+and what a diff counts are graded on the suite's small task, calc (tests/small_task.py: untouched 1/3, library-style),
+whose grading is one pytest where todo_repo's starts `todo.py` about a hundred times (2.1 s against 0.4 s here).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from bench.errors import ScoringError
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import capture_diff, make_work_copy, solution_diff
 from bench.results.row import ResultRow
+from bench.score import canaries
 from bench.score.graders import LocalGrader, run_pytest
 from bench.score.grading import Score, score_diff, score_run_dir
 from bench.score.junit import parse_junit
@@ -28,15 +33,12 @@ from bench.score.sessions import BASE_ARGS, GRADING_DIR, INI_FILE, INI_TEXT
 
 HIDDEN_DUE = "test_hidden_due_dates.py"
 HIDDEN_REGRESSIONS = "test_hidden_regressions.py"
+# What the untouched calc earns: hidden tests passed and run, visible tests passed; and the hidden tests it fails.
+CALC_UNTOUCHED = tuple(int(n) for n in small_task.UNTOUCHED)
+CALC_FAILED = CALC_UNTOUCHED[1] - CALC_UNTOUCHED[0]
 
 ALWAYS_PASS_VISIBLE = """
-def test_add_and_list():
-    pass  # always passes
-
-def test_done_items_are_hidden_unless_all():
-    pass  # always passes
-
-def test_unknown_id_is_an_error():
+def test_add():
     pass  # always passes
 """
 
@@ -51,7 +53,7 @@ def pytest_runtest_makereport(item, call):
     report.longrepr = None
 """
 
-DESELECT_NEW_FEATURE = "-k 'not due and not overdue'"
+DESELECT_NEW = small_task.DESELECT_NEW
 
 
 def csv(score: Score) -> dict[str, str]:
@@ -64,6 +66,11 @@ def csv(score: Score) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def todo() -> Fixture:
     return load_fixture("todo_repo")
+
+
+@pytest.fixture(scope="module")
+def calc() -> Fixture:
+    return load_fixture(small_task.NAME, small_task.ROOT)
 
 
 def agent_diff(fx: Fixture, tmp_path: Path, edit: Callable[[Path], None]) -> str:
@@ -94,14 +101,10 @@ def both(*edits: Callable[[Path], None]) -> Callable[[Path], None]:
     return edit
 
 
-def break_listing(repo: Path) -> None:
-    """An agent change that breaks the visible tests: items print without their id."""
-    todo_py = repo / "todo.py"
-    todo_py.write_text(todo_py.read_text().replace('return f"{item.id:>3} [{mark}] {item.text}"', "return item.text"))
-
-
-def solution_code(fx: Fixture) -> Callable[[Path], None]:
-    return write("todo.py", (fx.solution_dir / "todo.py").read_text())
+def break_adding(repo: Path) -> None:
+    """An agent change that breaks the visible test: add subtracts."""
+    code = repo / small_task.CODE
+    code.write_text(code.read_text().replace("return a + b", "return a - b"))
 
 
 @pytest.mark.usefixtures("child_processes")
@@ -129,42 +132,38 @@ def test_the_reference_solution_scores_full_marks(todo: Fixture, tmp_path: Path)
 
 
 @pytest.mark.usefixtures("child_processes")
-def test_editing_a_visible_test_gains_nothing_and_is_reported(todo: Fixture, tmp_path: Path) -> None:
-    diff = agent_diff(todo, tmp_path, both(break_listing, write("test_todo.py", ALWAYS_PASS_VISIBLE)))
+def test_editing_a_visible_test_gains_nothing_and_is_reported(calc: Fixture, tmp_path: Path) -> None:
+    visible = small_task.VISIBLE_TEST
+    diff = agent_diff(calc, tmp_path, both(break_adding, write(visible, ALWAYS_PASS_VISIBLE)))
 
-    score = grade(todo, tmp_path, diff)
+    score = grade(calc, tmp_path, diff)
 
-    assert score.visible_tests_modified == ["test_todo.py"]
-    assert score.error is not None and "test_todo.py" in score.error
-    assert csv(score)["visible_tests_modified"] == "test_todo.py"
-    # The original visible tests ran against the broken listing, so they fail.
-    assert (score.visible_passed, score.visible_total) == (0, 3)
+    assert score.visible_tests_modified == [visible]
+    assert score.error is not None and visible in score.error
+    assert csv(score)["visible_tests_modified"] == visible
+    # The original visible test ran against the broken add, so it fails.
+    assert (score.visible_passed, score.visible_total) == (0, 1)
 
 
 @pytest.mark.usefixtures("child_processes")
-def test_a_file_named_like_a_hidden_test_is_overwritten(todo: Fixture, tmp_path: Path) -> None:
-    def fake(k: int) -> str:
-        return "".join(f"def test_fake_{i}():\n    assert {10 * k + i} >= 0\n\n" for i in range(6))
+def test_a_file_named_like_a_hidden_test_is_overwritten(calc: Fixture, tmp_path: Path) -> None:
+    fake = "".join(f"def test_fake_{i}():\n    assert {i} >= 0\n\n" for i in range(6))
 
-    diff = agent_diff(todo, tmp_path, both(write(HIDDEN_DUE, fake(1)), write(HIDDEN_REGRESSIONS, fake(2))))
+    score = grade(calc, tmp_path, agent_diff(calc, tmp_path, write(small_task.HIDDEN_TEST, fake)))
 
-    score = grade(todo, tmp_path, diff)
-
-    assert score.hidden_passed == 2
+    assert score.hidden_passed == CALC_UNTOUCHED[0]
     assert not any("test_fake" in test_id for test_id in score.outcomes)
-    assert score.tests_added == 12  # they are tests the agent wrote, even if they never reach the grade
+    assert score.tests_added == 6  # they are tests the agent wrote, even if they never reach the grade
 
 
 ATTACKS = {
     "conftest forcing passes": write("conftest.py", FORCE_PASS_CONFTEST),
     "conftest in a subfolder": both(write("pkg/conftest.py", FORCE_PASS_CONFTEST), write("pkg/__init__.py", "")),
-    "pytest.ini deselecting": write("pytest.ini", f"[pytest]\naddopts = {DESELECT_NEW_FEATURE}\n"),
-    "pyproject deselecting": write(
-        "pyproject.toml", f'[tool.pytest.ini_options]\naddopts = "{DESELECT_NEW_FEATURE}"\n'
-    ),
-    "setup.cfg deselecting": write("setup.cfg", f"[tool:pytest]\naddopts = {DESELECT_NEW_FEATURE}\n"),
-    "tox.ini deselecting": write("tox.ini", f"[pytest]\naddopts = {DESELECT_NEW_FEATURE}\n"),
-    "sitecustomize": write("sitecustomize.py", "import os\nos.environ['PYTEST_ADDOPTS'] = \"-k regressions\"\n"),
+    "pytest.ini deselecting": write("pytest.ini", f"[pytest]\naddopts = {DESELECT_NEW}\n"),
+    "pyproject deselecting": write("pyproject.toml", f'[tool.pytest.ini_options]\naddopts = "{DESELECT_NEW}"\n'),
+    "setup.cfg deselecting": write("setup.cfg", f"[tool:pytest]\naddopts = {DESELECT_NEW}\n"),
+    "tox.ini deselecting": write("tox.ini", f"[pytest]\naddopts = {DESELECT_NEW}\n"),
+    "sitecustomize": write("sitecustomize.py", "import os\nos.environ['PYTEST_ADDOPTS'] = \"-k add\"\n"),
     "usercustomize": write("usercustomize.py", "import sys\nsys.exit(0)\n"),
 }
 
@@ -172,22 +171,22 @@ ATTACKS = {
 @pytest.mark.usefixtures("child_processes")
 @pytest.mark.parametrize("attack", ATTACKS.values(), ids=ATTACKS.keys())
 def test_planted_test_configuration_gains_nothing(
-    todo: Fixture, tmp_path: Path, attack: Callable[[Path], None]
+    calc: Fixture, tmp_path: Path, attack: Callable[[Path], None]
 ) -> None:
-    score = grade(todo, tmp_path, agent_diff(todo, tmp_path, attack))
+    score = grade(calc, tmp_path, agent_diff(calc, tmp_path, attack))
 
-    assert (score.hidden_passed, score.hidden_total, score.visible_passed) == (2, 6, 3)
-    assert sum(outcome == "failed" for outcome in score.outcomes.values()) == 4
+    assert (score.hidden_passed, score.hidden_total, score.visible_passed) == CALC_UNTOUCHED
+    assert sum(outcome == "failed" for outcome in score.outcomes.values()) == CALC_FAILED
 
 
 @pytest.mark.usefixtures("child_processes")
 @pytest.mark.parametrize("attack", ["conftest forcing passes", "pytest.ini deselecting", "pyproject deselecting"])
-def test_the_planted_configuration_would_work_on_a_naive_grader(todo: Fixture, tmp_path: Path, attack: str) -> None:
+def test_the_planted_configuration_would_work_on_a_naive_grader(calc: Fixture, tmp_path: Path, attack: str) -> None:
     """The control for the test above: a plain `pytest` in the agent's copy plus hidden tests reports no failure."""
     repo = tmp_path / "naive"
-    make_work_copy(todo, repo)
+    make_work_copy(calc, repo)
     ATTACKS[attack](repo)
-    for hidden in todo.hidden_test_files:
+    for hidden in calc.hidden_test_files:
         shutil.copy(hidden, repo)
 
     naive = subprocess.run(
@@ -198,44 +197,45 @@ def test_the_planted_configuration_would_work_on_a_naive_grader(todo: Fixture, t
 
 
 @pytest.mark.usefixtures("child_processes")
-def test_code_run_while_counting_tests_cannot_rewrite_the_grading_setup(todo: Fixture, tmp_path: Path) -> None:
+def test_code_run_while_counting_tests_cannot_rewrite_the_grading_setup(calc: Fixture, tmp_path: Path) -> None:
     """Counting tests_added imports the agent's test files; what they plant then is swept before grading."""
     sneaky = (
         "from pathlib import Path\n"
-        f"Path('.bench-grading/pytest.ini').write_text(\"[pytest]\\naddopts = {DESELECT_NEW_FEATURE}\\n\")\n"
+        f"Path('.bench-grading/pytest.ini').write_text(\"[pytest]\\naddopts = {DESELECT_NEW}\\n\")\n"
         f"Path('conftest.py').write_text({FORCE_PASS_CONFTEST!r})\n\n"
         "def test_mine():\n    pass\n"
     )
 
-    score = grade(todo, tmp_path, agent_diff(todo, tmp_path, write("test_sneaky.py", sneaky)))
+    score = grade(calc, tmp_path, agent_diff(calc, tmp_path, write("test_sneaky.py", sneaky)))
 
     assert score.tests_added == 1
-    assert (score.hidden_passed, score.hidden_total, score.visible_passed) == (2, 6, 3)
-    assert sum(outcome == "failed" for outcome in score.outcomes.values()) == 4
+    assert (score.hidden_passed, score.hidden_total, score.visible_passed) == CALC_UNTOUCHED
+    assert sum(outcome == "failed" for outcome in score.outcomes.values()) == CALC_FAILED
 
 
 @pytest.mark.usefixtures("child_processes")
-def test_planted_start_up_files_are_deleted_and_reported(todo: Fixture, tmp_path: Path) -> None:
-    diff = agent_diff(todo, tmp_path, both(ATTACKS["conftest in a subfolder"], ATTACKS["sitecustomize"]))
+def test_planted_start_up_files_are_deleted_and_reported(calc: Fixture, tmp_path: Path) -> None:
+    diff = agent_diff(calc, tmp_path, both(ATTACKS["conftest in a subfolder"], ATTACKS["sitecustomize"]))
 
-    score = grade(todo, tmp_path, diff)
+    score = grade(calc, tmp_path, diff)
 
     assert score.error is not None
     assert "pkg/conftest.py" in score.error and "sitecustomize.py" in score.error
 
 
 @pytest.mark.usefixtures("child_processes")
-def test_a_symlink_to_code_outside_the_copy_is_not_followed(todo: Fixture, tmp_path: Path) -> None:
-    """Locally, an agent could point todo.py at the solution on disk; the grading copy drops such links."""
+def test_a_symlink_to_code_outside_the_copy_is_not_followed(calc: Fixture, tmp_path: Path) -> None:
+    """Locally, an agent could point its code at the solution on disk; the grading copy drops such links."""
+    code = small_task.CODE
 
     def link_to_solution(repo: Path) -> None:
-        (repo / "todo.py").unlink()
-        (repo / "todo.py").symlink_to(todo.solution_dir / "todo.py")
+        (repo / code).unlink()
+        (repo / code).symlink_to(calc.solution_dir / code)
 
-    score = grade(todo, tmp_path, agent_diff(todo, tmp_path, link_to_solution))
+    score = grade(calc, tmp_path, agent_diff(calc, tmp_path, link_to_solution))
 
     assert score.hidden_passed == 0
-    assert score.error is not None and "todo.py" in score.error
+    assert score.error is not None and code in score.error
 
 
 @pytest.mark.usefixtures("child_processes")
@@ -253,13 +253,6 @@ def test_a_diff_that_does_not_apply_is_an_error_not_an_exception(todo: Fixture, 
     assert score.error is not None and "does not apply" in score.error
     assert (score.hidden_passed, score.visible_passed, score.tests_added) == (None, None, None)
     assert csv(score)["hidden_passed"] == "" and csv(score)["hidden_total"] == "6"
-
-
-@pytest.fixture(scope="module")
-def calc() -> Fixture:
-    """The suite's small task (tests/small_task.py): for what a diff counts (tests added, files changed), which no
-    grading style changes, a grading of one pytest where todo_repo's runs its program a hundred times."""
-    return load_fixture(small_task.NAME, small_task.ROOT)
 
 
 @pytest.mark.usefixtures("child_processes")
@@ -307,10 +300,10 @@ def test_code_that_breaks_collection_scores_a_measured_zero(todo: Fixture, tmp_p
 
 
 @pytest.mark.usefixtures("child_processes")
-def test_a_hanging_test_run_times_out_with_the_counts_left_empty(todo: Fixture, tmp_path: Path) -> None:
-    hang = both(solution_code(todo), lambda repo: (repo / "todo.py").write_text("import time\ntime.sleep(600)\n"))
+def test_a_hanging_test_run_times_out_with_the_counts_left_empty(calc: Fixture, tmp_path: Path) -> None:
+    hang = write(small_task.CODE, "import time\ntime.sleep(600)\n")
 
-    score = grade(todo, tmp_path, agent_diff(todo, tmp_path, hang), timeout_s=2)
+    score = grade(calc, tmp_path, agent_diff(calc, tmp_path, hang), timeout_s=2)
 
     assert score.error is not None and "timed out" in score.error
     assert (score.hidden_passed, score.visible_passed) == (None, None)
@@ -374,18 +367,18 @@ def test_parse_junit_keys_outcomes_by_file_class_and_test() -> None:
 
 
 @pytest.mark.usefixtures("child_processes")
-def test_a_rename_counts_both_paths(todo: Fixture, tmp_path: Path) -> None:
+def test_a_rename_counts_both_paths(calc: Fixture, tmp_path: Path) -> None:
     """capture_diff never writes renames, but a diff from elsewhere (git diff -M) may."""
     repo = tmp_path / "agent"
-    make_work_copy(todo, repo)
-    subprocess.run(["git", "mv", "README.md", "NOTES.md"], cwd=repo, check=True)
+    make_work_copy(calc, repo)
+    subprocess.run(["git", "mv", "TASK.md", "NOTES.md"], cwd=repo, check=True)
     diff = subprocess.run(["git", "diff", "--cached", "-M"], cwd=repo, check=True, capture_output=True, text=True)
-    assert "rename from README.md" in diff.stdout
+    assert "rename from TASK.md" in diff.stdout
 
-    score = grade(todo, tmp_path, diff.stdout)
+    score = grade(calc, tmp_path, diff.stdout)
 
-    assert score.changed_paths == ["NOTES.md", "README.md"]
-    assert (score.files_changed, score.hidden_passed) == (2, 2)
+    assert score.changed_paths == ["NOTES.md", "TASK.md"]
+    assert (score.files_changed, score.hidden_passed) == (2, CALC_UNTOUCHED[0])
 
 
 def test_fill_keeps_a_measured_zero_apart_from_not_measured() -> None:
@@ -405,17 +398,19 @@ def run_dir_with(tmp_path: Path, fx: Fixture, diff: str) -> Path:
 
 
 @pytest.mark.usefixtures("child_processes")
-def test_score_run_dir_writes_junit_and_score_json(todo: Fixture, tmp_path: Path) -> None:
-    run_dir = run_dir_with(tmp_path, todo, solution_diff(todo, tmp_path / "solution"))
+def test_score_run_dir_writes_junit_and_score_json(calc: Fixture, tmp_path: Path) -> None:
+    run_dir = run_dir_with(tmp_path, calc, solution_diff(calc, tmp_path / "solution"))
 
-    score = score_run_dir(run_dir, LocalGrader())
+    score = score_run_dir(run_dir, LocalGrader(), small_task.ROOT)
 
     saved = json.loads((run_dir / "score.json").read_text())
-    assert (saved["hidden_passed"], saved["hidden_total"], score.hidden_passed) == (6, 6, 6)
+    assert (saved["hidden_passed"], saved["hidden_total"], score.hidden_passed) == (3, 3, 3)
     assert "junit_reports" not in saved
-    # The hidden tests' session: six tests and the canary file's two; the visible tests' session apart.
-    assert (run_dir / "junit.xml").read_text().count("<testcase") == 6 + 2
-    assert 'name="test_add_and_list"' in (run_dir / "junit-visible.xml").read_text()
+    # A library-style task's one session (bench/score/sessions.py): the three hidden tests and the visible one, each
+    # with its mutants, and the canary file's two.
+    report = (run_dir / "junit.xml").read_text()
+    assert report.count("<testcase") == (3 + 1) * (1 + canaries.MUTANTS_PER_TEST) + 2
+    assert 'classname="test_calc" name="test_add"' in report
 
 
 def test_score_run_dir_without_a_diff_is_a_scoring_error(todo: Fixture, tmp_path: Path) -> None:
@@ -427,14 +422,15 @@ def test_score_run_dir_without_a_diff_is_a_scoring_error(todo: Fixture, tmp_path
 
 
 @pytest.mark.usefixtures("child_processes")
-def test_score_command_prints_the_score(todo: Fixture, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    run_dir = run_dir_with(tmp_path, todo, "")
+def test_score_command_prints_the_score(calc: Fixture, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = run_dir_with(tmp_path, calc, "")
 
-    status = command(ScoreOptions(sandbox="local", run_dir=run_dir))
+    status = command(ScoreOptions(sandbox="local", run_dir=run_dir, fixtures_root=str(small_task.ROOT)))
 
     out = capsys.readouterr().out
+    hidden, total, visible = small_task.UNTOUCHED
     assert status == 0
-    assert "hidden tests   2 of 6 passed" in out and "visible tests  3 of 3 passed" in out
+    assert f"hidden tests   {hidden} of {total} passed" in out and f"visible tests  {visible} of 1 passed" in out
 
 
 @pytest.mark.docker

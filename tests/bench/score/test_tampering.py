@@ -1,12 +1,13 @@
-"""Attacks on the grader by code that runs inside it, each as a model would script it against an untouched todo.py.
+"""Attacks on the grader by code that runs inside it, each as a model would script it against untouched code.
 
-Every attack here scored 6 of 6 (or inflated tests_added) on the grader before issue 15. Now each ends in the real
-score (2 of 6, because the planted file was removed) or in a void score flagged `grading_tampered`; never in a
-passing count. Since issue 31 the code under test runs in a process of its own (bench/score/standin.py): the attacks
-that rewrote pytest from inside the module under test find no pytest there and earn exactly the real score. The
-witness and the canaries stay as the second line, shown here against the same attacks run where the judging pytest
-does import them: a support file of the fixture's own. Each attack runs against the local grader and, under the
-docker mark, against the docker grader.
+Every attack here scored full marks (or inflated tests_added) on the grader before issue 15. Now each ends in the real
+score (what the untouched code earns, because the planted file was removed) or in a void score flagged
+`grading_tampered`; never in a passing count. The attacks that need no program-style task (todo_repo, whose grading
+starts its program about a hundred times) run against the suite's small task, calc (tests/small_task.py). Since issue
+31 the code under test runs in a process of its own (bench/score/standin.py): the attacks that rewrote pytest from
+inside the module under test find no pytest there and earn exactly the real score. The witness and the canaries stay
+as the second line, shown here against the same attacks run where the judging pytest does import them: a support file
+of the fixture's own. Each attack runs against the local grader and, under the docker mark, against the docker grader.
 """
 
 from __future__ import annotations
@@ -107,8 +108,8 @@ def todo() -> Fixture:
 
 @pytest.fixture(scope="module")
 def calc() -> Fixture:
-    """The suite's small task (tests/small_task.py): for the tests of what a diff counts (tests added, files changed),
-    which no grading style changes, a grading of one pytest where todo_repo's runs its program a hundred times."""
+    """The suite's small task (tests/small_task.py): library-style like leap, with plain pytest tests; a grading of
+    one pytest where todo_repo's runs its program a hundred times."""
     return load_fixture(small_task.NAME, small_task.ROOT)
 
 
@@ -128,6 +129,8 @@ def grade(fx: Fixture, tmp_path: Path, grader: Grader, edit: Callable[[Path], No
 
 
 TODO_ORIGINAL, LEAP_ORIGINAL, LEDGER_ORIGINAL = (2, 6), (3, 5), (2, 8)  # what the untouched code earns
+CALC_ORIGINAL = (int(small_task.UNTOUCHED[0]), int(small_task.UNTOUCHED[1]))
+CALC_VISIBLE = int(small_task.UNTOUCHED[2])
 
 
 def assert_not_inflated(score: Score, original: tuple[int, int] = TODO_ORIGINAL) -> None:
@@ -139,23 +142,27 @@ def assert_not_inflated(score: Score, original: tuple[int, int] = TODO_ORIGINAL)
         assert (score.hidden_passed, score.hidden_total) == original, score.error
 
 
-def test_a_root_init_py_that_rewrites_reports_is_removed(todo: Fixture, tmp_path: Path, grader: Grader) -> None:
-    score = grade(todo, tmp_path, grader, write("__init__.py", PATCH_REPORTS.format(spare="")))
+def test_a_root_init_py_that_rewrites_reports_is_removed(calc: Fixture, tmp_path: Path, grader: Grader) -> None:
+    score = grade(calc, tmp_path, grader, write("__init__.py", PATCH_REPORTS.format(spare="")))
 
-    assert (score.hidden_passed, score.visible_passed, score.grading_tampered) == (2, 3, False)
+    assert (score.hidden_passed, score.visible_passed, score.grading_tampered) == (
+        CALC_ORIGINAL[0],
+        CALC_VISIBLE,
+        False,
+    )
     assert score.error is not None and "__init__.py" in score.error
 
 
-def test_an_init_py_in_a_test_folder_is_removed_too(todo: Fixture, tmp_path: Path, grader: Grader) -> None:
+def test_an_init_py_in_a_test_folder_is_removed_too(calc: Fixture, tmp_path: Path, grader: Grader) -> None:
     """A subfolder test file makes its folder's __init__.py (and the root's) part of the package pytest imports."""
     edit = both(
         write("checks/__init__.py", PATCH_REPORTS.format(spare="")),
         write("checks/test_mine.py", "def test_x():\n    pass\n"),
     )
 
-    score = grade(todo, tmp_path, grader, edit)
+    score = grade(calc, tmp_path, grader, edit)
 
-    assert (score.hidden_passed, score.grading_tampered) == (2, False)
+    assert (score.hidden_passed, score.grading_tampered) == (CALC_ORIGINAL[0], False)
     assert score.error is not None and "checks/__init__.py" in score.error
 
 
@@ -168,12 +175,17 @@ def known_canaries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(canaries, "new_name", lambda *_: f"test_canary_{next(names)}")
 
 
-def test_an_honest_run_is_not_flagged(todo: Fixture, tmp_path: Path, grader: Grader) -> None:
-    solution = (todo.solution_dir / "todo.py").read_text()
+def test_an_honest_run_is_not_flagged(calc: Fixture, tmp_path: Path, grader: Grader) -> None:
+    solution = (calc.solution_dir / small_task.CODE).read_text()
 
-    score = grade(todo, tmp_path, grader, write("todo.py", solution))
+    score = grade(calc, tmp_path, grader, write(small_task.CODE, solution))
 
-    assert (score.hidden_passed, score.visible_passed, score.grading_tampered, score.error) == (6, 3, False, None)
+    assert (score.hidden_passed, score.visible_passed, score.grading_tampered, score.error) == (
+        calc.hidden_total,
+        CALC_VISIBLE,
+        False,
+        None,
+    )
 
 
 def test_a_symlinked_visible_test_adds_no_tests(calc: Fixture, tmp_path: Path) -> None:
@@ -374,20 +386,20 @@ _forge()
 
 
 def test_standard_library_names_at_the_root_are_not_what_grading_imports(
-    todo: Fixture, leap: Fixture, tmp_path: Path, grader: Grader
+    calc: Fixture, leap: Fixture, tmp_path: Path, grader: Grader
 ) -> None:
-    for fx, original in ((todo, TODO_ORIGINAL), (leap, LEAP_ORIGINAL)):
+    for fx, original in ((calc, CALC_ORIGINAL), (leap, LEAP_ORIGINAL)):
         score = grade(fx, tmp_path / fx.name, grader, stdlib_shadows)
 
         assert (score.hidden_passed, score.hidden_total, score.grading_tampered) == (*original, False)
         assert score.error is not None and all(name in score.error for name in STDLIB_NAMES)
 
 
-@pytest.mark.parametrize("module", ["todo", "leap"])
+@pytest.mark.parametrize("module", ["calc", "leap"])
 def test_a_package_beside_the_module_is_flagged(
-    todo: Fixture, leap: Fixture, tmp_path: Path, grader: Grader, module: str
+    calc: Fixture, leap: Fixture, tmp_path: Path, grader: Grader, module: str
 ) -> None:
-    fx = todo if module == "todo" else leap
+    fx = calc if module == "calc" else leap
 
     score = grade(fx, tmp_path, grader, package_beside(module))
 
@@ -395,25 +407,27 @@ def test_a_package_beside_the_module_is_flagged(
     assert (score.hidden_passed, score.visible_passed) == (None, None)
 
 
-IN_THE_MODULE = {  # (fixture, module, attack): each once rewrote the judging pytest from inside the code under test
-    "todo-reports": ("todo", "todo.py", PATCH_REPORTS.format(spare="")),
-    "todo-junit": ("todo", "todo.py", REWRITE_JUNIT_AT_EXIT.format(spare="")),
+# (fixture, module, attack): each once rewrote the judging pytest from inside the code under test. todo_repo's
+# program-style grading (the program in the hidden tests' session, the module in the visible one) gets the subtlest.
+IN_THE_MODULE = {
+    "calc-reports": ("calc", "calc.py", PATCH_REPORTS.format(spare="")),
+    "calc-junit": ("calc", "calc.py", REWRITE_JUNIT_AT_EXIT.format(spare="")),
     "todo-swallow": ("todo", "todo.py", SWALLOW_CALLS.format(package="todo")),
     "leap-reports-sparing-canaries": ("leap", "leap.py", PATCH_REPORTS.format(spare="canary")),
     "leap-junit-sparing-canaries": ("leap", "leap.py", REWRITE_JUNIT_AT_EXIT.format(spare="canary")),
     "leap-no-op-asserts": ("leap", "leap.py", NOOP_ASSERTS),
     "ledger-swallow": ("ledger", "ledger/__init__.py", SWALLOW_CALLS.format(package="ledger")),
 }
-ORIGINALS = {"todo": TODO_ORIGINAL, "leap": LEAP_ORIGINAL, "ledger": LEDGER_ORIGINAL}
+ORIGINALS = {"todo": TODO_ORIGINAL, "calc": CALC_ORIGINAL, "leap": LEAP_ORIGINAL, "ledger": LEDGER_ORIGINAL}
 
 
 @pytest.mark.parametrize("case", IN_THE_MODULE.values(), ids=IN_THE_MODULE.keys())
 def test_an_attack_on_pytest_from_the_module_under_test_finds_no_pytest(
-    todo: Fixture, leap: Fixture, ledger: Fixture, tmp_path: Path, grader: Grader, known_canaries: None,
-    case: tuple[str, str, str],
+    todo: Fixture, calc: Fixture, leap: Fixture, ledger: Fixture, tmp_path: Path, grader: Grader,
+    known_canaries: None, case: tuple[str, str, str],
 ) -> None:  # fmt: skip
     name, module, attack = case
-    fx = {"todo": todo, "leap": leap, "ledger": ledger}[name]
+    fx = {"todo": todo, "calc": calc, "leap": leap, "ledger": ledger}[name]
 
     score = grade(fx, tmp_path, grader, append_to(module, attack))
 
