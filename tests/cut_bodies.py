@@ -32,6 +32,11 @@ from bench.llama.process import LlamaProcess  # noqa: E402
 
 STORED = ROOT / "tests" / "agent" / "data" / "cut_bodies.json"
 CTX = 512
+# The bodies were captured on llama.cpp's default threads (on one thread the model writes other calls). Its threads
+# spin at each barrier, so beside another busy process they wait out each other's time slices: with one core taken by
+# a busy loop the capture took 540 s instead of 12. A high priority (root only; elsewhere llama.cpp warns and goes on)
+# keeps them on the cores, and the busy loop cost the capture nothing.
+SERVER_ARGS = ["--prio", "2"]
 SHAPES = ("partial name in content", "truncated arguments", "complete call", "500 of the template without grammar")
 
 
@@ -86,7 +91,7 @@ def capture(folder: Path) -> dict[str, dict[str, Any]]:
     """One real body of each shape, keyed by shape."""
     files = write_serving_files(folder / "serving", CTX, [load_fixture("todo_repo")])
     found: dict[str, dict[str, Any]] = {}
-    flint = LlamaProcess(find_small_model(), CTX, folder / "flint.log", extra_args=files.llama_args())
+    flint = LlamaProcess(find_small_model(), CTX, folder / "flint.log", extra_args=[*files.llama_args(), *SERVER_ARGS])
     flint.start(120)
     try:
         # With room to spare the whole call fits: its length says where to cut it.
@@ -104,7 +109,9 @@ def capture(folder: Path) -> dict[str, dict[str, Any]]:
                 break
     finally:
         flint.stop()
-    prose = LlamaProcess(find_small_model(), CTX, folder / "prose.log", extra_args=files.llama_args()[:3])
+    prose = LlamaProcess(
+        find_small_model(), CTX, folder / "prose.log", extra_args=[*files.llama_args()[:3], *SERVER_ARGS]
+    )
     prose.start(120)
     try:
         status, body = post(prose.url, request(0))
