@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import small_task
 import yaml
 
 from bench.cli import main
@@ -31,6 +32,7 @@ from bench.submit.image import ensure_bench_image
 from bench.testing.kubelet import Pod, probe_passes
 
 pytestmark = [pytest.mark.docker, pytest.mark.llama, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parents[2]
 SHARDS, REPS, CTX = 2, 3, 2048
 OLD_PROBE = {"httpGet": {"path": "/health", "port": 8080}}  # the manifests' first probe: no host, so the pod's IP
 # The kubelet's first crash back-off is 10 s; what the test shows (Flint restarted after the kill, which the bench
@@ -64,7 +66,7 @@ def test_the_jobs_start_their_probes_pass_and_a_sidecar_restarted_mid_run_costs_
     merged = read_rows(results / "merged.csv")
     assert sorted(r["rep"] for r in merged) == ["1", "2", "3"] and {r["shard"] for r in merged} == {"1/2", "2/2"}
     for row in merged:  # each run reached its sidecars at 127.0.0.1 and was graded in the pod
-        assert (row["servers"], row["sandbox"], row["ctx"], row["hidden_total"]) == ("external", "local", "2048", "6")
+        assert (row["servers"], row["sandbox"], row["ctx"], row["hidden_total"]) == ("external", "local", "2048", "3")
     assert (results / "merged-shards.txt").read_text().splitlines() == [
         "shard 1/2 (index 0): succeeded (its bench exited 0)",
         "shard 2/2 (index 1): succeeded (its bench exited 0)",
@@ -76,9 +78,11 @@ def submit(tmp_path: Path, bench: str, llama: str) -> list[dict[str, Any]]:
     model = find_small_model()
     settings = tmp_path / "settings.yaml"
     # threads 1: the play does not enforce the sidecars' CPU limits, which their thread count defaults to (4 and 2),
-    # and two spinning servers and the bench share this machine's cores
+    # and two spinning servers and the bench share this machine's cores. The suite's small task (tests/small_task.py),
+    # relative to the checkout, which is the pod's working folder too: its grading is one pytest.
     settings.write_text(yaml.safe_dump({
-        "use_jeff": True, "reps": REPS, "presets": ["part2"], "fixtures": ["todo_repo"], "max_steps": 1, "threads": 1,
+        "use_jeff": True, "reps": REPS, "presets": ["part2"], "fixtures_root": str(small_task.ROOT.relative_to(ROOT)),
+        "fixtures": [small_task.NAME], "max_steps": 1, "threads": 1,
         "flint_model": model.name, "jeff_model": model.name, "jeff_ctx": CTX, "agent_retries": 0,
         "sampling": {"temperature": 0.0, "seed": 42, "max_tokens": 8},
     }))  # fmt: skip
