@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import small_task
 
 from bench.testing import fake_llama
 from bench.testing.slurm_cluster import SlurmCluster
@@ -41,8 +42,10 @@ def config(folder: Path) -> Path:
 
 
 def run_flags(flint_url: str) -> list[str]:
-    return ["--servers", "external", "--flint-url", flint_url, "--sandbox", "local", "--fixtures", "todo_repo",
-            "--presets", "part2", "--ctx", "4096", "--max-steps", "1", "--reps", "2"]  # fmt: skip
+    """The suite's small task (tests/small_task.py): its grading is one pytest, and nothing of it is read here."""
+    return ["--servers", "external", "--flint-url", flint_url, "--sandbox", "local", "--fixtures", small_task.NAME,
+            "--fixtures-root", str(small_task.ROOT), "--presets", "part2", "--ctx", "4096", "--max-steps", "1",
+            "--reps", "2"]  # fmt: skip
 
 
 def submit_argv(results: Path, flint_url: str, *flags: str) -> list[str]:
