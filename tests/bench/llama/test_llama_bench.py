@@ -6,7 +6,9 @@ real llama-bench is run against the real CPU server in tests/integration/test_re
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -64,12 +66,19 @@ def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[in
     bench.chmod(0o755)
     model = tmp_path / "model.gguf"
     model.write_bytes(b"GGUF")
+    with server_from(folder) as pid:
+        yield pid, model, runs
+
+
+@contextlib.contextmanager
+def server_from(folder: Path) -> Iterator[int]:
+    """A process whose command line names folder/llama-server."""
     process = subprocess.Popen([str(folder / "llama-server"), "-c", "sleep 30", "-t", "1"], executable="/bin/sh")
     deadline = time.monotonic() + 10
     while process_command(process.pid) is None and time.monotonic() < deadline:  # set once the exec completes
         time.sleep(0.01)
     try:
-        yield process.pid, model, runs
+        yield process.pid
     finally:
         process.kill()
         process.wait()
@@ -90,6 +99,22 @@ def test_llama_bench_runs_once_per_build_model_and_settings_and_is_read_from_the
     model.write_bytes(b"GGUF, re-downloaded")  # another model file under the same name
     measure_server(pid, model, 512)
     assert runs.read_text().count("run") == 3
+
+
+def test_the_same_build_and_model_elsewhere_are_read_from_the_cache_and_a_changed_library_is_measured(
+    server: tuple[int, Path, Path], tmp_path: Path
+) -> None:
+    """A clean clone's fresh virtual environment holds the same wheel's files and the same model at other paths."""
+    pid, model, runs = server
+    measure_server(pid, model, 1024)
+    elsewhere = tmp_path / "clone" / "bin"
+    shutil.copytree(tmp_path / "bin", elsewhere)
+    model_copy = shutil.copy(model, tmp_path / "clone" / "model.gguf")
+    with server_from(elsewhere) as copied:
+        assert "read from" in measure_server(copied, Path(model_copy), 1024).note
+        (elsewhere / "libggml-cpu.so").write_bytes(b"another build")
+        assert "measured in" in measure_server(copied, Path(model_copy), 1024).note
+    assert runs.read_text().count("run") == 2
 
 
 def test_a_failing_llama_bench_gives_no_speeds_and_says_why(server: tuple[int, Path, Path], tmp_path: Path) -> None:
