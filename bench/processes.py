@@ -13,6 +13,8 @@ import os
 import signal
 import subprocess
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -97,6 +99,26 @@ def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
     """Signal a process and everything it started (it leads its own session); gone already is fine."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, sig)
+
+
+def terminate(
+    signal_it: Callable[[int], None], running: Callable[[], bool], grace_s: float = 10.0, again_after_s: float = 1.0
+) -> None:
+    """SIGTERM; a second one after `again_after_s`; SIGKILL once `grace_s` have passed. llama-server's first SIGTERM
+    waits for the requests in flight (a long answer: until it is written, however long); its second ends it at once
+    (exit status 1), and nothing a bench keeps is lost with it."""
+    started = time.monotonic()
+    signal_it(signal.SIGTERM)
+    signalled_again = False
+    while running():
+        waited = time.monotonic() - started
+        if waited >= grace_s:
+            signal_it(signal.SIGKILL)
+            return
+        if waited >= again_after_s and not signalled_again:
+            signal_it(signal.SIGTERM)
+            signalled_again = True
+        time.sleep(0.05)
 
 
 def start_time(pid: int) -> int | None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import pty
-import signal
 import socket
 import subprocess
 import threading
@@ -24,7 +23,7 @@ from bench.llama.gpu_pin import GpuPin
 from bench.llama.hub import HubRef, cache_dir, hub_environment
 from bench.llama.server_env import host_server_environment
 from bench.ownership import Ownership
-from bench.processes import kill_group
+from bench.processes import kill_group, terminate
 
 # Flags every benchmark server gets (docs/internals.md, notes on llama-server): one slot, so the slot owns the
 # whole window and one prompt cache; no host-RAM prompt cache, so cache hits come only from the live slot;
@@ -163,12 +162,9 @@ class LlamaProcess:
         if self.proc is None:
             return
         if self.proc.poll() is None:
-            kill_group(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(grace_s)
-            except subprocess.TimeoutExpired:
-                kill_group(self.proc.pid)
-                self.proc.wait()
+            proc = self.proc
+            terminate(lambda sig: kill_group(proc.pid, sig), lambda: proc.poll() is None, grace_s)
+            proc.wait()
             if self._copier is not None:
                 self._copier.join(5)
         if self.ownership is not None:

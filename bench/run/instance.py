@@ -16,9 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +26,7 @@ from bench.containers.names import COMPOSE_PROJECT_LABEL, OWNER_LABEL, BenchName
 from bench.containers.network import end_allow_within, end_isolation
 from bench.errors import PrerequisiteError
 from bench.ownership import OwnedProcess, Ownership
-from bench.processes import is_running, kill_group
+from bench.processes import is_running, kill_group, terminate
 
 STATE_DIR_VARIABLE = "AGENTBENCH_STATE_DIR"
 TEMP_PREFIX = "agentbench-"
@@ -128,12 +126,7 @@ def _end_process(process: OwnedProcess, grace_s: float = 10.0) -> bool:
     except ProcessLookupError:
         return False
     stop = kill_group if leads_group else _kill
-    stop(process.pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and is_running(process.pid, process.start_time):
-        time.sleep(0.1)
-    if is_running(process.pid, process.start_time):
-        stop(process.pid, signal.SIGKILL)
+    terminate(lambda sig: stop(process.pid, sig), lambda: is_running(process.pid, process.start_time), grace_s)
     return True
 
 

@@ -3,13 +3,17 @@ make up/down) under each Compose line: the docker compose plugin, the current st
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from agent.prompts import TOOL_SPECS
@@ -20,8 +24,9 @@ from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
 from bench.fixtures.fixture import load_fixture
 from bench.llama.api import is_healthy, read_metrics, read_props
+from bench.llama.binaries import find_small_model
 from bench.llama.cpu_image import ensure_llama_cpu_image
-from bench.llama.process import free_port
+from bench.llama.process import LlamaProcess, free_port
 from bench.llama.reuse import of_container
 from bench.ownership import new_instance_id
 from bench.servers.compose import COMPOSE_PROJECT, ComposeServers
@@ -51,6 +56,28 @@ def test_embedded_servers_serve_the_requested_window_and_notice_a_death(tmp_path
     finally:
         servers.stop()
     assert not servers.healthy()
+
+
+def test_a_server_answering_a_long_request_is_stopped_by_its_second_sigterm(tmp_path: Path) -> None:
+    """llama-server's first SIGTERM waits for the requests in flight (here a 2,000-token answer, about 40 s on this
+    CPU); the second one, a second after, ends it (exit status 1), not the SIGKILL at the end of the grace."""
+    server = LlamaProcess(find_small_model(), 512, tmp_path / "server.log", threads=1)
+    server.start()
+    try:
+        asking = threading.Thread(target=lambda: post_ignoring_errors(server.url), daemon=True)
+        asking.start()
+        deadline = time.monotonic() + 30
+        while "processing task" not in server.log_path.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        server.stop(grace_s=60)
+    assert server.proc is not None and server.proc.returncode == 1
+    assert "Received second interrupt, terminating immediately" in server.log_path.read_text()
+
+
+def post_ignoring_errors(url: str) -> None:
+    with contextlib.suppress(httpx.HTTPError):
+        httpx.post(url + "/completion", json={"prompt": "Once upon a time", "n_predict": 2000}, timeout=120)
 
 
 # From the compose sandbox network: chat, props and health pass the gates; /slots and /metrics do not; Flint's own
