@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import small_task
 
 from bench.analyze.view import view_data
 from bench.analyze.view_page import render
@@ -30,8 +31,9 @@ from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, Scripte
 
 pytestmark = pytest.mark.xdist_group("viewer")  # one worker makes the results its tests share
 
-SOLUTION = load_fixture("todo_repo").solution_dir
-SOLVED = {"todo.py": (SOLUTION / "todo.py").read_text(), "test_due.py": (SOLUTION / "test_due.py").read_text()}
+# The suite's small task (tests/small_task.py): its grading is one pytest; the page shows any task's the same way.
+SOLUTION = load_fixture(small_task.NAME, small_task.ROOT).solution_dir
+SOLVED = {path.name: path.read_text() for path in SOLUTION.glob("*.py")}
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 LONG_COMMAND = "python -m pytest -q test_todo.py && " + "echo checking the overdue listing again; " * 8
@@ -156,7 +158,7 @@ def busy_trace(n_ctx: int) -> list[dict[str, Any]]:
 
 def bench_file(folder: Path, runs: list[ScriptedRun]) -> Path:
     out = folder / "results.csv"
-    config = BenchConfig(use_jeff=False, presets=["part3"], out=str(out), reps=len(runs))
+    config = BenchConfig(use_jeff=False, presets=["part3"], out=str(out), reps=len(runs), **small_task.SETTINGS)
     servers = FakeServers()
     Bench(config, FakeFactory(config, servers, FakeSandboxes(servers, runs))).run()
     return out
@@ -199,7 +201,7 @@ def test_the_steps_come_from_the_trace(results: tuple[Path, Path]) -> None:
     assert busy["steps"][1]["fill"] == round(100 * 2640 / 4096, 1)
     assert busy["steps"][1]["items"][1]["folded"] is True and busy["steps"][0]["items"][0]["folded"] is False
     assert "3 messages cleared at 2640 tokens" in busy["steps"][1]["items"][2]["summary"]
-    assert all(test["outcome"] == "passed" for test in busy["tests"]) and len(busy["tests"]) >= 6
+    assert all(test["outcome"] == "passed" for test in busy["tests"]) and len(busy["tests"]) == 3 + 1  # hidden, visible
     # the texts from the request log: each answer's message and its calls' results, where they happened
     first, second, third, last = busy["steps"]
     assert first["message"]["content"] == INJECTION and first["message"]["tool_calls"][0]["name"] == "read_file"
@@ -305,9 +307,10 @@ def test_in_chromium_the_matrix_loads_a_run_opens_and_nothing_a_model_wrote_runs
     hidden = browser.find_element(By.ID, "hidden")
     assert hidden.text.count(" passed") == int(rows[busy]["hidden_passed"]) + int(rows[busy]["visible_passed"])
     assert (
-        f"hidden tests passed: {rows[busy]['hidden_passed']} of 6" in browser.find_element(By.ID, "hidden-count").text
+        f"hidden tests passed: {rows[busy]['hidden_passed']} of {rows[busy]['hidden_total']}"
+        in browser.find_element(By.ID, "hidden-count").text
     )
-    assert "todo.py" in browser.find_element(By.ID, "diff").get_attribute("textContent")
+    assert small_task.CODE in browser.find_element(By.ID, "diff").get_attribute("textContent")
     assert severe(browser) == []
     if shots:
         browser.save_screenshot(str(Path(shots) / "viewer-run.png"))
