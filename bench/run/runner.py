@@ -42,7 +42,7 @@ from bench.run.record import RunRecord
 from bench.run.server_faults import judge
 from bench.run.server_return import RERUNS, Outages
 from bench.run.shards import Shard, describe, planned_id, shard_out, shard_plan
-from bench.run.workers import Lanes, RowWriter, RunQueue, worker_configs, worker_label
+from bench.run.workers import Lanes, RowWriter, RunQueue, stop_through_interrupt, worker_configs, worker_label
 from bench.score.graders import grader_for
 from bench.score.grading import score_run_dir
 from bench.servers.base import Endpoints, Servers
@@ -128,7 +128,7 @@ class Bench:
         try:
             self._run_plan(queue, servers, existing, progress)
         finally:
-            servers.stop()
+            stop_through_interrupt(servers)
 
     def _run_plan(self, queue: RunQueue, servers: Servers, existing: list[Row], progress: Progress) -> None:
         done = completed_keys(existing)

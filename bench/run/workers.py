@@ -243,3 +243,13 @@ def interrupt(thread: threading.Thread, kind: type[BaseException]) -> None:
     it holds is cut short the same way (its agent killed, its folder marked, its servers stopped)."""
     if thread.ident is not None and not FINISHING.hold(thread.ident, kind):  # held: raised once its row is written
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(kind))
+
+
+def stop_through_interrupt(servers: Servers) -> None:
+    """Stop a worker's servers even when the coordinator's Ctrl-C (interrupt, above: once per worker, raised wherever
+    the worker is) lands inside the stop, which it would cut short, leaving them running: the stop is begun again."""
+    try:
+        servers.stop()
+    except KeyboardInterrupt:  # Terminated too
+        servers.stop()
+        raise
