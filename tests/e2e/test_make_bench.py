@@ -1,6 +1,8 @@
 """`make bench` end to end: the embedded CPU llama-server and the small model, one run in a docker sandbox and one in a
 local sandbox, each leaving a complete results row and its artifacts. Flint is the small model forced to call tools
-(flint_tools auto), so each of the two steps is a short tool call, not pages of prose."""
+(flint_tools auto), so each of the two steps is a short tool call, not pages of prose. The docker run benches the
+default task, todo_repo; the local one the suite's small task (tests/small_task.py) through FIXTURES_ROOT, whose
+grading is one pytest where todo_repo's starts its program about a hundred times."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import small_task
 
 from bench.results.append import read_rows
 from bench.results.schema import COLUMNS
@@ -27,10 +30,16 @@ ALWAYS_MEASURED = (
 )  # fmt: skip
 
 
-def make_bench(tmp_path: Path, sandbox: str) -> dict[str, str]:
+# (FIXTURES, FIXTURES_ROOT, hidden_total, visible_passed of the task's untouched code)
+TASKS = {"todo_repo": ("todo_repo", "", "6", "3"), "calc": (small_task.NAME, str(small_task.ROOT), "3", "1")}
+
+
+def make_bench(tmp_path: Path, sandbox: str, task: str) -> dict[str, str]:
     out = tmp_path / sandbox / "results.csv"
-    args = ["make", "bench", "CTX=2048", "REPS=1", "FIXTURES=todo_repo", "PRESETS=part3", "MAX_STEPS=2",
+    fixture, root, hidden_total, visible_passed = TASKS[task]
+    args = ["make", "bench", "CTX=2048", "REPS=1", f"FIXTURES={fixture}", "PRESETS=part3", "MAX_STEPS=2",
             f"SANDBOX={sandbox}", "SERVERS=embedded", f"OUT={out}"]  # fmt: skip
+    args += [f"FIXTURES_ROOT={root}"] if root else []
     done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=1500, env=dict(os.environ))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (row,) = read_rows(out)
@@ -41,7 +50,7 @@ def make_bench(tmp_path: Path, sandbox: str) -> dict[str, str]:
     assert row["flint_serving"] == "forced_tools" and row["stop_reason"] == "step_limit", row["error"]
     assert row["prompt_tokens_reprocessed"] == row["prompt_tokens_metrics"]
     assert 0 <= float(row["tools_s"]) <= float(row["harness_s"])  # the tools' time is part of the harness's
-    assert row["hidden_total"] == "6" and row["visible_passed"] == "3"
+    assert (row["fixture"], row["hidden_total"], row["visible_passed"]) == (fixture, hidden_total, visible_passed)
     assert row["error"] == ""
     if row["peak_gpu_mib_device"] == "":
         assert row["gpu_mem_method"].startswith("unavailable")
@@ -58,8 +67,8 @@ def make_bench(tmp_path: Path, sandbox: str) -> dict[str, str]:
 
 @pytest.mark.docker
 def test_make_bench_in_docker_sandboxes(tmp_path: Path) -> None:
-    make_bench(tmp_path, "docker")
+    make_bench(tmp_path, "docker", "todo_repo")
 
 
 def test_make_bench_in_local_sandboxes(tmp_path: Path) -> None:
-    make_bench(tmp_path, "local")
+    make_bench(tmp_path, "local", "calc")
