@@ -63,16 +63,6 @@ def csv(score: Score) -> dict[str, str]:
     return row.cells()
 
 
-@pytest.fixture(scope="module")
-def todo() -> Fixture:
-    return load_fixture("todo_repo")
-
-
-@pytest.fixture(scope="module")
-def calc() -> Fixture:
-    return load_fixture(small_task.NAME, small_task.ROOT)
-
-
 def agent_diff(fx: Fixture, tmp_path: Path, edit: Callable[[Path], None]) -> str:
     """What an agent that made `edit` in its copy would hand in."""
     repo = tmp_path / "agent"

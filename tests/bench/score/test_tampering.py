@@ -102,18 +102,6 @@ def before_main_of_todo(code: str) -> Callable[[Path], None]:
 
 
 @pytest.fixture(scope="module")
-def todo() -> Fixture:
-    return load_fixture("todo_repo")
-
-
-@pytest.fixture(scope="module")
-def calc() -> Fixture:
-    """The suite's small task (tests/small_task.py): library-style like leap, with plain pytest tests; a grading of
-    one pytest where todo_repo's runs its program a hundred times."""
-    return load_fixture(small_task.NAME, small_task.ROOT)
-
-
-@pytest.fixture(scope="module")
 def leap() -> Fixture:
     """A library-style exercise in exercism's layout: unittest tests, subTest, the code imported by the tests."""
     return load_fixture("leap", Path(__file__).parent / "data")
