@@ -93,7 +93,7 @@ def check(wheels: str) -> str:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = Path(tempfile.mkstemp(prefix="agentbench-check-llama-", suffix=".log")[1])
-    cmd = [str(server), "-m", str(model), "-c", "512", "-np", "1", "--no-webui", "--port", str(port)]  # fmt: skip
+    cmd = [str(server), "-m", str(model), "-c", "512", "-np", "1", "--no-webui", "--port", str(port)]
     started = time.monotonic()
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=llama_env(server))

@@ -30,8 +30,15 @@ PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 # glibc 2.35 (Ubuntu 22.04) is the oldest of the systems named in README.md; pip takes the platforms literally
 # (manylinux2014 also stands for manylinux2010 and manylinux1).
 PLATFORMS = [f"manylinux_2_{minor}_x86_64" for minor in range(35, 16, -1)] + ["manylinux2014_x86_64"]
-UNREACHABLE = ("NewConnectionError", "Failed to establish a new connection", "Temporary failure in name resolution",
-               "Could not fetch URL", "ConnectTimeoutError", "ReadTimeoutError", "ProxyError")  # fmt: skip
+UNREACHABLE = (
+    "NewConnectionError",
+    "Failed to establish a new connection",
+    "Temporary failure in name resolution",
+    "Could not fetch URL",
+    "ConnectTimeoutError",
+    "ReadTimeoutError",
+    "ProxyError",
+)
 
 
 def environment(python: str) -> dict[str, str]:

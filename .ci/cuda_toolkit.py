@@ -194,9 +194,12 @@ def driver_stub(include: Path, out: Path) -> None:
     if compiler is None:
         raise ToolkitError("no C compiler (cc) to make the driver link stub: install build-essential")
     declared = subprocess.run(
-        [compiler, "-E", "-x", "c", "-I", str(include), "-"], input="#include <cuda.h>\n", capture_output=True,
-        text=True, check=True,
-    ).stdout  # fmt: skip
+        [compiler, "-E", "-x", "c", "-I", str(include), "-"],
+        input="#include <cuda.h>\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     names = sorted(set(re.findall(r"\bCUresult\s+(cu\w+)\s*\(", declared)))
     if "cuGetProcAddress_v2" not in names and "cuGetProcAddress" not in names:
         raise ToolkitError(f"{include}/cuda.h declares no cuGetProcAddress: not a CUDA driver API header")

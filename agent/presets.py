@@ -71,5 +71,5 @@ PRESETS: dict[str, Preset] = {
         trusts_planted=False,
         clear_at=0.75,
         article_parse_rule=False,
-    ),  # fmt: skip
+    ),
 }

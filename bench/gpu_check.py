@@ -198,8 +198,24 @@ def compose_containers_left(project: str) -> str:
 def check_real_run(config_path: str, ctx: int) -> Check:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = ROOT / "results" / f"gpu-check-{stamp}.csv"
-    cmd = [sys.executable, "-m", "bench", "run", "--config", config_path, "--ctx", str(ctx), "--reps", "1",
-           "--presets", "part3", "--fixtures", "todo_repo", "--out", str(out)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench",
+        "run",
+        "--config",
+        config_path,
+        "--ctx",
+        str(ctx),
+        "--reps",
+        "1",
+        "--presets",
+        "part3",
+        "--fixtures",
+        "todo_repo",
+        "--out",
+        str(out),
+    ]
     done = subprocess.run(cmd, cwd=ROOT)
     rows = read_rows(out) if out.exists() else []
     if done.returncode != 0 or not rows:

@@ -34,106 +34,216 @@ def document(command: str, doc: str, properties: dict[str, Schema]) -> Schema:
 
 
 SPREAD = record(
-    {"median": NUMBER_OR_NULL, "min": NUMBER_OR_NULL, "max": NUMBER_OR_NULL, "count": {"type": "integer"},
-     "left_out": COUNTS},
+    {
+        "median": NUMBER_OR_NULL,
+        "min": NUMBER_OR_NULL,
+        "max": NUMBER_OR_NULL,
+        "count": {"type": "integer"},
+        "left_out": COUNTS,
+    },
     "median and range over the runs that measured the metric; left_out: figures not confirmed, by check",
-)  # fmt: skip
+)
 SIDE = record(
-    {"label": {"type": "string"}, "runs": {"type": "integer"}, "infra_error_runs": {"type": "integer"},
-     "completed": {"type": "integer"}, "hidden_passed": {"type": "array", "items": INT_OR_NULL},
-     "stop_reasons": COUNTS, "metrics": {"type": "object", "additionalProperties": SPREAD}},
+    {
+        "label": {"type": "string"},
+        "runs": {"type": "integer"},
+        "infra_error_runs": {"type": "integer"},
+        "completed": {"type": "integer"},
+        "hidden_passed": {"type": "array", "items": INT_OR_NULL},
+        "stop_reasons": COUNTS,
+        "metrics": {"type": "object", "additionalProperties": SPREAD},
+    },
     "one side of a group: a file, a pooled baseline, or (--by) a value of the setting; counts are the agent's runs",
-)  # fmt: skip
+)
 CHANGE = record(
-    {"against": {"type": "string"}, "metric": {"type": "string"}, "change": {"type": "string"},
-     "worse_by": NUMBER_OR_NULL, "interval": {"type": "string"}, "interval_low": NUMBER_OR_NULL,
-     "interval_high": NUMBER_OR_NULL, "p": NUMBER_OR_NULL, "verdict": {"type": "string"}},
+    {
+        "against": {"type": "string"},
+        "metric": {"type": "string"},
+        "change": {"type": "string"},
+        "worse_by": NUMBER_OR_NULL,
+        "interval": {"type": "string"},
+        "interval_low": NUMBER_OR_NULL,
+        "interval_high": NUMBER_OR_NULL,
+        "p": NUMBER_OR_NULL,
+        "verdict": {"type": "string"},
+    },
     "one metric of a later side against the first: worse_by and the interval in percent (completed: points)",
-)  # fmt: skip
+)
 GATE = record(
-    {"outcome": {"enum": ["FAIL", "ok", "indeterminate", "skip"]}, "metric": {"type": "string"},
-     "limit": NUMBER_OR_NULL, "gate": {"type": "string"}, "where": {"type": "string"}, "detail": {"type": "string"},
-     "power": {"type": ["object", "null"], "additionalProperties": {"type": ["number", "null"]}},
-     "said": TEXT_OR_NULL, "line": {"type": "string"}},
+    {
+        "outcome": {"enum": ["FAIL", "ok", "indeterminate", "skip"]},
+        "metric": {"type": "string"},
+        "limit": NUMBER_OR_NULL,
+        "gate": {"type": "string"},
+        "where": {"type": "string"},
+        "detail": {"type": "string"},
+        "power": {"type": ["object", "null"], "additionalProperties": {"type": ["number", "null"]}},
+        "said": TEXT_OR_NULL,
+        "line": {"type": "string"},
+    },
     "one gate on one group and later side; power: old_runs, new_runs, power (0.8), gate_catches and test_detects "
     "(percent; points for completed; null: nothing can be caught), reps_needed when indeterminate",
-)  # fmt: skip
+)
 GROUP = record(
-    {"heading": {"type": "string"}, "title": {"type": "string"}, "differs": TEXT_OR_NULL,
-     "inputs_differ": TEXTS, "not_gated": TEXT_OR_NULL, "note": TEXT_OR_NULL,
-     "sides": {"type": "array", "items": SIDE}, "changes": {"type": "array", "items": CHANGE},
-     "not_compared": TEXT_OR_NULL},
+    {
+        "heading": {"type": "string"},
+        "title": {"type": "string"},
+        "differs": TEXT_OR_NULL,
+        "inputs_differ": TEXTS,
+        "not_gated": TEXT_OR_NULL,
+        "note": TEXT_OR_NULL,
+        "sides": {"type": "array", "items": SIDE},
+        "changes": {"type": "array", "items": CHANGE},
+        "not_compared": TEXT_OR_NULL,
+    },
     "one configuration; not_gated says why its gates were not applied (inputs differ), not_compared why it has "
     "no changes",
-)  # fmt: skip
+)
 PAIRED = record(
-    {"where": {"type": "string"}, "pairs": {"type": "integer"}, "fixtures": {"type": "integer"},
-     "lost": {"type": "integer"}, "gained": {"type": "integer"}, "change_pp": {"type": "number"},
-     "p": {"type": "number"}},
+    {
+        "where": {"type": "string"},
+        "pairs": {"type": "integer"},
+        "fixtures": {"type": "integer"},
+        "lost": {"type": "integer"},
+        "gained": {"type": "integer"},
+        "change_pp": {"type": "number"},
+        "p": {"type": "number"},
+    },
     "completion flips over common fixtures, with McNemar's exact p",
-)  # fmt: skip
+)
 
 COMPARE = document(
     "compare",
     "bench compare --json: the groups, their sides' values, the changes with intervals and p-values, the gates",
-    {"files": TEXTS, "labels": TEXTS, "alpha": {"type": "number"}, "by": TEXT_OR_NULL, "pool_last": {"type": "integer"},
-     "same_in_every_group": TEXTS, "not_measured": TEXTS, "groups": {"type": "array", "items": GROUP},
-     "paired": {"type": "array", "items": PAIRED}, "gates": {"type": "array", "items": GATE},
-     "tripped": {"type": "boolean"}},
-)  # fmt: skip
+    {
+        "files": TEXTS,
+        "labels": TEXTS,
+        "alpha": {"type": "number"},
+        "by": TEXT_OR_NULL,
+        "pool_last": {"type": "integer"},
+        "same_in_every_group": TEXTS,
+        "not_measured": TEXTS,
+        "groups": {"type": "array", "items": GROUP},
+        "paired": {"type": "array", "items": PAIRED},
+        "gates": {"type": "array", "items": GATE},
+        "tripped": {"type": "boolean"},
+    },
+)
 
 NIGHT = record(
-    {"date": {"type": "string"}, "version": {"type": "string"}, "file": {"type": "string"}, "runs": {"type": "integer"},
-     "infra_error_runs": {"type": "integer"}, "values": {"type": "object", "additionalProperties": NUMBER_OR_NULL}},
+    {
+        "date": {"type": "string"},
+        "version": {"type": "string"},
+        "file": {"type": "string"},
+        "runs": {"type": "integer"},
+        "infra_error_runs": {"type": "integer"},
+        "values": {"type": "object", "additionalProperties": NUMBER_OR_NULL},
+    },
     "one file's runs of the configuration: the median of each metric (completed: the share completed)",
-)  # fmt: skip
+)
 SHIFT = record(
-    {"metric": {"type": "string"}, "night": {"type": "integer"}, "before": {"type": "number"},
-     "after": {"type": "number"}, "text": {"type": "string"}},
+    {
+        "metric": {"type": "string"},
+        "night": {"type": "integer"},
+        "before": {"type": "number"},
+        "after": {"type": "number"},
+        "text": {"type": "string"},
+    },
     "a change point: the first night (index into nights) of a new regime, the medians of the nights before and after",
-)  # fmt: skip
+)
 HISTORY = document(
     "history",
     "bench history --json: per configuration, its nights oldest first and the change points E-Divisive found",
-    {"files": TEXTS, "alpha": {"type": "number"}, "metrics": TEXTS, "same_in_every_configuration": TEXTS,
-     "report": {"type": "string"},
-     "configurations": {"type": "array", "items": record(
-         {"title": {"type": "string"}, "nights": {"type": "array", "items": NIGHT},
-          "change_points": {"type": "array", "items": SHIFT}, "too_few_nights": {"type": "boolean"}})}},
-)  # fmt: skip
+    {
+        "files": TEXTS,
+        "alpha": {"type": "number"},
+        "metrics": TEXTS,
+        "same_in_every_configuration": TEXTS,
+        "report": {"type": "string"},
+        "configurations": {
+            "type": "array",
+            "items": record(
+                {
+                    "title": {"type": "string"},
+                    "nights": {"type": "array", "items": NIGHT},
+                    "change_points": {"type": "array", "items": SHIFT},
+                    "too_few_nights": {"type": "boolean"},
+                }
+            ),
+        },
+    },
+)
 
 REPORT_GROUP = record(
-    {"title": {"type": "string"}, "runs": {"type": "integer"}, "infra_error_runs": {"type": "integer"},
-     "completed": {"type": "integer"}, "hidden_passed": {"type": "array", "items": INT_OR_NULL},
-     "stop_reasons": COUNTS, "failure_labels": COUNTS, "metrics": {"type": "object", "additionalProperties": SPREAD},
-     "runs_without_trace": {"type": "integer"}, "figure": {"type": "string"}},
-)  # fmt: skip
+    {
+        "title": {"type": "string"},
+        "runs": {"type": "integer"},
+        "infra_error_runs": {"type": "integer"},
+        "completed": {"type": "integer"},
+        "hidden_passed": {"type": "array", "items": INT_OR_NULL},
+        "stop_reasons": COUNTS,
+        "failure_labels": COUNTS,
+        "metrics": {"type": "object", "additionalProperties": SPREAD},
+        "runs_without_trace": {"type": "integer"},
+        "figure": {"type": "string"},
+    },
+)
 REPORT = document(
     "report",
     "bench report --json: the report's groups as numbers, and where report.md and its figures were written",
-    {"file": {"type": "string"}, "report": {"type": "string"}, "runs": {"type": "integer"},
-     "same_in_every_group": TEXTS, "groups": {"type": "array", "items": REPORT_GROUP}},
-)  # fmt: skip
+    {
+        "file": {"type": "string"},
+        "report": {"type": "string"},
+        "runs": {"type": "integer"},
+        "same_in_every_group": TEXTS,
+        "groups": {"type": "array", "items": REPORT_GROUP},
+    },
+)
 
 FIXTURES_CHECK = document(
     "fixtures check",
     "bench fixtures check --json: each fixture's problems (empty when sound) and what was measured",
-    {"root": {"type": "string"}, "ok": {"type": "boolean"},
-     "fixtures": {"type": "array", "items": record(
-         {"name": {"type": "string"}, "ok": {"type": "boolean"}, "problems": TEXTS, "summary": {"type": "string"}})}},
-)  # fmt: skip
+    {
+        "root": {"type": "string"},
+        "ok": {"type": "boolean"},
+        "fixtures": {
+            "type": "array",
+            "items": record(
+                {
+                    "name": {"type": "string"},
+                    "ok": {"type": "boolean"},
+                    "problems": TEXTS,
+                    "summary": {"type": "string"},
+                }
+            ),
+        },
+    },
+)
 
 PREDICTIONS_SCORE = document(
     "predictions score",
     "bench predictions score --json: each prediction's verdict and the numbers behind it",
-    {"predictions_file": {"type": "string"}, "results_file": {"type": "string"},
-     "predictions": {"type": "array", "items": record(
-         {"id": {"type": "string"}, "says": {"type": "string"},
-          "verdict": {"enum": ["HIT", "MISS", "NOT SCORABLE"]}, "matching": {"type": "integer"},
-          "satisfied": {"type": "integer"}, "unknown": {"type": "integer"}, "values": {"type": "string"},
-          "lines": TEXTS})},
-     "tally": record({"hit": {"type": "integer"}, "miss": {"type": "integer"}, "not_scorable": {"type": "integer"}})},
-)  # fmt: skip
+    {
+        "predictions_file": {"type": "string"},
+        "results_file": {"type": "string"},
+        "predictions": {
+            "type": "array",
+            "items": record(
+                {
+                    "id": {"type": "string"},
+                    "says": {"type": "string"},
+                    "verdict": {"enum": ["HIT", "MISS", "NOT SCORABLE"]},
+                    "matching": {"type": "integer"},
+                    "satisfied": {"type": "integer"},
+                    "unknown": {"type": "integer"},
+                    "values": {"type": "string"},
+                    "lines": TEXTS,
+                }
+            ),
+        },
+        "tally": record({"hit": {"type": "integer"}, "miss": {"type": "integer"}, "not_scorable": {"type": "integer"}}),
+    },
+)
 
 SCHEMAS: dict[str, Schema] = {
     "compare": COMPARE,

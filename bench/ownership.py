@@ -97,11 +97,17 @@ class Ownership:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "version": STATE_VERSION, "instance": self.instance, "host": self.host, "boot_id": self.boot_id,
-            "owner": {"pid": self.owner_pid, "start_time": self.owner_start_time}, "started_at": self.started_at,
-            "out": self.out, "docker": self.docker, "folders": self.folders,
+            "version": STATE_VERSION,
+            "instance": self.instance,
+            "host": self.host,
+            "boot_id": self.boot_id,
+            "owner": {"pid": self.owner_pid, "start_time": self.owner_start_time},
+            "started_at": self.started_at,
+            "out": self.out,
+            "docker": self.docker,
+            "folders": self.folders,
             "processes": [asdict(p) for p in self.processes],
-        }  # fmt: skip
+        }
 
     def save(self) -> None:
         """Write the state file whole, or not at all (a reader never sees half of it)."""
@@ -120,12 +126,18 @@ class Ownership:
             raise ValueError(f"{path}: state file version {data.get('version')!r}, expected {STATE_VERSION}")
         owner = data["owner"]
         return cls(
-            instance=_instance_id(data["instance"]), state_file=path, host=str(data["host"]),
-            boot_id=str(data["boot_id"]), owner_pid=int(owner["pid"]), owner_start_time=owner["start_time"],
-            started_at=str(data["started_at"]), out=str(data["out"]), docker=bool(data["docker"]),
+            instance=_instance_id(data["instance"]),
+            state_file=path,
+            host=str(data["host"]),
+            boot_id=str(data["boot_id"]),
+            owner_pid=int(owner["pid"]),
+            owner_start_time=owner["start_time"],
+            started_at=str(data["started_at"]),
+            out=str(data["out"]),
+            docker=bool(data["docker"]),
             folders=[str(f) for f in data["folders"]],
             processes=[OwnedProcess(**p) for p in data["processes"]],
-        )  # fmt: skip
+        )
 
 
 def new_instance_id() -> str:

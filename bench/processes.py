@@ -68,9 +68,14 @@ def run_to_end(
     (CappedOutput), decoded as UTF-8 with undecodable bytes replaced.
     """
     proc = subprocess.Popen(
-        command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     assert proc.stdout is not None
     output = CappedOutput(output_limit)
     reader = threading.Thread(target=output.read_all, args=(proc.stdout,), daemon=True)

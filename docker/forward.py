@@ -222,8 +222,13 @@ class Connections:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Pass only the agent's requests on to llama-servers.")
     parser.add_argument("rules", nargs="+", metavar="[LISTEN_HOST:]PORT=TARGET_HOST:PORT")
-    parser.add_argument("--sampling", action="append", default=[], metavar="PORT=JSON",
-                        help="the run's sampling settings for the server behind PORT: exactly these pass")  # fmt: skip
+    parser.add_argument(
+        "--sampling",
+        action="append",
+        default=[],
+        metavar="PORT=JSON",
+        help="the run's sampling settings for the server behind PORT: exactly these pass",
+    )
     parser.add_argument("--timeout", type=float, default=EXCHANGE_TIMEOUT_S, help="seconds for one answer")
     return parser.parse_args(argv)
 

@@ -21,8 +21,22 @@ from bench import ROOT
 from bench.testing import fake_llama
 from bench.testing.slurm_cluster import SlurmCluster
 
-FLAGS = ["--servers", "external", "--sandbox", "local", "--fixtures", "todo_repo", "--presets", "part2",
-         "--ctx", "4096", "--max-steps", "1", "--reps", "2"]  # fmt: skip
+FLAGS = [
+    "--servers",
+    "external",
+    "--sandbox",
+    "local",
+    "--fixtures",
+    "todo_repo",
+    "--presets",
+    "part2",
+    "--ctx",
+    "4096",
+    "--max-steps",
+    "1",
+    "--reps",
+    "2",
+]
 
 
 def main() -> None:
@@ -32,8 +46,24 @@ def main() -> None:
         results = Path(tmp) / "matrix"
         with fake_llama.FakeLlama(default=fake_llama.prose("Done.")) as flint:
             started = time.monotonic()
-            argv = [sys.executable, "-m", "bench", "submit", "slurm", "--shards", "2", "--results", str(results),
-                    "--config", str(settings), "--share-servers", "--", *FLAGS, "--flint-url", flint.url]  # fmt: skip
+            argv = [
+                sys.executable,
+                "-m",
+                "bench",
+                "submit",
+                "slurm",
+                "--shards",
+                "2",
+                "--results",
+                str(results),
+                "--config",
+                str(settings),
+                "--share-servers",
+                "--",
+                *FLAGS,
+                "--flint-url",
+                flint.url,
+            ]
             subprocess.run(argv, cwd=ROOT, env=cluster.env, check=True, capture_output=True)
             jobs = dict(line.split("\t") for line in (results / "slurm" / "jobs.txt").read_text().splitlines())
             cluster.wait([jobs["shards"]], timeout_s=600)
@@ -42,8 +72,18 @@ def main() -> None:
             merged = time.monotonic() - started
             started = time.monotonic()
             for index in (1, 2):
-                argv = [sys.executable, "-m", "bench", "run", "--config", str(results / "bench.yaml"), "--shard",
-                        f"{index}/2", "--out", str(Path(tmp) / "sequential" / "matrix.csv")]  # fmt: skip
+                argv = [
+                    sys.executable,
+                    "-m",
+                    "bench",
+                    "run",
+                    "--config",
+                    str(results / "bench.yaml"),
+                    "--shard",
+                    f"{index}/2",
+                    "--out",
+                    str(Path(tmp) / "sequential" / "matrix.csv"),
+                ]
                 subprocess.run(argv, cwd=ROOT, check=True, capture_output=True)
             sequential = time.monotonic() - started
     print(f"2-shard Slurm array: {array:.1f} s from sbatch until both tasks ended; {merged:.1f} s until the merge job")

@@ -96,11 +96,15 @@ def _measure(command: list[str], repeats: int) -> tuple[list[float], float, list
     for _ in range(repeats):
         # ru_maxrss of the children is the largest of any child so far: a fresh interpreter per figure keeps it apart
         # (exit 1 is a tripped gate: the command did its work)
-        probe = ["-c", "import resource, subprocess, sys; done = subprocess.run(sys.argv[1:], "
-                 "stdout=subprocess.DEVNULL); assert done.returncode in (0, 1), done; "
-                 "usage = resource.getrusage(resource.RUSAGE_CHILDREN); "
-                 "print(usage.ru_utime + usage.ru_stime, usage.ru_maxrss)",
-                 sys.executable, *command]  # fmt: skip
+        probe = [
+            "-c",
+            "import resource, subprocess, sys; done = subprocess.run(sys.argv[1:], "
+            "stdout=subprocess.DEVNULL); assert done.returncode in (0, 1), done; "
+            "usage = resource.getrusage(resource.RUSAGE_CHILDREN); "
+            "print(usage.ru_utime + usage.ru_stime, usage.ru_maxrss)",
+            sys.executable,
+            *command,
+        ]
         start = time.perf_counter()
         out = subprocess.run([sys.executable, *probe], check=True, capture_output=True, text=True).stdout
         times.append(time.perf_counter() - start)

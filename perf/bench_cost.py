@@ -81,8 +81,9 @@ def figures(quick: bool) -> list[Figure]:
         if quick:
             replies = [fake_llama.tool_call("read_file", {"path": task.read})] * 2
             with fake_llama.FakeLlama(replies, n_ctx=4096) as flint:
-                config = BenchConfig(**settings, servers="external", flint_url=flint.url, use_jeff=False,
-                                     ctx=[4096], max_steps=2, reps=1)  # fmt: skip
+                config = BenchConfig(
+                    **settings, servers="external", flint_url=flint.url, use_jeff=False, ctx=[4096], max_steps=2, reps=1
+                )
                 samples = shares(config)
         else:
             try:

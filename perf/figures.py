@@ -60,9 +60,15 @@ def figure(name: str, unit: str, samples: list[float], target: str | None, quick
     """A figure from its repeated samples; quick figures are not judged."""
     median = statistics.median(samples)
     return {
-        "figure": name, "unit": unit, "median": median, "min": min(samples), "max": max(samples),
-        "repeats": len(samples), "target": target, "passed": None if quick else meets(median, target),
-    }  # fmt: skip
+        "figure": name,
+        "unit": unit,
+        "median": median,
+        "min": min(samples),
+        "max": max(samples),
+        "repeats": len(samples),
+        "target": target,
+        "passed": None if quick else meets(median, target),
+    }
 
 
 def timed(fn: Callable[[], object], repeats: int, scale: float = 1.0) -> list[float]:

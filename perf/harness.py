@@ -36,8 +36,14 @@ READ = fake_llama.tool_call("read_file", {"path": "mod.py"})
 def conversation(results: int) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = [{"role": "system", "content": "s" * 2000}, {"role": "user", "content": "task"}]
     for i in range(results):
-        call = {"id": f"c{i}", "type": "function", "function": {"name": "write_file", "arguments": json.dumps(
-            {"path": f"f{i}.py", "content": "x = 1\n" * 600})}}  # fmt: skip
+        call = {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {
+                "name": "write_file",
+                "arguments": json.dumps({"path": f"f{i}.py", "content": "x = 1\n" * 600}),
+            },
+        }
         messages.append({"role": "assistant", "content": "", "reasoning_content": "r" * 1000, "tool_calls": [call]})
         messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": "y" * 4000})
     return messages
@@ -77,9 +83,23 @@ def agent_cpu(steps: int) -> tuple[float, list[dict[str, Any]]]:
         (repo / "test_mod.py").write_text("from mod import f\n\n\ndef test_f():\n    assert f() == 1\n")
         script.write_text(json.dumps({"replies": [READ] * steps, "default": READ, "n_ctx": 1_000_000}))
         with scripted_server(script, record) as url:
-            argv = ["--repo", str(repo), "--task", "read", "--flint", url, "--no-jeff", "--approve", "no",
-                    "--max-steps", str(steps), "--preset", "part3", "--events", str(Path(tmp) / "events.jsonl"),
-            ]  # fmt: skip
+            argv = [
+                "--repo",
+                str(repo),
+                "--task",
+                "read",
+                "--flint",
+                url,
+                "--no-jeff",
+                "--approve",
+                "no",
+                "--max-steps",
+                str(steps),
+                "--preset",
+                "part3",
+                "--events",
+                str(Path(tmp) / "events.jsonl"),
+            ]
             start = time.process_time()
             with contextlib.redirect_stdout(io.StringIO()):  # the agent's per-step lines are not the point here
                 agent_main(argv)
@@ -137,6 +157,6 @@ def figures(quick: bool) -> list[Figure]:
             [agent_step_ms(steps) for _ in range(repeats)],
             "<= 1.0",
             quick,
-        ),  # fmt: skip
+        ),
         figure("row figures from 10,000 events", "ms", row_ms(repeats), "<= 500", quick),
     ]

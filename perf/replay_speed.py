@@ -33,9 +33,23 @@ def figures(quick: bool) -> list[Figure]:
             (repo / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n" * 60)
         replies = [fake_llama.tool_call("read_file", {"path": f"m{i % 3}.py"}) for i in range(STEPS)]
         with fake_llama.FakeLlama(replies, n_ctx=8192) as flint:
-            argv = ["--repo", str(repo), "--task", "read", "--flint", flint.url, "--no-jeff", "--approve", "no",
-                    "--max-steps", str(STEPS), "--preset", "part3", "--events", str(run_dir / "events.jsonl"),
-            ]  # fmt: skip
+            argv = [
+                "--repo",
+                str(repo),
+                "--task",
+                "read",
+                "--flint",
+                flint.url,
+                "--no-jeff",
+                "--approve",
+                "no",
+                "--max-steps",
+                str(STEPS),
+                "--preset",
+                "part3",
+                "--events",
+                str(run_dir / "events.jsonl"),
+            ]
             with contextlib.redirect_stdout(io.StringIO()):
                 agent_main(argv)
             timeline = load_timeline(run_dir)

@@ -66,11 +66,15 @@ def table(figures: list[Figure]) -> str:
     headers = ["figure", "median", "range", "unit", "target", ""]
     rows = [
         [
-            f["figure"], number(f["median"]), f"{number(f['min'])}–{number(f['max'])} ({f['repeats']})", f["unit"],
-            f["target"] or "—", {True: "ok", False: "MISSED", None: ""}[f["passed"]],
+            f["figure"],
+            number(f["median"]),
+            f"{number(f['min'])}–{number(f['max'])} ({f['repeats']})",
+            f["unit"],
+            f["target"] or "—",
+            {True: "ok", False: "MISSED", None: ""}[f["passed"]],
         ]
         for f in figures
-    ]  # fmt: skip
+    ]
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [headers, *rows]]
     return "\n".join(lines)

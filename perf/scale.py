@@ -61,9 +61,16 @@ class ScriptedFactory(Factory):
 
 def matrix(out: Path, workers: int, reps: int, steps: int, real: bool, task: PerfTask) -> BenchConfig:
     settings: dict[str, Any] = {
-        **task.settings, "presets": ["part3"], "ctx": [4096], "reps": reps, "max_steps": steps,
-        "use_jeff": False, "out": str(out), "sandbox": "local", "agent_retries": 1,
-    }  # fmt: skip
+        **task.settings,
+        "presets": ["part3"],
+        "ctx": [4096],
+        "reps": reps,
+        "max_steps": steps,
+        "use_jeff": False,
+        "out": str(out),
+        "sandbox": "local",
+        "agent_retries": 1,
+    }
     if real:
         from bench.measure.nvml import nvidia_gpu_present
 
@@ -98,8 +105,16 @@ def figure(name: str, unit: str, samples: list[float], target: str | None, quick
     if target is not None and not quick:
         sign, _, bound = target.partition(" ")
         passed = median >= float(bound) if sign == ">=" else median <= float(bound)
-    return {"figure": name, "unit": unit, "median": median, "min": min(samples), "max": max(samples),
-            "repeats": len(samples), "target": target, "passed": passed}  # fmt: skip
+    return {
+        "figure": name,
+        "unit": unit,
+        "median": median,
+        "min": min(samples),
+        "max": max(samples),
+        "repeats": len(samples),
+        "target": target,
+        "passed": passed,
+    }
 
 
 def figures(quick: bool, real: bool = False) -> list[dict[str, Any]]:

@@ -36,10 +36,23 @@ def write_results(path: Path, runs: int, seed: int = 3) -> None:
         preset, rep = PRESETS[index % len(PRESETS)], index // len(PRESETS) + 1
         run_id = f"20261201T0000{index:04d}-todo_repo-{preset}-4096-r{rep}-{rng.getrandbits(16):04x}"
         wall = rng.lognormvariate(4.0, 0.2)
-        append_row(path, {"run_id": run_id, "started_at": "2026-12-01T00:00:00+00:00", "fixture": "todo_repo",
-                          "preset": preset, "ctx": "4096", "rep": str(rep), "flint_model": "f.gguf",
-                          "stop_reason": "step_limit", "steps": str(STEPS), "wall_s": f"{wall:.2f}",
-                          "hidden_passed": "2", "hidden_total": "6"})  # fmt: skip
+        append_row(
+            path,
+            {
+                "run_id": run_id,
+                "started_at": "2026-12-01T00:00:00+00:00",
+                "fixture": "todo_repo",
+                "preset": preset,
+                "ctx": "4096",
+                "rep": str(rep),
+                "flint_model": "f.gguf",
+                "stop_reason": "step_limit",
+                "steps": str(STEPS),
+                "wall_s": f"{wall:.2f}",
+                "hidden_passed": "2",
+                "hidden_total": "6",
+            },
+        )
         write_run(path.parent / "runs" / run_id, rng)
 
 
@@ -47,18 +60,36 @@ def write_run(run_dir: Path, rng: random.Random) -> None:
     """A trace of STEPS reads, each answer's message and result in the request log."""
     run_dir.mkdir(parents=True)
     events: list[dict[str, Any]] = [{"t": 0.0, "event": "start", "n_ctx": 4096}]
-    log = [{"request": 0, "step": 1, "from": 0, "messages": [{"role": "user", "content": "Add due dates."}],
-            "body": {"stream": False}}]  # fmt: skip
+    log = [
+        {
+            "request": 0,
+            "step": 1,
+            "from": 0,
+            "messages": [{"role": "user", "content": "Add due dates."}],
+            "body": {"stream": False},
+        }
+    ]
     messages = 1
     for step in range(1, STEPS + 1):
         usage = {"prompt_tokens": 900 + 40 * step, "completion_tokens": 30, "total_tokens": 930 + 40 * step}
         events.append({"t": float(step), "event": "response", "step": step, "usage": usage, "request": step - 1})
         args = {"path": f"m{rng.randint(0, 9)}.py"}
-        events.append({"t": step + 0.5, "event": "tool", "step": step, "name": "read_file", "args": args, "ok": True,
-                       "result_chars": len(FILE)})  # fmt: skip
+        events.append(
+            {
+                "t": step + 0.5,
+                "event": "tool",
+                "step": step,
+                "name": "read_file",
+                "args": args,
+                "ok": True,
+                "result_chars": len(FILE),
+            }
+        )
         call = {"id": f"c{step}", "type": "function", "function": {"name": "read_file", "arguments": json.dumps(args)}}
-        added = [{"role": "assistant", "content": f"Reading {args['path']} next.", "tool_calls": [call]},
-                 {"role": "tool", "tool_call_id": f"c{step}", "content": FILE}]  # fmt: skip
+        added = [
+            {"role": "assistant", "content": f"Reading {args['path']} next.", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{step}", "content": FILE},
+        ]
         log.append({"request": step, "step": step + 1, "from": messages, "messages": added})
         messages += 2
     events.append({"t": STEPS + 1.0, "event": "stop", "reason": "step_limit", "steps": STEPS})
@@ -77,8 +108,15 @@ def browser(profile: Path) -> Any:
         raise Unavailable("no chromium and chromedriver (apt-get install chromium chromium-driver)")
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
-    for flag in ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", f"--user-data-dir={profile}",
-                 "--disable-background-networking", "--window-size=1400,1000"]:  # fmt: skip
+    for flag in [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        f"--user-data-dir={profile}",
+        "--disable-background-networking",
+        "--window-size=1400,1000",
+    ]:
         options.add_argument(flag)
     return webdriver.Chrome(service=Service(driver), options=options)
 

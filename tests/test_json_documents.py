@@ -21,10 +21,21 @@ Capture = pytest.CaptureFixture[str]
 
 
 def row(run_id: str, **values: str) -> dict[str, str]:
-    base = {"run_id": run_id, "started_at": "2026-11-30T02:00:00+00:00", "git_sha": "a" * 40, "fixture": "todo_repo",
-            "preset": "part3", "ctx": "4096", "flint_model": "f.gguf", "stop_reason": "done", "hidden_passed": "6",
-            "hidden_total": "6", "wall_s": "20.5", "prompt_tokens_reprocessed": "1000",
-            "reprocessed_check": "ok"}  # fmt: skip
+    base = {
+        "run_id": run_id,
+        "started_at": "2026-11-30T02:00:00+00:00",
+        "git_sha": "a" * 40,
+        "fixture": "todo_repo",
+        "preset": "part3",
+        "ctx": "4096",
+        "flint_model": "f.gguf",
+        "stop_reason": "done",
+        "hidden_passed": "6",
+        "hidden_total": "6",
+        "wall_s": "20.5",
+        "prompt_tokens_reprocessed": "1000",
+        "reprocessed_check": "ok",
+    }
     return {**base, **values}
 
 

@@ -21,9 +21,13 @@ def plan(child_processes: None) -> Plan:
         env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTBENCH_") and k not in ("CTX", "OUT")}
         env.pop("MAKELEVEL", None)  # as a user's shell runs it, not as a make around pytest does
         done = subprocess.run(
-            ["make", "-n", "bench", "SANDBOX=local", *args], cwd=ROOT, env=env | environment, capture_output=True,
-            text=True, timeout=60,
-        )  # fmt: skip
+            ["make", "-n", "bench", "SANDBOX=local", *args],
+            cwd=ROOT,
+            env=env | environment,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 0, done.stderr
         printed = next(line for line in done.stdout.splitlines() if line.startswith("printf 'make bench:"))
         shown = subprocess.run(["bash", "-c", printed], capture_output=True, text=True, timeout=10).stdout

@@ -20,23 +20,37 @@ from bench.results.row import ResultRow
 
 SPLIT_FILE = "reprocessed.json"
 CAUSE_COLOURS = {
-    "cold": "#7f7f7f", "new": "#9cc3e6", "answer": "#e9a23b", "clearing": "#d1495b", "template": "#8c3b9e",
+    "cold": "#7f7f7f",
+    "new": "#9cc3e6",
+    "answer": "#e9a23b",
+    "clearing": "#d1495b",
+    "template": "#8c3b9e",
     "unexplained": "#3b3b3b",
-}  # fmt: skip
+}
 CAUSES = ("cold", "new", "answer", "clearing", "template", "unexplained")  # bench/measure/reprocessing.py's
 CAUSE_COLUMNS = {
-    "cold": "reprocessed_cold", "new": "reprocessed_new", "answer": "reprocessed_answer",
-    "clearing": "reprocessed_by_clearing", "template": "reprocessed_by_template",
+    "cold": "reprocessed_cold",
+    "new": "reprocessed_new",
+    "answer": "reprocessed_answer",
+    "clearing": "reprocessed_by_clearing",
+    "template": "reprocessed_by_template",
     "unexplained": "reprocessed_unexplained",
-}  # fmt: skip
+}
 # The time table's columns: the parts of the split (bench/measure/time_split.py TIME_PARTS) between the wall time
 # and the floor, Flint's time also as its prefill and decode, and the model time beyond llama-bench's floor:
 # (column, heading).
 TIME_COLUMNS = (
-    ("wall_s", "wall s"), ("flint_model_s", "Flint s"), ("flint_prompt_s", "prefill s"), ("flint_gen_s", "decode s"),
-    ("jeff_model_s", "Jeff s"), ("tools_s", "tools s"), ("server_stall_s", "stalled s"), ("own_s", "own s"),
-    ("floor_s", "floor s"), ("server_overhead_s", "overhead s"),
-)  # fmt: skip
+    ("wall_s", "wall s"),
+    ("flint_model_s", "Flint s"),
+    ("flint_prompt_s", "prefill s"),
+    ("flint_gen_s", "decode s"),
+    ("jeff_model_s", "Jeff s"),
+    ("tools_s", "tools s"),
+    ("server_stall_s", "stalled s"),
+    ("own_s", "own s"),
+    ("floor_s", "floor s"),
+    ("server_overhead_s", "overhead s"),
+)
 MAX_RUNS_SHOWN = 8  # a larger group is summarised: one line of medians, and one panel of all its runs per step
 
 
@@ -56,8 +70,10 @@ def cause_table(runs: list[Run]) -> str:
         rows = [run.row for run in runs]
         line = [f"median of {len(runs)}", *(fmt_median(rows, CAUSE_COLUMNS[c]) for c in CAUSES)]
         return markdown_table(headers, [[*line, count_values(r.reprocessed_split or "—" for r in rows)]])
-    lines = [[run.name, *(fmt_cell(run.row, CAUSE_COLUMNS[c]) for c in CAUSES), run.row.reprocessed_split or "—"]
-             for run in runs]  # fmt: skip
+    lines = [
+        [run.name, *(fmt_cell(run.row, CAUSE_COLUMNS[c]) for c in CAUSES), run.row.reprocessed_split or "—"]
+        for run in runs
+    ]
     return markdown_table(headers, lines)
 
 
@@ -124,9 +140,12 @@ def _summed(splits: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 def causes_section(runs: list[Run], runs_dir: Path, title: str, out_dir: Path, figure: str) -> list[str]:
     """The report's lines for one group: both tables and, where any run has a split, the figure."""
-    out = ["Time per run (wall = Flint + Jeff + tools + stalled + own; Flint = its prefill + decode; stalled: the "
-           "servers not computing; floor: the run's tokens at llama-bench's speeds, or the servers' own where "
-           "llama-bench did not run; overhead: model time beyond llama-bench's floor):", ""]  # fmt: skip
+    out = [
+        "Time per run (wall = Flint + Jeff + tools + stalled + own; Flint = its prefill + decode; stalled: the "
+        "servers not computing; floor: the run's tokens at llama-bench's speeds, or the servers' own where "
+        "llama-bench did not run; overhead: model time beyond llama-bench's floor):",
+        "",
+    ]
     out += [time_table(runs), "", "Tokens computed anew, by cause (they add up to the reprocessed tokens):", ""]
     out += [cause_table(runs), ""]
     if plot_causes(runs, runs_dir, title, out_dir / figure):

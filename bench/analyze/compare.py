@@ -131,10 +131,16 @@ def _paired_section(found: Comparison) -> list[str]:
     if not found.paired:
         return []
     lines = [
-        [p.where, str(p.flips.pairs), str(p.flips.lost), str(p.flips.gained),
-         f"{signed(p.flips.change_pp, '{:.0f}')} pp", fmt_p(p.flips.p)]
+        [
+            p.where,
+            str(p.flips.pairs),
+            str(p.flips.lost),
+            str(p.flips.gained),
+            f"{signed(p.flips.change_pp, '{:.0f}')} pp",
+            fmt_p(p.flips.p),
+        ]
         for p in found.paired
-    ]  # fmt: skip
+    ]
     headers = ["paired over fixtures", "pairs", "completed → not", "not → completed", "change", "McNemar p"]
     return ["## Completion, paired over fixtures", "", markdown_table(headers, lines), ""]
 

@@ -46,7 +46,7 @@ def document(found: Comparison) -> dict[str, Any]:
                 "p": p.flips.p,
             }
             for p in found.paired
-        ],  # fmt: skip
+        ],
         "gates": [gate_json(result) for result in found.gates],
         "tripped": found.tripped,
     }
@@ -106,11 +106,19 @@ def _changes(old: list[ResultRow], new: list[ResultRow], against: str, found: Co
     for metric in ["completed", "hidden_passed", *found.metrics]:
         change = metric_change(metric, old, new, alpha)
         low, high = change.bounds if change.bounds else (None, None)
-        out.append({
-            "against": against, "metric": metric, "change": change.text, "worse_by": _finite(change.worse_by),
-            "interval": change.interval, "interval_low": _finite(low), "interval_high": _finite(high),
-            "p": change.test.p if change.test else None, "verdict": change.verdict(alpha),
-        })  # fmt: skip
+        out.append(
+            {
+                "against": against,
+                "metric": metric,
+                "change": change.text,
+                "worse_by": _finite(change.worse_by),
+                "interval": change.interval,
+                "interval_low": _finite(low),
+                "interval_high": _finite(high),
+                "p": change.test.p if change.test else None,
+                "verdict": change.verdict(alpha),
+            }
+        )
     return out
 
 

@@ -189,6 +189,9 @@ def paired_results(
                     f"{flips.lost} lost, {flips.gained} gained of {flips.pairs} pairs, McNemar p = {fmt_p(flips.p)}"
                 )
                 outcome = "FAIL" if worse else "ok"
-                results.append(GateResult(outcome, completed.describe(alpha), where, detail, metric="completed",
-                                          limit=completed.limit))  # fmt: skip
+                results.append(
+                    GateResult(
+                        outcome, completed.describe(alpha), where, detail, metric="completed", limit=completed.limit
+                    )
+                )
     return found, results

@@ -140,8 +140,10 @@ def _reps(gate: Gate, change: Change, alpha: float) -> int | None:
         ratio = len(old) / len(new)
         reps = len(new)
         while round(reps * ratio) * reps <= power.MAX_CELLS:
-            if power.share_gate_power(share, max(1, round(reps * ratio)), reps, gate.limit, alpha).test_detects \
-                    <= gate.limit:  # fmt: skip
+            if (
+                power.share_gate_power(share, max(1, round(reps * ratio)), reps, gate.limit, alpha).test_detects
+                <= gate.limit
+            ):
                 return reps
             reps += 1
         return None

@@ -106,13 +106,26 @@ def config_json(group: Group, nights: list[Night], metrics: list[str], alpha: fl
         for i, start in enumerate(s.shifts):
             before = [v for _, v in s.points[bounds[i] : bounds[i + 1]]]
             after = [v for _, v in s.points[bounds[i + 1] : bounds[i + 2]]]
-            shifts.append({"metric": s.metric, "night": s.points[start][0], "before": statistics.median(before),
-                           "after": statistics.median(after), "text": describe_shift(s, i, nights)})  # fmt: skip
+            shifts.append(
+                {
+                    "metric": s.metric,
+                    "night": s.points[start][0],
+                    "before": statistics.median(before),
+                    "after": statistics.median(after),
+                    "text": describe_shift(s, i, nights),
+                }
+            )
     found = [
-        {"date": night.date, "version": night.version, "file": night.label, "runs": len(night.agent_rows),
-         "infra_error_runs": night.infra, "values": value}
+        {
+            "date": night.date,
+            "version": night.version,
+            "file": night.label,
+            "runs": len(night.agent_rows),
+            "infra_error_runs": night.infra,
+            "values": value,
+        }
         for night, value in zip(nights, values, strict=True)
-    ]  # fmt: skip
+    ]
     return {"title": group.title, "nights": found, "change_points": shifts, "too_few_nights": len(nights) < MIN_POINTS}
 
 

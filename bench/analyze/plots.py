@@ -111,8 +111,11 @@ def plot_summary(runs: list[Run], title: str, path: Path) -> None:
     share.set_xlabel("step")
     share.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.suptitle(label(title))
-    handles = [*_legend_handles()[:3], Patch(color=COLOURS["after"], label="request right after a clearing"),
-               Patch(color=COLOURS["other"], label="other request")]  # fmt: skip
+    handles = [
+        *_legend_handles()[:3],
+        Patch(color=COLOURS["after"], label="request right after a clearing"),
+        Patch(color=COLOURS["other"], label="other request"),
+    ]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=8, frameon=False)
     fig.savefig(path, dpi=90)
 

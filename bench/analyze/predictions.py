@@ -209,11 +209,24 @@ def document(predictions_file: Path, results_file: Path, results: list[Verdict])
     """The verdicts as bench.json_documents.PREDICTIONS_SCORE describes them."""
     verdicts = [r.verdict for r in results]
     found = [
-        {"id": r.prediction.id, "says": r.prediction.says, "verdict": r.verdict, "matching": r.matching,
-         "satisfied": r.satisfied, "unknown": r.unknown, "values": r.values, "lines": describe(r)}
+        {
+            "id": r.prediction.id,
+            "says": r.prediction.says,
+            "verdict": r.verdict,
+            "matching": r.matching,
+            "satisfied": r.satisfied,
+            "unknown": r.unknown,
+            "values": r.values,
+            "lines": describe(r),
+        }
         for r in results
-    ]  # fmt: skip
+    ]
     tally = {"hit": verdicts.count(HIT), "miss": verdicts.count(MISS), "not_scorable": verdicts.count(NOT_SCORABLE)}
     head = {"command": "predictions score", "schema_version": SCHEMA_VERSION}
-    return {**head, "predictions_file": str(predictions_file), "results_file": str(results_file),
-            "predictions": found, "tally": tally}  # fmt: skip
+    return {
+        **head,
+        "predictions_file": str(predictions_file),
+        "results_file": str(results_file),
+        "predictions": found,
+        "tally": tally,
+    }

@@ -72,18 +72,33 @@ def verdicts(group: Group, labels: list[str], metrics: list[str], alpha: float) 
             continue
         for metric in ["completed", *metrics]:
             change = metric_change(metric, old, new, alpha)
-            found.append({"against": f"{label} vs {labels[0]}", "metric": metric, "change": change.text,
-                          "p": change.p_text(), "verdict": change.verdict(alpha)})  # fmt: skip
+            found.append(
+                {
+                    "against": f"{label} vs {labels[0]}",
+                    "metric": metric,
+                    "change": change.text,
+                    "p": change.p_text(),
+                    "verdict": change.verdict(alpha),
+                }
+            )
     return found
 
 
 def run_page(row: ResultRow, csv_path: Path, label: str, group: str) -> dict[str, Any]:
     runs_dir = csv_path.parent / "runs"
     run, run_dir = load_run(row, runs_dir), runs_dir / row.run_id
-    page: dict[str, Any] = {"id": row.run_id, "file": label, "group": group, "fixture": row.fixture,
-                            "preset": row.preset, "ctx": row.text("ctx"), "rep": row.text("rep"),
-                            "cells": {column: row.text(column) for column, _ in RUN_CELLS},
-                            "error": row.text("error"), "labels": list(row.failure_labels)}  # fmt: skip
+    page: dict[str, Any] = {
+        "id": row.run_id,
+        "file": label,
+        "group": group,
+        "fixture": row.fixture,
+        "preset": row.preset,
+        "ctx": row.text("ctx"),
+        "rep": row.text("rep"),
+        "cells": {column: row.text(column) for column, _ in RUN_CELLS},
+        "error": row.text("error"),
+        "labels": list(row.failure_labels),
+    }
     bodies, log_note = request_log_of(run_dir) if run.events else (None, "")
     page["note"] = "; ".join(note for note in (run.note, log_note) if note)
     page["steps"] = steps_of(run.events, row.ctx, bodies) if run.events else []

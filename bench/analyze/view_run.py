@@ -65,8 +65,11 @@ def message_of(added: list[dict[str, Any]] | None) -> dict[str, Any] | None:
         function = call.get("function") if isinstance(call, dict) else None
         if isinstance(function, dict):
             calls.append({"name": str(function.get("name")), "arguments": cut(function.get("arguments") or "")})
-    return {"content": cut(message.get("content") or ""), "reasoning": cut(message.get("reasoning_content") or ""),
-            "tool_calls": calls}  # fmt: skip
+    return {
+        "content": cut(message.get("content") or ""),
+        "reasoning": cut(message.get("reasoning_content") or ""),
+        "tool_calls": calls,
+    }
 
 
 def tool_results(added: list[dict[str, Any]] | None) -> list[str]:
@@ -88,8 +91,15 @@ def cleared(bodies: RequestBodies | None, before: int | None) -> list[Item]:
         what = _role(was)
         before_chars, after_chars = len(json.dumps(was, ensure_ascii=False)), len(json.dumps(now, ensure_ascii=False))
         shown = now.get("content") if isinstance(now.get("content"), str) and now.get("content") else ""
-        changes.append({"message": index, "what": what, "before_chars": before_chars, "after_chars": after_chars,
-                        "now": cut(shown or "(arguments or reasoning shortened)", 500)})  # fmt: skip
+        changes.append(
+            {
+                "message": index,
+                "what": what,
+                "before_chars": before_chars,
+                "after_chars": after_chars,
+                "now": cut(shown or "(arguments or reasoning shortened)", 500),
+            }
+        )
     return changes
 
 

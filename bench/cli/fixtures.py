@@ -50,12 +50,18 @@ def add(sub: Subparsers) -> None:
     one.add_argument("sources", nargs="+", metavar="SRC", help="an exercise folder, or a folder of exercises")
     one.add_argument("--into", required=True, metavar="DIR", help="the fixtures root written: fixtures/, hidden_tests/")
     one.add_argument(
-        "--visible", type=float, default=0.0, metavar="SHARE",
+        "--visible",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
         help="share of each exercise's tests also given to the agent, read-only (default 0: all hidden)",
-    )  # fmt: skip
+    )
     one.add_argument("--max-steps", type=int, default=30, help="the fixtures' step limit (default 30)")
     one.add_argument("--force", action="store_true", help="replace fixtures of the same names in DIR")
     one.add_argument(
-        "--sandbox", default="auto", choices=SANDBOX_KINDS, metavar=SANDBOX_METAVAR,
+        "--sandbox",
+        default="auto",
+        choices=SANDBOX_KINDS,
+        metavar=SANDBOX_METAVAR,
         help="where the stubs and examples are graded (default auto: Docker, else podman; local runs them here)",
-    )  # fmt: skip
+    )

@@ -40,16 +40,21 @@ def add(sub: Subparsers) -> None:
     one.add_argument("--csv", help="also write the results to this CSV (one line per run and policy, or per request)")
     server = one.add_argument_group("sending the recorded requests to a llama-server")
     server.add_argument(
-        "--against", action="append", metavar="URL|embedded",
+        "--against",
+        action="append",
+        metavar="URL|embedded",
         help="a llama-server's URL, or `embedded`: one started here as the run's Flint was (repeat to compare)",
-    )  # fmt: skip
+    )
     server.add_argument("--llama-server", action="append", metavar="PATH", help="embedded: another build (repeatable)")
     server.add_argument("--model", metavar="PATH", help="embedded: another GGUF file than the runs'")
     server.add_argument(
-        "--server-args", action="append", metavar="FLAGS",
+        "--server-args",
+        action="append",
+        metavar="FLAGS",
         help='embedded: flags after the run\'s own, e.g. "--cache-reuse 256" (repeat: one set-up each)',
-    )  # fmt: skip
+    )
     server.add_argument(
-        "--check-checkpoints", action="store_true",
+        "--check-checkpoints",
+        action="store_true",
         help="send a scripted tool-call conversation and fail when the server loses its cache (before upgrading)",
-    )  # fmt: skip
+    )

@@ -68,10 +68,11 @@ def run_flags(one: argparse.ArgumentParser) -> None:
     )
     for role in ("flint", "jeff"):
         one.add_argument(
-            f"--{role}-server-args", metavar="'FLAGS'",
+            f"--{role}-server-args",
+            metavar="'FLAGS'",
             help=f"llama-server flags of your own for {role.title()}, one quoted line, e.g. '-fa on --cache-reuse 256' "
             f"(a single flag: --{role}-server-args=--swa-full)",
-        )  # fmt: skip
+        )
     one.add_argument(
         "--shard", metavar="I/N", help="run the I-th of N parts of the plan (1-based), into <out>-shardIofN.csv"
     )

@@ -14,15 +14,29 @@ def submit(args: argparse.Namespace) -> int:
 
     if args.engine == "slurm":
         options = SubmitOptions(
-            args.engine, args.shards, args.results, partition=args.partition, gpus_per_task=args.gpus_per_task,
-            time=args.time, share_servers=args.share_servers,
-        )  # fmt: skip
+            args.engine,
+            args.shards,
+            args.results,
+            partition=args.partition,
+            gpus_per_task=args.gpus_per_task,
+            time=args.time,
+            share_servers=args.share_servers,
+        )
     else:
         options = SubmitOptions(
-            args.engine, args.shards, args.results, image=args.image, flint_image=args.flint_image,
-            jeff_image=args.jeff_image, claim=args.claim, storage=args.storage, storage_class=args.storage_class,
-            namespace=args.namespace, deadline_s=args.deadline_s, apply=args.apply,
-        )  # fmt: skip
+            args.engine,
+            args.shards,
+            args.results,
+            image=args.image,
+            flint_image=args.flint_image,
+            jeff_image=args.jeff_image,
+            claim=args.claim,
+            storage=args.storage,
+            storage_class=args.storage_class,
+            namespace=args.namespace,
+            deadline_s=args.deadline_s,
+            apply=args.apply,
+        )
     return command(options, run_settings(args.config, run_flags(args)))
 
 

@@ -108,15 +108,26 @@ class RepoVolume:
         options = f"nr_blocks={pages},nr_inodes={REPO_FILES_LIMIT},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"
         self.name = f"{self.names.prefix}-repo-{secrets.token_hex(3)}"
         self.volume = self.client.volumes.create(
-            self.name, driver="local", driver_opts={"type": "tmpfs", "device": "tmpfs", "o": options},
+            self.name,
+            driver="local",
+            driver_opts={"type": "tmpfs", "device": "tmpfs", "o": options},
             labels=self.names.labels("repo"),
-        )  # fmt: skip
+        )
         self.holder = self.client.containers.run(
-            self.image, ["sleep", "infinity"], detach=True, user=f"{SANDBOX_UID}:{SANDBOX_UID}",
-            network_mode="none", read_only=True, cap_drop=["ALL"], security_opt=["no-new-privileges"],
-            mem_limit="64m", pids_limit=8, labels=self.names.labels("repo-holder"), log_config=LOG_CONFIG,
+            self.image,
+            ["sleep", "infinity"],
+            detach=True,
+            user=f"{SANDBOX_UID}:{SANDBOX_UID}",
+            network_mode="none",
+            read_only=True,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            mem_limit="64m",
+            pids_limit=8,
+            labels=self.names.labels("repo-holder"),
+            log_config=LOG_CONFIG,
             volumes={self.name: {"bind": "/repo", "mode": "rw"}},
-        )  # fmt: skip
+        )
 
     @property
     def mounts(self) -> dict[str, dict[str, str]]:

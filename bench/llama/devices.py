@@ -33,9 +33,12 @@ def list_devices(server: Path | None = None, env: Mapping[str, str] | None = Non
     binary = server or find_llama_server()
     try:
         listing = subprocess.run(
-            [str(binary), "--list-devices"], env=llama_env(binary) | dict(env or {}), capture_output=True, text=True,
+            [str(binary), "--list-devices"],
+            env=llama_env(binary) | dict(env or {}),
+            capture_output=True,
+            text=True,
             timeout=60,
-        )  # fmt: skip
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         return (), f"{binary} --list-devices did not run ({e})"
     devices = parse_devices(listing.stdout) if listing.returncode == 0 else ()

@@ -35,10 +35,22 @@ log = logging.getLogger(__name__)
 TIMEOUT_S = 600.0
 # server flag -> llama-bench flag, for the settings that change its speed
 MAPPED = {
-    "-t": "-t", "--threads": "-t", "-ngl": "-ngl", "--gpu-layers": "-ngl", "--n-gpu-layers": "-ngl", "-fa": "-fa",
-    "--flash-attn": "-fa", "-ctk": "-ctk", "--cache-type-k": "-ctk", "-ctv": "-ctv", "--cache-type-v": "-ctv",
-    "-b": "-b", "--batch-size": "-b", "-ub": "-ub", "--ubatch-size": "-ub",
-}  # fmt: skip
+    "-t": "-t",
+    "--threads": "-t",
+    "-ngl": "-ngl",
+    "--gpu-layers": "-ngl",
+    "--n-gpu-layers": "-ngl",
+    "-fa": "-fa",
+    "--flash-attn": "-fa",
+    "-ctk": "-ctk",
+    "--cache-type-k": "-ctk",
+    "-ctv": "-ctv",
+    "--cache-type-v": "-ctv",
+    "-b": "-b",
+    "--batch-size": "-b",
+    "-ub": "-ub",
+    "--ubatch-size": "-ub",
+}
 
 
 @dataclass(frozen=True)

@@ -69,9 +69,12 @@ def compare(memory: ServerMemory) -> tuple[str, str]:
         f"at rest {memory.at_rest_mib} MiB, the request at the window added {growth:+d} MiB (pool, workspaces)",
         "bare CUDA context on this card: " + (f"{context} MiB" if context is not None else "not measured"),
         "allowed excess (context + growth, measured): "
-        + (f"{allowed} MiB, actual {excess:.0f} MiB ({excess - allowed:+.0f} beyond it: kernel images, cuBLAS)"
-           if allowed is not None else "unknown"),
-    ]  # fmt: skip
+        + (
+            f"{allowed} MiB, actual {excess:.0f} MiB ({excess - allowed:+.0f} beyond it: kernel images, cuBLAS)"
+            if allowed is not None
+            else "unknown"
+        ),
+    ]
     if memory.breakdown:
         unaccounted = ", ".join(f"{row.name} {row.unaccounted_mib}" for row in memory.breakdown)
         lines.append(f"exit breakdown: self {own} MiB, unaccounted {unaccounted} MiB (all processes on the card)")

@@ -42,13 +42,27 @@ FLAGS = {
     "--flash-attn": ("flash_attn", "LLAMA_ARG_FLASH_ATTN"),
 }
 DEFAULTS: dict[str, Any] = {
-    "swa_full": False, "ctx_checkpoints": 32, "cache_reuse": 0, "cache_ram_mib": 8192,
-    "cache_type_k": "f16", "cache_type_v": "f16", "flash_attn": "auto",
-}  # fmt: skip
+    "swa_full": False,
+    "ctx_checkpoints": 32,
+    "cache_reuse": 0,
+    "cache_ram_mib": 8192,
+    "cache_type_k": "f16",
+    "cache_type_v": "f16",
+    "flash_attn": "auto",
+}
 TEXT_SETTINGS = ("cache_type_k", "cache_type_v", "flash_attn")
 # -fa's values as llama-server reads them (common/arg.cpp of b11434 takes on/off/auto and their synonyms)
-FLASH = {"on": "on", "enabled": "on", "1": "on", "true": "on", "off": "off", "disabled": "off", "0": "off",
-         "false": "off", "auto": "auto"}  # fmt: skip
+FLASH = {
+    "on": "on",
+    "enabled": "on",
+    "1": "on",
+    "true": "on",
+    "off": "off",
+    "disabled": "off",
+    "0": "off",
+    "false": "off",
+    "auto": "auto",
+}
 # -lv 4 and up: `llama_context: flash_attn = auto|enabled|disabled`, then, for auto, which it chose
 # (`Flash Attention enabled`; earlier builds: `Flash Attention was auto, set to enabled`); and one
 # `llama_kv_cache: size = ... K (q8_0): ... MiB, V (f16): ... MiB` per cache.

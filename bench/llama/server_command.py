@@ -18,9 +18,23 @@ FILES_DIR = "flint-server"  # the copies of the files the command names, in the 
 FILE_FLAGS = ("--chat-template-file", "--grammar-file")
 # Flags bench/llama/process.py gives every server itself (and their values), left out of a command taken apart.
 OWNED_WITH_VALUE = {
-    "-m", "--model", "-hf", "--hf-repo", "-c", "--ctx-size", "--host", "--port", "--slot-save-path", "-t",
-    "--threads", "-np", "--parallel", "--cache-ram", "-cram", "--log-colors",
-}  # fmt: skip
+    "-m",
+    "--model",
+    "-hf",
+    "--hf-repo",
+    "-c",
+    "--ctx-size",
+    "--host",
+    "--port",
+    "--slot-save-path",
+    "-t",
+    "--threads",
+    "-np",
+    "--parallel",
+    "--cache-ram",
+    "-cram",
+    "--log-colors",
+}
 OWNED_ALONE = {"--metrics", "--no-webui"}
 
 

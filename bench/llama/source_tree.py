@@ -18,9 +18,15 @@ from pathlib import Path, PurePosixPath
 TOP = ("CMakeLists.txt", "LICENSE", "cmake", "common", "ggml", "include", "src", "tools", "vendor", "licenses")
 GGML_BACKENDS = ("ggml-cpu", "ggml-cuda")  # ggml/src/ggml-*: the only backends a CUDA build configures
 LEFT_OUT = (
-    "tools/ui/src", "tools/ui/tests", "tools/ui/static", "tools/server/tests", "tools/server/public",
-    "tools/server/webui", "tools/mtmd/legacy-models", "tools/mtmd/tests",
-)  # fmt: skip
+    "tools/ui/src",
+    "tools/ui/tests",
+    "tools/ui/static",
+    "tools/server/tests",
+    "tools/server/public",
+    "tools/server/webui",
+    "tools/mtmd/legacy-models",
+    "tools/mtmd/tests",
+)
 LEFT_OUT_SUFFIXES = (".md", ".png", ".jpg", ".gif", ".py", ".sh", ".ps1")
 KEPT_SCRIPTS = ("scripts/ui-assets.cmake",)  # the UI's build step (an empty UI without its sources)
 

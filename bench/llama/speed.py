@@ -57,9 +57,13 @@ def _prompt(filler: list[int], size: int) -> list[int]:
 
 def _complete(client: httpx.Client, url: str, prompt: list[int]) -> Speeds:
     body: dict[str, Any] = {
-        "prompt": prompt, "n_predict": GEN_TOKENS, "ignore_eos": True, "cache_prompt": False,
-        "temperature": 0.0, "grammar": GRAMMAR,
-    }  # fmt: skip
+        "prompt": prompt,
+        "n_predict": GEN_TOKENS,
+        "ignore_eos": True,
+        "cache_prompt": False,
+        "temperature": 0.0,
+        "grammar": GRAMMAR,
+    }
     response = client.post(url.rstrip("/") + "/completion", json=body)
     response.raise_for_status()
     timings = response.json()["timings"]

@@ -82,11 +82,17 @@ class Attribution:
             "status": self.status,
             "note": self.note,
             "requests": [
-                {"step": r.step, "request": r.request, "prompt_tokens": r.prompt_tokens, "counted": r.counted,
-                 "cache_n": r.cache_n, **r.split}
+                {
+                    "step": r.step,
+                    "request": r.request,
+                    "prompt_tokens": r.prompt_tokens,
+                    "counted": r.counted,
+                    "cache_n": r.cache_n,
+                    **r.split,
+                }
                 for r in self.requests
             ],
-        }  # fmt: skip
+        }
 
 
 def unavailable(note: str) -> Attribution:

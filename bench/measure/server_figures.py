@@ -88,8 +88,9 @@ class FigureReader:
         bound = self.window * REFUSED_FACTOR if self.window else None
         problem = _bad_count(value, bound)
         if problem:
-            self.unreadable.append(f"a refused request at step {_shown(event.get('step'))}: n_prompt_tokens = "
-                                   f"{_shown(value)} is {problem}")  # fmt: skip
+            self.unreadable.append(
+                f"a refused request at step {_shown(event.get('step'))}: n_prompt_tokens = {_shown(value)} is {problem}"
+            )
             return None
         return value
 

@@ -83,10 +83,18 @@ def steps(args: Rehearsal, nvml: ModuleType | None, holder: Holder, record: Reco
 
     run_step(record, "allocation", allocate, budget.share(STEP_S["allocation"], keep_s=STEP_S["sampler cost"]))
     costs = budget.share(STEP_S["sampler cost"])
-    run_step(record, "sampler cost", lambda _: sampler_costs(module, [pin.uuid], args.interval, args.cost_seconds,
-                                                              record.emit), costs)  # fmt: skip
-    run_step(record, "llama-server", lambda deadline: llama(args, pin, context[0], module, record, deadline),
-             budget.share(budget.left()))  # fmt: skip
+    run_step(
+        record,
+        "sampler cost",
+        lambda _: sampler_costs(module, [pin.uuid], args.interval, args.cost_seconds, record.emit),
+        costs,
+    )
+    run_step(
+        record,
+        "llama-server",
+        lambda deadline: llama(args, pin, context[0], module, record, deadline),
+        budget.share(budget.left()),
+    )
     record.emit(Figure("budget", "seconds taken", round(record.seconds(), 1), "info", f"of {args.budget_s:.0f} s"))
 
 
@@ -102,8 +110,15 @@ def llama(
         server = find_server(args, folder, pin, nvml, record, deadline - SERVE_S)
         if server is None:
             if not args.llama_source:
-                record.emit(Figure("llama-server", "CUDA llama-server", None, "skipped",
-                                   "none here (--llama-source or --llama-wheel names one)"))  # fmt: skip
+                record.emit(
+                    Figure(
+                        "llama-server",
+                        "CUDA llama-server",
+                        None,
+                        "skipped",
+                        "none here (--llama-source or --llama-wheel names one)",
+                    )
+                )
             return
         llama_memory(server, pin, args.interval, context, nvml, record.emit, deadline, folder)
 

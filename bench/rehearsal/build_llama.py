@@ -24,10 +24,17 @@ from bench.rehearsal.steps import Emit, Figure
 
 STEP = "llama build"
 CONFIGURE = [
-    "-DGGML_CUDA=ON", "-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=OFF", "-DGGML_CCACHE=OFF", "-DLLAMA_OPENSSL=OFF",
-    "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_APP=OFF", "-DLLAMA_USE_PREBUILT_UI=OFF",
+    "-DGGML_CUDA=ON",
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DGGML_NATIVE=OFF",
+    "-DGGML_CCACHE=OFF",
+    "-DLLAMA_OPENSSL=OFF",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_BUILD_APP=OFF",
+    "-DLLAMA_USE_PREBUILT_UI=OFF",
     "-DCMAKE_EXE_LINKER_FLAGS=-Wl,--allow-shlib-undefined",
-]  # fmt: skip
+]
 JOB_GIB = 1.5  # the largest compiler process of an sm_90 unit took 1.2 GiB (docs/gpu.md)
 
 
@@ -52,8 +59,13 @@ def site_library(name: str) -> Path | None:
 
 def driver_library() -> Path | None:
     """The driver's libcuda.so.1, for CMake's CUDA::cuda_driver where the toolkit has no link stub."""
-    folders = [*os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep), "/usr/local/nvidia/lib64", "/usr/lib64",
-               "/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu"]  # fmt: skip
+    folders = [
+        *os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep),
+        "/usr/local/nvidia/lib64",
+        "/usr/lib64",
+        "/usr/lib/x86_64-linux-gnu",
+        "/lib/x86_64-linux-gnu",
+    ]
     return next((Path(f) / "libcuda.so.1" for f in folders if f and (Path(f) / "libcuda.so.1").exists()), None)
 
 
@@ -77,8 +89,12 @@ def find_toolkit(work: Path) -> Toolkit | str:
         for name in header.parent.glob("cublas*.h"):
             if not (include / name.name).exists():
                 (include / name.name).symlink_to(name)
-        toolkit.flags += [f"-DCUDA_cublas_LIBRARY={cublas}", f"-DCUDA_cublasLt_LIBRARY={cublas_lt}",
-                          f"-DCMAKE_CUDA_FLAGS=-I{include}", f"-DCMAKE_CXX_FLAGS=-I{include}"]  # fmt: skip
+        toolkit.flags += [
+            f"-DCUDA_cublas_LIBRARY={cublas}",
+            f"-DCUDA_cublasLt_LIBRARY={cublas_lt}",
+            f"-DCMAKE_CUDA_FLAGS=-I{include}",
+            f"-DCMAKE_CXX_FLAGS=-I{include}",
+        ]
         toolkit.library_dirs.append(cublas.parent)
         toolkit.detail += f", cuBLAS from {cublas.parent}"
     if not any((root / sub / "stubs" / "libcuda.so").exists() for sub in ("lib64", "lib", "targets/x86_64-linux/lib")):
@@ -92,10 +108,18 @@ def find_toolkit(work: Path) -> Toolkit | str:
 def configure_command(source: Path, build: Path, toolkit: Toolkit, architectures: str) -> list[str]:
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
     return [
-        "cmake", "-S", str(source), "-B", str(build), *generator, f"-DCMAKE_CUDA_COMPILER={toolkit.nvcc}",
-        f"-DCUDAToolkit_ROOT={toolkit.root}", f"-DCMAKE_CUDA_ARCHITECTURES={architectures}", *CONFIGURE,
+        "cmake",
+        "-S",
+        str(source),
+        "-B",
+        str(build),
+        *generator,
+        f"-DCMAKE_CUDA_COMPILER={toolkit.nvcc}",
+        f"-DCUDAToolkit_ROOT={toolkit.root}",
+        f"-DCMAKE_CUDA_ARCHITECTURES={architectures}",
+        *CONFIGURE,
         *toolkit.flags,
-    ]  # fmt: skip
+    ]
 
 
 def jobs() -> int:
@@ -144,6 +168,13 @@ def build_server(archive: Path, work: Path, architectures: str, deadline: float,
     server = build / "bin" / "llama-server"
     done = status == 0 and server.exists()
     why = tail(log) if status is not None else f"past the step's deadline (killed): {tail(log, 1)}"
-    emit(Figure(STEP, f"build seconds ({jobs()} jobs, sm {architectures})", round(seconds, 1),
-                "ok" if done else "FAIL", "" if done else why))  # fmt: skip
+    emit(
+        Figure(
+            STEP,
+            f"build seconds ({jobs()} jobs, sm {architectures})",
+            round(seconds, 1),
+            "ok" if done else "FAIL",
+            "" if done else why,
+        )
+    )
     return server if done else None

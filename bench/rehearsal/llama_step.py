@@ -99,8 +99,9 @@ def serve_tiny_model(
         process.start(max(5.0, deadline - time.monotonic() - STOP_S))
         try:
             assert process.pid is not None
-            sampler = GpuSampler(PidMatcher({"flint": process.pid}), device_uuids=pin.sampler_uuids(),
-                                 interval_s=interval_s, nvml=nvml)  # fmt: skip
+            sampler = GpuSampler(
+                PidMatcher({"flint": process.pid}), device_uuids=pin.sampler_uuids(), interval_s=interval_s, nvml=nvml
+            )
             sampler.baseline()
             sampler.start()
             left = max(5.0, deadline - time.monotonic() - STOP_S)

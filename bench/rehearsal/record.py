@@ -38,8 +38,15 @@ class Recorder:
             print(row_text(figure), flush=True)
 
     def step(self, name: str, seconds: float, status: str, detail: str = "") -> None:
-        self._line({"t": round(self.seconds(), 2), "step_done": name, "seconds": round(seconds, 2),
-                    "status": status, "detail": detail})  # fmt: skip
+        self._line(
+            {
+                "t": round(self.seconds(), 2),
+                "step_done": name,
+                "seconds": round(seconds, 2),
+                "status": status,
+                "detail": detail,
+            }
+        )
 
     def _line(self, entry: dict[str, Any]) -> None:
         self._file.write(json.dumps(entry, default=str) + "\n")

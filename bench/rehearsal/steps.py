@@ -107,11 +107,16 @@ def runtimes() -> list[Figure]:
         *figures,
         Figure("inventory", "docker runtimes", run_text([docker, "info", "--format", "{{json .Runtimes}}"])),
         Figure("inventory", "nvidia-container-cli", shutil.which("nvidia-container-cli") or ""),
-        Figure("inventory", "local llama/cuda images", [
-            line for line in run_text([docker, "images", "--format", "{{.Repository}}:{{.Tag}}"]).splitlines()
-            if "llama" in line or "cuda" in line
-        ]),
-    ]  # fmt: skip
+        Figure(
+            "inventory",
+            "local llama/cuda images",
+            [
+                line
+                for line in run_text([docker, "images", "--format", "{{.Repository}}:{{.Tag}}"]).splitlines()
+                if "llama" in line or "cuda" in line
+            ],
+        ),
+    ]
 
 
 def timed(call: Callable[[], Any]) -> tuple[Any, float]:

@@ -45,15 +45,19 @@ def _result(number: int, text: str) -> dict[str, Any]:
 def conversation() -> list[list[dict[str, Any]]]:
     """The messages of each request, in order: three tool-call turns, a user message, one more tool turn."""
     turns = [
-        [{"role": "system", "content": "You are a coding agent. Use the tools to change the repository."},
-         {"role": "user", "content": "Add a --verbose flag to cli.py and make the tests pass."}],
+        [
+            {"role": "system", "content": "You are a coding agent. Use the tools to change the repository."},
+            {"role": "user", "content": "Add a --verbose flag to cli.py and make the tests pass."},
+        ],
         [_call(1, "read_file", {"path": "cli.py"}), _result(1, CODE)],
         [_call(2, "edit_file", {"path": "cli.py", "old": "def option_0", "new": "def verbose"}), _result(2, "ok")],
         [_call(3, "run", {"command": "pytest -q"}), _result(3, TEST_OUTPUT)],
-        [{"role": "assistant", "content": "The flag is in; one test still fails."},
-         {"role": "user", "content": "Also print the version when --verbose is given."}],
+        [
+            {"role": "assistant", "content": "The flag is in; one test still fails."},
+            {"role": "user", "content": "Also print the version when --verbose is given."},
+        ],
         [_call(4, "read_file", {"path": "tests/test_cli.py"}), _result(4, "def test_verbose():\n    assert True\n")],
-    ]  # fmt: skip
+    ]
     requests: list[list[dict[str, Any]]] = []
     messages: list[dict[str, Any]] = []
     for turn in turns:
@@ -87,14 +91,23 @@ def verdict(sent: list[Sent]) -> tuple[bool, str]:
     lost = [s for s in answered if s.unexplained]
     if lost:
         where = ", ".join(f"request {s.recorded.number}: {s.unexplained}" for s in lost)
-        return False, (f"FAIL: the server computed again {sum(s.unexplained or 0 for s in lost)} tokens it had "
-                       f"cached ({where}): this build loses its prompt cache in an agent's conversation")  # fmt: skip
+        return False, (
+            f"FAIL: the server computed again {sum(s.unexplained or 0 for s in lost)} tokens it had "
+            f"cached ({where}): this build loses its prompt cache in an agent's conversation"
+        )
     return True, "ok: every request reused all that the server had cached"
 
 
 def table(sent: list[Sent]) -> str:
-    lines = [[str(s.recorded.number), s.recorded.body["messages"][-1]["role"], *(_int(s.figure(k)) for k in
-              ("cache_n", "prompt_n")), _int(s.unexplained)] for s in sent]  # fmt: skip
+    lines = [
+        [
+            str(s.recorded.number),
+            s.recorded.body["messages"][-1]["role"],
+            *(_int(s.figure(k)) for k in ("cache_n", "prompt_n")),
+            _int(s.unexplained),
+        ]
+        for s in sent
+    ]
     return markdown_table(["request", "last message", "cache_n", "prompt_n", "unexplained"], lines)
 
 

@@ -23,9 +23,20 @@ from bench.errors import ConfigError
 
 Message = dict[str, Any]
 DEFAULT_POLICIES = (
-    "run", "none", "after:0.5", "before:0.5", "before:0.6", "before:0.75", "before:0.9", "lowwater:0.75:0.5",
-    "lowwater:0.9:0.5", "before:0.5:keep=1", "before:0.5:keep=3", "after:0.5:keep=1", "after:0.5:keep=3",
-)  # fmt: skip
+    "run",
+    "none",
+    "after:0.5",
+    "before:0.5",
+    "before:0.6",
+    "before:0.75",
+    "before:0.9",
+    "lowwater:0.75:0.5",
+    "lowwater:0.9:0.5",
+    "before:0.5:keep=1",
+    "before:0.5:keep=3",
+    "after:0.5:keep=1",
+    "after:0.5:keep=3",
+)
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,26 @@ from bench.replay.send import Sent
 Results = dict[str, list[Sent]]  # by set-up label, every run's requests in order
 SHOWN_MISMATCHES = 5
 CSV_COLUMNS = [
-    "target", "run", "request", "step", "status", "recorded_status", "prompt_n", "recorded_prompt_n", "cache_n",
-    "recorded_cache_n", "prompt_ms", "recorded_prompt_ms", "predicted_n", "recorded_predicted_n", "predicted_ms",
-    "recorded_predicted_ms", "unexplained", "answered_otherwise", "error",
-]  # fmt: skip
+    "target",
+    "run",
+    "request",
+    "step",
+    "status",
+    "recorded_status",
+    "prompt_n",
+    "recorded_prompt_n",
+    "cache_n",
+    "recorded_cache_n",
+    "prompt_ms",
+    "recorded_prompt_ms",
+    "predicted_n",
+    "recorded_predicted_n",
+    "predicted_ms",
+    "recorded_predicted_ms",
+    "unexplained",
+    "answered_otherwise",
+    "error",
+]
 MEASURES: dict[str, Callable[[Sent], float | None]] = {
     "tokens computed anew": lambda s: s.figure("prompt_n"),
     "prompt s": lambda s: _seconds(s.figure("prompt_ms")),
@@ -65,8 +81,20 @@ def summary_table(sent: list[Sent]) -> str:
     lines = [_summary_line(run, [s for s in sent if s.run == run]) for run in runs]
     if len(runs) > 1:
         lines.append(_summary_line("total", sent))
-    headers = ["run", "requests", "prompt_n equal", "tokens computed anew", "recorded", "change", "prompt s",
-               "recorded", "change", "decode s", "recorded", "unexplained"]  # fmt: skip
+    headers = [
+        "run",
+        "requests",
+        "prompt_n equal",
+        "tokens computed anew",
+        "recorded",
+        "change",
+        "prompt s",
+        "recorded",
+        "change",
+        "decode s",
+        "recorded",
+        "unexplained",
+    ]
     return markdown_table(headers, lines)
 
 
@@ -97,8 +125,10 @@ def mismatches(sent: list[Sent]) -> list[str]:
             continue
         before = [p for p in sent[:i] if p.run == s.run and p.answered_otherwise]
         why = f"; request {before[-1].recorded.number} was answered otherwise" if before else ""
-        lines.append(f"{s.run} request {s.recorded.number}: prompt_n {_cell(s.figure('prompt_n'), 0)}, recorded "
-                     f"{_cell(then, 0)}{why}")  # fmt: skip
+        lines.append(
+            f"{s.run} request {s.recorded.number}: prompt_n {_cell(s.figure('prompt_n'), 0)}, recorded "
+            f"{_cell(then, 0)}{why}"
+        )
     shown = lines[:SHOWN_MISMATCHES]
     return shown + ([f"... and {len(lines) - len(shown)} more"] if len(lines) > len(shown) else [])
 
@@ -118,9 +148,19 @@ def paired_table(results: Results, alpha: float = ALPHA) -> str:
             before, after = [x for x, _ in known], [y for _, y in known]
             change = signed_rank(before, after)
             digits = 0 if measure == "tokens computed anew" else 2
-            lines.append([label, measure, str(change.pairs), _cell(sum(before), digits), _cell(sum(after), digits),
-                          _change(sum(after), sum(before), digits), f"{change.higher} / {change.lower}",
-                          fmt_p(change.p), paired_verdict(change, alpha)])  # fmt: skip
+            lines.append(
+                [
+                    label,
+                    measure,
+                    str(change.pairs),
+                    _cell(sum(before), digits),
+                    _cell(sum(after), digits),
+                    _change(sum(after), sum(before), digits),
+                    f"{change.higher} / {change.lower}",
+                    fmt_p(change.p),
+                    paired_verdict(change, alpha),
+                ]
+            )
     headers = ["vs " + labels[0], "measure", "requests", "baseline", "this", "change", "higher / lower", "p", "verdict"]
     return markdown_table(headers, lines)
 
@@ -131,9 +171,20 @@ def write_csv(path: Path, results: Results) -> None:
         writer.writerow(CSV_COLUMNS)
         for label, sent in results.items():
             for s in sent:
-                writer.writerow([label, s.run, s.recorded.number, _text(s.recorded.step), _text(s.status),
-                                 _text(s.recorded.status), *_figures(s), _text(s.unexplained),
-                                 _text(s.answered_otherwise), s.error])  # fmt: skip
+                writer.writerow(
+                    [
+                        label,
+                        s.run,
+                        s.recorded.number,
+                        _text(s.recorded.step),
+                        _text(s.status),
+                        _text(s.recorded.status),
+                        *_figures(s),
+                        _text(s.unexplained),
+                        _text(s.answered_otherwise),
+                        s.error,
+                    ]
+                )
 
 
 FIGURES = ("prompt_n", "cache_n", "prompt_ms", "predicted_n", "predicted_ms")
@@ -160,13 +211,25 @@ def _sent(line: dict[str, str]) -> Sent:
         return None if text == "" else int(text)
 
     recorded = RecordedRequest(
-        int(line["request"]), whole(line["step"]), {}, whole(line["recorded_status"]),
+        int(line["request"]),
+        whole(line["step"]),
+        {},
+        whole(line["recorded_status"]),
         {k: v for k in FIGURES if (v := number(line[f"recorded_{k}"])) is not None},
-    )  # fmt: skip
+    )
     now = {k: v for k in FIGURES if (v := number(line[k])) is not None}
     otherwise = {"true": True, "false": False}.get(line["answered_otherwise"])
-    return Sent(line["run"], recorded, whole(line["status"]), now, None, None, line["error"],
-                whole(line["unexplained"]), otherwise)  # fmt: skip
+    return Sent(
+        line["run"],
+        recorded,
+        whole(line["status"]),
+        now,
+        None,
+        None,
+        line["error"],
+        whole(line["unexplained"]),
+        otherwise,
+    )
 
 
 def _figures(s: Sent) -> list[str]:

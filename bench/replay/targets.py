@@ -123,9 +123,14 @@ def _settings_before_record(run: RecordedRun, target: Target, folder: Path) -> S
 @contextmanager
 def started(settings: Settings, log_dir: Path) -> Iterator[LlamaProcess]:
     server = LlamaProcess(
-        settings.model, settings.ctx, log_dir / "replay-server.log", extra_args=settings.args,
-        threads=settings.threads, server=settings.binary, who="replay",
-    )  # fmt: skip
+        settings.model,
+        settings.ctx,
+        log_dir / "replay-server.log",
+        extra_args=settings.args,
+        threads=settings.threads,
+        server=settings.binary,
+        who="replay",
+    )
     with server:
         yield server
 

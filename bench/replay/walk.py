@@ -102,14 +102,26 @@ def load_timeline(run_dir: Path) -> RunTimeline:
         count = len(bodies.bodies[event["request"]]["messages"])
         following = bodies.bodies[answered[i + 1]["request"]]["messages"] if i + 1 < len(answered) else []
         answer = originals[count] if len(following) > count and originals[count].get("role") == "assistant" else None
-        steps.append(_step(event, answered[i + 1] if i + 1 < len(answered) else None, originals[sent:count],
-                           int_field(event.get("step")) in dropped, answer))  # fmt: skip
+        steps.append(
+            _step(
+                event,
+                answered[i + 1] if i + 1 < len(answered) else None,
+                originals[sent:count],
+                int_field(event.get("step")) in dropped,
+                answer,
+            )
+        )
         sent = count
     done = {int_field(e.get("step")) for e in events if e.get("event") == "done_check" and not e.get("passed")}
     timeline = RunTimeline(
-        run_dir.name, int(start.get("n_ctx") or 0), str(start.get("preset")), int(start.get("keep", 2)),
-        float(start.get("clear_at", 0.5)), {k: v for k, v in bodies.bodies[0].items() if k != "messages"}, steps,
-    )  # fmt: skip
+        run_dir.name,
+        int(start.get("n_ctx") or 0),
+        str(start.get("preset")),
+        int(start.get("keep", 2)),
+        float(start.get("clear_at", 0.5)),
+        {k: v for k, v in bodies.bodies[0].items() if k != "messages"},
+        steps,
+    )
     timeline.done_outputs = _done_output_positions(answered, bodies.bodies, done)
     return timeline
 

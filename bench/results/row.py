@@ -179,10 +179,12 @@ class ResultRow(ServerTimeColumns):
         "where cache_type_k, cache_type_v and flash_attn come from: log (the server's, at -lv 4 or more), args "
         "(its flags and environment, the build's defaults for the rest; auto then unresolved); empty: not known",
     )
-    flint_server_args: str = col("Flint's flags of the user's own, shell-quoted; empty: none", compare="setup",
-                                 resume=True, before="")  # fmt: skip
-    jeff_server_args: str = col("Jeff's flags of the user's own, shell-quoted; empty: none", compare="setup",
-                                resume=True, before="")  # fmt: skip
+    flint_server_args: str = col(
+        "Flint's flags of the user's own, shell-quoted; empty: none", compare="setup", resume=True, before=""
+    )
+    jeff_server_args: str = col(
+        "Jeff's flags of the user's own, shell-quoted; empty: none", compare="setup", resume=True, before=""
+    )
     # The wall time split (bench/measure/time_split.py): wall_s = flint_model_s + jeff_model_s + tools_s +
     # server_stall_s + own_s, and the hardware's floor: the run's tokens at the servers' own measured speeds.
     flint_model_s: float | None = col("Flint's share of model_s", unit="s", better="lower")

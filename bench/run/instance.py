@@ -85,8 +85,10 @@ def reap_dead(folder: Path, client: Any = None) -> list[str]:
             continue
         removed = remove_instance(record, client)
         what = ", ".join(removed) if removed else "nothing left"
-        lines.append(f"bench {record.instance} (pid {record.owner_pid}, started {record.started_at}) ended "
-                     f"without cleaning up; removed: {what}")  # fmt: skip
+        lines.append(
+            f"bench {record.instance} (pid {record.owner_pid}, started {record.started_at}) ended "
+            f"without cleaning up; removed: {what}"
+        )
     return lines
 
 

@@ -197,8 +197,24 @@ class RunInputs:
     def agent_args(self) -> list[str]:
         """The agent's command-line flags for this run (besides repo, task, servers and trace)."""
         return [
-            "--preset", self.planned.preset, "--max-steps", str(self.max_steps), "--keep", str(self.keep),
-            "--clear-at", str(self.clear_at), "--approve", "yes", "--sampling", self.sampling,
-            "--retries", str(self.agent_retries), "--retry-delay", str(self.agent_retry_delay_s),
-            "--request-timeout", str(self.request_timeout_s), "--jeff-timeout", str(self.jeff_timeout_s),
-        ]  # fmt: skip
+            "--preset",
+            self.planned.preset,
+            "--max-steps",
+            str(self.max_steps),
+            "--keep",
+            str(self.keep),
+            "--clear-at",
+            str(self.clear_at),
+            "--approve",
+            "yes",
+            "--sampling",
+            self.sampling,
+            "--retries",
+            str(self.agent_retries),
+            "--retry-delay",
+            str(self.agent_retry_delay_s),
+            "--request-timeout",
+            str(self.request_timeout_s),
+            "--jeff-timeout",
+            str(self.jeff_timeout_s),
+        ]

@@ -222,8 +222,10 @@ class Bench:
                 return None
             mark_interrupted(self.out.parent / "runs" / record.run_id)
             endpoints, seconds = back
-            lost.append(f"re-run: {record.run_id} was cut short ({record.outage}); the servers answered again "
-                        f"{seconds:.1f} s later")  # fmt: skip
+            lost.append(
+                f"re-run: {record.run_id} was cut short ({record.outage}); the servers answered again "
+                f"{seconds:.1f} s later"
+            )
         return endpoints
 
     def _inputs(self, planned: PlannedRun, endpoints: Endpoints, servers: Servers) -> RunInputs:
@@ -265,9 +267,16 @@ class Bench:
         sandbox = self.factory.sandboxes.sandbox(record.run_id)
         uuids = watched_uuids(self.config.gpu_device, self.factory.server_kind.pins_a_card)
         seen = observe(
-            record.inputs, sandbox, servers, endpoints, run_dir, progress.on_event, self.config.gpu_sample_interval_s,
-            uuids, size_bytes(self.config.diff_limit),
-        )  # fmt: skip
+            record.inputs,
+            sandbox,
+            servers,
+            endpoints,
+            run_dir,
+            progress.on_event,
+            self.config.gpu_sample_interval_s,
+            uuids,
+            size_bytes(self.config.diff_limit),
+        )
         record.events, record.wall_s, record.gpu = seen.events, seen.agent.wall_s, seen.gpu
         record.numbers = trace_numbers(seen.events, endpoints.ctx, endpoints.jeff.n_ctx if endpoints.jeff else None)
         record.check = check_reprocessed(record.numbers, seen.counter_before, seen.counter_after)

@@ -188,7 +188,7 @@ class Lanes:
                 args=(bench, queue, plan, existing, LaneProgress(display, number, len(plan)), done[number]),
                 name=f"worker-{number + 1}",
                 daemon=True,
-            )  # fmt: skip
+            )
             for number, bench in enumerate(self.benches)
         ]
         for thread in threads:

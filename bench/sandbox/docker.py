@@ -124,11 +124,19 @@ class DockerSandbox:
             repo.fill(workdir)
             start = time.monotonic()
             code, timed_out, logs = run_container(
-                self.client, self.config.run_timeout_s, state=state, image=self.image, command=command,
-                volumes={**repo.mounts, **volumes}, user="0:0", working_dir="/opt/agentbench", environment=environment,
-                network=self.reach.network, labels={**self.names.labels("sandbox"), "agentbench.run": self.run_label},
+                self.client,
+                self.config.run_timeout_s,
+                state=state,
+                image=self.image,
+                command=command,
+                volumes={**repo.mounts, **volumes},
+                user="0:0",
+                working_dir="/opt/agentbench",
+                environment=environment,
+                network=self.reach.network,
+                labels={**self.names.labels("sandbox"), "agentbench.run": self.run_label},
                 **self._limits(),
-            )  # fmt: skip
+            )
             wall_s = time.monotonic() - start
             lost = repo.read_back(workdir)
         except SandboxError as e:

@@ -125,11 +125,20 @@ class PodmanSandboxes(DockerSandboxes):
         ensure_network(client, names.bridge_network, internal=False, labels=names.labels("network"))
         remove_container(client, f"{names.prefix}-bridge-holder")
         return client.containers.run(
-            self.engine.image, ["sleep", "infinity"], name=f"{names.prefix}-bridge-holder", detach=True,
-            network=names.bridge_network, user=str(SANDBOX_UID), read_only=True, cap_drop=["ALL"],
-            security_opt=["no-new-privileges"], mem_limit="32m", pids_limit=8, labels=names.labels("bridge-holder"),
+            self.engine.image,
+            ["sleep", "infinity"],
+            name=f"{names.prefix}-bridge-holder",
+            detach=True,
+            network=names.bridge_network,
+            user=str(SANDBOX_UID),
+            read_only=True,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            mem_limit="32m",
+            pids_limit=8,
+            labels=names.labels("bridge-holder"),
             log_config=LOG_CONFIG,
-        )  # fmt: skip
+        )
 
     def connect(self, endpoints: Endpoints) -> None:
         super().connect(endpoints)

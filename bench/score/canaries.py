@@ -31,9 +31,18 @@ from dataclasses import dataclass
 # it before the code under test left the judge's process: full marks, unflagged, 13 to 20 gradings in 20).
 MUTANTS_PER_TEST = 2
 EQUAL_METHODS = frozenset(
-    {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual", "assertSetEqual",
-     "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}
-)  # fmt: skip
+    {
+        "assertEqual",
+        "assertEquals",
+        "assertListEqual",
+        "assertTupleEqual",
+        "assertDictEqual",
+        "assertSetEqual",
+        "assertSequenceEqual",
+        "assertMultiLineEqual",
+        "assertCountEqual",
+    }
+)
 CONSTRUCTORS = frozenset({"Decimal", "Fraction", "date", "datetime", "time", "timedelta", "frozenset", "set", "tuple"})
 Function = ast.FunctionDef
 SPARE_WORDS = ("case", "check", "again", "still", "works", "given", "when", "then")

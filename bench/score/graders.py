@@ -63,10 +63,22 @@ class Session:
 
     def as_spec(self) -> dict[str, Any]:
         if self.style == "plain":
-            return {"style": "plain", "args": self.args, "files": self.files, "plugins": self.plugin_folder,
-                    "junit": self.junit}  # fmt: skip
-        return {"style": self.style, "args": self.args, "files": self.files, "tests": self.tests, "run": self.run,
-                "plugins": self.plugins, "hide": self.hide}  # fmt: skip
+            return {
+                "style": "plain",
+                "args": self.args,
+                "files": self.files,
+                "plugins": self.plugin_folder,
+                "junit": self.junit,
+            }
+        return {
+            "style": self.style,
+            "args": self.args,
+            "files": self.files,
+            "tests": self.tests,
+            "run": self.run,
+            "plugins": self.plugins,
+            "hide": self.hide,
+        }
 
 
 @dataclass(frozen=True)
@@ -121,15 +133,21 @@ def read_report(output: str, marker: str, sessions: int, timed_out: bool) -> lis
             junit_xml=run.get("junit"),
             witness=str(run.get("witness", "")),
             witness_problem=run.get("witness_problem"),
-        )  # fmt: skip
+        )
         for run in runs
     ]
 
 
 def _spec(sessions: list[Session], source: str, scratch: str, timeout_s: float, kill_all: bool) -> dict[str, Any]:
     marker = f"bench-grading-report-{secrets.token_hex(8)}"
-    return {"marker": marker, "source": source, "scratch": scratch, "timeout_s": timeout_s, "kill_all": kill_all,
-            "runs": [s.as_spec() for s in sessions]}  # fmt: skip
+    return {
+        "marker": marker,
+        "source": source,
+        "scratch": scratch,
+        "timeout_s": timeout_s,
+        "kill_all": kill_all,
+        "runs": [s.as_spec() for s in sessions],
+    }
 
 
 class DockerGrader:
@@ -150,7 +168,12 @@ class DockerGrader:
         uid, gid = user.split(":")
         limits = self.limits
         code, timed_out, logs = run_container(
-            self.client, timeout_s + 30, REPORT_LIMIT, image=self.image, user=user, working_dir="/",
+            self.client,
+            timeout_s + 30,
+            REPORT_LIMIT,
+            image=self.image,
+            user=user,
+            working_dir="/",
             command=["python3", "-I", "-B", "-c", SUPERVISOR_SOURCE],
             volumes={str(workdir): {"bind": "/src", "mode": "ro"}},
             tmpfs={
@@ -158,10 +181,16 @@ class DockerGrader:
                 "/tmp": f"size={limits.tmp_size},mode=1777",
             },
             environment={"HOME": "/tmp", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **spec_environment(spec)},
-            network_mode="none", labels=self.labels, read_only=True, cap_drop=["ALL"],
-            security_opt=["no-new-privileges"], mem_limit=limits.memory, memswap_limit=limits.memory,
-            nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids,
-        )  # fmt: skip
+            network_mode="none",
+            labels=self.labels,
+            read_only=True,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            mem_limit=limits.memory,
+            memswap_limit=limits.memory,
+            nano_cpus=int(limits.cpus * 1e9),
+            pids_limit=limits.pids,
+        )
         return read_report(logs, spec["marker"], len(sessions), timed_out)
 
 

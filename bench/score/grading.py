@@ -252,8 +252,13 @@ def score_diff_times(
 
 
 def copy_of(score: Score) -> Score:
-    return dataclasses.replace(score, changed_paths=list(score.changed_paths), outcomes={}, junit_reports={},
-                               visible_tests_modified=list(score.visible_tests_modified))  # fmt: skip
+    return dataclasses.replace(
+        score,
+        changed_paths=list(score.changed_paths),
+        outcomes={},
+        junit_reports={},
+        visible_tests_modified=list(score.visible_tests_modified),
+    )
 
 
 def score_run_dir(run_dir: Path, grader: Grader, root: Path | None = None) -> Score:

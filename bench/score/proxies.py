@@ -115,8 +115,22 @@ def _compare(name: str) -> Any:
     return method
 
 
-ARITHMETIC = ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "divmod", "lshift", "rshift", "and",
-              "or", "xor")  # fmt: skip
+ARITHMETIC = (
+    "add",
+    "sub",
+    "mul",
+    "matmul",
+    "truediv",
+    "floordiv",
+    "mod",
+    "pow",
+    "divmod",
+    "lshift",
+    "rshift",
+    "and",
+    "or",
+    "xor",
+)
 
 
 class RemoteObject(metaclass=RemoteClass):
@@ -159,13 +173,38 @@ class RemoteObject(metaclass=RemoteClass):
         raise CannotCross("an object of the code under test cannot be pickled in the judge")
 
 
-CHECKED: dict[str, type] = {"repr": str, "str": str, "bytes": bytes, "bool": bool, "len": int, "int": int,
-                            "float": float, "complex": complex, "index": int, "contains": bool,
-                            "dir": list}  # fmt: skip
+CHECKED: dict[str, type] = {
+    "repr": str,
+    "str": str,
+    "bytes": bytes,
+    "bool": bool,
+    "len": int,
+    "int": int,
+    "float": float,
+    "complex": complex,
+    "index": int,
+    "contains": bool,
+    "dir": list,
+}
 for _name, _kind in CHECKED.items():
     setattr(RemoteObject, f"__{_name}__", _forward(_name, _kind))
-for _name in ("format", "iter", "next", "reversed", "getitem", "setitem", "delitem", "neg", "pos", "abs", "invert",
-              "round", "enter", "copy", *ARITHMETIC):  # fmt: skip
+for _name in (
+    "format",
+    "iter",
+    "next",
+    "reversed",
+    "getitem",
+    "setitem",
+    "delitem",
+    "neg",
+    "pos",
+    "abs",
+    "invert",
+    "round",
+    "enter",
+    "copy",
+    *ARITHMETIC,
+):
     setattr(RemoteObject, f"__{_name}__", _forward(_name))
 for _name in ARITHMETIC:
     setattr(RemoteObject, f"__r{_name}__", _forward(_name, reflected=True))

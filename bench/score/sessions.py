@@ -35,8 +35,15 @@ INI_TEXT = "[pytest]\n"  # an ini of ours, so none of the copy's is read; it set
 BASE_ARGS = ["-c", INI_FILE, "-p", "no:cacheprovider", "--noconftest", "--import-mode=append"]
 PLUGIN_PACKAGE = "bench_grading"  # the bench's modules in a judged session, as a package of the plugin folder
 WITNESS_MODULE = f"{PLUGIN_PACKAGE}.witness"
-PLUGIN_MODULES = {"witness": "witness_plugin", "landlock": "landlock", "crossing": "crossing", "proxies": "proxies",
-                  "handles": "handles", "standin": "standin", "subject": "subject"}  # fmt: skip
+PLUGIN_MODULES = {
+    "witness": "witness_plugin",
+    "landlock": "landlock",
+    "crossing": "crossing",
+    "proxies": "proxies",
+    "handles": "handles",
+    "standin": "standin",
+    "subject": "subject",
+}
 # The witness is handed to pytest.main as a plugin object by the session's start-up (bench/score/supervisor.py).
 JUDGED_ARGS = [
     "-p",
@@ -103,8 +110,9 @@ def _session(
     tests[canaries.file] = canaries.file_text()
     files = {rel: text for rel, text in support.items() if (fx.path / rel).is_file()}  # the originals
     run = [*hidden, *visible, canaries.file]
-    session = Session(list(JUDGED_ARGS), files, style=style, tests=tests, run=run, plugins=plugin_files(),
-                      hide=style == "program")  # fmt: skip
+    session = Session(
+        list(JUDGED_ARGS), files, style=style, tests=tests, run=run, plugins=plugin_files(), hide=style == "program"
+    )
     return Planned(list(hidden), visible, canaries, session, program_style=style == "program")
 
 

@@ -149,9 +149,14 @@ class Boundary:
         command = [sys.executable, "-I", "-B", "-c", CHILD_BOOT, str(to_code), str(to_judge)]
         env = {k: v for k, v in os.environ.items() if k not in HIDDEN_FROM_THE_CODE}
         self.process = subprocess.Popen(
-            command, cwd=self.settings["repository"], env=env, stdin=subprocess.DEVNULL, stdout=self.output,
-            stderr=self.output, pass_fds=(to_code, to_judge),
-        )  # fmt: skip
+            command,
+            cwd=self.settings["repository"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self.output,
+            stderr=self.output,
+            pass_fds=(to_code, to_judge),
+        )
         os.close(to_code)
         os.close(to_judge)
         self.writer, self.reader = os.fdopen(from_judge, "wb"), os.fdopen(from_code, "rb")
@@ -179,8 +184,13 @@ class Boundary:
     def report(self) -> dict[str, Any]:
         """For the witness's last record: whether the code's process ran, confined or why not, what was refused."""
         started = bool(self.hello)
-        return {"started": started, "confined": self.hello.get("confined"), "why": self.hello.get("why"),
-                "refused": self.refused, "gone": self.gone}  # fmt: skip
+        return {
+            "started": started,
+            "confined": self.hello.get("confined"),
+            "why": self.hello.get("why"),
+            "refused": self.refused,
+            "gone": self.gone,
+        }
 
 
 class Loader(importlib.abc.Loader):

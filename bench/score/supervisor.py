@@ -49,8 +49,13 @@ STANDIN_VARIABLE = "BENCH_STANDIN"
 SPEC_VARIABLE = "BENCH_GRADING_SPEC"
 # A judged session's folders: the repository copy (the tests' current folder, where programs and the code under test
 # may write), the tests and the bench's plugins (which nothing the tests run may write), the reports, a temporary one.
-LAYOUT = {"repository": "repo", "tests": "judge/tests", "plugins": "judge/plugins", "reports": "reports",
-          "temporary": "tmp"}  # fmt: skip
+LAYOUT = {
+    "repository": "repo",
+    "tests": "judge/tests",
+    "plugins": "judge/plugins",
+    "reports": "reports",
+    "temporary": "tmp",
+}
 
 # pytest as `python -m pytest`, with no empty or relative entry on sys.path (the current folder is a repository
 # copy). A plain session (a solution's own tests): the plugin folder first, the repository last (after the standard
@@ -173,9 +178,15 @@ def run_session(run: dict[str, Any], folder: str, deadline: float, spec: dict[st
     env[WITNESS_FD_VARIABLE] = str(witness_w)
     env[DECOY_FDS_VARIABLE] = ",".join(str(w) for _, w in decoys)
     proc = subprocess.Popen(
-        [sys.executable, "-I", "-B", "-c", BOOT, *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=writers, start_new_session=True,
-    )  # fmt: skip
+        [sys.executable, "-I", "-B", "-c", BOOT, *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        pass_fds=writers,
+        start_new_session=True,
+    )
     for fd in writers:
         os.close(fd)
     output, witness, decoy_bytes, timed_out = _collect(proc, witness_r, [r for r, _ in decoys], deadline, spec)

@@ -76,12 +76,16 @@ class Witness:
         refused a test something."""
         notes = []
         if self.seal.get("sealed") is False:
-            notes.append(f"the grading pytest's writes were not sealed ({self.seal.get('why')}): it imported pytest's "
-                         "late modules before the tests instead")  # fmt: skip
+            notes.append(
+                f"the grading pytest's writes were not sealed ({self.seal.get('why')}): it imported pytest's "
+                "late modules before the tests instead"
+            )
         subject = self.subject or {}
         if subject.get("started") and subject.get("confined") is not True:
-            notes.append(f"the code under test ran unconfined ({subject.get('why')}): it could read and write the "
-                         "tests' folder while they were collected")  # fmt: skip
+            notes.append(
+                f"the code under test ran unconfined ({subject.get('why')}): it could read and write the "
+                "tests' folder while they were collected"
+            )
         refused = subject.get("refused") if isinstance(subject.get("refused"), dict) else {}
         if refused:
             tests = "; ".join(f"{test} ({', '.join(map(str, why))[:200]})" for test, why in sorted(refused.items()))

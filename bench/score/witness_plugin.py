@@ -75,9 +75,26 @@ _SEAL = json.loads(os.environ.pop("BENCH_WITNESS_SEAL", "{}") or "{}")  # {"sess
 _ROOT = os.path.realpath(os.getcwd())
 _SEALED: dict[str, Any] = {}
 # What pytest (7.2 to 9) imports only while tests run: imported before they run where the session cannot be sealed.
-LATE_IMPORTS = ("getpass", "pwd", "grp", "termios", "difflib", "dataclasses", "pprint", "doctest", "pdb",
-                "faulthandler", "tracemalloc", "hashlib", "pickle", "pkgutil", "tomllib", "unittest", "warnings",
-                "weakref")  # fmt: skip
+LATE_IMPORTS = (
+    "getpass",
+    "pwd",
+    "grp",
+    "termios",
+    "difflib",
+    "dataclasses",
+    "pprint",
+    "doctest",
+    "pdb",
+    "faulthandler",
+    "tracemalloc",
+    "hashlib",
+    "pickle",
+    "pkgutil",
+    "tomllib",
+    "unittest",
+    "warnings",
+    "weakref",
+)
 
 
 def _say(record: dict[str, Any]) -> None:

@@ -58,17 +58,25 @@ class Kind:
 
 def _embedded(making: Making) -> Servers:
     return EmbeddedServers(
-        making.config, making.log_dir, gpu=bool(making.gpu.llama_gpus), host=making.server_host,
-        ownership=making.ownership, fixtures=making.fixtures,
-    )  # fmt: skip
+        making.config,
+        making.log_dir,
+        gpu=bool(making.gpu.llama_gpus),
+        host=making.server_host,
+        ownership=making.ownership,
+        fixtures=making.fixtures,
+    )
 
 
 def _compose(making: Making) -> Servers:
     docker = making.docker or docker_client()  # compose asked for where no engine answers: say so
     return make_compose_servers(
-        making.config, docker, gpu=bool(making.gpu.nvidia_gpu), log_dir=making.log_dir, names=making.names,
+        making.config,
+        docker,
+        gpu=bool(making.gpu.nvidia_gpu),
+        log_dir=making.log_dir,
+        names=making.names,
         fixtures=making.fixtures,
-    )  # fmt: skip
+    )
 
 
 def _external(making: Making) -> Servers:
@@ -76,13 +84,37 @@ def _external(making: Making) -> Servers:
 
 
 KINDS: dict[str, Kind] = {
-    "embedded": Kind("embedded", _embedded, needs_gpu_probe=True, needs_docker=False, package_build=True,
-                     pins_a_card=True, waited_for=False, restarts=True),
-    "compose": Kind("compose", _compose, needs_gpu_probe=True, needs_docker=True, package_build=False,
-                    pins_a_card=True, waited_for=True, restarts=True),
-    "external": Kind("external", _external, needs_gpu_probe=False, needs_docker=False, package_build=False,
-                     pins_a_card=False, waited_for=True, restarts=False),
-}  # fmt: skip
+    "embedded": Kind(
+        "embedded",
+        _embedded,
+        needs_gpu_probe=True,
+        needs_docker=False,
+        package_build=True,
+        pins_a_card=True,
+        waited_for=False,
+        restarts=True,
+    ),
+    "compose": Kind(
+        "compose",
+        _compose,
+        needs_gpu_probe=True,
+        needs_docker=True,
+        package_build=False,
+        pins_a_card=True,
+        waited_for=True,
+        restarts=True,
+    ),
+    "external": Kind(
+        "external",
+        _external,
+        needs_gpu_probe=False,
+        needs_docker=False,
+        package_build=False,
+        pins_a_card=False,
+        waited_for=True,
+        restarts=False,
+    ),
+}
 
 
 def kind(name: str) -> Kind:

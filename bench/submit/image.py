@@ -101,9 +101,11 @@ def main() -> int:
         return 2
     print(tag)
     print(jeff)
-    print("push them where the cluster pulls from under these names (docker tag, docker push), or under others "
-          "passed to `bench submit k8s --image`/`--jeff-image`; Flint's is llama_image (make gpu-image)",
-          file=sys.stderr)  # fmt: skip
+    print(
+        "push them where the cluster pulls from under these names (docker tag, docker push), or under others "
+        "passed to `bench submit k8s --image`/`--jeff-image`; Flint's is llama_image (make gpu-image)",
+        file=sys.stderr,
+    )
     return 0
 
 

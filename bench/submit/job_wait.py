@@ -142,8 +142,15 @@ def shard_ends(
     return ends
 
 
-def wait(read: Reader, shards: int, deadline_s: float, start_s: float, clock: Callable[[], float] = time.time,
-         sleep: Callable[[float], None] = time.sleep, poll_s: float = POLL_S) -> list[ShardEnd]:  # fmt: skip
+def wait(
+    read: Reader,
+    shards: int,
+    deadline_s: float,
+    start_s: float,
+    clock: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+    poll_s: float = POLL_S,
+) -> list[ShardEnd]:
     """How each index ended, polling until none is open, the Job has ended, or `deadline_s` has passed."""
     begun, ends = clock(), [ShardEnd(i, "pending", "the Job's status was never read") for i in range(shards)]
     while True:

@@ -113,36 +113,53 @@ def storage(options: K8sOptions, settings_text: str) -> list[dict[str, Any]]:
     }
     if options.storage_class:
         claim_spec["storageClassName"] = options.storage_class
-    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": metadata(options.claim, options),
-             "spec": claim_spec}  # fmt: skip
-    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata(f"{options.name}-settings", options),
-                  "data": {"bench.yaml": settings_text}}  # fmt: skip
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": metadata(options.claim, options),
+        "spec": claim_spec,
+    }
+    config_map = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(f"{options.name}-settings", options),
+        "data": {"bench.yaml": settings_text},
+    }
     return [claim, config_map]
 
 
 def merge_access(options: K8sOptions) -> list[dict[str, Any]]:
     """The merge pod's identity, allowed to read the shards Job and list its pods, nothing else."""
     name, rbac = f"{options.name}-merge", "rbac.authorization.k8s.io/v1"
-    account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": metadata(name, options),
-               "automountServiceAccountToken": False}  # fmt: skip
+    account = {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": metadata(name, options),
+        "automountServiceAccountToken": False,
+    }
     rules = [
         {"apiGroups": ["batch"], "resources": ["jobs"], "resourceNames": [f"{options.name}-shards"], "verbs": ["get"]},
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
     ]
     role = {"apiVersion": rbac, "kind": "Role", "metadata": metadata(name, options), "rules": rules}
     binding = {
-        "apiVersion": rbac, "kind": "RoleBinding", "metadata": metadata(name, options),
+        "apiVersion": rbac,
+        "kind": "RoleBinding",
+        "metadata": metadata(name, options),
         "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": options.namespace}],
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-    }  # fmt: skip
+    }
     return [account, role, binding]
 
 
 def models_job(settings: BenchConfig, plan: Submission, options: K8sOptions) -> dict[str, Any]:
     """The Job that fetches the hub models once into the volume's model cache, before any shard's servers start:
     llama-server (Jeff's CPU image) fetches each and is stopped once it answers; a marker says how it went."""
-    refs = [hub for model, hub in ((settings.flint_model, settings.flint_hf), (settings.jeff_model, settings.jeff_hf))
-            if not model][: 2 if settings.use_jeff else 1]  # fmt: skip
+    refs = [
+        hub
+        for model, hub in ((settings.flint_model, settings.flint_hf), (settings.jeff_model, settings.jeff_hf))
+        if not model
+    ][: 2 if settings.use_jeff else 1]
     folder = markers(plan, options.submission)
     failed = shell_line([f"{folder}/models.failed"])
     script = [
@@ -161,12 +178,17 @@ def models_job(settings: BenchConfig, plan: Submission, options: K8sOptions) -> 
         f"touch {shell_line([folder + '/models.done'])}",
     ]
     container = {
-        "name": "models", "image": options.images.jeff, "imagePullPolicy": PULL_POLICY,
-        "command": ["sh", "-c", "\n".join(script)], "env": [{"name": "LLAMA_CACHE", "value": "/cache"}],
+        "name": "models",
+        "image": options.images.jeff,
+        "imagePullPolicy": PULL_POLICY,
+        "command": ["sh", "-c", "\n".join(script)],
+        "env": [{"name": "LLAMA_CACHE", "value": "/cache"}],
         "resources": RESOURCES["models"],
-        "volumeMounts": [{"name": "results", "mountPath": VOLUME_ROOT},
-                         {"name": "results", "mountPath": "/cache", "subPath": "model-cache"}],
-    }  # fmt: skip
+        "volumeMounts": [
+            {"name": "results", "mountPath": VOLUME_ROOT},
+            {"name": "results", "mountPath": "/cache", "subPath": "model-cache"},
+        ],
+    }
     spec = {"backoffLimit": 2, "activeDeadlineSeconds": options.models_deadline_s}
     return job(f"{options.name}-models", options, {"containers": [container]}, spec)
 
@@ -182,17 +204,37 @@ def shards_job(settings: BenchConfig, plan: Submission, options: K8sOptions) -> 
         "terminationGracePeriodSeconds": GRACE_S,  # a SIGTERM lets the row of a run that has just ended be written
     }
     # Each index on its own: a failed shard is not retried (its runs are listed missing) and stops no other.
-    indexed = {"completionMode": "Indexed", "completions": plan.shards, "parallelism": plan.shards,
-               "backoffLimitPerIndex": 0, "maxFailedIndexes": plan.shards,
-               "activeDeadlineSeconds": options.deadline_s}  # fmt: skip
+    indexed = {
+        "completionMode": "Indexed",
+        "completions": plan.shards,
+        "parallelism": plan.shards,
+        "backoffLimitPerIndex": 0,
+        "maxFailedIndexes": plan.shards,
+        "activeDeadlineSeconds": options.deadline_s,
+    }
     return job(f"{options.name}-shards", options, pod, indexed)
 
 
 def merge_job(plan: Submission, options: K8sOptions) -> dict[str, Any]:
-    wait = ["python", "-m", "bench.submit.job_wait", "--namespace", options.namespace, "--job",
-            f"{options.name}-shards", "--shards", str(plan.shards), "--deadline-s", str(options.deadline_s + HOUR),
-            "--start-deadline-s", str(options.start_deadline_s), "--markers", markers(plan, options.submission),
-            "--report", f"{plan.results}/merged-shards.txt"]  # fmt: skip
+    wait = [
+        "python",
+        "-m",
+        "bench.submit.job_wait",
+        "--namespace",
+        options.namespace,
+        "--job",
+        f"{options.name}-shards",
+        "--shards",
+        str(plan.shards),
+        "--deadline-s",
+        str(options.deadline_s + HOUR),
+        "--start-deadline-s",
+        str(options.start_deadline_s),
+        "--markers",
+        markers(plan, options.submission),
+        "--report",
+        f"{plan.results}/merged-shards.txt",
+    ]
     script = ["set -uo pipefail", f"{shell_line(wait)} || exit $?", *merge_shell(plan)]
     pod = {
         "serviceAccountName": f"{options.name}-merge",

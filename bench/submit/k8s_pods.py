@@ -23,14 +23,16 @@ CONFIG_DIR = "/config"
 PULL_POLICY = "IfNotPresent"
 # What each container asks for and may use. Flint's host memory holds the model's mapped file beside the GPU's copy.
 RESOURCES: dict[str, dict[str, dict[str, Any]]] = {
-    "flint": {"requests": {"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": 1},
-              "limits": {"cpu": "4", "memory": "24Gi", "nvidia.com/gpu": 1}},
+    "flint": {
+        "requests": {"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": 1},
+        "limits": {"cpu": "4", "memory": "24Gi", "nvidia.com/gpu": 1},
+    },
     "jeff": {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"cpu": "2", "memory": "4Gi"}},
     "bench": {"requests": {"cpu": "2", "memory": "4Gi"}, "limits": {"cpu": "4", "memory": "8Gi"}},
     "wait-for-models": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"cpu": "100m", "memory": "64Mi"}},
     "merge": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "4Gi"}},
     "models": {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"cpu": "4", "memory": "16Gi"}},
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True)
@@ -65,8 +67,12 @@ def health_probe(port: int, period_s: int, failures: int, timeout_s: int) -> dic
     # loopback. exec runs in the container, whose network is the pod's, so curl reaches the server as the bench
     # does; both llama-server images carry curl for their HEALTHCHECK.
     check = ["curl", "-fsS", "-o", "/dev/null", "--max-time", str(timeout_s), f"http://127.0.0.1:{port}/health"]
-    return {"exec": {"command": check}, "periodSeconds": period_s, "timeoutSeconds": timeout_s,
-            "failureThreshold": failures}  # fmt: skip
+    return {
+        "exec": {"command": check},
+        "periodSeconds": period_s,
+        "timeoutSeconds": timeout_s,
+        "failureThreshold": failures,
+    }
 
 
 def server(settings: BenchConfig, role: str, image: str) -> dict[str, Any]:
@@ -110,14 +116,16 @@ def wait_for_models(plan: Submission, submission: str, image: str, deadline_s: i
     (its shard named missing by the merge) when that Job failed, or did not finish within its deadline."""
     folder = markers(plan, submission)
     done, failed = shell_line([f"{folder}/models.done"]), shell_line([f"{folder}/models.failed"])
-    script = "\n".join([
-        f"for _ in $(seq {deadline_s // 10}); do",
-        f"  [ -f {done} ] && exit 0",
-        f'  if [ -f {failed} ]; then echo "the models Job failed: $(cat {failed})"; exit 1; fi',
-        "  sleep 10",
-        "done",
-        f'echo "the models were not fetched within {deadline_s} s: see the models Job"; exit 1',
-    ])  # fmt: skip
+    script = "\n".join(
+        [
+            f"for _ in $(seq {deadline_s // 10}); do",
+            f"  [ -f {done} ] && exit 0",
+            f'  if [ -f {failed} ]; then echo "the models Job failed: $(cat {failed})"; exit 1; fi',
+            "  sleep 10",
+            "done",
+            f'echo "the models were not fetched within {deadline_s} s: see the models Job"; exit 1',
+        ]
+    )
     return bench_container("wait-for-models", image, script)
 
 
@@ -127,15 +135,18 @@ def shard_command(plan: Submission, submission: str) -> str:
     the bench, which writes the row of a run that has just ended within terminationGracePeriodSeconds."""
     folder, shard = markers(plan, submission), '"$((JOB_COMPLETION_INDEX + 1))"'
     marker = shell_line([f"{folder}/shard"]) + f"{shard}.status"
-    return "\n".join([
-        "set -u",
-        f"mkdir -p {shell_line([folder])}",
-        'bench=""',
-        """trap '[ -n "$bench" ] && kill -TERM "$bench" 2>/dev/null' TERM""",
-        f"{shell_line(plan.run_argv(shard))} &",
-        "bench=$!",
-        'status=0; wait "$bench" || status=$?',
-        'while kill -0 "$bench" 2>/dev/null; do status=0; wait "$bench" || status=$?; done  # a TERM ends `wait` early',
-        f'echo "$status" > {marker}',
-        'exit "$status"',
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            "set -u",
+            f"mkdir -p {shell_line([folder])}",
+            'bench=""',
+            """trap '[ -n "$bench" ] && kill -TERM "$bench" 2>/dev/null' TERM""",
+            f"{shell_line(plan.run_argv(shard))} &",
+            "bench=$!",
+            'status=0; wait "$bench" || status=$?',
+            # a TERM ends `wait` early: wait again while the bench still runs
+            'while kill -0 "$bench" 2>/dev/null; do status=0; wait "$bench" || status=$?; done',
+            f'echo "$status" > {marker}',
+            'exit "$status"',
+        ]
+    )

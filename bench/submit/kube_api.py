@@ -49,8 +49,9 @@ class KubeApi:
     def get(self, path: str, params: dict[str, str] | None = None) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         try:
-            answer = httpx.get(self.base + path, params=params, headers=headers, verify=self.verify, timeout=30.0,
-                               trust_env=False)  # fmt: skip
+            answer = httpx.get(
+                self.base + path, params=params, headers=headers, verify=self.verify, timeout=30.0, trust_env=False
+            )
         except httpx.HTTPError as e:
             raise KubeApiError(f"the Kubernetes API did not answer {path}: {e}") from None
         if answer.status_code in (401, 403):

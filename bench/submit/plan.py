@@ -49,8 +49,20 @@ class Submission:
         """The merge of the shards' files: the merged CSV, and MERGED-missing.txt listing the planned runs that no
         shard delivered (a non-zero status then)."""
         merged = f"{self.results}/{MERGED_CSV}"
-        return [self.python, "-m", "bench", "merge", *inputs, "--out", merged, "--config", self.config,
-                "--shards", str(self.shards), "--require-complete"]  # fmt: skip
+        return [
+            self.python,
+            "-m",
+            "bench",
+            "merge",
+            *inputs,
+            "--out",
+            merged,
+            "--config",
+            self.config,
+            "--shards",
+            str(self.shards),
+            "--require-complete",
+        ]
 
     def report_argv(self) -> list[str]:
         return [self.python, "-m", "bench", "report", f"{self.results}/{MERGED_CSV}"]

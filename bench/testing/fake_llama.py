@@ -70,10 +70,30 @@ from bench.testing.fake_replies import (
 
 # The double, and the script helpers it is used with (`fake_llama.tool_call(...)`), in one place.
 __all__ = [
-    "CHARS_PER_TOKEN", "NEW_PARSE_MESSAGE", "OLD_PARSE_MESSAGE", "FakeLlama", "Reply", "context_error", "count_tokens",
-    "die", "drop_connection", "hang", "http_error", "length_cut", "loading", "main", "non_json", "parse_failure",
-    "prose", "raw", "raw_text", "render_prompt", "tool_call", "tool_calls", "truncated_body",
-]  # fmt: skip
+    "CHARS_PER_TOKEN",
+    "NEW_PARSE_MESSAGE",
+    "OLD_PARSE_MESSAGE",
+    "FakeLlama",
+    "Reply",
+    "context_error",
+    "count_tokens",
+    "die",
+    "drop_connection",
+    "hang",
+    "http_error",
+    "length_cut",
+    "loading",
+    "main",
+    "non_json",
+    "parse_failure",
+    "prose",
+    "raw",
+    "raw_text",
+    "render_prompt",
+    "tool_call",
+    "tool_calls",
+    "truncated_body",
+]
 
 
 class FakeLlama(ScriptedServer):
@@ -102,10 +122,17 @@ class FakeLlama(ScriptedServer):
         reasoning_history: str = "all",
     ) -> None:
         super().__init__(
-            replies, n_ctx=n_ctx, default=default, build_info=build_info, model_path=model_path,
-            supports_tool_calls=supports_tool_calls, metrics=metrics, slot_save=slot_save, record=record,
+            replies,
+            n_ctx=n_ctx,
+            default=default,
+            build_info=build_info,
+            model_path=model_path,
+            supports_tool_calls=supports_tool_calls,
+            metrics=metrics,
+            slot_save=slot_save,
+            record=record,
             reasoning_history=reasoning_history,
-        )  # fmt: skip
+        )
         self.server = ThreadingHTTPServer((host, port), _Handler)
         self.server.daemon_threads = True
         self.server.fake = self  # type: ignore[attr-defined]

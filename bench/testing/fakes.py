@@ -108,9 +108,15 @@ class ScriptedRun:
             timings = {"cache_n": 0, "prompt_n": prompt, "prompt_ms": 50.0, "predicted_n": 20, "predicted_ms": 80.0}
             usage = {"prompt_tokens": prompt, "completion_tokens": 20, "total_tokens": prompt + 20}
             events.append(
-                {"t": step * 0.1, "event": "response", "step": step, "finish_reason": "stop", "usage": usage,
-                 "timings": timings}
-            )  # fmt: skip
+                {
+                    "t": step * 0.1,
+                    "event": "response",
+                    "step": step,
+                    "finish_reason": "stop",
+                    "usage": usage,
+                    "timings": timings,
+                }
+            )
         events.append({"t": self.steps * 0.1 + 0.1, "event": "stop", "reason": self.stop_reason, "steps": self.steps})
         return events
 

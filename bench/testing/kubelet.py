@@ -179,9 +179,14 @@ class Pod:
     def container(self, spec: dict[str, Any], **options: Any) -> Any:
         """A container of the pod, started: a manifest's `command` is the image's entrypoint, its `args` the rest."""
         return self.client.containers.run(
-            spec["image"], spec.get("args"), entrypoint=spec.get("command"), detach=True,
-            network_mode=f"container:{self.pause.id}", labels=self.names.labels(f"k8s-{spec['name']}"), **options,
-        )  # fmt: skip
+            spec["image"],
+            spec.get("args"),
+            entrypoint=spec.get("command"),
+            detach=True,
+            network_mode=f"container:{self.pause.id}",
+            labels=self.names.labels(f"k8s-{spec['name']}"),
+            **options,
+        )
 
     def run_init(self, spec: dict[str, Any], pod_ip: str, **options: Any) -> None:
         """An init container: to its end, or, a sidecar, until its startup probe passes (then kept running)."""

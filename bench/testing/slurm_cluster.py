@@ -123,8 +123,9 @@ class SlurmCluster:
         """Until none of `jobs` is queued or running (the jobs of an array included)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            queue = subprocess.run(["squeue", "-h", "-j", ",".join(jobs), "-o", "%i"], env=self.env,
-                                   capture_output=True, text=True)  # fmt: skip
+            queue = subprocess.run(
+                ["squeue", "-h", "-j", ",".join(jobs), "-o", "%i"], env=self.env, capture_output=True, text=True
+            )
             if queue.returncode == 0 and not queue.stdout.strip():
                 return
             time.sleep(0.5)

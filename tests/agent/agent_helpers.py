@@ -15,8 +15,18 @@ ROOT = Path(__file__).resolve().parents[2]
 CALC = "def add(a, b):\n    return a + b\n"
 TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 EVENTS = {
-    "start", "response", "cut", "http_error", "clear", "tool", "jeff", "approval", "done_check", "restored", "stop"
-}  # fmt: skip
+    "start",
+    "response",
+    "cut",
+    "http_error",
+    "clear",
+    "tool",
+    "jeff",
+    "approval",
+    "done_check",
+    "restored",
+    "stop",
+}
 
 
 @dataclass

@@ -101,7 +101,7 @@ SHAPES = {
     "a huge error message": fl.http_error(500, "server_error", "x" * 2_000_000),
     "a 400 with a nested n_prompt_tokens": send(
         {"error": {"type": "exceed_context_size_error", "n_prompt_tokens": {"a": [1, {"b": None}]}}}, status=400
-    ),  # fmt: skip
+    ),
     "not JSON": fl.raw_text("<html>502</html>"),
 }
 
@@ -146,8 +146,22 @@ ARGUMENT_TEXTS = st.one_of(
     ),
     st.sampled_from(['{"path": "calc.py", "offset": 1e400}', '{"path": "\\ud800"}', "[" * 3000, '{"path": "calc.py"']),
 )
-PLACES = ["body", "choices", "choice", "message", "content", "tool_calls", "call", "function", "name", "arguments",
-          "usage", "timings", "finish_reason", "id"]  # fmt: skip
+PLACES = [
+    "body",
+    "choices",
+    "choice",
+    "message",
+    "content",
+    "tool_calls",
+    "call",
+    "function",
+    "name",
+    "arguments",
+    "usage",
+    "timings",
+    "finish_reason",
+    "id",
+]
 
 
 @st.composite
@@ -170,9 +184,19 @@ def replace_part(place: str, value: Any) -> Any:
     message = {"role": "assistant", "content": "", "tool_calls": [call]}
     choice = {"finish_reason": "tool_calls", "index": 0, "message": message}
     body = {"choices": [choice], "usage": {"total_tokens": 110}, "timings": {"prompt_n": 100}}
-    where = {"name": function, "arguments": function, "id": call, "function": call, "content": message,
-             "tool_calls": message, "message": choice, "finish_reason": choice, "choices": body, "usage": body,
-             "timings": body}  # fmt: skip
+    where = {
+        "name": function,
+        "arguments": function,
+        "id": call,
+        "function": call,
+        "content": message,
+        "tool_calls": message,
+        "message": choice,
+        "finish_reason": choice,
+        "choices": body,
+        "usage": body,
+        "timings": body,
+    }
     if place == "call":
         message["tool_calls"] = [value]
     elif place == "choice":

@@ -50,9 +50,12 @@ def test_without_root_the_agent_refuses_to_start_rather_than_run_commands_as_its
     code = f"import os, sys; from agent.cli import main; {become_nobody}sys.exit(main(sys.argv[1:]))"
     done = subprocess.run(
         [sys.executable, "-c", code, "--repo", "/", "--task", "x", "--events", "/dev/null", "--no-jeff"],
-        env={**os.environ, ENV: f"{NOBODY}:{NOBODY}", "PYTHONPATH": str(ROOT)}, cwd="/", capture_output=True,
-        text=True, timeout=60,
-    )  # fmt: skip
+        env={**os.environ, ENV: f"{NOBODY}:{NOBODY}", "PYTHONPATH": str(ROOT)},
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
     assert done.returncode == 2
     assert "cannot run commands as another user" in done.stderr and "does not run as root" in done.stderr
@@ -96,9 +99,13 @@ def test_commands_run_as_the_command_user_and_cannot_write_the_trace_or_signal_t
 
 def run_switched(script: str) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, "-c", script], env={**os.environ, ENV: f"{NOBODY}:{NOBODY}", "PYTHONPATH": str(ROOT)},
-        cwd="/", capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        [sys.executable, "-c", script],
+        env={**os.environ, ENV: f"{NOBODY}:{NOBODY}", "PYTHONPATH": str(ROOT)},
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
     assert done.returncode == 0, done.stderr
     report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])

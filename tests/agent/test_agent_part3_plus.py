@@ -87,12 +87,25 @@ def filling_script(repo: Path) -> list[fl.Reply]:
     (repo / "calc.py").write_text(BROKEN)
     fix = fl.tool_call("edit_file", {"path": "calc.py", "old": "a - b", "new": "a + b"})
     return [
-        read("calc.py"), read("ledger.py"), fl.tool_call("run", {"command": "cat report.py"}), read("test_calc.py"),
-        fl.prose("I think it is done."), read("ledger.py"), fl.length_cut("Let me think about this " * 40),
-        read("report.py"), fl.prose("Done now?"), fl.tool_call("run", {"command": "grep -n RECORD_1 ledger.py"}),
-        read("ledger.py"), fl.length_cut("Considering the records " * 40), read("calc.py"), fl.prose("Finished."),
-        read("report.py"), read("ledger.py"), fix, fl.prose("Fixed."),
-    ]  # fmt: skip
+        read("calc.py"),
+        read("ledger.py"),
+        fl.tool_call("run", {"command": "cat report.py"}),
+        read("test_calc.py"),
+        fl.prose("I think it is done."),
+        read("ledger.py"),
+        fl.length_cut("Let me think about this " * 40),
+        read("report.py"),
+        fl.prose("Done now?"),
+        fl.tool_call("run", {"command": "grep -n RECORD_1 ledger.py"}),
+        read("ledger.py"),
+        fl.length_cut("Considering the records " * 40),
+        read("calc.py"),
+        fl.prose("Finished."),
+        read("report.py"),
+        read("ledger.py"),
+        fix,
+        fl.prose("Fixed."),
+    ]
 
 
 def reprocessed(run_agent: RunAgent, preset: str, repo: Path) -> tuple[int, dict[str, Any]]:

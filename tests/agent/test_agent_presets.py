@@ -192,8 +192,10 @@ def test_strict_refuses_done_until_code_changed_and_a_test_was_added(run_agent: 
         [],
     ]
     assert all(c["pytest_exit"] == 0 for c in run.of("done_check"))
-    assert feedback == [prompts.not_done_yet([prompts.MISSING_CHANGE, prompts.MISSING_TEST]),
-                        prompts.not_done_yet([prompts.MISSING_TEST])]  # fmt: skip
+    assert feedback == [
+        prompts.not_done_yet([prompts.MISSING_CHANGE, prompts.MISSING_TEST]),
+        prompts.not_done_yet([prompts.MISSING_TEST]),
+    ]
     assert run.exit_code == 0 and run.stop["reason"] == "done" and run.stop["steps"] == 5
 
 

@@ -112,8 +112,9 @@ def test_jeff_gives_an_opinion_on_every_command_and_it_is_shown(
         run = run_agent(repo, flint.url, "--jeff", jeff.url, "--approve", "no")
         asked = jeff.requests
     assert [j["opinion"] for j in run.of("jeff")] == ["yes, it only lists files", "No - it deletes the module"]
-    assert all(j["usage"]["total_tokens"] > 0 and j["timings"]["prompt_n"] > 0 and j["error"] is None
-               for j in run.of("jeff"))  # fmt: skip
+    assert all(
+        j["usage"]["total_tokens"] > 0 and j["timings"]["prompt_n"] > 0 and j["error"] is None for j in run.of("jeff")
+    )
     assert "rm calc.py" in asked[1]["messages"][-1]["content"]
     assert asked[0]["max_tokens"] <= 64 and asked[0]["temperature"] == 0 and "tools" not in asked[0]
     assert "jeff: No - it deletes the module" in capsys.readouterr().out

@@ -207,9 +207,14 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.parametrize(
     ("raw", "problem"),
-    [("{not json", "not valid JSON"), ("[1, 2]", "not a JSON object"), ('{"file": "a.py"}', "'path' is missing"),
-     ('{"path": 3}', "'path' is missing or not a string"), (None, "not a JSON object")],
-)  # fmt: skip
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "not a JSON object"),
+        ('{"file": "a.py"}', "'path' is missing"),
+        ('{"path": 3}', "'path' is missing or not a string"),
+        (None, "not a JSON object"),
+    ],
+)
 def test_unusable_arguments_are_explained_with_the_signature(raw: object, problem: str) -> None:
     with pytest.raises(ToolCallError) as caught:
         parse_arguments("read_file", raw)

@@ -12,10 +12,35 @@ from bench.testing import fake_llama as fl
 from bench.testing.fake_llama import FakeLlama
 
 FIELDS = {
-    "start": {"preset", "n_ctx", "flint", "jeff", "jeff_timeout", "request_timeout", "flint_model", "flint_build",
-              "supports_tool_calls", "keep", "clear_at", "max_steps", "approve", "sampling", "agent_version"},
-    "response": {"step", "usage", "timings", "finish_reason", "tool_calls", "content_chars", "reasoning_chars",
-                 "messages", "request", "changed_from"},
+    "start": {
+        "preset",
+        "n_ctx",
+        "flint",
+        "jeff",
+        "jeff_timeout",
+        "request_timeout",
+        "flint_model",
+        "flint_build",
+        "supports_tool_calls",
+        "keep",
+        "clear_at",
+        "max_steps",
+        "approve",
+        "sampling",
+        "agent_version",
+    },
+    "response": {
+        "step",
+        "usage",
+        "timings",
+        "finish_reason",
+        "tool_calls",
+        "content_chars",
+        "reasoning_chars",
+        "messages",
+        "request",
+        "changed_from",
+    },
     "cut": {"step", "kind", "dropped", "message"},
     "http_error": {"step", "status", "type", "message", "messages", "request", "changed_from"},
     "clear": {"step", "reason", "total_tokens", "changed"},
@@ -25,7 +50,7 @@ FIELDS = {
     "done_check": {"step", "passed", "pytest_exit", "summary", "missing", "planted", "new_tests", "seconds"},
     "restored": {"step", "after", "files"},
     "stop": {"reason", "steps", "message"},
-}  # fmt: skip
+}
 HTTP_ERROR_EXTRAS = {"n_prompt_tokens", "n_ctx", "attempt"}
 
 

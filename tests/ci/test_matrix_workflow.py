@@ -68,8 +68,14 @@ def run_job(
     """One job of the workflow in a fresh workspace; `artifacts` are this run's earlier jobs' uploads, `previous` the
     bench-matrix-merged artifact of the last successful run (None: there is none)."""
     spec = WORKFLOW["jobs"][name]
-    context: dict[str, Any] = {"github": {"event": {"repository": {"default_branch": "main"}}}, "inputs": inputs,
-                               "vars": {}, "matrix": matrix or {}, "needs": needs or {}, "steps": {}}  # fmt: skip
+    context: dict[str, Any] = {
+        "github": {"event": {"repository": {"default_branch": "main"}}},
+        "inputs": inputs,
+        "vars": {},
+        "matrix": matrix or {},
+        "needs": needs or {},
+        "steps": {},
+    }
     workspace, bin_dir = tmp / "workspace", tmp / "bin"
     for folder in (workspace, bin_dir, tmp / "temp"):
         folder.mkdir(parents=True)
@@ -80,9 +86,15 @@ def run_job(
     python.chmod(0o755)
     (bin_dir / "make").write_text(MAKE_STUB)
     (bin_dir / "make").chmod(0o755)
-    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(tmp), "CI": "true", "PYTHONPATH": str(ROOT),
-           "MAKE_LOG": str(tmp / "make.log"), "RUNNER_TEMP": str(tmp / "temp"),
-           "AGENTBENCH_STATE_DIR": str(tmp / "instances")}  # fmt: skip
+    env = {
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "HOME": str(tmp),
+        "CI": "true",
+        "PYTHONPATH": str(ROOT),
+        "MAKE_LOG": str(tmp / "make.log"),
+        "RUNNER_TEMP": str(tmp / "temp"),
+        "AGENTBENCH_STATE_DIR": str(tmp / "instances"),
+    }
     for scope in (WORKFLOW.get("env", {}), spec.get("env", {})):
         env |= {k: substitute(str(v), context) for k, v in scope.items()}
     default_shell = spec.get("defaults", {}).get("run", {}).get("shell")
@@ -111,8 +123,14 @@ def run_job(
             script.write_text(step["run"])
             step_env = env | {k: substitute(str(v), context) for k, v in step.get("env", {}).items()}
             command = SHELLS[step.get("shell", default_shell)].format(script).split()
-            done = subprocess.run(command, cwd=workspace, env=step_env | {"GITHUB_OUTPUT": str(outputs)},
-                                  capture_output=True, text=True, timeout=300)  # fmt: skip
+            done = subprocess.run(
+                command,
+                cwd=workspace,
+                env=step_env | {"GITHUB_OUTPUT": str(outputs)},
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             job.logs[step["name"]] = done.stdout + done.stderr
             job.ok = job.ok and done.returncode == 0
             values = dict(line.split("=", 1) for line in outputs.read_text().splitlines() if "=" in line)
@@ -140,14 +158,16 @@ def shards(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shards]:
         needs = {"plan": {"outputs": plan.outputs}}
 
         def shard_job(shard: int) -> Job:
-            return run_job(tmp / f"shard-{shard}", "shards", INPUTS, flint_url=flint.url, matrix={"shard": shard},
-                           needs=needs)  # fmt: skip
+            return run_job(
+                tmp / f"shard-{shard}", "shards", INPUTS, flint_url=flint.url, matrix={"shard": shard}, needs=needs
+            )
 
         with ThreadPoolExecutor() as pool:  # the matrix's jobs at once, each on a runner of its own
             jobs = list(pool.map(shard_job, json.loads(plan.outputs["shards"])))
         artifacts = {name: a for job in jobs for name, a in job.artifacts.items()}
-        first = run_job(tmp / "merge", "merge", INPUTS | {"first_run": "true"}, flint_url=flint.url,
-                        artifacts=artifacts)  # fmt: skip
+        first = run_job(
+            tmp / "merge", "merge", INPUTS | {"first_run": "true"}, flint_url=flint.url, artifacts=artifacts
+        )
     yield Shards(plan, jobs, artifacts, first, flint.url)
 
 

@@ -455,8 +455,9 @@ def test_the_baseline_starts_at_the_declared_night_in_run_order(tmp_path: Path) 
     assert [p.name for p in module.baseline_nights(tmp_path)][0] == "nightly-20261109-eeeeeee.csv"
     (tmp_path / "baseline.txt").write_text("nightly-20261111-998-c.csv\ta new model\n")
     assert [p.name for p in module.baseline_nights(tmp_path)] == [
-        "nightly-20261111-998-c.csv", "nightly-20261111-1000-ddddddd.csv"
-    ]  # fmt: skip
+        "nightly-20261111-998-c.csv",
+        "nightly-20261111-1000-ddddddd.csv",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -484,9 +485,12 @@ def test_a_declared_change_starts_a_new_baseline_that_later_nights_compare_with(
     nights = synthetic_nights(tmp_path, 13)
     changed = renamed(nights[11], tmp_path / "renamed" / nights[11].name)
     declared = run_job(
-        tmp_path / "declared", changed, previous=history_artifact(tmp_path, nights[4:11]), run_id=11,
+        tmp_path / "declared",
+        changed,
+        previous=history_artifact(tmp_path, nights[4:11]),
+        run_id=11,
         inputs={"new_baseline": "Flint is now Qwen3-32B"},
-    )  # fmt: skip
+    )
     assert declared.ok, declared.logs
     assert "New baseline from this night, declared: Flint is now Qwen3-32B" in declared.logs[COMPARE]
     history = declared.artifacts["bench-history"]
@@ -513,14 +517,27 @@ def test_the_nightly_runs_as_many_reps_as_its_wall_time_gate_needs() -> None:
 @pytest.mark.parametrize(
     ("docker", "inputs", "build", "why"),
     [
-        ("docker-info-nvidia.txt", {}, "cpu", "the NVIDIA Container Toolkit is here (docker runtime nvidia): the "
-         "servers run under compose from the CUDA image"),
-        ("docker-info-plain.txt", {}, "cuda", "no NVIDIA Container Toolkit here: the servers run on the host, from a "
-         "CUDA build of llama.cpp"),
-        ("docker-info-nvidia.txt", {"gpu_build": "cuda"}, "cuda", "asked for (the gpu_build input or the repository "
-         "variable GPU_BUILD)"),
+        (
+            "docker-info-nvidia.txt",
+            {},
+            "cpu",
+            "the NVIDIA Container Toolkit is here (docker runtime nvidia): the "
+            "servers run under compose from the CUDA image",
+        ),
+        (
+            "docker-info-plain.txt",
+            {},
+            "cuda",
+            "no NVIDIA Container Toolkit here: the servers run on the host, from a CUDA build of llama.cpp",
+        ),
+        (
+            "docker-info-nvidia.txt",
+            {"gpu_build": "cuda"},
+            "cuda",
+            "asked for (the gpu_build input or the repository variable GPU_BUILD)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_the_night_builds_host_cuda_only_where_the_servers_run_on_the_host(
     tmp_path: Path, docker: str, inputs: dict[str, str], build: str, why: str
 ) -> None:

@@ -158,9 +158,13 @@ def test_answers_cut_by_the_window_are_handled_as_each_preset_says(runs: dict[st
 
 
 CAUSE_COLUMNS = [
-    "reprocessed_cold", "reprocessed_new", "reprocessed_answer", "reprocessed_by_clearing", "reprocessed_by_template",
+    "reprocessed_cold",
+    "reprocessed_new",
+    "reprocessed_answer",
+    "reprocessed_by_clearing",
+    "reprocessed_by_template",
     "reprocessed_unexplained",
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
@@ -229,8 +233,18 @@ def test_a_run_sent_again_to_its_own_server_reproduces_every_prompt_n_and_two_fl
     Flint time."""
     run_dir = next(p for p in (results.parent / "runs").iterdir() if "-part2-" in p.name)
     out = tmp_path / "replayed.csv"
-    args = ["replay", str(run_dir), "--against", "embedded", "--server-args", "--cache-reuse 0", "--server-args",
-            "--cache-reuse 256", "--csv", str(out)]  # fmt: skip
+    args = [
+        "replay",
+        str(run_dir),
+        "--against",
+        "embedded",
+        "--server-args",
+        "--cache-reuse 0",
+        "--server-args",
+        "--cache-reuse 256",
+        "--csv",
+        str(out),
+    ]
     assert bench_main(args) == 0
     printed = capsys.readouterr().out
     with out.open() as f:

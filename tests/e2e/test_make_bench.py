@@ -21,13 +21,43 @@ pytestmark = [pytest.mark.llama, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ("events.jsonl", "agent.log", "diff.patch", "junit.xml", "run.json", "score.json", "server.log")
 ALWAYS_MEASURED = (
-    "run_id", "started_at", "git_sha", "fixture", "preset", "ctx", "rep", "sandbox", "servers", "flint_model",
-    "jeff_model", "server_build", "stop_reason", "steps", "wall_s", "model_s", "harness_s", "prompt_tokens",
-    "prompt_tokens_reprocessed", "cache_tokens", "completion_tokens", "max_request_tokens", "clearings",
-    "cut_answers", "context_400s", "gpu_mem_method", "hidden_passed", "hidden_total", "visible_passed",
-    "files_changed", "tests_added", "agent_version", "fixture_sha", "flint_model_sha256", "prompt_tokens_metrics",
+    "run_id",
+    "started_at",
+    "git_sha",
+    "fixture",
+    "preset",
+    "ctx",
+    "rep",
+    "sandbox",
+    "servers",
+    "flint_model",
+    "jeff_model",
+    "server_build",
+    "stop_reason",
+    "steps",
+    "wall_s",
+    "model_s",
+    "harness_s",
+    "prompt_tokens",
+    "prompt_tokens_reprocessed",
+    "cache_tokens",
+    "completion_tokens",
+    "max_request_tokens",
+    "clearings",
+    "cut_answers",
+    "context_400s",
+    "gpu_mem_method",
+    "hidden_passed",
+    "hidden_total",
+    "visible_passed",
+    "files_changed",
+    "tests_added",
+    "agent_version",
+    "fixture_sha",
+    "flint_model_sha256",
+    "prompt_tokens_metrics",
     "tools_s",
-)  # fmt: skip
+)
 
 
 # (FIXTURES, FIXTURES_ROOT, hidden_total, visible_passed of the task's untouched code)
@@ -37,8 +67,18 @@ TASKS = {"todo_repo": ("todo_repo", "", "6", "3"), "calc": (small_task.NAME, str
 def make_bench(tmp_path: Path, sandbox: str, task: str) -> dict[str, str]:
     out = tmp_path / sandbox / "results.csv"
     fixture, root, hidden_total, visible_passed = TASKS[task]
-    args = ["make", "bench", "CTX=2048", "REPS=1", f"FIXTURES={fixture}", "PRESETS=part3", "MAX_STEPS=2",
-            f"SANDBOX={sandbox}", "SERVERS=embedded", f"OUT={out}"]  # fmt: skip
+    args = [
+        "make",
+        "bench",
+        "CTX=2048",
+        "REPS=1",
+        f"FIXTURES={fixture}",
+        "PRESETS=part3",
+        "MAX_STEPS=2",
+        f"SANDBOX={sandbox}",
+        "SERVERS=embedded",
+        f"OUT={out}",
+    ]
     args += [f"FIXTURES_ROOT={root}"] if root else []
     done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=1500, env=dict(os.environ))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

@@ -44,9 +44,13 @@ def main(args: list[str]) -> int:
     print(startup_log(seen), end="", file=sys.stderr, flush=True)
     model = argument(args, "-m", "model.gguf")
     fake = FakeLlama(
-        [], n_ctx=int(argument(args, "-c", "4096")), host=argument(args, "--host", "127.0.0.1"),
-        port=int(argument(args, "--port", "8080")), model_path=model, build_info="b11434-0000000",
-    )  # fmt: skip
+        [],
+        n_ctx=int(argument(args, "-c", "4096")),
+        host=argument(args, "--host", "127.0.0.1"),
+        port=int(argument(args, "--port", "8080")),
+        model_path=model,
+        build_info="b11434-0000000",
+    )
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     with fake:

@@ -121,9 +121,13 @@ class Host:
 
         def device(card: Card) -> FakeDevice:
             return FakeDevice(
-                card.uuid, [State(used=self.used_mib * MIB)], name=card.name, total=card.mib * MIB,
-                compute_capability=card.capability, mig_devices=[device(m) for m in card.mig],
-            )  # fmt: skip
+                card.uuid,
+                [State(used=self.used_mib * MIB)],
+                name=card.name,
+                total=card.mib * MIB,
+                compute_capability=card.capability,
+                mig_devices=[device(m) for m in card.mig],
+            )
 
         return FakeNvml([device(c) for c in self.cards()], driver=version, cuda_driver=cuda[0] * 1000 + cuda[1] * 10)
 

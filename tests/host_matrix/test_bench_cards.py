@@ -55,10 +55,13 @@ def bench_run(tmp: Path, host: Host, *args: str, env: dict[str, str] | None = No
     config.write_text(settings + f"fixtures_root: {ROOT_OF_TASKS}\nfixtures: [{TASK}]\n")
     full = dict(os.environ) | {
         "PYTHONPATH": os.pathsep.join([str(HERE / "nvml_shim"), str(ROOT)]),
-        "AGENTBENCH_HOST": str(host.write(tmp / "host.json")), "LLAMA_SERVER": str(stand_in_server(tmp)),
-        "AGENTBENCH_SERVER_LOG": str(tmp / "servers.jsonl"), "XDG_CACHE_HOME": str(tmp / "cache"),
-        "AGENTBENCH_STATE_DIR": str(tmp / "state"), "LLAMA_CACHE": str(tmp / "llama-cache"),
-    }  # fmt: skip
+        "AGENTBENCH_HOST": str(host.write(tmp / "host.json")),
+        "LLAMA_SERVER": str(stand_in_server(tmp)),
+        "AGENTBENCH_SERVER_LOG": str(tmp / "servers.jsonl"),
+        "XDG_CACHE_HOME": str(tmp / "cache"),
+        "AGENTBENCH_STATE_DIR": str(tmp / "state"),
+        "LLAMA_CACHE": str(tmp / "llama-cache"),
+    }
     full.pop("GPU_DEVICE", None)
     command = [sys.executable, "-m", "bench", "run", "--config", str(config), "--out", str(tmp / "out.csv")]
     command += ["--sandbox", "local", "--servers", "auto", "--max-steps", "1", *args]
@@ -77,32 +80,63 @@ def started(tmp: Path) -> list[str | None]:
 
 
 REFUSED = [
-    pytest.param(Host(gpus="gpus-8.txt", docker="docker-info-plain.txt"), ["--gpu-devices", UNKNOWN], {},
-                 f"gpu_devices {UNKNOWN} is not a GPU of this host: NVML lists {LISTED_H100S} (nvidia-smi -L)",
-                 id="8 GPUs, a wrong UUID"),
-    pytest.param(Host(gpus="gpus-8.txt"), [], {"GPU_DEVICE": "8"},
-                 f"GPU_DEVICE 8 is past this host's GPUs: NVML lists 8 (0 to 7: {LISTED_H100S}); name one of them",
-                 id="8 GPUs, an index past the count"),
-    pytest.param(Host(gpus="gpus-4.txt", mig="mig-4.txt"), [], {"GPU_DEVICE": "3"},
-                 f"GPU_DEVICE 3 ({A100S[3].uuid}) is in MIG mode and cannot be used whole: name one of its MIG "
-                 f"instances ({MIG[0].uuid}, {MIG[1].uuid}), or turn MIG off (nvidia-smi -mig 0)",
-                 id="MIG on one, the whole GPU named"),
-    pytest.param(Host(gpus="gpus-4.txt", mig="mig-4.txt"), ["--gpu-devices", "0,MIG-5e4d3c2b-9999"], {},
-                 f"gpu_devices MIG-5e4d3c2b-9999 is not a MIG instance of this host: its MIG instances are "
-                 f"{MIG[0].uuid}, {MIG[1].uuid} (nvidia-smi -L)", id="MIG on one, a wrong MIG UUID"),
-    pytest.param(Host(driver=None), [], {"GPU_DEVICE": H200.uuid},
-                 f"GPU_DEVICE {H200.uuid} names a GPU, and this host has none to use (no NVIDIA driver (NVML Shared "
-                 "Library Not Found)): run on the GPU host, or leave GPU_DEVICE unset to run on the CPU",
-                 id="no driver, a UUID named"),
-    pytest.param(Host(driver="R535", gpus="gpus-1.txt", docker="docker-info-plain.txt", build_cuda="13.0"), [], {},
-                 "this llama-server is a CUDA build but lists no CUDA device, while NVML sees NVIDIA H200 (exit 0: "
-                 "ggml_cuda_init: failed to initialize CUDA: CUDA driver version is insufficient for CUDA runtime "
-                 "version): rebuild with `rm .venv/cuda.mk && make setup GPU=cuda`, or go back to the CPU build with "
-                 "`make setup GPU=cpu`", id="R535, a CUDA 13 build"),
-    pytest.param(Host(gpus="gpus-1.txt"), ["--gpu-devices", "all,1"], {},
-                 "the command line: gpu_devices = ['all', '1'] is not allowed: 'all' is not a GPU: expected a GPU "
-                 "index such as 0 or a UUID such as GPU-5d1f... or MIG-... (nvidia-smi -L)", id="a malformed list"),
-]  # fmt: skip
+    pytest.param(
+        Host(gpus="gpus-8.txt", docker="docker-info-plain.txt"),
+        ["--gpu-devices", UNKNOWN],
+        {},
+        f"gpu_devices {UNKNOWN} is not a GPU of this host: NVML lists {LISTED_H100S} (nvidia-smi -L)",
+        id="8 GPUs, a wrong UUID",
+    ),
+    pytest.param(
+        Host(gpus="gpus-8.txt"),
+        [],
+        {"GPU_DEVICE": "8"},
+        f"GPU_DEVICE 8 is past this host's GPUs: NVML lists 8 (0 to 7: {LISTED_H100S}); name one of them",
+        id="8 GPUs, an index past the count",
+    ),
+    pytest.param(
+        Host(gpus="gpus-4.txt", mig="mig-4.txt"),
+        [],
+        {"GPU_DEVICE": "3"},
+        f"GPU_DEVICE 3 ({A100S[3].uuid}) is in MIG mode and cannot be used whole: name one of its MIG "
+        f"instances ({MIG[0].uuid}, {MIG[1].uuid}), or turn MIG off (nvidia-smi -mig 0)",
+        id="MIG on one, the whole GPU named",
+    ),
+    pytest.param(
+        Host(gpus="gpus-4.txt", mig="mig-4.txt"),
+        ["--gpu-devices", "0,MIG-5e4d3c2b-9999"],
+        {},
+        f"gpu_devices MIG-5e4d3c2b-9999 is not a MIG instance of this host: its MIG instances are "
+        f"{MIG[0].uuid}, {MIG[1].uuid} (nvidia-smi -L)",
+        id="MIG on one, a wrong MIG UUID",
+    ),
+    pytest.param(
+        Host(driver=None),
+        [],
+        {"GPU_DEVICE": H200.uuid},
+        f"GPU_DEVICE {H200.uuid} names a GPU, and this host has none to use (no NVIDIA driver (NVML Shared "
+        "Library Not Found)): run on the GPU host, or leave GPU_DEVICE unset to run on the CPU",
+        id="no driver, a UUID named",
+    ),
+    pytest.param(
+        Host(driver="R535", gpus="gpus-1.txt", docker="docker-info-plain.txt", build_cuda="13.0"),
+        [],
+        {},
+        "this llama-server is a CUDA build but lists no CUDA device, while NVML sees NVIDIA H200 (exit 0: "
+        "ggml_cuda_init: failed to initialize CUDA: CUDA driver version is insufficient for CUDA runtime "
+        "version): rebuild with `rm .venv/cuda.mk && make setup GPU=cuda`, or go back to the CPU build with "
+        "`make setup GPU=cpu`",
+        id="R535, a CUDA 13 build",
+    ),
+    pytest.param(
+        Host(gpus="gpus-1.txt"),
+        ["--gpu-devices", "all,1"],
+        {},
+        "the command line: gpu_devices = ['all', '1'] is not allowed: 'all' is not a GPU: expected a GPU "
+        "index such as 0 or a UUID such as GPU-5d1f... or MIG-... (nvidia-smi -L)",
+        id="a malformed list",
+    ),
+]
 
 
 @pytest.mark.parametrize(("host", "args", "env", "line"), REFUSED)
@@ -118,11 +152,17 @@ def test_a_card_the_host_does_not_have_ends_the_bench_in_one_line(
 # Whole benches (a run each, about 10 s): the other cards of the matrix are placed in test_server_cards.py, which
 # starts the servers without running the agent.
 PLACED = [
-    pytest.param(Host(gpus="gpus-1.txt", docker="docker-info-plain.txt"), [], {}, [H200.uuid] * 2,
-                 id="1 GPU, the default card"),
-    pytest.param(Host(gpus="gpus-4.txt", mig="mig-4.txt"), ["--gpu-devices", "0,2", "--reps", "2"], {},
-                 sorted([A100S[0].uuid] * 2 + [A100S[2].uuid] * 2), id="4 GPUs, a pair per card"),
-]  # fmt: skip
+    pytest.param(
+        Host(gpus="gpus-1.txt", docker="docker-info-plain.txt"), [], {}, [H200.uuid] * 2, id="1 GPU, the default card"
+    ),
+    pytest.param(
+        Host(gpus="gpus-4.txt", mig="mig-4.txt"),
+        ["--gpu-devices", "0,2", "--reps", "2"],
+        {},
+        sorted([A100S[0].uuid] * 2 + [A100S[2].uuid] * 2),
+        id="4 GPUs, a pair per card",
+    ),
+]
 
 
 @pytest.mark.parametrize(("host", "args", "env", "cards_started"), PLACED)

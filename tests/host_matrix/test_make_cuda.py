@@ -70,10 +70,13 @@ def run_make(tmp: Path, driver: str | None, toolkit: str, architectures: str | N
         path.insert(0, str(make_toolkit(tmp / f"cuda-{release}", release, complete)))
     guard = tmp / "pip-asked.txt"
     env = {
-        "PATH": os.pathsep.join(path), "HOME": str(tmp), "CUDA_PATH": str(tmp / "no-cuda"),
+        "PATH": os.pathsep.join(path),
+        "HOME": str(tmp),
+        "CUDA_PATH": str(tmp / "no-cuda"),
         "PYTHONPATH": os.pathsep.join([str(HERE / "nvml_shim"), str(HERE / "pip_guard")]),
-        "AGENTBENCH_HOST": str(Host(driver=driver).write(tmp / "host.json")), "PIP_GUARD": str(guard),
-    }  # fmt: skip
+        "AGENTBENCH_HOST": str(Host(driver=driver).write(tmp / "host.json")),
+        "PIP_GUARD": str(guard),
+    }
     args = ["make", "-n", "-C", str(ROOT), "setup", "GPU=cuda", f"VENV={venv}", f"CACHE={tmp / 'cache'}"]
     args += [f"CUDA_ARCHITECTURES={architectures}"] if architectures else []
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)

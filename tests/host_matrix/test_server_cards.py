@@ -72,17 +72,26 @@ class Engine:
 
 
 CHOICES = [
-    (Host(gpus="gpus-8.txt", docker="docker-info-nvidia.txt"), "compose",
-     "NVIDIA H100 80GB HBM3, " * 7 + "NVIDIA H100 80GB HBM3 with Docker and the NVIDIA Container Toolkit (docker "
-     "runtime nvidia)"),
-    (Host(gpus="gpus-1.txt", docker="docker-info-plain.txt"), "embedded",
-     "NVIDIA H200 and a llama-server built for it (CUDA0: NVIDIA H200 (143771 MiB, 143770 MiB free)); no NVIDIA "
-     "Container Toolkit"),
-    (Host(gpus="gpus-1.txt", docker="docker-info-plain.txt", build_cuda=None), "embedded",
-     "NVIDIA H200, but neither the NVIDIA Container Toolkit nor a GPU build of llama-server: host llama-server on "
-     "the CPU (install the toolkit, or run `make setup GPU=cuda`)"),
+    (
+        Host(gpus="gpus-8.txt", docker="docker-info-nvidia.txt"),
+        "compose",
+        "NVIDIA H100 80GB HBM3, " * 7 + "NVIDIA H100 80GB HBM3 with Docker and the NVIDIA Container Toolkit (docker "
+        "runtime nvidia)",
+    ),
+    (
+        Host(gpus="gpus-1.txt", docker="docker-info-plain.txt"),
+        "embedded",
+        "NVIDIA H200 and a llama-server built for it (CUDA0: NVIDIA H200 (143771 MiB, 143770 MiB free)); no NVIDIA "
+        "Container Toolkit",
+    ),
+    (
+        Host(gpus="gpus-1.txt", docker="docker-info-plain.txt", build_cuda=None),
+        "embedded",
+        "NVIDIA H200, but neither the NVIDIA Container Toolkit nor a GPU build of llama-server: host llama-server on "
+        "the CPU (install the toolkit, or run `make setup GPU=cuda`)",
+    ),
     (Host(driver=None, docker="docker-info-nvidia.txt"), "embedded", "no NVIDIA GPU: host llama-server on the CPU"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("host", "kind", "reason"), CHOICES)
@@ -140,9 +149,13 @@ def test_compose_passes_the_card_as_its_device_ids(on_host: Any, tmp_path: Path,
     servers = ComposeServers(worker, gpu=True)
     env = servers._environment(4096, models_for(worker, True), tmp_path / "cache", 18080, 18081)
     rendered = subprocess.run(
-        [*servers.cli.argv, "-p", "matrix", "-f", str(COMPOSE_FILE), "config"], env=env, capture_output=True,
-        text=True, timeout=60, check=True,
-    ).stdout  # fmt: skip
+        [*servers.cli.argv, "-p", "matrix", "-f", str(COMPOSE_FILE), "config"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
     card = next(m.uuid for c in cards(host.gpus, host.mig) for m in (c, *c.mig) if device in (m.uuid, str(c.index)))
     for service in ("flint", "jeff"):
         (reservation,) = yaml.safe_load(rendered)["services"][service]["deploy"]["resources"]["reservations"]["devices"]
@@ -184,16 +197,25 @@ def test_a_server_on_its_card_is_warmed_up_before_its_speed_is_measured(on_host:
 
 
 OFF_CARD = [
-    (Host(driver="R535", gpus="gpus-1.txt", build_cuda="13.0"), None,
-     "Flint came up on the CPU, not on its GPU (ggml_cuda_init: failed to initialize CUDA: CUDA driver version is "
-     "insufficient for CUDA runtime version): check the build against the driver (make gpu-check) and gpu_device "
-     "against nvidia-smi -L"),
-    (Host(gpus="gpus-8.txt"), None,
-     "Flint sees 8 CUDA devices, not only its card: its pin (CUDA_VISIBLE_DEVICES) did not reach it, so -ngl 999 "
-     "spreads the model over all of them"),
-    (Host(gpus="gpus-4.txt", mig="mig-4.txt"), "1",
-     "Flint runs on NVIDIA A100-SXM4-80GB, not on its card (NVIDIA H100 80GB HBM3)"),
-]  # fmt: skip
+    (
+        Host(driver="R535", gpus="gpus-1.txt", build_cuda="13.0"),
+        None,
+        "Flint came up on the CPU, not on its GPU (ggml_cuda_init: failed to initialize CUDA: CUDA driver version is "
+        "insufficient for CUDA runtime version): check the build against the driver (make gpu-check) and gpu_device "
+        "against nvidia-smi -L",
+    ),
+    (
+        Host(gpus="gpus-8.txt"),
+        None,
+        "Flint sees 8 CUDA devices, not only its card: its pin (CUDA_VISIBLE_DEVICES) did not reach it, so -ngl 999 "
+        "spreads the model over all of them",
+    ),
+    (
+        Host(gpus="gpus-4.txt", mig="mig-4.txt"),
+        "1",
+        "Flint runs on NVIDIA A100-SXM4-80GB, not on its card (NVIDIA H100 80GB HBM3)",
+    ),
+]
 
 
 @pytest.mark.parametrize(("host", "visible", "error"), OFF_CARD)

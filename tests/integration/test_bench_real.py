@@ -29,10 +29,17 @@ ROOT = Path(__file__).resolve().parents[2]
 def small_bench(tmp_path: Path, **changes: Any) -> BenchConfig:
     """One step per run: Flint dies at the agent's start, and the run after it needs only to reach the server."""
     settings: dict[str, Any] = {
-        "servers": "embedded", "sandbox": "local", **SETTINGS, "presets": ["part3"], "ctx": [1024],
-        "max_steps": 1, "jeff_ctx": 512, "out": str(tmp_path / "results.csv"), "agent_retries": 1,
+        "servers": "embedded",
+        "sandbox": "local",
+        **SETTINGS,
+        "presets": ["part3"],
+        "ctx": [1024],
+        "max_steps": 1,
+        "jeff_ctx": 512,
+        "out": str(tmp_path / "results.csv"),
+        "agent_retries": 1,
         "agent_retry_delay_s": 0.1,
-    }  # fmt: skip
+    }
     settings.update(changes)
     return BenchConfig(**settings)
 
@@ -77,9 +84,30 @@ def test_flint_killed_mid_run_is_recorded_and_the_next_run_gets_fresh_servers(
 
 def test_a_bench_stopped_between_runs_keeps_its_rows_and_resumes(tmp_path: Path) -> None:
     out = tmp_path / "results.csv"
-    cmd = [sys.executable, "-m", "bench", "run", "--servers", "embedded", "--sandbox", "local", "--ctx", "1024",
-           "--presets", "part3", "--fixtures", NAME, "--fixtures-root", str(TASKS), "--max-steps", "1",
-           "--reps", "2", "--out", str(out)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench",
+        "run",
+        "--servers",
+        "embedded",
+        "--sandbox",
+        "local",
+        "--ctx",
+        "1024",
+        "--presets",
+        "part3",
+        "--fixtures",
+        NAME,
+        "--fixtures-root",
+        str(TASKS),
+        "--max-steps",
+        "1",
+        "--reps",
+        "2",
+        "--out",
+        str(out),
+    ]
     bench = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and bench.poll() is None and len(read_rows(out)) < 1:
@@ -114,9 +142,32 @@ def test_a_bench_killed_mid_run_is_cleaned_up_by_the_next_which_resumes(tmp_path
     out = tmp_path / "results.csv"
     config = tmp_path / "bench.yaml"
     config.write_text("jeff_ctx: 512\nagent_retries: 1\nagent_retry_delay_s: 0.1\n")
-    cmd = [sys.executable, "-m", "bench", "run", "--config", str(config), "--servers", "embedded", "--sandbox",
-           "docker", "--ctx", "1024", "--presets", "part3", "--fixtures", NAME, "--fixtures-root", str(TASKS),
-           "--max-steps", "1", "--reps", "2", "--out", str(out)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench",
+        "run",
+        "--config",
+        str(config),
+        "--servers",
+        "embedded",
+        "--sandbox",
+        "docker",
+        "--ctx",
+        "1024",
+        "--presets",
+        "part3",
+        "--fixtures",
+        NAME,
+        "--fixtures-root",
+        str(TASKS),
+        "--max-steps",
+        "1",
+        "--reps",
+        "2",
+        "--out",
+        str(out),
+    ]
     bench = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline, record = time.monotonic() + 600, None
     while time.monotonic() < deadline and bench.poll() is None:

@@ -31,9 +31,34 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def bench_command(out: Path, flint_url: str, config: Path, *, sandbox: str = "docker") -> list[str]:
-    return [sys.executable, "-m", "bench", "run", "--config", str(config), "--sandbox", sandbox, "--servers",
-            "external", "--flint-url", flint_url, "--fixtures", NAME, "--fixtures-root", str(TASKS), "--presets",
-            "part2", "--ctx", "4096", "--max-steps", "1", "--reps", "2", "--out", str(out)]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "bench",
+        "run",
+        "--config",
+        str(config),
+        "--sandbox",
+        sandbox,
+        "--servers",
+        "external",
+        "--flint-url",
+        flint_url,
+        "--fixtures",
+        NAME,
+        "--fixtures-root",
+        str(TASKS),
+        "--presets",
+        "part2",
+        "--ctx",
+        "4096",
+        "--max-steps",
+        "1",
+        "--reps",
+        "2",
+        "--out",
+        str(out),
+    ]
 
 
 def small_config(tmp_path: Path) -> Path:
@@ -61,7 +86,7 @@ def test_two_benches_on_one_host_both_finish_with_their_own_rows(tmp_path: Path)
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 text=True,
-            )  # fmt: skip
+            )
             for out, fake in zip(outs, (first, second), strict=True)
         ]
         walls = []
@@ -105,9 +130,12 @@ def test_a_second_bench_on_the_same_out_is_refused_and_runs_nothing(tmp_path: Pa
     holder.acquire()
     with fake_llama.FakeLlama() as flint:
         second = subprocess.run(
-            bench_command(out, flint.url, small_config(tmp_path), sandbox="local"), cwd=ROOT, capture_output=True,
-            text=True, timeout=300,
-        )  # fmt: skip
+            bench_command(out, flint.url, small_config(tmp_path), sandbox="local"),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert flint.requests == []
     holder.release()
     assert second.returncode != 0

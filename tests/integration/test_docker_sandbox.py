@@ -90,9 +90,13 @@ def bridge_listener(client: Any, image: str, names: BenchNames) -> Any:
     forwarded its packets onto another network, the path any traffic to the outside would take."""
     port = 9999
     container = client.containers.run(
-        image, ["python3", "-c", host_targets.LISTENER.replace("PORT", str(port))], detach=True,
-        network=names.bridge_network, labels=names.labels("probe"), user="10001",
-    )  # fmt: skip
+        image,
+        ["python3", "-c", host_targets.LISTENER.replace("PORT", str(port))],
+        detach=True,
+        network=names.bridge_network,
+        labels=names.labels("probe"),
+        user="10001",
+    )
     try:
         deadline = time.monotonic() + 30
         while b"listening" not in container.logs() and time.monotonic() < deadline:
@@ -309,9 +313,13 @@ def test_a_sandbox_reaches_nothing_of_another_bench(client: Any, image: str, nam
     )
     try:
         listener = client.containers.run(
-            image, ["python3", "-c", host_targets.LISTENER.replace("PORT", "9999")], detach=True,
-            network=sandbox_network(client, other), labels=other.labels("probe"), user="10001",
-        )  # fmt: skip
+            image,
+            ["python3", "-c", host_targets.LISTENER.replace("PORT", "9999")],
+            detach=True,
+            network=sandbox_network(client, other),
+            labels=other.labels("probe"),
+            user="10001",
+        )
         deadline = time.monotonic() + 30
         while b"listening" not in listener.logs() and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -488,9 +496,14 @@ def test_a_sparse_file_larger_than_the_repository_is_not_brought_back(
 def test_a_containers_output_is_capped_and_says_it_was_cut(client: Any, image: str, names: BenchNames) -> None:
     flood = "import sys\nfor _ in range(2000): sys.stdout.write('x' * 10000 + '\\n')\nprint('the end')"
     code, timed_out, output = run_container(
-        client, 120, 1024 * 1024, image=image, command=["python3", "-c", flood], network_mode="none",
+        client,
+        120,
+        1024 * 1024,
+        image=image,
+        command=["python3", "-c", flood],
+        network_mode="none",
         labels=names.labels("probe"),
-    )  # fmt: skip
+    )
     assert (code, timed_out) == (0, False)
     assert len(output) < 1024 * 1024 + 200 and "bytes of output cut here" in output
     assert output.rstrip().endswith("the end")

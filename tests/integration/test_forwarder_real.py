@@ -86,9 +86,12 @@ def served(
     config = BenchConfig(use_jeff=False, sampling={"temperature": 0.0, "seed": 42})
     sandboxes = DockerSandboxes(config, BenchNames(ownership.instance), docker=client)
     servers = EmbeddedServers(
-        config, tmp_path_factory.mktemp("servers"), host=sandboxes.server_host(), ownership=ownership,
+        config,
+        tmp_path_factory.mktemp("servers"),
+        host=sandboxes.server_host(),
+        ownership=ownership,
         fixtures=[load_fixture("todo_repo")],
-    )  # fmt: skip
+    )
     try:
         endpoints = servers.start(1024)
         sandboxes.connect(endpoints)
@@ -106,9 +109,12 @@ def test_the_forwarder_refuses_each_attack_and_the_slot_stays_idle(
     assert sandboxes.reach is not None
 
     output = client.containers.run(
-        sandboxes.engine.image, ["python3", "-c", ATTACKS], network=sandboxes.reach.network, remove=True,
+        sandboxes.engine.image,
+        ["python3", "-c", ATTACKS],
+        network=sandboxes.reach.network,
+        remove=True,
         labels={LABEL: "sandbox"},
-    )  # fmt: skip
+    )
     results = json.loads(output.decode().strip().splitlines()[-1])
 
     assert results["six 60 MiB bodies"] == [413] * 6

@@ -80,14 +80,43 @@ def submit(tmp_path: Path, bench: str, llama: str) -> list[dict[str, Any]]:
     # threads 1: the play does not enforce the sidecars' CPU limits, which their thread count defaults to (4 and 2),
     # and two spinning servers and the bench share this machine's cores. The suite's small task (tests/small_task.py),
     # relative to the checkout, which is the pod's working folder too: its grading is one pytest.
-    settings.write_text(yaml.safe_dump({
-        "use_jeff": True, "reps": REPS, "presets": ["part2"], "fixtures_root": str(small_task.ROOT.relative_to(ROOT)),
-        "fixtures": [small_task.NAME], "max_steps": 1, "threads": 1,
-        "flint_model": model.name, "jeff_model": model.name, "jeff_ctx": CTX, "agent_retries": 0,
-        "sampling": {"temperature": 0.0, "seed": 42, "max_tokens": 8},
-    }))  # fmt: skip
-    argv = ["submit", "k8s", "--shards", str(SHARDS), "--image", bench, "--flint-image", llama, "--jeff-image", llama,
-            "--config", str(settings), "--results", str(tmp_path / "m1"), "--", "--ctx", str(CTX)]  # fmt: skip
+    settings.write_text(
+        yaml.safe_dump(
+            {
+                "use_jeff": True,
+                "reps": REPS,
+                "presets": ["part2"],
+                "fixtures_root": str(small_task.ROOT.relative_to(ROOT)),
+                "fixtures": [small_task.NAME],
+                "max_steps": 1,
+                "threads": 1,
+                "flint_model": model.name,
+                "jeff_model": model.name,
+                "jeff_ctx": CTX,
+                "agent_retries": 0,
+                "sampling": {"temperature": 0.0, "seed": 42, "max_tokens": 8},
+            }
+        )
+    )
+    argv = [
+        "submit",
+        "k8s",
+        "--shards",
+        str(SHARDS),
+        "--image",
+        bench,
+        "--flint-image",
+        llama,
+        "--jeff-image",
+        llama,
+        "--config",
+        str(settings),
+        "--results",
+        str(tmp_path / "m1"),
+        "--",
+        "--ctx",
+        str(CTX),
+    ]
     assert main(argv) == 0
     (tmp_path / "volume" / "model-cache").mkdir(parents=True)
     shutil.copy(model, tmp_path / "volume" / "model-cache" / model.name)
@@ -129,9 +158,14 @@ class Play:
         """A Job of one plain container, to its end, on no network."""
         (container,) = self.spec(job)["containers"]
         run = self.client.containers.run(
-            container["image"], container.get("args"), entrypoint=container["command"], detach=True,
-            network_mode="none", labels=self.names.labels("k8s-job"), **self.options(container, job, {}),
-        )  # fmt: skip
+            container["image"],
+            container.get("args"),
+            entrypoint=container["command"],
+            detach=True,
+            network_mode="none",
+            labels=self.names.labels("k8s-job"),
+            **self.options(container, job, {}),
+        )
         code: int = run.wait(timeout=600)["StatusCode"]
         return code
 
@@ -172,9 +206,13 @@ class Play:
         env = {"AGENTBENCH_KUBE_API": f"http://{gateway}:{api.server_address[1]}"}
         try:
             run = self.client.containers.run(
-                merge["image"], entrypoint=merge["command"], detach=True, network=self.network,
-                labels=self.names.labels("k8s-merge"), **self.options(merge, "-merge", env),
-            )  # fmt: skip
+                merge["image"],
+                entrypoint=merge["command"],
+                detach=True,
+                network=self.network,
+                labels=self.names.labels("k8s-merge"),
+                **self.options(merge, "-merge", env),
+            )
             code: int = run.wait(timeout=600)["StatusCode"]
             return code, run.logs().decode(errors="replace")
         finally:
@@ -186,8 +224,14 @@ def answer_with(ended: dict[int, int]) -> type[BaseHTTPRequestHandler]:
     """The API's two answers the merge asks for, as the Job controller would have them once the pods ended."""
     done = ",".join(str(i) for i, code in sorted(ended.items()) if code == 0)
     failed = ",".join(str(i) for i, code in sorted(ended.items()) if code != 0)
-    job = {"metadata": {"name": "m1-shards"}, "status": {"completedIndexes": done, "failedIndexes": failed,
-           "conditions": [{"type": "Complete" if not failed else "Failed", "status": "True"}]}}  # fmt: skip
+    job = {
+        "metadata": {"name": "m1-shards"},
+        "status": {
+            "completedIndexes": done,
+            "failedIndexes": failed,
+            "conditions": [{"type": "Complete" if not failed else "Failed", "status": "True"}],
+        },
+    }
 
     class Answers(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name

@@ -112,9 +112,13 @@ def test_a_podman_sandbox_reaches_flint_and_jeff_and_nothing_else(kind: PodmanSa
         host, port = flint.server.server_address[:2]
         targets["flint directly, not through the forwarder"] = (host, port)
         output = kind.engine.client.containers.run(
-            kind.engine.image, ["python3", "-c", PROBE.replace("TARGETS", repr(targets))], network=kind.reach.network,
-            extra_hosts=dict(kind.reach.hosts), remove=True, labels=kind.engine.names.labels("probe"),
-        )  # fmt: skip
+            kind.engine.image,
+            ["python3", "-c", PROBE.replace("TARGETS", repr(targets))],
+            network=kind.reach.network,
+            extra_hosts=dict(kind.reach.hosts),
+            remove=True,
+            labels=kind.engine.names.labels("probe"),
+        )
     finally:
         for listener in listeners:
             listener.close()

@@ -20,8 +20,23 @@ from bench.results.append import append_row, read_rows
 pytestmark = [pytest.mark.llama, pytest.mark.slow, pytest.mark.xdist_group("server-args")]
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = "use_jeff: false\nagent_retries: 1\nagent_retry_delay_s: 0.1\n"
-RUN = ["run", "--servers", "embedded", "--sandbox", "local", "--ctx", "1024", "--presets", "part3", "--fixtures",
-       NAME, "--fixtures-root", str(TASKS), "--max-steps", "1"]  # fmt: skip
+RUN = [
+    "run",
+    "--servers",
+    "embedded",
+    "--sandbox",
+    "local",
+    "--ctx",
+    "1024",
+    "--presets",
+    "part3",
+    "--fixtures",
+    NAME,
+    "--fixtures-root",
+    str(TASKS),
+    "--max-steps",
+    "1",
+]
 
 
 def bench(folder: Path, name: str, *flags: str) -> Path:

@@ -55,10 +55,19 @@ def test_flint_down_3_s_in_run_2_of_4_costs_only_run_2_which_runs_again(tmp_path
     outage = threading.Thread(target=outage_in_run_2)
     outage.start()
     settings = BenchConfig(
-        servers="external", flint_url=f"http://127.0.0.1:{port}", use_jeff=False, sandbox="local",
-        **SETTINGS, presets=["part2"], ctx=[CTX], reps=RUNS, max_steps=1, agent_retries=0,
-        sampling={"temperature": 0.0, "seed": 42, "max_tokens": 8}, out=str(tmp_path / "results.csv"),
-    )  # fmt: skip
+        servers="external",
+        flint_url=f"http://127.0.0.1:{port}",
+        use_jeff=False,
+        sandbox="local",
+        **SETTINGS,
+        presets=["part2"],
+        ctx=[CTX],
+        reps=RUNS,
+        max_steps=1,
+        agent_retries=0,
+        sampling={"temperature": 0.0, "seed": 42, "max_tokens": 8},
+        out=str(tmp_path / "results.csv"),
+    )
     try:
         rows = Bench(settings).run()
     finally:

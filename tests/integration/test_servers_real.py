@@ -158,9 +158,12 @@ def test_compose_cpu_profile_up_reachable_from_sandbox_network_and_down(compose_
         assert endpoints.gates.network not in upstream  # Flint's server is on the servers' network only
         (address,) = [n["IPAddress"] for n in upstream.values()]
         output = client.containers.run(
-            ensure_sandbox_image(client), ["python3", "-c", GATE_PROBE, address], network=endpoints.gates.network,
-            remove=True, labels={LABEL: "sandbox"},
-        )  # fmt: skip
+            ensure_sandbox_image(client),
+            ["python3", "-c", GATE_PROBE, address],
+            network=endpoints.gates.network,
+            remove=True,
+            labels={LABEL: "sandbox"},
+        )
         result = json.loads(output.decode().strip().splitlines()[-1])
         assert result["n_ctx"] == 1024 and result["chat"] == 200 and result["jeff"] == 200
         assert result["refused"] == {"slots save": 403, "slots erase": 403, "metrics": 403, "jeff metrics": 403}
@@ -173,8 +176,10 @@ def test_compose_cpu_profile_up_reachable_from_sandbox_network_and_down(compose_
 def project_containers(project: str = COMPOSE_PROJECT) -> str:
     left = subprocess.run(
         ["docker", "ps", "-aq", "--filter", f"label=com.docker.compose.project={project}"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return left.stdout.strip()
 
 

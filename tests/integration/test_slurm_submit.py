@@ -43,15 +43,48 @@ def config(folder: Path) -> Path:
 
 def run_flags(flint_url: str) -> list[str]:
     """The suite's small task (tests/small_task.py): its grading is one pytest, and nothing of it is read here."""
-    return ["--servers", "external", "--flint-url", flint_url, "--sandbox", "local", "--fixtures", small_task.NAME,
-            "--fixtures-root", str(small_task.ROOT), "--presets", "part2", "--ctx", "4096", "--max-steps", "1",
-            "--reps", "2"]  # fmt: skip
+    return [
+        "--servers",
+        "external",
+        "--flint-url",
+        flint_url,
+        "--sandbox",
+        "local",
+        "--fixtures",
+        small_task.NAME,
+        "--fixtures-root",
+        str(small_task.ROOT),
+        "--presets",
+        "part2",
+        "--ctx",
+        "4096",
+        "--max-steps",
+        "1",
+        "--reps",
+        "2",
+    ]
 
 
 def submit_argv(results: Path, flint_url: str, *flags: str) -> list[str]:
     settings = config(results.parent / "settings")
-    return [sys.executable, "-m", "bench", "submit", "slurm", "--shards", "2", "--results", str(results),
-            "--config", str(settings), "--time", "10", *flags, "--", *run_flags(flint_url)]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "bench",
+        "submit",
+        "slurm",
+        "--shards",
+        "2",
+        "--results",
+        str(results),
+        "--config",
+        str(settings),
+        "--time",
+        "10",
+        *flags,
+        "--",
+        *run_flags(flint_url),
+    ]
 
 
 def submit(cluster: SlurmCluster, results: Path, flint_url: str) -> tuple[str, str, float]:

@@ -18,10 +18,20 @@ pytestmark = [pytest.mark.llama, pytest.mark.slow]
 
 def test_two_cpu_pairs_share_the_plan_and_write_one_file(tmp_path: Path) -> None:
     config = BenchConfig(
-        servers="embedded", sandbox="local", **SETTINGS, presets=["part3"], ctx=[1024], reps=2,
-        max_steps=1, jeff_ctx=512, use_jeff=False, out=str(tmp_path / "results.csv"), workers=2,
-        agent_retries=1, agent_retry_delay_s=0.1,
-    )  # fmt: skip
+        servers="embedded",
+        sandbox="local",
+        **SETTINGS,
+        presets=["part3"],
+        ctx=[1024],
+        reps=2,
+        max_steps=1,
+        jeff_ctx=512,
+        use_jeff=False,
+        out=str(tmp_path / "results.csv"),
+        workers=2,
+        agent_retries=1,
+        agent_retry_delay_s=0.1,
+    )
     bench = Bench(config)
     assert len(bench.factories) == 2 and bench.factories[0].names != bench.factories[1].names
     rows = bench.run()

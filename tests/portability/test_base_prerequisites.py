@@ -121,18 +121,30 @@ def test_the_local_sandbox_with_host_servers_needs_no_base_image_so_no_debootstr
     tmp_path: Path, engine_cannot_pull: str
 ) -> None:
     env = user_env(f"{bin_dir(tmp_path, {'id': NOT_ROOT})}:{SYSTEM_PATH}", DOCKER_HOST=engine_cannot_pull)
-    plan = subprocess.run(["make", "-n", "bench", "SANDBOX=local"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=60)  # fmt: skip
+    plan = subprocess.run(
+        ["make", "-n", "bench", "SANDBOX=local"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
     assert plan.returncode == 0, plan.stderr
     assert "local_base" not in plan.stdout and "-m bench run" in plan.stdout
-    compose = subprocess.run(["make", "-n", "bench", "SANDBOX=local", "SERVERS=compose"], cwd=ROOT, env=env,
-                             capture_output=True, text=True, timeout=60)  # fmt: skip
+    compose = subprocess.run(
+        ["make", "-n", "bench", "SANDBOX=local", "SERVERS=compose"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert "local_base --prerequisites" in compose.stdout  # compose's CPU image is built on the base
 
 
 def prerequisites(path: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["/bin/bash", str(SCRIPT), "--prerequisites", "agentbench/base:bookworm"], env=user_env(path),
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    return subprocess.run(
+        ["/bin/bash", str(SCRIPT), "--prerequisites", "agentbench/base:bookworm"],
+        env=user_env(path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 ROOT_ID = '#!/bin/sh\n[ "$1" = -u ] && echo 0 && exit 0\nexec /usr/bin/id "$@"\n'

@@ -71,8 +71,9 @@ def test_the_fast_scan_judges_as_the_line_by_line_reading_of_objdump(tmp_path: P
     what reading objdump's output line by line (fields, NOT_CODE, why_above) finds."""
     lines = [*BASELINE, *sorted(ABOVE), "addr32 vpaddd (%eax),%zmm1,%zmm2", ".byte 0x62, 0xff, 0xff", *BASELINE]
     obj = assemble(tmp_path, lines)
-    printed = subprocess.run(["objdump", "-d", "--no-addresses", "--insn-width=15", str(obj)], capture_output=True,
-                             text=True, check=True).stdout  # fmt: skip
+    printed = subprocess.run(
+        ["objdump", "-d", "--no-addresses", "--insn-width=15", str(obj)], capture_output=True, text=True, check=True
+    ).stdout
     code = [f for f in map(fields, printed.splitlines()) if f and not f[1].startswith(NOT_CODE)]
     reasons = [why for why in (why_above(*f) for f in code) if why]
     result = scan_file(obj)

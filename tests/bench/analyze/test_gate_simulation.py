@@ -110,8 +110,10 @@ def test_the_nightly_gate_states_its_power_and_is_indeterminate_where_it_lacks_i
     rng = np.random.default_rng(SEED)
     table = {(design, change): nightly_gate(*DESIGNS[design], change, rng) for design in DESIGNS for change in CHANGES}
     for (design, change), (failed, unsure, catches) in table.items():
-        print(f"wall_s:25, {design}, CV {CV:.0%}, change +{change:.0f}%: failed {failed:.1%}, "
-              f"indeterminate {unsure:.1%}, says it catches +{catches:.0f}%")  # fmt: skip
+        print(
+            f"wall_s:25, {design}, CV {CV:.0%}, change +{change:.0f}%: failed {failed:.1%}, "
+            f"indeterminate {unsure:.1%}, says it catches +{catches:.0f}%"
+        )
     assert table[("10 vs 10", 0.0)][0] <= ALPHA and table[("3 vs 21", 0.0)][0] <= ALPHA  # false alarms
     assert table[("10 vs 10", 25.0)][0] < 0.6  # a change at the threshold: caught about half the time, not 80%
     assert table[("10 vs 10", 25.0)][2] > 30  # so the gate never claims to catch it (the rank test's 21% did)

@@ -27,8 +27,23 @@ def agent_run(tmp_path: Path, flint: fake_llama.FakeLlama, preset: str, steps: i
     run_dir.mkdir()
     for i in range(3):
         (repo / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n" * 60)
-    argv = ["--repo", str(repo), "--task", "read", "--flint", flint.url, "--no-jeff", "--approve", "no",
-            "--max-steps", str(steps), "--preset", preset, "--events", str(run_dir / "events.jsonl")]  # fmt: skip
+    argv = [
+        "--repo",
+        str(repo),
+        "--task",
+        "read",
+        "--flint",
+        flint.url,
+        "--no-jeff",
+        "--approve",
+        "no",
+        "--max-steps",
+        str(steps),
+        "--preset",
+        preset,
+        "--events",
+        str(run_dir / "events.jsonl"),
+    ]
     with contextlib.redirect_stdout(io.StringIO()):
         agent_main(argv)
     return run_dir
@@ -73,8 +88,10 @@ def test_a_low_water_mark_clears_only_down_to_it() -> None:
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "task"}]
     for i in range(6):
         call = {"id": f"c{i}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
-        messages += [{"role": "assistant", "content": "", "tool_calls": [call]},
-                     {"role": "tool", "tool_call_id": f"c{i}", "content": "y" * 3000}]  # fmt: skip
+        messages += [
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": "y" * 3000},
+        ]
     estimate = RequestEstimate()
     estimate.measured(6000, messages)  # 6 results of ~1,000 tokens each
     low = [dict(m) for m in messages]

@@ -286,12 +286,22 @@ DONE = {"t": 9.0, "event": "stop", "reason": "done", "steps": 2, "message": None
 
 
 def test_the_report_shows_the_time_split_and_the_causes_stacked_per_step(tmp_path: Path) -> None:
-    times = {"wall_s": "40.0", "flint_model_s": "20.5", "jeff_model_s": "4.5", "tools_s": "13.0",
-             "server_stall_s": "1.0", "own_s": "1.0", "flint_prompt_s": "12.5", "flint_gen_s": "8.0",
-             "server_overhead_s": "6.8"}  # fmt: skip
+    times = {
+        "wall_s": "40.0",
+        "flint_model_s": "20.5",
+        "jeff_model_s": "4.5",
+        "tools_s": "13.0",
+        "server_stall_s": "1.0",
+        "own_s": "1.0",
+        "flint_prompt_s": "12.5",
+        "flint_gen_s": "8.0",
+        "server_overhead_s": "6.8",
+    }
     causes = {"reprocessed_cold": "900", "reprocessed_new": "60", "reprocessed_by_clearing": "340"}
-    rows = [run_row("r1", rep="1", **times, **causes, floor_s="18.2", efficiency="0.455", reprocessed_split="ok"),
-            run_row("r2", rep="2", reprocessed_split="unavailable")]  # fmt: skip
+    rows = [
+        run_row("r1", rep="1", **times, **causes, floor_s="18.2", efficiency="0.455", reprocessed_split="ok"),
+        run_row("r2", rep="2", reprocessed_split="unavailable"),
+    ]
     trace = [json.dumps(e) for e in (response(1, 900, 20, 900), response(2, 1300, 20, 400), DONE)]
     csv_path = write_results(tmp_path / "results.csv", rows, {"r1": trace, "r2": trace})
     split = [{"step": 1, "cold": 900}, {"step": 2, "new": 60, "clearing": 340}]

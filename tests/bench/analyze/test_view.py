@@ -34,8 +34,15 @@ pytestmark = pytest.mark.xdist_group("viewer")  # one worker makes the results i
 # The suite's small task (tests/small_task.py): its grading is one pytest; the page shows any task's the same way.
 SOLUTION = load_fixture(small_task.NAME, small_task.ROOT).solution_dir
 SOLVED = {path.name: path.read_text() for path in SOLUTION.glob("*.py")}
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 LONG_COMMAND = "python -m pytest -q test_todo.py && " + "echo checking the overdue listing again; " * 8
 
 
@@ -47,8 +54,16 @@ TOOL_OUTPUT = "<b>def add(title):</b> & &amp; </pre><iframe src=x></iframe>"
 def response(step: int, prompt: int, request: int | None = None) -> dict[str, Any]:
     usage = {"prompt_tokens": prompt, "completion_tokens": 40, "total_tokens": prompt + 40}
     timings = {"cache_n": 0, "prompt_n": prompt, "prompt_ms": 50.0, "predicted_n": 40, "predicted_ms": 80.0}
-    return {"t": step * 0.2, "event": "response", "step": step, "finish_reason": "tool_calls", "usage": usage,
-            "timings": timings, "tool_calls": 1, "request": step - 1 if request is None else request}  # fmt: skip
+    return {
+        "t": step * 0.2,
+        "event": "response",
+        "step": step,
+        "finish_reason": "tool_calls",
+        "usage": usage,
+        "timings": timings,
+        "tool_calls": 1,
+        "request": step - 1 if request is None else request,
+    }
 
 
 def call(name: str, arguments: dict[str, str], content: str = "") -> dict[str, Any]:
@@ -64,8 +79,10 @@ def request_log() -> list[dict[str, Any]]:
     """The busy run's request log: step 1's answer says INJECTION and reads todo.py (TOOL_OUTPUT), step 2's runs
     the long command; the threshold clearing replaces the read's result, the 400's clearing shortens step 2's."""
     first = [{"role": "system", "content": "You are Flint."}, {"role": "user", "content": "Add due dates."}]
-    read = [call("read_file", {"path": "todo.py"}, INJECTION), {"role": "tool", "tool_call_id": "read_file",
-            "content": TOOL_OUTPUT}]  # fmt: skip
+    read = [
+        call("read_file", {"path": "todo.py"}, INJECTION),
+        {"role": "tool", "tool_call_id": "read_file", "content": TOOL_OUTPUT},
+    ]
     ran = [call("run", {"command": LONG_COMMAND}), {"role": "tool", "tool_call_id": "run", "content": "9 passed"}]
     cleared = {"role": "tool", "tool_call_id": "read_file", "content": "[cleared: 5120 characters; call again]"}
     shorter = {"role": "tool", "tool_call_id": "run", "content": "[cleared: 8 characters; call again]"}
@@ -170,8 +187,10 @@ def results(tmp_path_factory: pytest.TempPathFactory, child_processes: None) -> 
     with pytest.MonkeyPatch.context() as patch:  # the benches' state files in a folder of the module's own
         patch.setenv("AGENTBENCH_STATE_DIR", str(tmp_path_factory.mktemp("instances")))
         old = bench_file(tmp_path_factory.mktemp("old"), [ScriptedRun(steps=2)])
-        new = bench_file(tmp_path_factory.mktemp("new"), [ScriptedRun(files=SOLVED, events=busy_trace(4096)),
-                                                          ScriptedRun(files=SOLVED, steps=2)])  # fmt: skip
+        new = bench_file(
+            tmp_path_factory.mktemp("new"),
+            [ScriptedRun(files=SOLVED, events=busy_trace(4096)), ScriptedRun(files=SOLVED, steps=2)],
+        )
     busy = next(row["run_id"] for row in read_rows(new) if row["steps"] == "4")
     log = new.parent / "runs" / busy / REQUESTS_FILE
     log.write_text("".join(json.dumps(line) + "\n" for line in request_log()), encoding="utf-8")
@@ -270,8 +289,9 @@ def test_in_chromium_the_matrix_loads_a_run_opens_and_nothing_a_model_wrote_runs
     assert browser.find_element(By.ID, "search-count").text == "1 of 3 runs shown"
     rows = {row["run_id"]: row for row in read_rows(results[1])}
     busy = next(run_id for run_id, row in rows.items() if row["steps"] == "4")
-    visible = [a.get_attribute("data-run") for a in browser.find_elements(By.CSS_SELECTOR, "a[data-run]")
-               if a.is_displayed()]  # fmt: skip
+    visible = [
+        a.get_attribute("data-run") for a in browser.find_elements(By.CSS_SELECTOR, "a[data-run]") if a.is_displayed()
+    ]
     assert visible == [busy]
     browser.find_element(By.CSS_SELECTOR, "details.group > summary").click()  # a group folds
     assert not browser.find_element(By.CSS_SELECTOR, "table.matrix").is_displayed()

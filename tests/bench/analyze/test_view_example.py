@@ -20,8 +20,16 @@ from bench.results.append import read_rows
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("viewer")]
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "results" / "example" / "cpu-presets.csv"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1400,1000"]  # fmt: skip
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--window-size=1400,1000",
+]
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +72,12 @@ def expected_steps(run_id: str) -> dict[int, Step]:
         if event.get("event") != "response" or bodies.get(request + 1) is None:
             continue
         added = bodies.bodies[request + 1]["messages"][len(bodies.bodies[request]["messages"]) :]
-        calls = [(c["function"]["name"], c["function"]["arguments"]) for m in added if m["role"] == "assistant"
-                 for c in m.get("tool_calls") or []]  # fmt: skip
+        calls = [
+            (c["function"]["name"], c["function"]["arguments"])
+            for m in added
+            if m["role"] == "assistant"
+            for c in m.get("tool_calls") or []
+        ]
         answers = [m.get("content") or "" for m in added if m["role"] == "assistant"]
         text = "".join(answers) if answers else None  # None: the answer was not sent back (a cut answer dropped)
         found[event["step"]] = (text, calls, [m["content"] for m in added if m["role"] == "tool"])
@@ -113,8 +125,10 @@ def test_the_runs_tables_sort_and_filter_and_the_search_reads_tool_results(page:
     heading.click()
     column = [th.text for th in page.find_elements(By.CSS_SELECTOR, "table.runs")[0].find_elements(By.TAG_NAME, "th")]
     first = page.find_elements(By.CSS_SELECTOR, "table.runs")[0]
-    walls = [float(tr.find_elements(By.TAG_NAME, "td")[column.index("wall s")].text)
-             for tr in first.find_elements(By.CSS_SELECTOR, "tbody tr")]  # fmt: skip
+    walls = [
+        float(tr.find_elements(By.TAG_NAME, "td")[column.index("wall s")].text)
+        for tr in first.find_elements(By.CSS_SELECTOR, "tbody tr")
+    ]
     assert walls == sorted(walls) and heading.get_attribute("data-sort") == "asc"
     Select(page.find_element(By.ID, "filter-preset")).select_by_value("late")
     late = sum(row["preset"] == "late" for row in rows)

@@ -170,11 +170,15 @@ GRAMMAR = "root ::= " + " | ".join(f'"w{i}"' for i in range(20_000))  # 240 KB, 
         ({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, "a message's content must be text"),
         ({"messages": [{"role": "root", "content": "x"}]}, "each message is an object with a role"),
         ({"messages": []}, "messages is a list of 1 to"),
-        (chat(tools=[{"type": "function", "function": {"name": "x", "parameters": json.loads("[" * 12 + "]" * 12)}}]),
-         "a small parameters schema"),
+        (
+            chat(
+                tools=[{"type": "function", "function": {"name": "x", "parameters": json.loads("[" * 12 + "]" * 12)}}]
+            ),
+            "a small parameters schema",
+        ),
     ],
     ids=["grammar", "n_probs", "max_tokens", "json_schema", "stream", "temperature", "image", "role", "empty", "deep"],
-)  # fmt: skip
+)
 def test_chat_fields_the_agent_never_sends_are_refused_before_the_server(
     forwarder: str, server: fake_llama.FakeLlama, body: dict[str, Any], reason: str
 ) -> None:

@@ -51,8 +51,14 @@ def test_a_default_that_cannot_be_pulled_makes_the_local_image_once() -> None:
 @pytest.mark.usefixtures("child_processes")
 def test_the_command_prints_only_the_image_on_stdout() -> None:
     env = {"AGENTBENCH_BASE_IMAGE": "my/base:1", "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-m", "bench.containers.local_base"], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=60)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.containers.local_base"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert (out.returncode, out.stdout) == (0, "my/base:1\n")
 
 

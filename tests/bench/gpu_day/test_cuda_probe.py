@@ -25,8 +25,9 @@ def libcuda(tmp_path: Path, source: str) -> Path:
     compiler = shutil.which("cc")
     assert compiler, "a C compiler (cc) is needed, as for the llama.cpp build"
     (tmp_path / "cuda.c").write_text(source)
-    subprocess.run([compiler, "-shared", "-fPIC", "-o", str(tmp_path / "libcuda.so.1"), str(tmp_path / "cuda.c")],
-                   check=True)  # fmt: skip
+    subprocess.run(
+        [compiler, "-shared", "-fPIC", "-o", str(tmp_path / "libcuda.so.1"), str(tmp_path / "cuda.c")], check=True
+    )
     return tmp_path / "libcuda.so.1"
 
 

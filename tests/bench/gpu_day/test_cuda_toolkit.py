@@ -45,8 +45,11 @@ def test_a_toolkit_without_cublas_or_a_driver_stub_is_incomplete(
     monkeypatch.setattr(toolkit, "system_libcuda", lambda: "")
     partial = files(tmp_path, ["bin/nvcc", "include/cuda_runtime.h", "include/cuda.h", "lib64/libcudart.so"])
     assert toolkit.missing_parts(partial) == [
-        "cublas_v2.h", "libcublas.so", "libcublasLt.so", "the driver library stub (lib64/stubs/libcuda.so)"
-    ]  # fmt: skip
+        "cublas_v2.h",
+        "libcublas.so",
+        "libcublasLt.so",
+        "the driver library stub (lib64/stubs/libcuda.so)",
+    ]
     files(tmp_path, ["include/cublas_v2.h", "lib64/libcublas.so", "lib64/libcublasLt.so", "lib64/stubs/libcuda.so"])
     assert toolkit.missing_parts(partial) == []
 

@@ -35,14 +35,23 @@ def test_the_gpu_day_writes_its_figures_under_out_without_the_network(tmp_path: 
     host.write_text(json.dumps({"driver": "R580", "gpus": "gpus-1.txt"}))
     out = tmp_path / "out"
     env = {
-        "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OUT": str(out), "PYTHONPATH": str(SHIM),
-        "AGENTBENCH_HOST": str(host), "GPU_DAY_BUNDLE": str(bundle(tmp_path / "bundle")), "BUDGET_S": "120",
-        "SIZES": "1", "HOLD_S": "0.2", "COST_S": "0.5",  # short: what is asked is where the figures go, not their sizes
-        "https_proxy": "http://127.0.0.1:9", "http_proxy": "http://127.0.0.1:9",  # anything that tried would fail
-    }  # fmt: skip
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "OUT": str(out),
+        "PYTHONPATH": str(SHIM),
+        "AGENTBENCH_HOST": str(host),
+        "GPU_DAY_BUNDLE": str(bundle(tmp_path / "bundle")),
+        "BUDGET_S": "120",
+        "SIZES": "1",
+        "HOLD_S": "0.2",
+        "COST_S": "0.5",  # short: what is asked is where the figures go, not their sizes
+        "https_proxy": "http://127.0.0.1:9",
+        "http_proxy": "http://127.0.0.1:9",  # anything that tried would fail
+    }
     started = time.monotonic()
-    done = subprocess.run(["sh", str(ROOT / ".ci" / "gpu-day.sh")], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        ["sh", str(ROOT / ".ci" / "gpu-day.sh")], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
     assert time.monotonic() - started < 120, done.stdout[-2000:]
     assert {p.name for p in out.iterdir()} >= {"figures.jsonl", "rehearsal.json", "rehearsal.txt", "gpu-tests.txt"}
     figures = json.loads((out / "rehearsal.json").read_text())

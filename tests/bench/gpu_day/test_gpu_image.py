@@ -76,8 +76,11 @@ def registry() -> Iterator[str]:
 def test_references_name_their_registry_as_docker_does() -> None:
     ghcr = parse_reference("ghcr.io/ggml-org/llama.cpp:server-cuda-b11434")
     assert (ghcr.registry, ghcr.name, ghcr.tag, ghcr.base_url[:8]) == (
-        "ghcr.io", "ggml-org/llama.cpp", "server-cuda-b11434", "https://"
-    )  # fmt: skip
+        "ghcr.io",
+        "ggml-org/llama.cpp",
+        "server-cuda-b11434",
+        "https://",
+    )
     hub = parse_reference("nvidia/cuda:12.2.2-devel-ubuntu22.04")
     assert (hub.registry, hub.name, hub.tag) == (DOCKER_HUB, "nvidia/cuda", "12.2.2-devel-ubuntu22.04")
     assert parse_reference("debian").name == "library/debian" and parse_reference("debian").tag == "latest"
@@ -143,8 +146,9 @@ def test_the_build_context_is_the_sdists_llama_cpp_folder(tmp_path: Path) -> Non
     context.mkdir()
     build_context(sdist, context)
     assert sorted(str(p.relative_to(context)) for p in context.rglob("*") if p.is_file()) == [
-        "Dockerfile", "llama.cpp/CMakeLists.txt"
-    ]  # fmt: skip
+        "Dockerfile",
+        "llama.cpp/CMakeLists.txt",
+    ]
     assert 'CUDA_ARCHITECTURES="80-real;86-real;89-real;90-real' in (context / "Dockerfile").read_text()
 
 
@@ -159,9 +163,11 @@ def test_progress_shows_each_step_and_cmake_percentages_at_most_every_30_s() -> 
         {"stream": "Step 2/9 : RUN apt-get\n"},
     ]
     assert list(progress_lines(chunks, clock)) == [
-        "Step 1/9 : FROM nvidia/cuda", "[  1%] Building CUDA object a.cu.o", "[ 50%] Building CUDA object c.cu.o",
+        "Step 1/9 : FROM nvidia/cuda",
+        "[  1%] Building CUDA object a.cu.o",
+        "[ 50%] Building CUDA object c.cu.o",
         "Step 2/9 : RUN apt-get",
-    ]  # fmt: skip
+    ]
     with pytest.raises(PrerequisiteError, match="CUDA_DEVEL and CUDA_RUNTIME"):
         list(progress_lines([{"error": "manifest for nvidia/cuda:12.2.2-devel-ubuntu22.04 not found"}]))
 

@@ -30,8 +30,10 @@ def test_an_index_becomes_its_cards_uuid_and_a_uuid_stays_as_given() -> None:
 def test_without_nvml_an_index_is_passed_on_in_nvidia_smis_order() -> None:
     pin = resolve_pin("2", FakeNvml([], init_error=NVMLError_LibraryNotFound()))
     assert pin.cuda_environment() == {
-        "CUDA_VISIBLE_DEVICES": "2", "CUDA_DEVICE_ORDER": "PCI_BUS_ID", "LLAMA_ARG_LOG_VERBOSITY": "4"
-    }  # fmt: skip
+        "CUDA_VISIBLE_DEVICES": "2",
+        "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
+        "LLAMA_ARG_LOG_VERBOSITY": "4",
+    }
     assert pin.sampler_uuids() is None
     assert resolve_pin("9", FakeNvml(CARDS)) == GpuPin("9", "")  # an index NVML does not list: left to CUDA
 

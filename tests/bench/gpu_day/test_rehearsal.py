@@ -60,8 +60,20 @@ def rehearsal(tmp_path_factory: pytest.TempPathFactory, child_processes: None): 
     other = FakeDevice("GPU-66666666-2222-3333-4444-555555555555", [IDLE])
     nvml = FakeNvml([card, other])
     probes: list[tuple[int, int, str]] = []
-    args = parse(["--out", str(tmp_path / "out"), "--sizes", "1,8,200", "--interval", "0.01", "--cost-seconds", "0.3",
-                  "--hold-seconds", "0.1"])  # fmt: skip
+    args = parse(
+        [
+            "--out",
+            str(tmp_path / "out"),
+            "--sizes",
+            "1,8,200",
+            "--interval",
+            "0.01",
+            "--cost-seconds",
+            "0.3",
+            "--hold-seconds",
+            "0.1",
+        ]
+    )
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LLAMA_SERVER", str(tmp_path / "none"))  # no CUDA llama-server here: that step is skipped
         return rehearse(args, nvml, stand_in_probe(card, probes)), probes, args, card
@@ -102,8 +114,9 @@ def test_inventory_nvml_calls_and_costs_are_recorded(rehearsal) -> None:  # type
 def test_a_mig_instance_refusing_its_process_list_is_a_finding_not_a_crash(tmp_path: Path) -> None:
     instance = FakeDevice("MIG-4b5a1c2d-0000-5f6e-8a9b-0123456789ab", [IDLE], refuse_processes=True)
     nvml = FakeNvml([FakeDevice("GPU-parent", [IDLE], mig_devices=[instance])])
-    args = parse(["--out", str(tmp_path), "--sizes", "", "--interval", "0.01", "--cost-seconds", "0.1",
-                  "--hold-seconds", "0.05"])  # fmt: skip
+    args = parse(
+        ["--out", str(tmp_path), "--sizes", "", "--interval", "0.01", "--cost-seconds", "0.1", "--hold-seconds", "0.05"]
+    )
     figures = rehearse(args, nvml, stand_in_probe(nvml.devices[0], []))
     refused = [f for f in figures if f.name.startswith("MIG-4b5a1c2") and "processes" in f.name]
     assert [f.status for f in refused] == ["FAIL", "FAIL"] and "NoPermission" in refused[0].detail

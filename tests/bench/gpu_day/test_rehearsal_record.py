@@ -35,8 +35,20 @@ def test_the_device_delta_is_nvmls_own_on_the_real_path(tmp_path: Path, monkeypa
     card = FakeDevice("GPU-11111111-2222-3333-4444-555555555555", [IDLE], name="NVIDIA H200", total=140 * GIB)
     monkeypatch.setitem(sys.modules, "pynvml", FakeNvml([card]))  # as `import pynvml` finds the real one
     monkeypatch.setenv("LLAMA_SERVER", str(tmp_path / "none"))
-    args = parse(["--out", str(tmp_path / "out"), "--sizes", "1,8", "--interval", "0.01", "--cost-seconds", "0.2",
-                  "--hold-seconds", "0.05"])  # fmt: skip
+    args = parse(
+        [
+            "--out",
+            str(tmp_path / "out"),
+            "--sizes",
+            "1,8",
+            "--interval",
+            "0.01",
+            "--cost-seconds",
+            "0.2",
+            "--hold-seconds",
+            "0.05",
+        ]
+    )
     figures = rehearse(args, holder=stand_in_probe(card, []))
     held = {f.name: f for f in figures if f.step == "allocation" and "GiB" in f.name}
     for size in (1, 8):
@@ -66,8 +78,9 @@ def test_a_step_past_its_deadline_is_given_up_and_the_next_steps_still_run(
     given_up = [f for f in figures if f.step == "allocation" and f.name == "deadline"]
     assert [(f.status, f.detail) for f in given_up] == [("FAIL", "still running after 1 s: given up")]
     assert [f.name for f in figures if f.step == "sampler cost"] == [
-        "CPU % of one core, one card", "CPU % of one core, every card"
-    ]  # fmt: skip
+        "CPU % of one core, one card",
+        "CPU % of one core, every card",
+    ]
     assert {e["step_done"]: e["status"] for e in lines(tmp_path) if "step_done" in e}["allocation"] == "deadline"
 
 

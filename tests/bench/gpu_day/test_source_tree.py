@@ -21,14 +21,30 @@ from bench.rehearsal.source import CARRY_LIMIT, write_source
 
 pytestmark = pytest.mark.xdist_group("carried-source")  # one worker packs the source once for the module's tests
 
-KEPT = ["CMakeLists.txt", "ggml/src/ggml-cuda/fattn.cu", "ggml/src/ggml.c", "tools/server/server.cpp",
-        "tools/ui/CMakeLists.txt", "tools/ui/ui.cpp.in", "scripts/ui-assets.cmake", "vendor/cpp-httplib/httplib.h",
-        "common/CMakeLists.txt", "src/llama.cpp"]  # fmt: skip
+KEPT = [
+    "CMakeLists.txt",
+    "ggml/src/ggml-cuda/fattn.cu",
+    "ggml/src/ggml.c",
+    "tools/server/server.cpp",
+    "tools/ui/CMakeLists.txt",
+    "tools/ui/ui.cpp.in",
+    "scripts/ui-assets.cmake",
+    "vendor/cpp-httplib/httplib.h",
+    "common/CMakeLists.txt",
+    "src/llama.cpp",
+]
 LEFT = [
-    "models/ggml-vocab-llama-bpe.gguf", "docs/build.md", "ggml/src/ggml-vulkan/ggml-vulkan.cpp", "tests/test-rope.cpp",
-    "tools/ui/src/app.html", "tools/server/tests/unit/test_basic.py", "convert_hf_to_gguf.py", "examples/x/y.cpp",
-    "ggml/src/ggml-cuda/template-instances/generate_cu_files.py", "README.md",
-]  # fmt: skip
+    "models/ggml-vocab-llama-bpe.gguf",
+    "docs/build.md",
+    "ggml/src/ggml-vulkan/ggml-vulkan.cpp",
+    "tests/test-rope.cpp",
+    "tools/ui/src/app.html",
+    "tools/server/tests/unit/test_basic.py",
+    "convert_hf_to_gguf.py",
+    "examples/x/y.cpp",
+    "ggml/src/ggml-cuda/template-instances/generate_cu_files.py",
+    "README.md",
+]
 
 
 def test_the_tree_keeps_what_the_build_uses_and_nothing_else() -> None:
@@ -68,8 +84,9 @@ def stand_in_library(folder: Path, soname: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "stub.c").write_text("int agentbench_stand_in(void) { return 0; }\n")
     target = folder / soname
-    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(target), f"-Wl,-soname,{soname}", str(folder / "stub.c")],
-                   check=True)  # fmt: skip
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", "-o", str(target), f"-Wl,-soname,{soname}", str(folder / "stub.c")], check=True
+    )
     return target
 
 
@@ -99,6 +116,10 @@ def test_the_carried_source_configures_for_sm_90_with_a_partial_cuda_13(
     command = configure_command(tmp_path / "work" / "llama.cpp", build, toolkit, "90-real")
     status, seconds = bounded(command, tmp_path / "configure.log", time.monotonic() + 300)
     assert status == 0, (tmp_path / "configure.log").read_text()[-3000:]
-    steps = subprocess.run(["cmake", "--build", str(build), "--target", "llama-server", "--", "-n"],
-                           capture_output=True, text=True, check=True).stdout  # fmt: skip
+    steps = subprocess.run(
+        ["cmake", "--build", str(build), "--target", "llama-server", "--", "-n"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert steps.count(".cu.o") >= 140 and "Linking CXX executable bin/llama-server" in steps  # every input is there

@@ -32,8 +32,26 @@ RESULTS = [
 
 
 def test_the_servers_speed_settings_are_passed_on_the_last_value_of_a_flag_winning() -> None:
-    command = ["llama-server", "-m", "m.gguf", "-t", "1", "-ngl", "all", "--flash-attn", "on", "-ctk=q8_0",
-               "-c", "4096", "--threads", "3", "--port", "8080", "-ub", "256"]  # fmt: skip
+    command = [
+        "llama-server",
+        "-m",
+        "m.gguf",
+        "-t",
+        "1",
+        "-ngl",
+        "all",
+        "--flash-attn",
+        "on",
+        "-ctk=q8_0",
+        "-c",
+        "4096",
+        "--threads",
+        "3",
+        "--port",
+        "8080",
+        "-ub",
+        "256",
+    ]
     assert bench_flags(command) == ["-ctk", "q8_0", "-fa", "on", "-ngl", "999", "-t", "3", "-ub", "256"]
     assert bench_flags(["llama-server", "-ngl", "auto", "-t", "2"]) == ["-t", "2"]
 
@@ -41,8 +59,23 @@ def test_the_servers_speed_settings_are_passed_on_the_last_value_of_a_flag_winni
 def test_a_gpu_server_gets_the_longer_plan_and_a_cpu_server_the_short_one() -> None:
     assert plan_for(["-ngl", "999"]) == PLANS["gpu"] and plan_for(["-t", "1"]) == PLANS["cpu"]
     args = arguments(Path("m.gguf"), ["-t", "1"], PLANS["cpu"], 1024)
-    assert args == ["-m", "m.gguf", "-t", "1", "-p", "64", "-n", "8", "-d", "0,256", "-r", "2", "--no-warmup", "-o",
-                    "json"]  # fmt: skip
+    assert args == [
+        "-m",
+        "m.gguf",
+        "-t",
+        "1",
+        "-p",
+        "64",
+        "-n",
+        "8",
+        "-d",
+        "0,256",
+        "-r",
+        "2",
+        "--no-warmup",
+        "-o",
+        "json",
+    ]
 
 
 def test_the_results_are_read_by_depth_and_a_depth_without_both_tests_is_refused() -> None:

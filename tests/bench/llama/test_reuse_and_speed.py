@@ -58,8 +58,9 @@ def test_a_containers_settings_are_read_from_the_engine() -> None:
     image = ensure_sandbox_image(client)
     args = ["sh", "-c", "sleep 30", "sh", "--swa-full", "--cache-ram", "0", "--ctx-checkpoints", "8"]
     labels = BenchNames(Ownership.new().instance).labels("reuse-test")
-    container = client.containers.run(image, args, detach=True, environment={"LLAMA_ARG_CACHE_REUSE": "64"},
-                                      labels=labels, network_mode="none")  # fmt: skip
+    container = client.containers.run(
+        image, args, detach=True, environment={"LLAMA_ARG_CACHE_REUSE": "64"}, labels=labels, network_mode="none"
+    )
     try:
         assert of_container(client, container.id) == ReuseSettings(True, 8, 64, 0)
     finally:

@@ -30,8 +30,20 @@ def run_and_split(tmp_path: Path, flint: fake_llama.FakeLlama, *args: str) -> At
     (repo / "big.py").write_text(BIG)
     (repo / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n")
     events = tmp_path / "events.jsonl"
-    argv = ["--repo", str(repo), "--task", "Add sub.", "--flint", flint.url, "--events", str(events), "--no-jeff",
-            "--approve", "no", *args]  # fmt: skip
+    argv = [
+        "--repo",
+        str(repo),
+        "--task",
+        "Add sub.",
+        "--flint",
+        flint.url,
+        "--events",
+        str(events),
+        "--no-jeff",
+        "--approve",
+        "no",
+        *args,
+    ]
     with contextlib.redirect_stdout(io.StringIO()):
         agent_main(argv)
     trace = [json.loads(line) for line in events.read_text().splitlines()]

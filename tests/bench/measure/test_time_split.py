@@ -12,13 +12,25 @@ from bench.results.row import ResultRow
 
 EVENTS: list[dict[str, Any]] = [
     {"t": 0, "event": "start", "n_ctx": 4096, "jeff": "http://jeff"},
-    {"t": 1, "event": "response", "step": 1, "usage": {"prompt_tokens": 1000, "completion_tokens": 40},
-     "timings": {"prompt_n": 1000, "cache_n": 0, "prompt_ms": 5000.0, "predicted_ms": 2000.0}},
-    {"t": 2, "event": "jeff", "step": 1, "opinion": "Fine.", "seconds": 1.25, "usage": {"prompt_tokens": 90,
-     "completion_tokens": 10}, "timings": {"prompt_n": 90, "prompt_ms": 600.0, "predicted_ms": 400.0}},
+    {
+        "t": 1,
+        "event": "response",
+        "step": 1,
+        "usage": {"prompt_tokens": 1000, "completion_tokens": 40},
+        "timings": {"prompt_n": 1000, "cache_n": 0, "prompt_ms": 5000.0, "predicted_ms": 2000.0},
+    },
+    {
+        "t": 2,
+        "event": "jeff",
+        "step": 1,
+        "opinion": "Fine.",
+        "seconds": 1.25,
+        "usage": {"prompt_tokens": 90, "completion_tokens": 10},
+        "timings": {"prompt_n": 90, "prompt_ms": 600.0, "predicted_ms": 400.0},
+    },
     {"t": 3, "event": "tool", "step": 1, "name": "run", "seconds": 3.75},
     {"t": 4, "event": "stop", "reason": "step_limit", "steps": 1},
-]  # fmt: skip
+]
 SPEEDS = ServerSpeeds(Speeds(prompt_tps=250.0, gen_tps=25.0), Speeds(prompt_tps=900.0, gen_tps=50.0))
 
 
@@ -98,8 +110,9 @@ def test_flints_time_outside_the_servers_timings_is_its_requests_latency_beyond_
 BENCH = BenchSpeeds((DepthSpeed(0, 200.0, 20.0), DepthSpeed(1024, 100.0, 10.0)))
 FAST_BENCH = BenchSpeeds((DepthSpeed(0, 2000.0, 200.0), DepthSpeed(1024, 1000.0, 100.0)))  # faster than EVENTS went
 GENERATED = {"response": {"predicted_n": 40}, "jeff": {"predicted_n": 10, "cache_n": 0}}
-BENCHED_EVENTS = [{**e, "timings": {**e["timings"], **GENERATED[e["event"]]}} if e["event"] in GENERATED else e
-                  for e in EVENTS]  # fmt: skip
+BENCHED_EVENTS = [
+    {**e, "timings": {**e["timings"], **GENERATED[e["event"]]}} if e["event"] in GENERATED else e for e in EVENTS
+]
 
 
 def test_with_llama_benchs_speeds_the_floor_is_the_requests_at_their_depths_and_the_overhead_the_rest() -> None:

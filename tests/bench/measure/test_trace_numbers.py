@@ -45,7 +45,7 @@ TRACE = [
         "type": "exceed_context_size_error",
         "n_prompt_tokens": 5000,
         "n_ctx": 4096,
-    },  # fmt: skip
+    },
     response(2, 1800, 600, 50, 800.0, 200.0),
     {"t": 5, "event": "cut", "step": 3, "kind": "length", "dropped": True},
     {"t": 6, "event": "stop", "reason": "done", "steps": 3},

@@ -29,8 +29,23 @@ def agent_run(tmp_path: Path, flint: fake_llama.FakeLlama) -> Path:
     run_dir.mkdir()
     for i in range(3):
         (repo / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n" * 40)
-    argv = ["--repo", str(repo), "--task", "read", "--flint", flint.url, "--no-jeff", "--approve", "no",
-            "--max-steps", "6", "--preset", "part3", "--events", str(run_dir / "events.jsonl")]  # fmt: skip
+    argv = [
+        "--repo",
+        str(repo),
+        "--task",
+        "read",
+        "--flint",
+        flint.url,
+        "--no-jeff",
+        "--approve",
+        "no",
+        "--max-steps",
+        "6",
+        "--preset",
+        "part3",
+        "--events",
+        str(run_dir / "events.jsonl"),
+    ]
     with contextlib.redirect_stdout(io.StringIO()):
         agent_main(argv)
     return run_dir
@@ -132,8 +147,25 @@ def test_a_recorded_command_keeps_its_files_and_comes_apart_into_what_the_bench_
     grammar.write_text('root ::= "x"\n')
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    command = ["/opt/llama-server", "-m", "/m.gguf", "-c", "1024", "--host", "127.0.0.1", "--port", "9", "-t", "1",
-               "-np", "1", "--metrics", "--grammar-file", str(grammar), "--cache-reuse=256"]  # fmt: skip
+    command = [
+        "/opt/llama-server",
+        "-m",
+        "/m.gguf",
+        "-c",
+        "1024",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "9",
+        "-t",
+        "1",
+        "-np",
+        "1",
+        "--metrics",
+        "--grammar-file",
+        str(grammar),
+        "--cache-reuse=256",
+    ]
     kept = command[:-2] + ["flint-server/flint.gbnf", command[-1]]
     (tmp_path / "cmdline").write_bytes(b"\0".join(c.encode() for c in command) + b"\0")
     parsed = parse_command(kept, run_dir)

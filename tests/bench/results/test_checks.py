@@ -18,8 +18,17 @@ from bench.results.schema import COLUMNS
 
 
 def row(run_id: str, **values: str) -> dict[str, str]:
-    base = {"run_id": run_id, "fixture": "todo_repo", "preset": "part3", "ctx": "4096", "flint_model": "f.gguf",
-            "stop_reason": "done", "hidden_passed": "6", "hidden_total": "6", "wall_s": "20.5"}  # fmt: skip
+    base = {
+        "run_id": run_id,
+        "fixture": "todo_repo",
+        "preset": "part3",
+        "ctx": "4096",
+        "flint_model": "f.gguf",
+        "stop_reason": "done",
+        "hidden_passed": "6",
+        "hidden_total": "6",
+        "wall_s": "20.5",
+    }
     return {**base, **values}
 
 

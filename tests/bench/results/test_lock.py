@@ -14,8 +14,10 @@ import pytest
 from bench.errors import ResultsError
 from bench.results.lock import ResultsLock
 
-HOLD = "import sys, time\nfrom pathlib import Path\nfrom bench.results.lock import ResultsLock\n" \
-    "ResultsLock(Path(sys.argv[1])).acquire()\nprint('held', flush=True)\ntime.sleep(300)\n"  # fmt: skip
+HOLD = (
+    "import sys, time\nfrom pathlib import Path\nfrom bench.results.lock import ResultsLock\n"
+    "ResultsLock(Path(sys.argv[1])).acquire()\nprint('held', flush=True)\ntime.sleep(300)\n"
+)
 
 
 def test_a_second_holder_is_refused_in_one_line_naming_the_first(tmp_path: Path) -> None:

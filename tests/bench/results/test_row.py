@@ -34,19 +34,56 @@ def test_every_column_has_a_one_line_doc_and_a_known_type() -> None:
 def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -> None:
     assert schema.GROUP_COLUMNS == ["fixture", "preset", "ctx", "flint_model", "jeff_model", "flint_serving"]
     assert set(schema.SETUP_COLUMNS) == {
-        "flint_model_sha256", "jeff_model_sha256", "server_build", "gpu_name", "gpu_mem_method", "sandbox",
+        "flint_model_sha256",
+        "jeff_model_sha256",
+        "server_build",
+        "gpu_name",
+        "gpu_mem_method",
+        "sandbox",
         # every setting that changes results is a key (issue 23): never pooled, never compared as one
-        "servers", "server_package", "fixture_sha", "sampling", "max_steps", "keep", "clear_at",
-        "swa_full", "ctx_checkpoints", "cache_reuse", "cache_ram_mib",  # what the prompt cache can reuse
-        "cache_type_k", "cache_type_v", "flash_attn", "flint_server_args", "jeff_server_args",  # and the servers' own
-    }  # fmt: skip
+        "servers",
+        "server_package",
+        "fixture_sha",
+        "sampling",
+        "max_steps",
+        "keep",
+        "clear_at",
+        "swa_full",
+        "ctx_checkpoints",
+        "cache_reuse",
+        "cache_ram_mib",  # what the prompt cache can reuse
+        "cache_type_k",
+        "cache_type_v",
+        "flash_attn",
+        "flint_server_args",
+        "jeff_server_args",  # and the servers' own
+    }
     assert set(schema.INPUT_COLUMNS) == {
-        "fixture", "fixture_sha", "preset", "ctx", "rep", "flint_model_sha256", "jeff_model_sha256", "agent_version",
-        "sampling", "max_steps", "keep", "clear_at", "flint_serving", "flint_server_args", "jeff_server_args",
-    }  # fmt: skip
+        "fixture",
+        "fixture_sha",
+        "preset",
+        "ctx",
+        "rep",
+        "flint_model_sha256",
+        "jeff_model_sha256",
+        "agent_version",
+        "sampling",
+        "max_steps",
+        "keep",
+        "clear_at",
+        "flint_serving",
+        "flint_server_args",
+        "jeff_server_args",
+    }
     assert set(schema.SHARED_INPUT_COLUMNS) == {
-        "flint_model_sha256", "jeff_model_sha256", "agent_version", "sampling", "keep", "clear_at", "flint_serving"
-    }  # fmt: skip
+        "flint_model_sha256",
+        "jeff_model_sha256",
+        "agent_version",
+        "sampling",
+        "keep",
+        "clear_at",
+        "flint_serving",
+    }
     assert schema.HIGHER_IS_BETTER == ["hidden_passed", "efficiency"]
     assert {"wall_s", "harness_s", "tools_s", "peak_gpu_mib_device", "jeff_model_s"} <= set(schema.LOWER_IS_BETTER)
     assert not {"cache_tokens", "hidden_total", "rep"} & set(schema.LOWER_IS_BETTER)

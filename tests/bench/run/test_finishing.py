@@ -23,9 +23,30 @@ ROOT = Path(__file__).resolve().parents[3]
 def bench(tmp_path: Path, flint: fake_llama.FakeLlama) -> subprocess.Popen[str]:
     settings = tmp_path / "bench.yaml"
     settings.write_text("use_jeff: false\nagent_retries: 0\n")
-    argv = [sys.executable, "-m", "bench", "run", "--config", str(settings), "--servers", "external", "--flint-url",
-            flint.url, "--sandbox", "local", "--fixtures", "todo_repo", "--presets", "part2", "--ctx", "4096",
-            "--max-steps", "2", "--out", str(tmp_path / "results.csv")]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "bench",
+        "run",
+        "--config",
+        str(settings),
+        "--servers",
+        "external",
+        "--flint-url",
+        flint.url,
+        "--sandbox",
+        "local",
+        "--fixtures",
+        "todo_repo",
+        "--presets",
+        "part2",
+        "--ctx",
+        "4096",
+        "--max-steps",
+        "2",
+        "--out",
+        str(tmp_path / "results.csv"),
+    ]
     return subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

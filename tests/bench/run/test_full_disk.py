@@ -63,10 +63,30 @@ def test_a_disk_that_fills_up_while_grading_ends_the_bench_with_one_line_and_kee
     monkeypatch.setattr(runner, "score_run_dir", disk_full_before_the_second_grading)
     with fake_llama.FakeLlama() as flint:
         status = cli.main(
-            ["run", "--servers", "external", "--sandbox", "local", "--flint-url", flint.url, "--fixtures", NAME,
-             "--fixtures-root", str(ROOT), "--presets", "part2", "--ctx", "4096", "--reps", "2", "--max-steps", "2",
-             "--out", str(out)]
-        )  # fmt: skip
+            [
+                "run",
+                "--servers",
+                "external",
+                "--sandbox",
+                "local",
+                "--flint-url",
+                flint.url,
+                "--fixtures",
+                NAME,
+                "--fixtures-root",
+                str(ROOT),
+                "--presets",
+                "part2",
+                "--ctx",
+                "4096",
+                "--reps",
+                "2",
+                "--max-steps",
+                "2",
+                "--out",
+                str(out),
+            ]
+        )
     assert status == cli.EXIT_ERROR == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith(f"bench: cannot write into {graded[1]}: No space left on device")

@@ -47,8 +47,12 @@ def test_the_state_file_is_written_whole_and_read_back_the_same(tmp_path: Path) 
     data = json.loads((tmp_path / "abc.json").read_text())
     assert data["owner"] == {"pid": os.getpid(), "start_time": start_time(os.getpid())}
     assert data["processes"][0] | {"start_time": 0} == {
-        "pid": os.getpid(), "start_time": 0, "what": "flint", "port": 41234, "log": str(tmp_path / "flint.log")
-    }  # fmt: skip
+        "pid": os.getpid(),
+        "start_time": 0,
+        "what": "flint",
+        "port": 41234,
+        "log": str(tmp_path / "flint.log"),
+    }
     assert Ownership.load(tmp_path / "abc.json").as_json() == data
     assert [p.name for p in tmp_path.iterdir()] == ["abc.json"]  # no partial file left
 

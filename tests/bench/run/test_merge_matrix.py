@@ -44,8 +44,18 @@ def write(path: Path, rows: list[dict[str, str]]) -> Path:
 def merge(tmp_path: Path, *files: Path, flags: tuple[str, ...] = ()) -> int:
     config = tmp_path / "bench.yaml"
     config.write_text(yaml.safe_dump(MATRIX))
-    argv = ["merge", *map(str, files), "--out", str(tmp_path / "merged.csv"), "--config", str(config),
-            "--shards", str(SHARDS), "--require-complete", *flags]  # fmt: skip
+    argv = [
+        "merge",
+        *map(str, files),
+        "--out",
+        str(tmp_path / "merged.csv"),
+        "--config",
+        str(config),
+        "--shards",
+        str(SHARDS),
+        "--require-complete",
+        *flags,
+    ]
     return main(argv)
 
 

@@ -49,7 +49,16 @@ def test_workers_share_one_clock() -> None:
 
 
 def test_summary_table_has_one_line_per_run() -> None:
-    rows = [{"fixture": "todo_repo", "preset": "part2", "ctx": "4096", "rep": "1", "stop_reason": "done",
-             "hidden_passed": "2", "hidden_total": "6"}]  # fmt: skip
+    rows = [
+        {
+            "fixture": "todo_repo",
+            "preset": "part2",
+            "ctx": "4096",
+            "rep": "1",
+            "stop_reason": "done",
+            "hidden_passed": "2",
+            "hidden_total": "6",
+        }
+    ]
     table = summary_table(rows).splitlines()
     assert len(table) == 2 and "2/6" in table[1] and table[0].split()[0] == "fixture"

@@ -68,10 +68,17 @@ def quick_watch(monkeypatch: pytest.MonkeyPatch) -> None:
 def config(tmp_path: Path, flint_url: str, **changes: object) -> BenchConfig:
     """Runs of the suite's small task (tests/small_task.py): these tests read the outage, not the grading."""
     settings: dict[str, object] = SETTINGS | {
-        "servers": "external", "sandbox": "local", "flint_url": flint_url, "use_jeff": False,
-        "presets": ["part2"], "ctx": [4096], "max_steps": 4,
-        "out": str(tmp_path / "results.csv"), "agent_retries": 0, "agent_retry_delay_s": 0.05,
-    }  # fmt: skip
+        "servers": "external",
+        "sandbox": "local",
+        "flint_url": flint_url,
+        "use_jeff": False,
+        "presets": ["part2"],
+        "ctx": [4096],
+        "max_steps": 4,
+        "out": str(tmp_path / "results.csv"),
+        "agent_retries": 0,
+        "agent_retry_delay_s": 0.05,
+    }
     return BenchConfig(**(settings | changes))  # type: ignore[arg-type]
 
 
@@ -163,8 +170,9 @@ def test_compose_servers_that_do_not_come_back_are_waited_for_then_started_again
         **SETTINGS, use_jeff=False, presets=["part3"], reps=2, server_wait_s=1.0, out=str(tmp_path / "r.csv")
     )
     factory = FakeFactory(settings, servers, FakeSandboxes(servers, [ScriptedRun(kill_servers=True), ScriptedRun()]))
-    factory.server_kind = replace(KINDS["compose"], make=lambda making: servers, needs_gpu_probe=False,
-                                  needs_docker=False, pins_a_card=False)  # fmt: skip
+    factory.server_kind = replace(
+        KINDS["compose"], make=lambda making: servers, needs_gpu_probe=False, needs_docker=False, pins_a_card=False
+    )
     started = time.monotonic()
     first, second = Bench(settings, factory).run()
     assert time.monotonic() - started >= 1.0  # server_wait_s was waited out before the restart

@@ -16,11 +16,27 @@ import pytest
 from bench.score import crossing
 
 PLAIN = [
-    None, True, 0, -(10**30), 1.5, float("inf"), "tëxt", b"\x00\xff", bytearray(b"ab"), [1, [2, (3,)]],
-    (Decimal("4.50"), Fraction(1, 3)), {"a": {1, 2}, (1, 2): frozenset({"x"})}, complex(1, -2),
-    date(2024, 2, 29), datetime(2024, 5, 1, 12, 30, tzinfo=timezone(timedelta(hours=2))), time(7, 5),
-    timedelta(days=-1, seconds=5), PosixPath("/tmp/x"), PurePosixPath("a/b"), range(1, 10, 3),
-]  # fmt: skip
+    None,
+    True,
+    0,
+    -(10**30),
+    1.5,
+    float("inf"),
+    "tëxt",
+    b"\x00\xff",
+    bytearray(b"ab"),
+    [1, [2, (3,)]],
+    (Decimal("4.50"), Fraction(1, 3)),
+    {"a": {1, 2}, (1, 2): frozenset({"x"})},
+    complex(1, -2),
+    date(2024, 2, 29),
+    datetime(2024, 5, 1, 12, 30, tzinfo=timezone(timedelta(hours=2))),
+    time(7, 5),
+    timedelta(days=-1, seconds=5),
+    PosixPath("/tmp/x"),
+    PurePosixPath("a/b"),
+    range(1, 10, 3),
+]
 
 
 def refuse(value: Any) -> Any:
@@ -50,9 +66,16 @@ def test_what_is_not_plain_data_goes_to_the_sides_own_form() -> None:
 
 @pytest.mark.parametrize(
     "data",
-    [{"t": "list", "v": 3}, {"t": "decimal", "v": 4}, {"t": "fraction", "v": [1]}, {"t": "bytes", "v": "%%"},
-     {"v": 1}, [1, 2], {"t": "range", "v": [1, 2, "3"]}],
-)  # fmt: skip
+    [
+        {"t": "list", "v": 3},
+        {"t": "decimal", "v": 4},
+        {"t": "fraction", "v": [1]},
+        {"t": "bytes", "v": "%%"},
+        {"v": 1},
+        [1, 2],
+        {"t": "range", "v": [1, 2, "3"]},
+    ],
+)
 def test_a_malformed_value_is_refused(data: Any) -> None:
     with pytest.raises((crossing.ProtocolError, ValueError, TypeError)):
         crossing.decode(data, refuse)

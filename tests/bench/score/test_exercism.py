@@ -165,8 +165,9 @@ def test_a_bench_on_the_outside_root_records_it_and_the_fixtures_hash(root: Path
     settings = {"use_jeff": False, "out": str(tmp_path / "results.csv"), "fixtures": ["tally_counter"]}
     config = BenchConfig(**settings, fixtures_root=str(root))  # type: ignore[arg-type]
     servers = FakeServers()
-    (row,) = Bench(config, FakeFactory(config, servers, FakeSandboxes(servers, [ScriptedRun(files={
-        "tally_counter.py": example})]))).run()  # fmt: skip
+    (row,) = Bench(
+        config, FakeFactory(config, servers, FakeSandboxes(servers, [ScriptedRun(files={"tally_counter.py": example})]))
+    ).run()
     assert (row["hidden_passed"], row["hidden_total"]) == ("7", "7")
     assert row["fixtures_root"] == str(root) and row["fixture_sha"] == fixture_hash(load_fixture("tally_counter", root))
     assert read_rows(tmp_path / "results.csv") == [row]

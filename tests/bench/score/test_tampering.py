@@ -411,9 +411,15 @@ ORIGINALS = {"todo": TODO_ORIGINAL, "calc": CALC_ORIGINAL, "leap": LEAP_ORIGINAL
 
 @pytest.mark.parametrize("case", IN_THE_MODULE.values(), ids=IN_THE_MODULE.keys())
 def test_an_attack_on_pytest_from_the_module_under_test_finds_no_pytest(
-    todo: Fixture, calc: Fixture, leap: Fixture, ledger: Fixture, tmp_path: Path, grader: Grader,
-    known_canaries: None, case: tuple[str, str, str],
-) -> None:  # fmt: skip
+    todo: Fixture,
+    calc: Fixture,
+    leap: Fixture,
+    ledger: Fixture,
+    tmp_path: Path,
+    grader: Grader,
+    known_canaries: None,
+    case: tuple[str, str, str],
+) -> None:
     name, module, attack = case
     fx = {"todo": todo, "calc": calc, "leap": leap, "ledger": ledger}[name]
 

@@ -27,10 +27,16 @@ def test_every_servers_setting_but_auto_names_a_kind() -> None:
 
 def test_what_each_kind_tells_the_runner() -> None:
     table = {
-        name: (kind.needs_gpu_probe, kind.needs_docker, kind.package_build, kind.pins_a_card, kind.waited_for,
-               kind.restarts)
+        name: (
+            kind.needs_gpu_probe,
+            kind.needs_docker,
+            kind.package_build,
+            kind.pins_a_card,
+            kind.waited_for,
+            kind.restarts,
+        )
         for name, kind in kinds.KINDS.items()
-    }  # fmt: skip
+    }
     assert table == {
         "embedded": (True, False, True, True, False, True),  # the package's binary, on this host's card; restarted
         "compose": (True, True, False, True, True, True),  # under Docker, on this host's card; waited for, restarted

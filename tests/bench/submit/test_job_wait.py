@@ -35,10 +35,13 @@ def test_each_index_is_named_by_how_the_job_and_its_pod_say_it_ended() -> None:
     assert [(end.state, end.detail) for end in late] == [
         ("succeeded", ""),
         ("failed", "pod m1-shards-1-x7k2p: bench OOMKilled (exit 137)"),
-        ("not started", 'pod m1-shards-2-q9w4z: wait-for-models ImagePullBackOff: Back-off pulling image '
-                        '"agentbench/bench:0a1b2c3d4e5f", for 1200 s'),
+        (
+            "not started",
+            "pod m1-shards-2-q9w4z: wait-for-models ImagePullBackOff: Back-off pulling image "
+            '"agentbench/bench:0a1b2c3d4e5f", for 1200 s',
+        ),
         ("running", ""),  # its first init container waits for the models: it has started
-    ]  # fmt: skip
+    ]
     early = shard_ends(JOB, PODS, 4, CREATED + 5 * MINUTE, 15 * MINUTE)
     assert early[2].state == "pending"  # an image pull may still succeed
     no_pod = shard_ends(JOB, [], 4, CREATED + 20 * MINUTE, 15 * MINUTE)[3]
@@ -73,12 +76,19 @@ def test_the_wait_ends_once_every_index_has_ended_polling_in_between() -> None:
 
 def test_a_job_that_ended_first_closes_the_indexes_still_open() -> None:
     failed = copy.deepcopy(JOB)
-    failed["status"]["conditions"] = [{"type": "Failed", "status": "True", "reason": "DeadlineExceeded",
-                                       "message": "Job was active longer than specified deadline"}]  # fmt: skip
+    failed["status"]["conditions"] = [
+        {
+            "type": "Failed",
+            "status": "True",
+            "reason": "DeadlineExceeded",
+            "message": "Job was active longer than specified deadline",
+        }
+    ]
     clock = Clock(CREATED + 5 * MINUTE)
     ends = wait(lambda: (failed, PODS), 4, 3600, 15 * MINUTE, lambda: clock.now, clock.sleep)
-    assert ends[3] == ShardEnd(3, "not ended", "the Job ended first (Failed: DeadlineExceeded: Job was active longer "
-                                               "than specified deadline)")  # fmt: skip
+    assert ends[3] == ShardEnd(
+        3, "not ended", "the Job ended first (Failed: DeadlineExceeded: Job was active longer than specified deadline)"
+    )
     assert clock.sleeps == []
 
 
@@ -108,9 +118,13 @@ class Api(BaseHTTPRequestHandler):
             self.send_response(403)
             self.end_headers()
             return
-        answers = {"/apis/batch/v1/namespaces/ns/jobs/m1-shards": JOB,
-                   "/api/v1/namespaces/ns/pods?labelSelector=batch.kubernetes.io%2Fjob-name%3Dm1-shards":
-                       {"kind": "PodList", "items": PODS}}  # fmt: skip
+        answers = {
+            "/apis/batch/v1/namespaces/ns/jobs/m1-shards": JOB,
+            "/api/v1/namespaces/ns/pods?labelSelector=batch.kubernetes.io%2Fjob-name%3Dm1-shards": {
+                "kind": "PodList",
+                "items": PODS,
+            },
+        }
         body = json.dumps(answers.get(self.path, {})).encode()
         self.send_response(200 if self.path in answers else 404)
         self.send_header("Content-Type", "application/json")
@@ -160,8 +174,22 @@ def test_the_command_writes_one_line_per_shard_with_the_exit_status_its_bench_le
     (markers / "shard1.status").write_text("0\n")
     (markers / "shard2.status").write_text("137\n")
     report = tmp_path / "merged-shards.txt"
-    argv = ["--namespace", "ns", "--job", "m1-shards", "--shards", "3", "--deadline-s", "0", "--start-deadline-s",
-            "0", "--markers", str(markers), "--report", str(report)]  # fmt: skip
+    argv = [
+        "--namespace",
+        "ns",
+        "--job",
+        "m1-shards",
+        "--shards",
+        "3",
+        "--deadline-s",
+        "0",
+        "--start-deadline-s",
+        "0",
+        "--markers",
+        str(markers),
+        "--report",
+        str(report),
+    ]
     assert job_wait.main(argv) == 0
     first, second, third = report.read_text().splitlines()
     assert first == "shard 1/3 (index 0): succeeded (its bench exited 0)"

@@ -37,8 +37,23 @@ def render(tmp_path: Path, *flags: str, run: tuple[str, ...] = ()) -> list[dict[
     tmp_path.mkdir(parents=True, exist_ok=True)
     config = tmp_path / "settings.yaml"
     config.write_text("use_jeff: true\nreps: 3\npresets: [part2, part3]\n")
-    argv = ["submit", "k8s", "--shards", "3", "--image", IMAGE, "--config", str(config), "--results",
-            str(tmp_path / "m1"), *flags, "--", "--ctx", "8192", *run]  # fmt: skip
+    argv = [
+        "submit",
+        "k8s",
+        "--shards",
+        "3",
+        "--image",
+        IMAGE,
+        "--config",
+        str(config),
+        "--results",
+        str(tmp_path / "m1"),
+        *flags,
+        "--",
+        "--ctx",
+        "8192",
+        *run,
+    ]
     assert main(argv) == 0
     return list(yaml.safe_load_all((tmp_path / "m1" / "k8s" / "matrix.yaml").read_text()))
 
@@ -55,8 +70,14 @@ def pod(documents: list[dict[str, Any]], suffix: str) -> dict[str, Any]:
 
 def containers(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     jobs = [d for d in documents if d["kind"] == "Job"]
-    return [c for job in jobs for c in [*job["spec"]["template"]["spec"].get("initContainers", []),
-                                        *job["spec"]["template"]["spec"]["containers"]]]  # fmt: skip
+    return [
+        c
+        for job in jobs
+        for c in [
+            *job["spec"]["template"]["spec"].get("initContainers", []),
+            *job["spec"]["template"]["spec"]["containers"],
+        ]
+    ]
 
 
 def test_the_manifests_validate_against_the_kubernetes_schemas_offline(tmp_path: Path) -> None:
@@ -210,8 +231,11 @@ def test_the_pods_shell_hands_the_kubelets_sigterm_to_the_bench_and_waits_for_it
     (folder / "python").write_text(SLOW_TO_STOP)
     (folder / "python").chmod(0o755)
     script = bench["command"][2].replace("/results/", f"{folder}/volume/")
-    env = os.environ | {"PATH": f"{folder}:{os.environ['PATH']}", "CALLS": str(folder / "calls"),
-                        "JOB_COMPLETION_INDEX": "0"}  # fmt: skip
+    env = os.environ | {
+        "PATH": f"{folder}:{os.environ['PATH']}",
+        "CALLS": str(folder / "calls"),
+        "JOB_COMPLETION_INDEX": "0",
+    }
     shell = subprocess.Popen(["bash", "-c", script], env=env)
     while not (folder / "calls").exists():
         time.sleep(0.02)
@@ -314,8 +338,21 @@ def test_the_models_job_fetches_each_hub_model_once_then_marks_the_submission(tm
 def test_a_matrix_of_several_windows_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "settings.yaml"
     config.write_text("use_jeff: false\n")
-    argv = ["submit", "k8s", "--shards", "2", "--image", "i:1", "--config", str(config), "--results",
-            str(tmp_path / "m"), "--", "--ctx", "4096,8192"]  # fmt: skip
+    argv = [
+        "submit",
+        "k8s",
+        "--shards",
+        "2",
+        "--image",
+        "i:1",
+        "--config",
+        str(config),
+        "--results",
+        str(tmp_path / "m"),
+        "--",
+        "--ctx",
+        "4096,8192",
+    ]
     assert main(argv) == 2
     assert "one matrix per --ctx" in capsys.readouterr().err
     assert not (tmp_path / "m" / "k8s").exists()
@@ -341,11 +378,36 @@ def run_pod_script(
 # objects' structure, the ConfigMap's files, each container's image, command, args, env and mounts, the init
 # containers in order, a sidecar's restartPolicy, its probes and their timings; the main container run once.
 PLAYED = {
-    "apiVersion", "kind", "metadata", "name", "spec", "template", "data", "containers", "initContainers", "image",
-    "command", "args", "env", "value", "volumeMounts", "mountPath", "subPath", "readOnly", "volumes", "configMap",
-    "persistentVolumeClaim", "claimName", "restartPolicy", "startupProbe", "livenessProbe", "exec", "periodSeconds",
-    "timeoutSeconds", "failureThreshold",
-}  # fmt: skip
+    "apiVersion",
+    "kind",
+    "metadata",
+    "name",
+    "spec",
+    "template",
+    "data",
+    "containers",
+    "initContainers",
+    "image",
+    "command",
+    "args",
+    "env",
+    "value",
+    "volumeMounts",
+    "mountPath",
+    "subPath",
+    "readOnly",
+    "volumes",
+    "configMap",
+    "persistentVolumeClaim",
+    "claimName",
+    "restartPolicy",
+    "startupProbe",
+    "livenessProbe",
+    "exec",
+    "periodSeconds",
+    "timeoutSeconds",
+    "failureThreshold",
+}
 
 
 def untested_paragraph() -> str:

@@ -49,12 +49,25 @@ def test_task_i_runs_shard_i_of_n_and_resumes_its_own_file(tmp_path: Path) -> No
         assert f"#SBATCH {directive}" in script
     # the exec line, run by bash with SLURM_ARRAY_TASK_ID=2 and `python` replaced by printf: the words a shard gets
     line = next(line for line in script.splitlines() if line.startswith("exec "))
-    printed = subprocess.run(["bash", "-c", line.replace("exec /opt/venv/bin/python", "printf '%s\\n'")],
-                             env={"SLURM_ARRAY_TASK_ID": "2"}, capture_output=True, text=True, check=True)  # fmt: skip
+    printed = subprocess.run(
+        ["bash", "-c", line.replace("exec /opt/venv/bin/python", "printf '%s\\n'")],
+        env={"SLURM_ARRAY_TASK_ID": "2"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert printed.stdout.splitlines() == [
-        "-m", "bench", "run", "--config", "/data/matrix/bench.yaml", "--shard", "2/3", "--resume",
-        "--out", "/data/matrix/matrix.csv",
-    ]  # fmt: skip
+        "-m",
+        "bench",
+        "run",
+        "--config",
+        "/data/matrix/bench.yaml",
+        "--shard",
+        "2/3",
+        "--resume",
+        "--out",
+        "/data/matrix/matrix.csv",
+    ]
 
 
 def test_the_merge_job_asks_for_no_gpu() -> None:
@@ -67,8 +80,13 @@ def test_with_gpus_each_task_pins_the_bench_to_the_card_slurm_gave_it() -> None:
     script = shards_script(PLAN, SlurmOptions(gpus_per_task=1))
     preamble = script.split("\nexec ")[0]  # everything before the bench starts
     for visible, device in (("3", "3"), ("GPU-1f2e,GPU-77aa", "GPU-1f2e"), ("", "")):
-        shown = subprocess.run(["bash", "-c", preamble + '\necho "${GPU_DEVICE:-}"'], capture_output=True, text=True,
-                               env={"CUDA_VISIBLE_DEVICES": visible}, check=True)  # fmt: skip
+        shown = subprocess.run(
+            ["bash", "-c", preamble + '\necho "${GPU_DEVICE:-}"'],
+            capture_output=True,
+            text=True,
+            env={"CUDA_VISIBLE_DEVICES": visible},
+            check=True,
+        )
         assert shown.stdout.strip() == device
     assert "GPU_DEVICE" not in shards_script(PLAN, SlurmOptions())  # no GPUs asked for: the settings' own card
 

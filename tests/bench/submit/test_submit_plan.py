@@ -14,8 +14,22 @@ from bench.config import load_config
 def submit(tmp_path: Path, *flags: str, results: str = "m") -> int:
     config = tmp_path / "settings.yaml"
     config.write_text("use_jeff: false\nreps: 2\n")
-    return main(["submit", "k8s", "--shards", "2", "--image", "i:1", "--config", str(config), "--results",
-                 str(tmp_path / results), "--", *flags])  # fmt: skip
+    return main(
+        [
+            "submit",
+            "k8s",
+            "--shards",
+            "2",
+            "--image",
+            "i:1",
+            "--config",
+            str(config),
+            "--results",
+            str(tmp_path / results),
+            "--",
+            *flags,
+        ]
+    )
 
 
 def test_the_written_settings_are_the_matrix_bench_run_would_run_with_those_flags(tmp_path: Path) -> None:
@@ -48,8 +62,22 @@ def test_apply_without_kubectl_writes_the_manifests_and_says_how_to_apply_them(
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no kubectl here
     config = tmp_path / "settings.yaml"
     config.write_text("use_jeff: false\n")
-    argv = ["submit", "k8s", "--shards", "2", "--image", "i:1", "--config", str(config), "--results",
-            str(tmp_path / "m"), "--apply", "--", "--ctx", "4096"]  # fmt: skip
+    argv = [
+        "submit",
+        "k8s",
+        "--shards",
+        "2",
+        "--image",
+        "i:1",
+        "--config",
+        str(config),
+        "--results",
+        str(tmp_path / "m"),
+        "--apply",
+        "--",
+        "--ctx",
+        "4096",
+    ]
     assert main(argv) == 0
     assert "kubectl not found" in capsys.readouterr().out
     assert (tmp_path / "m" / "k8s" / "matrix.yaml").is_file() and os.environ["PATH"] == str(tmp_path / "empty")

@@ -22,8 +22,24 @@ OWN = ["--flint-server-args", "-fa on -ctk q8_0", "--jeff-server-args", "--cache
 def submit_k8s(tmp_path: Path, *flags: str) -> int:
     config = tmp_path / "settings.yaml"
     config.write_text("use_jeff: true\n")
-    return main(["submit", "k8s", "--shards", "2", "--image", "i:1", "--config", str(config), "--results",
-                 str(tmp_path / "m"), "--", "--ctx", "4096", *flags])  # fmt: skip
+    return main(
+        [
+            "submit",
+            "k8s",
+            "--shards",
+            "2",
+            "--image",
+            "i:1",
+            "--config",
+            str(config),
+            "--results",
+            str(tmp_path / "m"),
+            "--",
+            "--ctx",
+            "4096",
+            *flags,
+        ]
+    )
 
 
 def test_the_sidecars_end_with_the_users_flags_and_the_pods_settings_keep_them(tmp_path: Path) -> None:
