@@ -168,6 +168,9 @@ class FakeLlama(ScriptedServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "llama.cpp-fake"
+    # The headers and the body go out in two writes; with Nagle's algorithm the second waits for the client's
+    # delayed ACK of the first (about 40 ms on every keep-alive request). The real server answers in a millisecond.
+    disable_nagle_algorithm = True
 
     @property
     def fake(self) -> FakeLlama:

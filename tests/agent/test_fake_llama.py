@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import urllib.error
@@ -143,3 +144,23 @@ def test_script_mode_serves_a_json_script_and_records_requests(tmp_path: Path) -
     assert props["default_generation_settings"]["n_ctx"] == 1000
     assert [json.loads(line) for line in record.read_text().splitlines()] == [chat("hello")]
     assert process.returncode == 0
+
+
+def test_answers_are_sent_without_waiting_for_the_clients_ack() -> None:
+    """Each answer leaves in two writes (headers, body): with Nagle's algorithm the body waits for the client's
+    delayed ACK, about 40 ms on every keep-alive request, which scripted benches then book as server time."""
+    with FakeLlama([]) as fake:
+        accepted: list[socket.socket] = []
+        get_request = fake.server.get_request
+
+        def recording_get_request() -> tuple[socket.socket, Any]:
+            connection, address = get_request()
+            accepted.append(connection)
+            return connection, address
+
+        fake.server.get_request = recording_get_request  # type: ignore[method-assign]
+        host, port = fake.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as client:
+            client.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert client.recv(4096).startswith(b"HTTP/1.1 200")
+            assert [c.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0 for c in accepted] == [True]
