@@ -185,8 +185,9 @@ test-fast: $(VENV)/.deps
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n auto -m "$(FAST_TESTS)" --no-child-processes $(PYTEST_ARGS)
 
 # One table of the harness's own costs against their targets (perf/run.py); exits 1 naming a missed target.
-perf: setup
-	$(BIN)/python -m perf
+# The docker figures build the sandbox image: the local base image is chosen as for bench and test.
+perf: base-prerequisites setup
+	$(BASE_IMAGE) $(BIN)/python -m perf
 
 up: setup
 	$(SAY_SOURCES)

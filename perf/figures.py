@@ -4,8 +4,9 @@
      "target": "<= 2.0" | ">= 1.8" | None, "passed": bool | None}
 
 the median of several repeats with its range, and whether the median meets the target (None: no target, or quick
-mode, whose figures are not judged). A module whose figure cannot be measured here (no Docker engine, no
-llama-server) raises Unavailable with the reason; the table lists it apart.
+mode, whose figures are not judged). A module whose figures cannot be measured here (no Docker engine, no
+llama-server) raises Unavailable with the reason; one figure of several that cannot is `not_measured(name, reason)`.
+Either is listed apart, and fails a full run: a target that cannot be measured must not pass unseen.
 """
 
 from __future__ import annotations
@@ -69,6 +70,11 @@ def figure(name: str, unit: str, samples: list[float], target: str | None, quick
         "target": target,
         "passed": None if quick else meets(median, target),
     }
+
+
+def not_measured(name: str, reason: str) -> Figure:
+    """A figure this machine cannot measure (the others of its module still stand), with the reason."""
+    return {"figure": name, "not_measured": reason}
 
 
 def timed(fn: Callable[[], object], repeats: int, scale: float = 1.0) -> list[float]:

@@ -3,8 +3,8 @@
 Each module in perf/ that defines `figures(quick: bool) -> list[dict]` (perf/figures.py says the shape) is run in
 turn, side by side in one process: each figure the median of several repeats with its range, against its target.
 The table is printed and written to results/perf-<date>.csv (or --out). The exit status is 1 when a target is
-missed (each missed one listed with its value) or a module crashed; a module that needs what this machine lacks
-(Unavailable) is listed apart and fails nothing.
+missed (each missed one listed with its value), a module crashed, or (in a full run) a figure could not be measured
+here: it is listed apart as "not measured here: reason", so a target whose prerequisite is missing cannot pass unseen.
 
 --quick (what `make test` runs): one repeat of everything, small inputs, the scripted server where a real run would
 take minutes; its figures are not judged, but a module that fails to import or crashes fails it.
@@ -53,7 +53,8 @@ def collect(quick: bool, only: list[str] | None = None) -> tuple[list[Figure], l
             traceback.print_exc()
             crashed.append(f"{name}: {type(e).__name__}: {e}")
             continue
-        judged = [{**f, "passed": None} if quick else f for f in found]  # quick figures are never judged
+        unavailable += [f"{f['figure']}: {f['not_measured']}" for f in found if "not_measured" in f]
+        judged = [{**f, "passed": None} if quick else f for f in found if "not_measured" not in f]  # quick: not judged
         figures += [{**f, "module": name} for f in judged]
     return figures, crashed, unavailable
 
@@ -109,4 +110,4 @@ def main(argv: list[str] | None = None) -> int:
         print(f"MISSED: {f['figure']} = {number(f['median'])} {f['unit']} (target {f['target']})", file=sys.stderr)
     for line in crashed:
         print(f"CRASHED: {line}", file=sys.stderr)
-    return 1 if missed or crashed else 0
+    return 1 if missed or crashed or (unavailable and not args.quick) else 0

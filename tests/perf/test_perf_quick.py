@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from perf import run
-from perf.figures import figure, meets
+from perf.figures import figure, meets, not_measured
 
 pytestmark = pytest.mark.slow
 KEYS = {"figure", "unit", "median", "min", "max", "repeats", "target", "passed"}
@@ -52,3 +52,20 @@ def test_a_missed_target_fails_make_perf_with_its_value(
     assert "MISSED: lifecycle / floor = 3.3 x (target <= 2.0)" in captured.err
     assert "not measured here: sandbox: no Docker engine" in captured.out
     assert meets(0.9, "<= 1.0") and not meets(1.1, "<= 1.0") and meets(2.0, ">= 1.8") and meets(5, None) is None
+
+
+def test_a_figure_not_measured_here_fails_a_full_run_and_is_listed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """One figure of a module that cannot be measured (the docker grader's, with no engine) is named with its reason,
+    the module's other figures still stand, and a full run fails: a target must not vanish unseen."""
+
+    def figures(quick: bool) -> list[dict]:
+        return [figure("local thing", "s", [1.0], "<= 5.0", quick), not_measured("docker thing", "no Docker engine")]
+
+    monkeypatch.setattr(run, "perf_modules", lambda: ["scoring"])
+    monkeypatch.setattr("perf.scoring.figures", figures)
+    assert run.main(["--out", str(tmp_path / "full.csv")]) == 1
+    printed = capsys.readouterr().out
+    assert "not measured here: docker thing: no Docker engine" in printed and "local thing" in printed
+    assert run.main(["--quick", "--out", str(tmp_path / "quick.csv")]) == 0  # quick mode lists it, judges nothing
