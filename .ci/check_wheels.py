@@ -2,12 +2,16 @@
 package index pip is configured with, without those interpreters (`pip install --dry-run --python-version X
 --only-binary=:all:`), so that no Python package needs a C compiler on any of them.
 
-    python .ci/check_wheels.py [--lock requirements.lock] [--python 3.10 --python 3.12 ...]
+    python .ci/check_wheels.py [--lock requirements.lock] [--python 3.10 --python 3.12 ...] [--max-age-h 24]
 
 pip evaluates a requirement's environment markers against the interpreter it runs on, whatever --python-version
 says, so this script picks each Python's pins itself (the lock's markers, evaluated for that Python) and asks pip for
 exactly those, without their dependencies: uv resolved the lock for every Python, so each one's pins are its whole
 set. The machine's global constraints file is kept out (PIP_CONSTRAINT=), as it is meant for this machine's Python.
+
+A definite answer (every pin has a wheel, or one has none) is kept for --max-age-h hours (default 24) in the bench's
+cache, keyed by the Python and its exact pins, so the suite asks the index once a day at most (about a minute of pip
+each run otherwise); `--max-age-h 0` asks again. An index out of reach is never kept.
 
 Exit status: 0 every pin has a wheel; 1 a pin has none (named, with pip's answer); 3 the index could not be reached.
 """
@@ -15,10 +19,13 @@ Exit status: 0 every pin has a wheel; 1 a pin has none (named, with pip's answer
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -76,6 +83,24 @@ def ask_pip(python: str, pins: list[str]) -> tuple[int, str]:
         return done.returncode, done.stdout + done.stderr
 
 
+def answers_folder() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "agent-bench" / "wheel-checks"
+
+
+def kept_answer(python: str, pins: list[str], max_age_h: float) -> tuple[int, str]:
+    """pip's answer for exactly these pins on `python`: a definite one kept from the last `max_age_h` hours, else
+    asked now (and kept when definite)."""
+    path = answers_folder() / f"{hashlib.sha256(json.dumps([python, sorted(pins)]).encode()).hexdigest()[:24]}.json"
+    if max_age_h > 0 and path.is_file() and time.time() - path.stat().st_mtime < max_age_h * 3600:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        return int(kept["status"]), str(kept["output"])
+    status, output = ask_pip(python, pins)
+    if verdict(python, pins, status, output)[0] != 3:  # an index out of reach says nothing of the pins: not kept
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"status": status, "output": output}), encoding="utf-8")
+    return status, output
+
+
 def verdict(python: str, pins: list[str], status: int, output: str) -> tuple[int, str]:
     lines = output.splitlines()
     if status == 0:
@@ -92,12 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lock", type=Path, default=ROOT / "requirements.lock")
     parser.add_argument("--python", action="append", choices=PYTHONS, help="default: all of " + ", ".join(PYTHONS))
+    parser.add_argument("--max-age-h", type=float, default=24.0, help="reuse an answer this recent (0: ask again)")
     args = parser.parse_args(argv)
     requirements = lock_requirements(args.lock)
     pythons = args.python or list(PYTHONS)
     pins = {python: pins_for(requirements, python) for python in pythons}
     with ThreadPoolExecutor(len(pythons)) as pool:  # the index's answers are waited for, not computed
-        answers = dict(zip(pythons, pool.map(lambda p: ask_pip(p, pins[p]), pythons), strict=True))
+        asked = pool.map(lambda p: kept_answer(p, pins[p], args.max_age_h), pythons)
+        answers = dict(zip(pythons, asked, strict=True))
     worst = 0
     for python in pythons:
         status, line = verdict(python, pins[python], *answers[python])

@@ -123,3 +123,25 @@ def test_the_verdict_on_pips_answer_names_the_python_and_tells_an_index_out_of_r
     assert status == 3 and "could not be reached" in line
     status, line = wheels.verdict("3.12", ["a==1", "b==2"], 0, "Would install a-1 b-2\n")
     assert (status, line) == (0, "python 3.12: 2 pins, each with a wheel (2 would install)")
+
+
+def test_a_definite_answer_is_kept_a_day_and_an_index_out_of_reach_never(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    wheels = check_wheels()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    asked: list[str] = []
+    answers = {"3.11": (0, "Would install a-1\n"), "3.12": (1, "NewConnectionError: no route\n")}
+
+    def ask_pip(python: str, pins: list[str]) -> tuple[int, str]:
+        asked.append(python)
+        return answers[python]
+
+    monkeypatch.setattr(wheels, "ask_pip", ask_pip)
+    for _ in range(2):
+        assert wheels.kept_answer("3.11", ["a==1"], 24) == answers["3.11"]
+        assert wheels.kept_answer("3.12", ["a==1"], 24) == answers["3.12"]
+    assert asked == ["3.11", "3.12", "3.12"]  # the definite answer asked once; the unreachable index each time
+    wheels.kept_answer("3.11", ["a==2"], 24)  # other pins: another question
+    wheels.kept_answer("3.11", ["a==1"], 0)  # no age allowed: asked again
+    assert asked[3:] == ["3.11", "3.11"]
