@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The nightly's baseline, decided so that a night can never pass blind.
 
-Usage: .ci/nightly_baseline.py PREVIOUS_DIR
+Usage: .ci/nightly_baseline.py PREVIOUS_DIR [NIGHT_CSV DECLARED_FILE]
 Prints the earlier nights to compare with, one path a line (the nights since the last declared baseline). Prints
 nothing and exits 0 when this night is not compared, saying why on stderr: a new baseline was declared
-(NEW_BASELINE: what changed on purpose), or it is the first night, which only counts as such when declared
+(NEW_BASELINE: what changed on purpose), this night ran another llama.cpp build than the baseline's newest night (a
+night is never gated against another build: the change is written to DECLARED_FILE, and the night starts a new
+baseline as a declared one does), or it is the first night, which only counts as such when declared
 (FIRST_NIGHT=true) or when no successful nightly run exists at all. Exits 1 with a line saying what to do when
 earlier nights exist but their history did not come (an expired, deleted or moved artifact).
 
@@ -14,6 +16,7 @@ GitHub how many successful runs of nightly.yml the default branch has.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -43,6 +46,23 @@ def baseline_nights(previous: Path) -> list[Path]:
     return nights
 
 
+def builds(night: Path) -> set[str]:
+    """The llama.cpp builds a night's servers ran (the server_build column)."""
+    with night.open(newline="", encoding="utf-8", errors="replace") as f:
+        return {row.get("server_build") or "" for row in csv.DictReader(f)} - {""}
+
+
+def build_change(nights: list[Path], night: Path | None) -> str | None:
+    """`b1 -> b2` when `night` ran another llama.cpp build than the newest earlier night; None when the same, or
+    when either does not say."""
+    if night is None or not nights:
+        return None
+    before, now = builds(nights[-1]), builds(night)
+    if not before or not now or before == now:
+        return None
+    return f"{', '.join(sorted(before))} -> {', '.join(sorted(now))}"
+
+
 def successful_runs() -> int | None:
     """How many successful runs of nightly.yml the default branch has; None when GitHub could not be asked."""
     api, repo = os.environ.get("GITHUB_API_URL", ""), os.environ.get("GITHUB_REPOSITORY", "")
@@ -56,19 +76,31 @@ def successful_runs() -> int | None:
         return None
 
 
-def decide(previous: Path) -> tuple[list[Path], str, bool]:
-    """(nights to compare with, what to say, whether the night fails)."""
+def decide(previous: Path, night: Path | None = None) -> tuple[list[Path], str, bool, str]:
+    """(nights to compare with, what to say, whether the night fails, the new baseline this night starts undeclared:
+    a llama.cpp build change, or empty)."""
     reason = os.environ.get("NEW_BASELINE", "").strip()
     if reason:
-        return [], f"New baseline from this night, declared: {reason}. Nothing is compared; later nights are.", False
+        return (
+            [],
+            f"New baseline from this night, declared: {reason}. Nothing is compared; later nights are.",
+            False,
+            "",
+        )
     nights = baseline_nights(previous)
+    if change := build_change(nights, night):
+        said = (
+            f"New baseline from this night: the llama.cpp build changed ({change}). A night on another build is not "
+            "gated against the old one; later nights compare with this one."
+        )
+        return [], said, False, f"llama.cpp build {change}"
     if nights:
-        return nights, "", False
+        return nights, "", False, ""
     if os.environ.get("FIRST_NIGHT", "").strip().lower() == "true":
-        return [], "First night, as declared (first_night): nothing to compare with; later nights are.", False
+        return [], "First night, as declared (first_night): nothing to compare with; later nights are.", False, ""
     runs = successful_runs()
     if runs == 0:
-        return [], "First night: no successful nightly run exists yet; nothing to compare with.", False
+        return [], "First night: no successful nightly run exists yet; nothing to compare with.", False, ""
     if runs is None:
         return (
             [],
@@ -77,6 +109,7 @@ def decide(previous: Path) -> tuple[list[Path], str, bool]:
                 f"the first night, {RERUN} first_night=true"
             ),
             True,
+            "",
         )
     return (
         [],
@@ -85,14 +118,17 @@ def decide(previous: Path) -> tuple[list[Path], str, bool]:
             f"artifact expired, was deleted or moved. Restore it, or {RERUN} first_night=true to start the history anew"
         ),
         True,
+        "",
     )
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
+    if len(argv) not in (2, 4):
         print(__doc__, file=sys.stderr)
         return 2
-    nights, said, failed = decide(Path(argv[1]))
+    nights, said, failed, starts = decide(Path(argv[1]), Path(argv[2]) if len(argv) == 4 else None)
+    if starts:
+        Path(argv[3]).write_text(starts + "\n", encoding="utf-8")
     if said:
         print(said, file=sys.stderr)
     for night in nights:

@@ -26,6 +26,7 @@ from bench.analyze import power, stats
 from bench.analyze.changes import HIGHER_IS_BETTER, LOWER_IS_BETTER, Change
 from bench.analyze.table import infra_errors
 from bench.errors import ConfigError
+from bench.results.append import lost_runs
 from bench.results.row import ResultRow
 
 DEFAULT_LIMITS = {"completed": 0.0, "hidden_passed": 0.0, "infra": 0.0}
@@ -183,11 +184,12 @@ def infra_result(gate: Gate, rows: Sequence[ResultRow], where: str) -> GateResul
     head = gate.describe(stats.ALPHA)
     if not rows:
         return GateResult("skip", head, where, "no runs")
-    failed = infra_errors(rows)
+    # A run that failed for the infrastructure and was run again (--resume) is not lost: only the rest count.
+    failed = len(lost_runs(row.cells() for row in rows))
+    redone = infra_errors(rows) - failed
     share = failed / len(rows) * 100
-    return GateResult(
-        "FAIL" if share > gate.limit else "ok", head, where, f"{failed} of {len(rows)} runs ({share:.0f}%)"
-    )
+    detail = f"{failed} of {len(rows)} runs ({share:.0f}%)" + (f"; {redone} more run again" if redone else "")
+    return GateResult("FAIL" if share > gate.limit else "ok", head, where, detail)
 
 
 def infra_line(gate: Gate, rows: Sequence[ResultRow], where: str) -> str:

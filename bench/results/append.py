@@ -51,6 +51,14 @@ def completed_keys(rows: Iterable[Row]) -> set[tuple[str, ...]]:
     return {run_key(row) for row in rows if row.get("stop_reason") != INFRA_STOP_REASON}
 
 
+def lost_runs(rows: Iterable[Row]) -> list[Row]:
+    """The infra_error rows whose run no other row of the file measured: the runs still lost to the infrastructure
+    (one that `--resume` ran again is not)."""
+    rows = list(rows)
+    measured = completed_keys(rows)
+    return [row for row in rows if row.get("stop_reason") == INFRA_STOP_REASON and run_key(row) not in measured]
+
+
 def check_header(path: Path, header: Sequence[str], columns: Sequence[str] = COLUMNS) -> None:
     """Rows are only added under the exact header they were made for: any other layout is refused."""
     if list(header) == list(columns):

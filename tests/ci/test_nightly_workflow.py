@@ -39,11 +39,16 @@ WORKFLOW = ROOT / ".github" / "workflows" / "nightly.yml"
 SHELLS = {"bash": "bash --noprofile --norc -eo pipefail {0}", "sh": "sh -e {0}", None: "bash -e {0}"}
 # `make bench ... OUT=FILE` without a GPU: the night's CSV is copied to FILE. `make gpu-check` (the GPU self-check
 # that runs first) passes. Every make command line is logged to $MAKE_LOG.
+# With RESUME=1 the rows of $REDO_SOURCE (the runs measured again) are appended to OUT instead.
 MAKE_STUB = """#!/bin/sh
 echo "$@" >> "$MAKE_LOG"
 [ "$1" = gpu-check ] && exit 0
 [ "$1" = bench ] || exit 2
-for arg; do case "$arg" in OUT=*) mkdir -p "$(dirname "${arg#OUT=}")"; cp "$NIGHT_SOURCE" "${arg#OUT=}";; esac; done
+out=""; resume=""
+for arg; do case "$arg" in OUT=*) out="${arg#OUT=}";; RESUME=1) resume=1;; esac; done
+[ -n "$out" ] || exit 0
+mkdir -p "$(dirname "$out")"
+if [ -n "$resume" ]; then tail -n +2 "$REDO_SOURCE" >> "$out"; else cp "$NIGHT_SOURCE" "$out"; fi
 """
 Artifact = dict[str, bytes]  # path inside the artifact -> content
 RECORDS = ROOT / "tests" / "host_matrix" / "data"
@@ -161,12 +166,14 @@ def run_job(
     variables: dict[str, str] | None = None,
     successful_runs: int | None = 0,
     docker: str = "docker-info-plain.txt",
+    redo: Path | None = None,
 ) -> Job:
     """One night of the workflow: `night` is what the bench measures, `previous` the bench-history artifact of the
     default branch (main); a manual run has `inputs`, the repository `variables`. GitHub's API answers that the
-    workflow has `successful_runs` successful runs (None: it does not answer); `docker info` answers as `docker`."""
+    workflow has `successful_runs` successful runs (None: it does not answer); `docker info` answers as `docker`; a
+    bench resumed (RESUME=1) measures the rows of `redo`."""
     with github_api(successful_runs) as api:
-        return _run_job(tmp, night, previous, run_id, branch, inputs or {}, variables or {}, api, docker)
+        return _run_job(tmp, night, previous, run_id, branch, inputs or {}, variables or {}, api, docker, redo)
 
 
 @contextlib.contextmanager
@@ -207,6 +214,7 @@ def _run_job(
     variables: dict[str, str],
     api: str,
     docker: str,
+    redo: Path | None,
 ) -> Job:
     context = {
         "github": {"ref_name": branch, "event": {"repository": {"default_branch": "main"}}, "token": "t0ken"},
@@ -226,6 +234,7 @@ def _run_job(
     github_env.touch()
     make_log = tmp / "make.log"
     env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(tmp), "CI": "true", "NIGHT_SOURCE": str(night)}
+    env["REDO_SOURCE"] = str(redo or night)
     env["MAKE_LOG"] = str(make_log)
     env |= {
         "GITHUB_SHA": "0123456789abcdef",
@@ -331,6 +340,16 @@ def with_flint(night: Path, out: Path, peak: Callable[[str], str], method: str |
         row["peak_gpu_mib_flint"] = peak(row["peak_gpu_mib_flint"])
         if method is not None:
             row["gpu_mem_method"] = method
+    return write_rows(rows, out)
+
+
+def rewritten(night: Path, out: Path, change: Callable[[dict[str, str]], dict[str, str]]) -> Path:
+    """The night's CSV with each row changed by `change`."""
+    with open(night, newline="") as f:
+        return write_rows([change(row) for row in csv.DictReader(f)], out)
+
+
+def write_rows(rows: list[dict[str, str]], out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -546,3 +565,67 @@ def test_the_night_builds_host_cuda_only_where_the_servers_run_on_the_host(
     assert job.ok, job.logs
     assert job.logs["llama.cpp build"].strip() == f"llama.cpp build: {build} ({why})"
     assert [line.split()[:2] for line in job.makes] == [["gpu-check", f"GPU={build}"], ["bench", f"GPU={build}"]]
+
+
+# What the night gates (issue 51): not across a llama.cpp build, the article's reprocessed tokens, a flaky run redone.
+
+
+def test_a_night_on_another_llama_build_is_not_gated_and_starts_a_new_baseline(tmp_path: Path) -> None:
+    nights = synthetic_nights(tmp_path, 14)  # night 12: part3 30% slower, which would fail against the old build
+    rebuilt = [
+        rewritten(night, tmp_path / "rebuilt" / night.name, lambda row: {**row, "server_build": "b11434-5c6d7e8"})
+        for night in nights[12:14]
+    ]
+    job = run_job(tmp_path / "new-build", rebuilt[0], previous=history_artifact(tmp_path, nights[5:12]), run_id=12)
+    log = job.logs[COMPARE]
+    assert job.ok, log
+    assert "the llama.cpp build changed (b7786-0a1b2c3 -> b11434-5c6d7e8)" in log and "FAIL" not in log
+    history = job.artifacts["bench-history"]
+    start, reason = history["baseline.txt"].decode().strip().split("\t")
+    assert start.endswith("-12-0123456.csv") and reason == "llama.cpp build b7786-0a1b2c3 -> b11434-5c6d7e8"
+    later = run_job(tmp_path / "later", rebuilt[1], previous=history, run_id=13)
+    assert "Baseline: 3 runs from 1 files" in later.logs[COMPARE]  # the new build's first night only, per group
+
+
+def test_a_night_whose_reprocessed_tokens_rose_30_percent_fails(tmp_path: Path) -> None:
+    nights = synthetic_nights(tmp_path, 12)
+
+    def more_reprocessing(row: dict[str, str]) -> dict[str, str]:
+        return {**row, "prompt_tokens_reprocessed": str(round(int(row["prompt_tokens_reprocessed"]) * 1.3))}
+
+    grown = rewritten(nights[11], tmp_path / "grown" / nights[11].name, more_reprocessing)
+    job = run_job(tmp_path / "run", grown, previous=history_artifact(tmp_path, nights[4:11]))
+    log = job.logs[COMPARE]
+    assert not job.ok, log
+    assert "FAIL  prompt_tokens_reprocessed worse by more than 20% at p ≤ 0.05" in log
+
+
+def infra_night(tmp_path: Path, night: Path) -> tuple[Path, Path]:
+    """The night with its first run cut by the infrastructure, and that run as measured when run again."""
+    with open(night, newline="") as f:
+        rows = list(csv.DictReader(f))
+    cut = {**rows[0], "stop_reason": "infra_error", "error": "a llama-server died during the run", "wall_s": ""}
+    redone = {**rows[0], "run_id": rows[0]["run_id"] + "-again"}  # a run again is a run of its own
+    return write_rows([cut, *rows[1:]], tmp_path / "cut" / night.name), write_rows([redone], tmp_path / "redo.csv")
+
+
+def test_a_night_with_one_infra_error_runs_it_again_and_passes(tmp_path: Path) -> None:
+    nights = synthetic_nights(tmp_path, 12)
+    cut, redone = infra_night(tmp_path, nights[11])
+    job = run_job(tmp_path / "run", cut, previous=history_artifact(tmp_path, nights[4:11]), redo=redone)
+    log = job.logs[COMPARE]
+    assert job.ok, log
+    assert [("RESUME=1" in line) for line in job.makes if line.startswith("bench")] == [False, True]
+    assert "1 more run again" in log
+
+
+def test_a_run_the_infrastructure_cut_twice_fails_the_night_naming_it(tmp_path: Path) -> None:
+    nights = synthetic_nights(tmp_path, 12)
+    cut, _ = infra_night(tmp_path, nights[11])
+    with open(cut, newline="") as f:
+        first = next(csv.DictReader(f))
+    again = write_rows([{**first, "run_id": first["run_id"] + "-again"}], tmp_path / "again.csv")
+    job = run_job(tmp_path / "run", cut, previous=history_artifact(tmp_path, nights[4:11]), redo=again)
+    log = job.logs[COMPARE]
+    assert not job.ok, log
+    assert "lost to the infrastructure" in job.logs["Bench"] and "FAIL  infra_error runs above 0%" in log
