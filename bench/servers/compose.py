@@ -13,6 +13,7 @@ from typing import Any
 
 from bench import ROOT
 from bench.config import BenchConfig
+from bench.containers.engine import docker_client
 from bench.containers.names import BenchNames
 from bench.errors import PrerequisiteError, ServerStartError
 from bench.fixtures.fixture import Fixture
@@ -30,6 +31,7 @@ from bench.llama.reuse import reported
 from bench.llama.server_env import offline_environment
 from bench.servers.base import Endpoints, Gates, check_windows, default_threads
 from bench.servers.compose_cli import ComposeCli, find_compose
+from bench.servers.container_exit import refuse_exited
 
 COMPOSE_FILE = ROOT / "compose.yaml"
 log = logging.getLogger(__name__)
@@ -178,7 +180,13 @@ class ComposeServers:
             DownloadWatch(role, partial(self._log, service))
             for role, service in zip(ROLES, self.services, strict=False)
         ]
-        if not wait_healthy(urls, self.config.server_start_timeout_s, progress=either(*watches)):
+        dead = refuse_exited(docker_client(), self._container_ids(), lambda role: self.role_log(role))
+        try:
+            healthy = wait_healthy(urls, self.config.server_start_timeout_s, dead, progress=either(*watches))
+        except ServerStartError:
+            self.stop()
+            raise
+        if not healthy:
             tail = self.log_tail()
             self.stop()
             raise ServerStartError(

@@ -22,6 +22,7 @@ from bench.config import BenchConfig
 from bench.containers.engine import LABEL, docker_client
 from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
+from bench.errors import ServerStartError
 from bench.fixtures.fixture import load_fixture
 from bench.llama.api import is_healthy, read_metrics, read_props
 from bench.llama.binaries import find_small_model
@@ -202,3 +203,27 @@ def test_make_up_serves_flint_and_jeff_and_make_down_removes_them(compose_line: 
     assert down.returncode == 0, down.stdout[-2000:] + down.stderr[-2000:]
     assert not is_healthy(f"http://127.0.0.1:{flint_port}")
     assert project_containers() == ""
+
+
+@pytest.mark.docker
+@pytest.mark.compose
+@pytest.mark.parametrize("compose_line", ["v1"], indirect=True)
+def test_a_compose_server_whose_model_cannot_load_is_refused_at_once(compose_line: Any, tmp_path: Path) -> None:
+    """A model file that is not a GGUF: llama-server exits at load, and the bench says so within seconds with the
+    server's last log line, not after the whole start timeout (600 s by default)."""
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "flint.gguf").write_bytes(b"this is not a GGUF file\n" * 100)
+    os.link(find_small_model(), models / "jeff.gguf")  # compose mounts one models folder for both
+    config = BenchConfig(
+        cpu_models="configured", models_dir=str(models), flint_model="flint.gguf", jeff_model="jeff.gguf", jeff_ctx=512
+    )
+    names = BenchNames(new_instance_id())
+    servers = ComposeServers(
+        config, gpu=False, cpu_image=ensure_llama_cpu_image(docker_client()), log_dir=tmp_path, names=names
+    )
+    started = time.monotonic()
+    with pytest.raises(ServerStartError, match=r"flint exited with status \d+ while loading.*its log's last line: \S"):
+        servers.start(1024)
+    assert time.monotonic() - started < 30
+    assert project_containers(names.compose_project) == ""
