@@ -142,7 +142,11 @@ def encode_line(values: Sequence[str]) -> bytes:
     """One CSV record as bytes, quoted as csv.writer does, ending with \\r\\n (the files' line break)."""
     buffer = io.StringIO()
     csv.writer(buffer).writerow(values)
-    return buffer.getvalue().encode("utf-8")
+    text = buffer.getvalue()
+    try:  # bytes that were not UTF-8 where they were read (a merged shard's cell) go back out as they came
+        return text.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate of another origin: no bytes to give back, so shown as such
+        return text.encode("utf-8", errors="replace")
 
 
 def write_whole(fd: int, data: bytes, path: Path, size_before: int) -> None:

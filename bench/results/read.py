@@ -10,6 +10,7 @@ import codecs
 import csv
 import io
 import logging
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,12 +119,23 @@ def read_runs(path: str | Path, skip_bad_rows: bool = False) -> list[ResultRow]:
         )
     if content.partial:
         log.warning("%s: its last row was cut short (a crash while writing it?); left out", path)
-    rows, bad = _checked_rows(content.rows, path, skip_bad_rows)
+    rows, bad = _checked_rows([readable(cells) for cells in content.rows], path, skip_bad_rows)
     if bad:
         log.warning("%s: %d bad row(s) left out (--skip-bad-rows), the first: %s", path, len(bad), bad[0])
     if not rows:
         raise ResultsError(f"{path} has no runs yet; run the bench first")
     return rows
+
+
+ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def readable(cells: Row) -> Row:
+    """The row's cells with each byte that was not UTF-8 (kept by the reader as an escape) shown as U+FFFD: the
+    read-only commands print, plot and write pages of them, where such escapes cannot be encoded."""
+    if not ESCAPED_BYTE.search("".join(cells.values())):  # one search a row: the common case costs little
+        return cells
+    return {name: ESCAPED_BYTE.sub("\ufffd", value) for name, value in cells.items()}
 
 
 def _checked_rows(cells: list[Row], path: Path, skip: bool) -> tuple[list[ResultRow], list[str]]:

@@ -13,6 +13,7 @@ import yaml
 from bench.cli import main
 from bench.config import BenchConfig
 from bench.results.append import append_row, encode_line, read_rows
+from bench.results.read import read_runs
 from bench.results.schema import COLUMNS
 from bench.run.merge import extra_file, missing_file, report_file
 from bench.run.plan import matrix_cells, plan_runs
@@ -124,3 +125,18 @@ def refusal(caplog: pytest.LogCaptureFixture) -> str:
     (record,) = [record for record in caplog.records if record.name == "bench.cli" and record.levelname == "ERROR"]
     assert "\n" not in record.getMessage()
     return record.getMessage()
+
+
+def test_a_cell_that_is_not_utf8_is_merged_unchanged_and_shown_readably(tmp_path: Path) -> None:
+    """A shard whose error cell holds a Latin-1 byte (a tool's message in another encoding): merge keeps the byte
+    as it came, and the read-only commands show it as U+FFFD rather than crash."""
+    latin = "caf\udce9 broke"  # the reader keeps the byte 0xE9 as this escape
+    first = write(tmp_path / "s1.csv", shard_rows(1, error=latin))
+    second = write(tmp_path / "s2.csv", shard_rows(2))
+    assert b"caf\xe9 broke" in first.read_bytes()
+    assert merge(tmp_path, first, second) == 0
+    merged = tmp_path / "merged.csv"
+    assert merged.read_bytes().count(b"caf\xe9 broke") == len(shard_rows(1))
+    assert {run.text("error") for run in read_runs(merged)} >= {"caf\ufffd broke"}
+    assert main(["view", str(merged), "--out", str(tmp_path / "page.html")]) == 0
+    assert "caf\ufffd broke" in (tmp_path / "page.html").read_text(encoding="utf-8")
