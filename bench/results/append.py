@@ -52,11 +52,17 @@ def completed_keys(rows: Iterable[Row]) -> set[tuple[str, ...]]:
 
 
 def lost_runs(rows: Iterable[Row]) -> list[Row]:
-    """The infra_error rows whose run no other row of the file measured: the runs still lost to the infrastructure
-    (one that `--resume` ran again is not)."""
+    """The infra_error rows whose run no later row of the file measured: the runs still lost to the infrastructure
+    (one that `--resume` ran again is not; a row that only shares its run key, not started after it, does not say
+    it was run again)."""
     rows = list(rows)
-    measured = completed_keys(rows)
-    return [row for row in rows if row.get("stop_reason") == INFRA_STOP_REASON and run_key(row) not in measured]
+    measured_at: dict[tuple[str, ...], str] = {}
+    for row in rows:
+        if row.get("stop_reason") != INFRA_STOP_REASON:
+            key = run_key(row)
+            measured_at[key] = max(measured_at.get(key, ""), row.get("started_at") or "")
+    infra = [row for row in rows if row.get("stop_reason") == INFRA_STOP_REASON]
+    return [row for row in infra if measured_at.get(run_key(row), "") <= (row.get("started_at") or "")]
 
 
 def check_header(path: Path, header: Sequence[str], columns: Sequence[str] = COLUMNS) -> None:

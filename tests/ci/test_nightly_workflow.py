@@ -28,6 +28,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -605,7 +606,8 @@ def infra_night(tmp_path: Path, night: Path) -> tuple[Path, Path]:
     with open(night, newline="") as f:
         rows = list(csv.DictReader(f))
     cut = {**rows[0], "stop_reason": "infra_error", "error": "a llama-server died during the run", "wall_s": ""}
-    redone = {**rows[0], "run_id": rows[0]["run_id"] + "-again"}  # a run again is a run of its own
+    later = (datetime.fromisoformat(rows[0]["started_at"]) + timedelta(hours=3)).isoformat(timespec="seconds")
+    redone = {**rows[0], "run_id": rows[0]["run_id"] + "-again", "started_at": later}  # a run of its own, later
     return write_rows([cut, *rows[1:]], tmp_path / "cut" / night.name), write_rows([redone], tmp_path / "redo.csv")
 
 
@@ -624,7 +626,8 @@ def test_a_run_the_infrastructure_cut_twice_fails_the_night_naming_it(tmp_path: 
     cut, _ = infra_night(tmp_path, nights[11])
     with open(cut, newline="") as f:
         first = next(csv.DictReader(f))
-    again = write_rows([{**first, "run_id": first["run_id"] + "-again"}], tmp_path / "again.csv")
+    later = (datetime.fromisoformat(first["started_at"]) + timedelta(hours=3)).isoformat(timespec="seconds")
+    again = write_rows([{**first, "run_id": first["run_id"] + "-again", "started_at": later}], tmp_path / "again.csv")
     job = run_job(tmp_path / "run", cut, previous=history_artifact(tmp_path, nights[4:11]), redo=again)
     log = job.logs[COMPARE]
     assert not job.ok, log
