@@ -381,7 +381,7 @@ def run_pod_script(
     return [block.splitlines() for block in calls.read_text().split("\n\n") if block.strip()]
 
 
-# The fields the Docker play reads and acts on (tests/integration/test_k8s_pods.py, bench/testing/kubelet.py): the
+# The fields the Docker play reads and acts on (tests/integration/test_k8s_pods.py, tests/kubelet.py): the
 # objects' structure, the ConfigMap's files, each container's image, command, args, env and mounts, the init
 # containers in order, a sidecar's restartPolicy, its probes and their timings; the main container run once.
 PLAYED = {
