@@ -77,12 +77,28 @@ def check_done(root: Path, start: Snapshot, *, strict: bool, trust_planted: bool
     conftests = [p for p in named if _conftest(p)]
     protected = start.test_files()
     counted = new_test_files if strict else None
-    first = run_isolated(root, conftests, start.config, start.files, protected, timeout, counted)
+    first = run_isolated(
+        root=root,
+        left_out=conftests,
+        config=start.config,
+        known=start.files,
+        protected=protected,
+        timeout=timeout,
+        count_tests_in=counted,
+    )
     made = named + [p for p in first.new_files if p not in named]
     missing = unmet_conditions(start, take_snapshot(root), first.new_tests, first.new_files) if strict else []
     summary = _run_summary(first, timeout)
     if feedback := _feedback(first, timeout, prompts.tests_failed, conftests):
-        return DoneResult(False, first.output.exit_code, summary, missing, made, feedback, first.new_tests)
+        return DoneResult(
+            passed=False,
+            pytest_exit=first.output.exit_code,
+            summary=summary,
+            missing=missing,
+            planted=made,
+            feedback=feedback,
+            new_tests=first.new_tests,
+        )
     if made and start.test_files(conftests=False):  # the repository's own tests, without anything planted
         # Planted by name: left out. Any other new file pytest would collect stays (the tests may import it as
         # code, under --doctest-modules) but is not collected.
@@ -90,11 +106,35 @@ def check_done(root: Path, start: Snapshot, *, strict: bool, trust_planted: bool
         made += [p for p in own.new_files if p not in made]
         if feedback := _feedback(own, timeout, prompts.own_tests_fail, []):
             own_summary = _run_summary(own, timeout)
-            return DoneResult(False, own.output.exit_code, own_summary, missing, made, feedback, first.new_tests)
+            return DoneResult(
+                passed=False,
+                pytest_exit=own.output.exit_code,
+                summary=own_summary,
+                missing=missing,
+                planted=made,
+                feedback=feedback,
+                new_tests=first.new_tests,
+            )
     if missing:
         feedback = prompts.not_done_yet(missing)
-        return DoneResult(False, first.output.exit_code, summary, missing, made, feedback, first.new_tests)
-    return DoneResult(True, first.output.exit_code, summary, [], made, None, first.new_tests)
+        return DoneResult(
+            passed=False,
+            pytest_exit=first.output.exit_code,
+            summary=summary,
+            missing=missing,
+            planted=made,
+            feedback=feedback,
+            new_tests=first.new_tests,
+        )
+    return DoneResult(
+        passed=True,
+        pytest_exit=first.output.exit_code,
+        summary=summary,
+        missing=[],
+        planted=made,
+        feedback=None,
+        new_tests=first.new_tests,
+    )
 
 
 def _trusting_check(
@@ -111,10 +151,28 @@ def _trusting_check(
     missing = unmet_conditions(start, take_snapshot(root), new_tests) if new_test_files is not None else []
     if output.exit_code != 0:
         text = output.text if output.exit_code is not None else summary
-        return DoneResult(False, output.exit_code, summary, missing, made, prompts.tests_failed(text), new_tests)
+        return DoneResult(
+            passed=False,
+            pytest_exit=output.exit_code,
+            summary=summary,
+            missing=missing,
+            planted=made,
+            feedback=prompts.tests_failed(text),
+            new_tests=new_tests,
+        )
     if missing:
-        return DoneResult(False, 0, summary, missing, made, prompts.not_done_yet(missing), new_tests)
-    return DoneResult(True, 0, summary, [], made, None, new_tests)
+        return DoneResult(
+            passed=False,
+            pytest_exit=0,
+            summary=summary,
+            missing=missing,
+            planted=made,
+            feedback=prompts.not_done_yet(missing),
+            new_tests=new_tests,
+        )
+    return DoneResult(
+        passed=True, pytest_exit=0, summary=summary, missing=[], planted=made, feedback=None, new_tests=new_tests
+    )
 
 
 def _feedback(run: IsolatedRun, timeout: float, failed: Callable[[str], str], conftests: list[str]) -> str | None:
