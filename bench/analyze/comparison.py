@@ -111,7 +111,15 @@ def build(options: CompareOptions) -> Comparison:
     metrics += [g.metric for g in gates if g.metric in LOWER_IS_BETTER and g.metric not in metrics]
     unmeasured = [m for m in SHOWN_METRICS if m not in metrics]
     constant = constant_columns(list(dict.fromkeys(group_key(row) for table in tables for row in table)))
-    found = Comparison(options, labels, groups, metrics, constant, unmeasured, intro)
+    found = Comparison(
+        options=options,
+        labels=labels,
+        groups=groups,
+        metrics=metrics,
+        constant=constant,
+        unmeasured=unmeasured,
+        intro=intro,
+    )
     found.gates = check_gates(found, gates)
     if not options.pool_last and options.by is None:
         found.paired, paired_gates = paired_results(tables, labels, gates, options.alpha)

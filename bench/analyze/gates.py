@@ -163,10 +163,12 @@ def evaluate(gate: Gate, change: Change, where: str, alpha: float, strict: bool 
         return GateResult("FAIL", head, where, detail, change=change)
     said, indeterminate, numbers = power_text(gate, change, alpha)
     if indeterminate:
-        return GateResult("indeterminate", head, where, detail, said, numbers, change)
+        return GateResult(
+            outcome="indeterminate", gate=head, where=where, detail=detail, said=said, power=numbers, change=change
+        )
     if change.worse_by is not None and change.worse_by > gate.limit:
         detail += f": larger than the threshold, but {change.verdict(alpha)}"
-    return GateResult("ok", head, where, detail, said, numbers, change)
+    return GateResult(outcome="ok", gate=head, where=where, detail=detail, said=said, power=numbers, change=change)
 
 
 def gate_line(gate: Gate, change: Change, where: str, alpha: float, strict: bool = False) -> str:
