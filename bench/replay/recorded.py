@@ -81,7 +81,15 @@ def _request(number: int, body: Body, event: Event, answer: Message | None) -> R
     usage: dict[str, Any] = event["usage"] if isinstance(event.get("usage"), dict) else {}
     status = 200 if answered else int_field(event.get("status"))
     completion = int_field(usage.get("completion_tokens"))
-    return RecordedRequest(number, int_field(event.get("step")), body, status, timings, completion, answer)
+    return RecordedRequest(
+        number=number,
+        step=int_field(event.get("step")),
+        body=body,
+        status=status,
+        timings=timings,
+        completion_tokens=completion,
+        answer=answer,
+    )
 
 
 def _run_json(run_dir: Path) -> dict[str, Any]:

@@ -220,15 +220,15 @@ def _sent(line: dict[str, str]) -> Sent:
     now = {k: v for k in FIGURES if (v := number(line[k])) is not None}
     otherwise = {"true": True, "false": False}.get(line["answered_otherwise"])
     return Sent(
-        line["run"],
-        recorded,
-        whole(line["status"]),
-        now,
-        None,
-        None,
-        line["error"],
-        whole(line["unexplained"]),
-        otherwise,
+        run=line["run"],
+        recorded=recorded,
+        status=whole(line["status"]),
+        timings=now,
+        message=None,
+        completion_tokens=None,
+        error=line["error"],
+        unexplained=whole(line["unexplained"]),
+        answered_otherwise=otherwise,
     )
 
 
