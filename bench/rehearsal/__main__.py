@@ -79,7 +79,16 @@ def steps(args: Rehearsal, nvml: ModuleType | None, holder: Holder, record: Reco
 
         free_mib = module.nvmlDeviceGetMemoryInfo(module.nvmlDeviceGetHandleByUUID(pin.uuid)).free // MIB
         sizes = [int(s) for s in args.sizes.split(",") if s]
-        context[0] = allocations(hold, pin.uuid, sizes, free_mib, args.interval, module, record.emit, args.hold_seconds)
+        context[0] = allocations(
+            holder=hold,
+            uuid=pin.uuid,
+            sizes_gib=sizes,
+            free_mib=free_mib,
+            interval_s=args.interval,
+            nvml=module,
+            emit=record.emit,
+            hold_s=args.hold_seconds,
+        )
 
     run_step(record, "allocation", allocate, budget.share(STEP_S["allocation"], keep_s=STEP_S["sampler cost"]))
     costs = budget.share(STEP_S["sampler cost"])
@@ -120,7 +129,16 @@ def llama(
                     )
                 )
             return
-        llama_memory(server, pin, args.interval, context, nvml, record.emit, deadline, folder)
+        llama_memory(
+            server=server,
+            pin=pin,
+            interval_s=args.interval,
+            context_mib=context,
+            nvml=nvml,
+            emit=record.emit,
+            deadline=deadline,
+            work=folder,
+        )
 
 
 def find_server(

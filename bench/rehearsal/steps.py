@@ -183,7 +183,9 @@ def allocations(
     """A bare context, then each size in a child and a grandchild: the sampler's figures against the known bytes, and
     the device's own delta (NVML's device memory before and at the peak). Returns the bare context's MiB."""
     try:
-        bare, _ = held_reading(holder, 0, 1, uuid, interval_s, nvml, hold_s)
+        bare, _ = held_reading(
+            holder=holder, n_bytes=0, depth=1, uuid=uuid, interval_s=interval_s, nvml=nvml, hold_s=hold_s
+        )
     except ProbeError as e:
         emit(Figure("allocation", "bare CUDA context", None, "FAIL", f"the probe failed: {e}"))
         return None
@@ -196,7 +198,15 @@ def allocations(
                 emit(Figure("allocation", name, None, "skipped", f"{free_mib} MiB free"))
                 continue
             try:
-                reading, before = held_reading(holder, size * GIB, depth, uuid, interval_s, nvml, hold_s)
+                reading, before = held_reading(
+                    holder=holder,
+                    n_bytes=size * GIB,
+                    depth=depth,
+                    uuid=uuid,
+                    interval_s=interval_s,
+                    nvml=nvml,
+                    hold_s=hold_s,
+                )
             except ProbeError as e:
                 emit(Figure("allocation", name, None, "FAIL", str(e)))
                 continue
