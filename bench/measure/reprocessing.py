@@ -168,7 +168,13 @@ def split_request(
     old_end = _end_of(tokens, tokenizer, body, [*now[:kept], _END_MARK]) if diverge < len(before) else diverge
     answer_end = _end_of(tokens, tokenizer, body, [*now[: kept + 1], _END_MARK]) if answer_sent else old_end
     return split_positions(
-        cache_n, prompt_tokens, diverge, len(before), old_end, max(old_end, answer_end), history_changed
+        cache_n=cache_n,
+        n=prompt_tokens,
+        diverge=diverge,
+        previous_n=len(before),
+        old_end=old_end,
+        answer_end=max(old_end, answer_end),
+        history_changed=history_changed,
     )
 
 
