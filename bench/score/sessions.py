@@ -19,7 +19,6 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import ROOT
 from bench.fixtures.fixture import Fixture
 from bench.score.canaries import add_mutants
 from bench.score.graders import PytestRun, Session
@@ -57,7 +56,7 @@ JUDGED_ARGS = [
 
 def plugin_files() -> dict[str, str]:
     """The plugin folder of a judged session: pytest's ini of ours, and the bench's modules as one package."""
-    here = ROOT / "bench" / "score"
+    here = Path(__file__).parent  # this package: in a wheel as in a checkout
     files = {
         f"{PLUGIN_PACKAGE}/{name}.py": (here / f"{source}.py").read_text() for name, source in PLUGIN_MODULES.items()
     }
