@@ -153,7 +153,7 @@ def check_gates(found: Comparison, gates: Sequence[Gate]) -> list[GateResult]:
             sides = found.sides(group)
             for label, rows in zip(sides[1:], group.per_file[1:], strict=True):
                 where = f"{group.heading}: {label} vs {sides[0]}"
-                result = _gate_on(gate, group, rows, where, alpha, strict)
+                result = _gate_on(gate=gate, group=group, rows=rows, where=where, alpha=alpha, strict=strict)
                 results.append(replace(result, metric=gate.metric, limit=gate.limit))
     return results
 
@@ -168,7 +168,7 @@ def _gate_on(gate: Gate, group: Group, rows: list[ResultRow], where: str, alpha:
         return GateResult("FAIL" if strict else "skip", head, where, inputs_note(group.inputs))
     old, new = agent_runs(group.per_file[0]), agent_runs(rows)
     change = metric_change(gate.metric, old, new, alpha) if old and new else NOT_MEASURED
-    return evaluate(gate, change, where, alpha, strict)
+    return evaluate(gate=gate, change=change, where=where, alpha=alpha, strict=strict)
 
 
 def inputs_note(columns: Sequence[str]) -> str:
