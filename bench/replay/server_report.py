@@ -211,11 +211,11 @@ def _sent(line: dict[str, str]) -> Sent:
         return None if text == "" else int(text)
 
     recorded = RecordedRequest(
-        int(line["request"]),
-        whole(line["step"]),
-        {},
-        whole(line["recorded_status"]),
-        {k: v for k in FIGURES if (v := number(line[f"recorded_{k}"])) is not None},
+        number=int(line["request"]),
+        step=whole(line["step"]),
+        body={},
+        status=whole(line["recorded_status"]),
+        timings={k: v for k in FIGURES if (v := number(line[f"recorded_{k}"])) is not None},
     )
     now = {k: v for k in FIGURES if (v := number(line[k])) is not None}
     otherwise = {"true": True, "false": False}.get(line["answered_otherwise"])

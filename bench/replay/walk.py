@@ -104,11 +104,11 @@ def load_timeline(run_dir: Path) -> RunTimeline:
         answer = originals[count] if len(following) > count and originals[count].get("role") == "assistant" else None
         steps.append(
             _step(
-                event,
-                answered[i + 1] if i + 1 < len(answered) else None,
-                originals[sent:count],
-                int_field(event.get("step")) in dropped,
-                answer,
+                event=event,
+                following=answered[i + 1] if i + 1 < len(answered) else None,
+                added=originals[sent:count],
+                dropped=int_field(event.get("step")) in dropped,
+                answer=answer,
             )
         )
         sent = count
