@@ -62,13 +62,17 @@ def steps(args: Rehearsal, nvml: ModuleType | None, holder: Holder, record: Reco
     budget = Budget(args.budget_s)
     module, reason = start_nvml(nvml)
     if module is None:
-        record.emit(Figure("inventory", "NVML", None, "FAIL", reason or ""))
+        record.emit(Figure(step="inventory", name="NVML", value=None, status="FAIL", detail=reason or ""))
         return
     run_step(record, "inventory", lambda _: inventory(module, record.emit), budget.share(STEP_S["inventory"]))
     run_step(record, "nvml calls", lambda _: nvml_calls(module, record.emit), budget.share(STEP_S["nvml calls"]))
     pin = resolve_pin(args.device, module)
     if not pin.uuid:
-        record.emit(Figure("allocation", "card", args.device, "FAIL", "NVML does not list this card"))
+        record.emit(
+            Figure(
+                step="allocation", name="card", value=args.device, status="FAIL", detail="NVML does not list this card"
+            )
+        )
         return
     context: list[int | None] = [None]
 
@@ -95,16 +99,26 @@ def steps(args: Rehearsal, nvml: ModuleType | None, holder: Holder, record: Reco
     run_step(
         record,
         "sampler cost",
-        lambda _: sampler_costs(module, [pin.uuid], args.interval, args.cost_seconds, record.emit),
+        lambda _: sampler_costs(
+            nvml=module, uuids=[pin.uuid], interval_s=args.interval, seconds=args.cost_seconds, emit=record.emit
+        ),
         costs,
     )
     run_step(
         record,
         "llama-server",
-        lambda deadline: llama(args, pin, context[0], module, record, deadline),
+        lambda deadline: llama(args=args, pin=pin, context=context[0], nvml=module, record=record, deadline=deadline),
         budget.share(budget.left()),
     )
-    record.emit(Figure("budget", "seconds taken", round(record.seconds(), 1), "info", f"of {args.budget_s:.0f} s"))
+    record.emit(
+        Figure(
+            step="budget",
+            name="seconds taken",
+            value=round(record.seconds(), 1),
+            status="info",
+            detail=f"of {args.budget_s:.0f} s",
+        )
+    )
 
 
 def llama(
@@ -116,16 +130,16 @@ def llama(
 
     with tempfile.TemporaryDirectory(prefix="rehearsal-server-") as tmp:
         folder = Path(args.llama_build) if args.llama_build else Path(tmp)
-        server = find_server(args, folder, pin, nvml, record, deadline - SERVE_S)
+        server = find_server(args=args, folder=folder, pin=pin, nvml=nvml, record=record, deadline=deadline - SERVE_S)
         if server is None:
             if not args.llama_source:
                 record.emit(
                     Figure(
-                        "llama-server",
-                        "CUDA llama-server",
-                        None,
-                        "skipped",
-                        "none here (--llama-source or --llama-wheel names one)",
+                        step="llama-server",
+                        name="CUDA llama-server",
+                        value=None,
+                        status="skipped",
+                        detail="none here (--llama-source or --llama-wheel names one)",
                     )
                 )
             return
