@@ -128,10 +128,10 @@ def plan_sessions(fx: Fixture, copy: Path) -> list[Planned]:
     support = {rel: (fx.hidden_dir / rel).read_text() for rel in fx.support_files}
     if fx.grading == "program":
         return [
-            _session(fx, copy, hidden, [], "program", support),
-            _session(fx, copy, {}, fx.visible_tests, "library", support),
+            _session(fx=fx, copy=copy, hidden=hidden, visible=[], style="program", support=support),
+            _session(fx=fx, copy=copy, hidden={}, visible=fx.visible_tests, style="library", support=support),
         ]
-    return [_session(fx, copy, hidden, fx.visible_tests, "library", support)]
+    return [_session(fx=fx, copy=copy, hidden=hidden, visible=fx.visible_tests, style="library", support=support)]
 
 
 def shadowing(copy: Path) -> tuple[str | None, list[str]]:
@@ -163,7 +163,9 @@ def judge(planned: Planned, run: PytestRun, timeout_s: float) -> Judged:
     witness = read_witness(run.witness, run.witness_problem)
     ours = (f"{GRADING_DIR}/",)
     resolution = resolution_problem(witness.modules, planned.program_style, ours)
-    tampered = tampering(outcomes, planned.canaries, witness, run.exit_code, resolution)
+    tampered = tampering(
+        outcomes=outcomes, canaries=planned.canaries, witness=witness, exit_code=run.exit_code, resolution=resolution
+    )
     if tampered:
         return Judged(None, tampered, None)
     canary_ids = set(planned.canaries.expected())
