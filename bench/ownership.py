@@ -80,7 +80,9 @@ class Ownership:
         return self.this_boot() and is_running(self.owner_pid, self.owner_start_time)
 
     def process_started(self, pid: int, what: str, port: int | None = None, log: Path | None = None) -> None:
-        self.processes.append(OwnedProcess(pid, start_time(pid), what, port, str(log) if log else None))
+        self.processes.append(
+            OwnedProcess(pid=pid, start_time=start_time(pid), what=what, port=port, log=str(log) if log else None)
+        )
         self.save()
 
     def process_ended(self, pid: int) -> None:
