@@ -2,7 +2,7 @@
 # CI's first job: the fast tier as a newcomer meets it (docs/development.md). A clean clone of HEAD, a venv made from
 # `.[dev]` alone (pip's cache may serve it; no llama.cpp package), an empty home, and `make test-fast` with no network:
 # a network namespace of its own with only loopback up (`unshare --net`, as root), so the package index is unreachable
-# and a test that needs it fails. About a minute warm; prints the tier's wall time.
+# and a test that needs it fails. Prints the tier's wall time (the figures measured here: docs/development.md).
 # Usage: .ci/fast-tier.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
