@@ -69,7 +69,7 @@ def run(args: argparse.Namespace, task: str, trace: Trace, requests: RequestLog 
     try:
         props = read_props(args.flint)
         with Leftovers() as leftovers:  # what the commands leave running is ended before each check and at the end
-            agent = build_agent(args, task, props, trace, requests, leftovers)
+            agent = build_agent(args=args, task=task, props=props, trace=trace, requests=requests, leftovers=leftovers)
             stop = agent.run()
         exit_code = 0 if stop.reason == "done" else 1
     except SetupError as e:

@@ -73,28 +73,54 @@ def check_done(root: Path, start: Snapshot, *, strict: bool, trust_planted: bool
     named = planted(root, start.files)  # test files, conftest.py and __init__.py files the agent created
     new_test_files = [p for p in named if is_test_file(Path(p).name) and not _conftest(p)]
     if trust_planted:
-        return _trusting_check(root, start, named, new_test_files if strict else None, timeout)
+        return _trusting_check(
+            root=root, start=start, made=named, new_test_files=new_test_files if strict else None, timeout=timeout
+        )
     conftests = [p for p in named if _conftest(p)]
     protected = start.test_files()
     counted = new_test_files if strict else None
-    first = run_isolated(root, conftests, start.config, start.files, protected, timeout, counted)
+    first = run_isolated(
+        root=root,
+        left_out=conftests,
+        config=start.config,
+        known=start.files,
+        protected=protected,
+        timeout=timeout,
+        count_tests_in=counted,
+    )
     made = named + [p for p in first.new_files if p not in named]
     missing = unmet_conditions(start, take_snapshot(root), first.new_tests, first.new_files) if strict else []
-    summary = _run_summary(first, timeout)
+
+    def verdict(run: IsolatedRun, feedback: str | None) -> DoneResult:
+        """Done when nothing is left to tell the model; the figures of `run`, the pytest run that decided it."""
+        return DoneResult(
+            passed=feedback is None,
+            pytest_exit=run.output.exit_code,
+            summary=_run_summary(run, timeout),
+            missing=missing,
+            planted=made,
+            feedback=feedback,
+            new_tests=first.new_tests,
+        )
+
     if feedback := _feedback(first, timeout, prompts.tests_failed, conftests):
-        return DoneResult(False, first.output.exit_code, summary, missing, made, feedback, first.new_tests)
+        return verdict(first, feedback)
     if made and start.test_files(conftests=False):  # the repository's own tests, without anything planted
         # Planted by name: left out. Any other new file pytest would collect stays (the tests may import it as
         # code, under --doctest-modules) but is not collected.
-        own = run_isolated(root, named, start.config, start.files, protected, timeout, drop_new=True)
+        own = run_isolated(
+            root=root,
+            left_out=named,
+            config=start.config,
+            known=start.files,
+            protected=protected,
+            timeout=timeout,
+            drop_new=True,
+        )
         made += [p for p in own.new_files if p not in made]
         if feedback := _feedback(own, timeout, prompts.own_tests_fail, []):
-            own_summary = _run_summary(own, timeout)
-            return DoneResult(False, own.output.exit_code, own_summary, missing, made, feedback, first.new_tests)
-    if missing:
-        feedback = prompts.not_done_yet(missing)
-        return DoneResult(False, first.output.exit_code, summary, missing, made, feedback, first.new_tests)
-    return DoneResult(True, first.output.exit_code, summary, [], made, None, first.new_tests)
+            return verdict(own, feedback)
+    return verdict(first, prompts.not_done_yet(missing) if missing else None)
 
 
 def _trusting_check(
@@ -111,10 +137,28 @@ def _trusting_check(
     missing = unmet_conditions(start, take_snapshot(root), new_tests) if new_test_files is not None else []
     if output.exit_code != 0:
         text = output.text if output.exit_code is not None else summary
-        return DoneResult(False, output.exit_code, summary, missing, made, prompts.tests_failed(text), new_tests)
+        return DoneResult(
+            passed=False,
+            pytest_exit=output.exit_code,
+            summary=summary,
+            missing=missing,
+            planted=made,
+            feedback=prompts.tests_failed(text),
+            new_tests=new_tests,
+        )
     if missing:
-        return DoneResult(False, 0, summary, missing, made, prompts.not_done_yet(missing), new_tests)
-    return DoneResult(True, 0, summary, [], made, None, new_tests)
+        return DoneResult(
+            passed=False,
+            pytest_exit=0,
+            summary=summary,
+            missing=missing,
+            planted=made,
+            feedback=prompts.not_done_yet(missing),
+            new_tests=new_tests,
+        )
+    return DoneResult(
+        passed=True, pytest_exit=0, summary=summary, missing=[], planted=made, feedback=None, new_tests=new_tests
+    )
 
 
 def _feedback(run: IsolatedRun, timeout: float, failed: Callable[[str], str], conftests: list[str]) -> str | None:

@@ -114,7 +114,13 @@ def run_isolated(
         new_tests = None
         if count_tests_in is not None:
             new_tests = _count_tests(f"{command} --collect-only", copy, [*count_tests_in, *new_files], timeout)
-    return IsolatedRun(output, changed, new_tests, new_files, finished or output.exit_code is None)
+    return IsolatedRun(
+        output=output,
+        changed=changed,
+        new_tests=new_tests,
+        new_files=new_files,
+        finished=finished or output.exit_code is None,
+    )
 
 
 def _options(copy: Path, folder: str, config: dict[str, bytes]) -> str:

@@ -46,10 +46,14 @@ class Jeff:
         try:
             reply = self.client.chat(body)
         except ServerError as e:
-            return Opinion(None, time.monotonic() - started, None, None, f"{e.type}: {e.message}")
+            return Opinion(
+                text=None, seconds=time.monotonic() - started, usage=None, timings=None, error=f"{e.type}: {e.message}"
+            )
         line = first_line(reply.message.get("content"))
         error = None if line else "empty answer"
-        return Opinion(line or None, time.monotonic() - started, reply.usage, reply.timings, error)
+        return Opinion(
+            text=line or None, seconds=time.monotonic() - started, usage=reply.usage, timings=reply.timings, error=error
+        )
 
 
 def first_line(content: object) -> str:

@@ -52,7 +52,15 @@ def _processes() -> list[_Process]:
             with open(f"/proc/{name}/stat", "rb") as file:
                 stat = file.read()
             fields = stat[stat.rindex(b")") + 2 :].split()  # after "pid (name) ": state ppid pgrp session ...
-            found.append(_Process(int(name), int(fields[1]), int(fields[2]), int(fields[3]), fields[0] == b"Z"))
+            found.append(
+                _Process(
+                    pid=int(name),
+                    ppid=int(fields[1]),
+                    group=int(fields[2]),
+                    session=int(fields[3]),
+                    zombie=fields[0] == b"Z",
+                )
+            )
     return found
 
 

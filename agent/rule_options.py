@@ -38,15 +38,15 @@ LS = Options("1aAdFhilnoprRsStuUvx", long_flags=_longs("all almost-all human-rea
 CAT = Options("AbeEnstTuv", long_flags=_longs("number number-nonblank show-all squeeze-blank"))
 HEAD = Options("qv", _valued(TEXT, "n c"), _longs("quiet silent verbose"), _valued(TEXT, "lines bytes"), numeric=True)
 GREP = Options(
-    "abcEFGhHiIlLnoPqrsTUvwxzZ",
-    _valued(TEXT, "e m A B C"),
-    _longs(
+    flags="abcEFGhHiIlLnoPqrsTUvwxzZ",
+    valued=_valued(TEXT, "e m A B C"),
+    long_flags=_longs(
         "ignore-case invert-match word-regexp line-regexp count files-with-matches files-without-match line-number "
         "no-filename with-filename only-matching quiet silent no-messages recursive extended-regexp fixed-strings "
         "basic-regexp perl-regexp text"
     ),
-    _valued(TEXT, "regexp max-count after-context before-context context include exclude exclude-dir"),
-    _longs("color colour"),
+    long_valued=_valued(TEXT, "regexp max-count after-context before-context context include exclude exclude-dir"),
+    long_attached=_longs("color colour"),
 )
 WC = Options("clmwL", long_flags=_longs("bytes chars lines words max-line-length"))
 PYTEST = Options(

@@ -179,7 +179,11 @@ def memory_checks(config: BenchConfig, servers: Any, compose: bool, ctx: int) ->
     checks = []
     for role, log in servers.logs_after_stop().items():
         memory = ServerMemory.from_log(
-            role, log, reading.baseline_role_mib.get(role), reading.peak_role_mib.get(role), context
+            role=role,
+            log=log,
+            at_rest_mib=reading.baseline_role_mib.get(role),
+            peak_mib=reading.peak_role_mib.get(role),
+            context_mib=context,
         )
         status, detail = compare(memory)
         checks.append(Check(f"{role}: NVML vs llama.cpp", status, detail))

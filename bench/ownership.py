@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from bench.atomic_file import write_atomically
 from bench.processes import boot_id, is_running, start_time
 
 STATE_VERSION = 1
@@ -79,7 +80,9 @@ class Ownership:
         return self.this_boot() and is_running(self.owner_pid, self.owner_start_time)
 
     def process_started(self, pid: int, what: str, port: int | None = None, log: Path | None = None) -> None:
-        self.processes.append(OwnedProcess(pid, start_time(pid), what, port, str(log) if log else None))
+        self.processes.append(
+            OwnedProcess(pid=pid, start_time=start_time(pid), what=what, port=port, log=str(log) if log else None)
+        )
         self.save()
 
     def process_ended(self, pid: int) -> None:
@@ -114,9 +117,7 @@ class Ownership:
         if self.state_file is None:
             return
         self.state_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        partial = self.state_file.with_name(f".{self.state_file.name}.{os.getpid()}")
-        partial.write_text(json.dumps(self.as_json(), indent=1))
-        os.replace(partial, self.state_file)
+        write_atomically(self.state_file, json.dumps(self.as_json(), indent=1).encode())
 
     @classmethod
     def load(cls, path: Path) -> Ownership:

@@ -1,8 +1,8 @@
 """One-time measurement: a 2-shard Slurm array with its merge job against the same two shards run one after another.
 
-    .venv/bin/python experiments/slurm_wall.py   (as root, with Debian's slurm-wlm and munge installed)
+    PYTHONPATH=tests .venv/bin/python experiments/slurm_wall.py   (as root, with Debian's slurm-wlm and munge installed)
 
-Starts a one-node cluster of its own (bench/testing/slurm_cluster.py) and a scripted Flint, submits the matrix of
+Starts a one-node cluster of its own (tests/slurm_cluster.py) and a scripted Flint, submits the matrix of
 tests/integration/test_slurm_submit.py, waits for the merged file, then runs `bench run --shard I/2` for I = 1, 2
 in turn with the same settings file, and prints both wall times. The two tasks share the one scripted Flint, so
 they are submitted with --share-servers and run one at a time (shards at once would share its slot and cache): the
@@ -17,9 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from slurm_cluster import SlurmCluster
+
 from bench import ROOT
 from bench.testing import fake_llama
-from bench.testing.slurm_cluster import SlurmCluster
 
 FLAGS = [
     "--servers",

@@ -165,7 +165,7 @@ def browser_missing() -> str | None:
 
 @functools.cache
 def slurm_missing() -> str | None:
-    from bench.testing.slurm_cluster import missing
+    from slurm_cluster import missing
 
     return missing()
 

@@ -92,6 +92,12 @@ def forbidding(config: pytest.Config) -> bool:
     return bool(config.getoption(OPTION, default=False))
 
 
+def warm_caches() -> None:
+    """What a library starts a process for once, to fill a cache of its own, is done before the guard is on: with a
+    new home (a fresh clone, CI) matplotlib's first import lists the system's fonts with `fc-list`."""
+    import matplotlib.font_manager  # noqa: F401
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection(session: pytest.Session) -> None:
     # From collection on (test modules are imported then), in each pytest-xdist worker or in a run without workers;
@@ -99,6 +105,7 @@ def pytest_collection(session: pytest.Session) -> None:
     config = session.config
     controller = config.getoption("numprocesses", default=None) and not hasattr(config, "workerinput")
     if forbidding(config) and not controller:
+        warm_caches()
         guard = config.stash[GUARD_KEY] = Guard()
         guard.install()
 

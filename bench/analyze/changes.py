@@ -91,7 +91,15 @@ def metric_change(
     worse_by = -percent if metric in HIGHER_IS_BETTER else percent
     interval = stats.change_interval(before, after, alpha)
     test = stats.rank_test(before, after)
-    return Change(text, interval_text(interval, "%"), test, worse_by, before, after, interval)
+    return Change(
+        text=text,
+        interval=interval_text(interval, "%"),
+        test=test,
+        worse_by=worse_by,
+        old_values=before,
+        new_values=after,
+        bounds=interval,
+    )
 
 
 def interval_text(interval: tuple[float, float] | None, unit: str) -> str:

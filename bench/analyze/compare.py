@@ -123,7 +123,12 @@ def _group_section(group: Group, labels: Sequence[str], metrics: list[str], alph
     out += [values_table(group, labels, metrics), ""]
     for label, rows in zip(labels[1:], group.per_file[1:], strict=True):
         if group.per_file[0] and rows:
-            out += [changes_table(group.per_file[0], rows, f"{label} vs {labels[0]}", metrics, alpha), ""]
+            out += [
+                changes_table(
+                    old=group.per_file[0], new=rows, heading=f"{label} vs {labels[0]}", metrics=metrics, alpha=alpha
+                ),
+                "",
+            ]
     return out
 
 
@@ -154,7 +159,9 @@ def compare(
     by: str | None = None,
 ) -> tuple[str, bool]:
     """The comparison as markdown, and whether any gate tripped (gates as `--fail-on` takes them)."""
-    found = build(CompareOptions(list(files), list(gates), alpha, pool_last, strict, by=by))
+    found = build(
+        CompareOptions(files=list(files), fail_on=list(gates), alpha=alpha, pool_last=pool_last, strict=strict, by=by)
+    )
     return markdown(found), found.tripped
 
 

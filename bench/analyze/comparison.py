@@ -111,7 +111,15 @@ def build(options: CompareOptions) -> Comparison:
     metrics += [g.metric for g in gates if g.metric in LOWER_IS_BETTER and g.metric not in metrics]
     unmeasured = [m for m in SHOWN_METRICS if m not in metrics]
     constant = constant_columns(list(dict.fromkeys(group_key(row) for table in tables for row in table)))
-    found = Comparison(options, labels, groups, metrics, constant, unmeasured, intro)
+    found = Comparison(
+        options=options,
+        labels=labels,
+        groups=groups,
+        metrics=metrics,
+        constant=constant,
+        unmeasured=unmeasured,
+        intro=intro,
+    )
     found.gates = check_gates(found, gates)
     if not options.pool_last and options.by is None:
         found.paired, paired_gates = paired_results(tables, labels, gates, options.alpha)
@@ -145,7 +153,7 @@ def check_gates(found: Comparison, gates: Sequence[Gate]) -> list[GateResult]:
             sides = found.sides(group)
             for label, rows in zip(sides[1:], group.per_file[1:], strict=True):
                 where = f"{group.heading}: {label} vs {sides[0]}"
-                result = _gate_on(gate, group, rows, where, alpha, strict)
+                result = _gate_on(gate=gate, group=group, rows=rows, where=where, alpha=alpha, strict=strict)
                 results.append(replace(result, metric=gate.metric, limit=gate.limit))
     return results
 
@@ -160,7 +168,7 @@ def _gate_on(gate: Gate, group: Group, rows: list[ResultRow], where: str, alpha:
         return GateResult("FAIL" if strict else "skip", head, where, inputs_note(group.inputs))
     old, new = agent_runs(group.per_file[0]), agent_runs(rows)
     change = metric_change(gate.metric, old, new, alpha) if old and new else NOT_MEASURED
-    return evaluate(gate, change, where, alpha, strict)
+    return evaluate(gate=gate, change=change, where=where, alpha=alpha, strict=strict)
 
 
 def inputs_note(columns: Sequence[str]) -> str:

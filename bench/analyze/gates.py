@@ -95,7 +95,7 @@ def stated_power(gate: Gate, change: Change, alpha: float) -> power.GatePower | 
     old, new = change.old_values, change.new_values
     if gate.metric == "completed":
         share = sum(old) / len(old) if old else 0.0
-        return power.share_gate_power(share, len(old), len(new), gate.limit, alpha)
+        return power.share_gate_power(share_old=share, n=len(old), m=len(new), threshold=gate.limit, alpha=alpha)
     return power.gate_power(old, new, gate.limit, alpha)
 
 
@@ -142,14 +142,20 @@ def _reps(gate: Gate, change: Change, alpha: float) -> int | None:
         reps = len(new)
         while round(reps * ratio) * reps <= power.MAX_CELLS:
             if (
-                power.share_gate_power(share, max(1, round(reps * ratio)), reps, gate.limit, alpha).test_detects
+                power.share_gate_power(
+                    share_old=share, n=max(1, round(reps * ratio)), m=reps, threshold=gate.limit, alpha=alpha
+                ).test_detects
                 <= gate.limit
             ):
                 return reps
             reps += 1
         return None
     sigma = power.spread(old, new)
-    return None if sigma is None else power.reps_for(len(old), len(new), sigma, gate.limit, alpha)
+    return (
+        None
+        if sigma is None
+        else power.reps_for(n_old=len(old), n_new=len(new), sigma=sigma, threshold=gate.limit, alpha=alpha)
+    )
 
 
 def evaluate(gate: Gate, change: Change, where: str, alpha: float, strict: bool = False) -> GateResult:
@@ -163,15 +169,17 @@ def evaluate(gate: Gate, change: Change, where: str, alpha: float, strict: bool 
         return GateResult("FAIL", head, where, detail, change=change)
     said, indeterminate, numbers = power_text(gate, change, alpha)
     if indeterminate:
-        return GateResult("indeterminate", head, where, detail, said, numbers, change)
+        return GateResult(
+            outcome="indeterminate", gate=head, where=where, detail=detail, said=said, power=numbers, change=change
+        )
     if change.worse_by is not None and change.worse_by > gate.limit:
         detail += f": larger than the threshold, but {change.verdict(alpha)}"
-    return GateResult("ok", head, where, detail, said, numbers, change)
+    return GateResult(outcome="ok", gate=head, where=where, detail=detail, said=said, power=numbers, change=change)
 
 
 def gate_line(gate: Gate, change: Change, where: str, alpha: float, strict: bool = False) -> str:
     """`FAIL  wall_s worse by more than 25% at p ≤ 0.05 in part3: b.csv vs a.csv: +60.0% (...)`."""
-    return evaluate(gate, change, where, alpha, strict).line
+    return evaluate(gate=gate, change=change, where=where, alpha=alpha, strict=strict).line
 
 
 STRICT_HINT = (

@@ -88,7 +88,7 @@ def write_history(
     out += ["counted apart. A change point marks the first night of a new regime of the series.", ""]
     for index, group in enumerate(groups, start=1):
         figure = out_dir / f"history-{index}-{slug(group.title)}.png"
-        out += config_section(group, configs[group.key], metrics, alpha, str(figure))
+        out += config_section(group=group, nights=configs[group.key], metrics=metrics, alpha=alpha, figure=str(figure))
     path = out_dir / "history.md"
     path.write_text("\n".join(out).rstrip() + "\n", encoding="utf-8")
     head = {"command": "history", "schema_version": SCHEMA_VERSION, "files": list(files), "alpha": alpha}
@@ -150,7 +150,9 @@ def command(options: HistoryOptions) -> int:
         raise ConfigError(f"--metric {unknown[0]}: unknown metric; choose from {', '.join(known)}")
     out_dir = options.out_dir or Path(options.files[0]).parent / "history-report"
     metrics = options.metrics or DEFAULT_METRICS
-    path, found = write_history(options.files, out_dir, metrics, options.alpha, options.skip_bad_rows)
+    path, found = write_history(
+        files=options.files, out_dir=out_dir, metrics=metrics, alpha=options.alpha, skip_bad_rows=options.skip_bad_rows
+    )
     print(json.dumps(found, indent=2, ensure_ascii=False) if options.json else path.read_text(encoding="utf-8"))
     log.info("wrote %s and its plots", path)
     return 0

@@ -70,6 +70,8 @@ def line_up(files: Sequence[str], skip_bad_rows: bool = False) -> dict[tuple[str
     for name, rows in loaded:
         version = ", ".join(sorted({row.git_sha[:7] or "n/a" for row in rows}))
         for key, group in group_rows(rows).items():
-            night = Night(file_date(group)[:10] or name, version, name, group, infra_errors(group))
+            night = Night(
+                date=file_date(group)[:10] or name, version=version, label=name, rows=group, infra=infra_errors(group)
+            )
             configs.setdefault(key, []).append(night)
     return configs

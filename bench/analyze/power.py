@@ -93,7 +93,7 @@ def gate_power(old: Sequence[float], new: Sequence[float], threshold: float, alp
     sigma = spread(old, new)
     if sigma is None:
         return None
-    return _simulated(n, m, sigma, threshold, alpha, log_scale=min([*old, *new]) > 0)
+    return _simulated(n=n, m=m, sigma=sigma, threshold=threshold, alpha=alpha, log_scale=min([*old, *new]) > 0)
 
 
 def _simulated(n: int, m: int, sigma: float, threshold: float, alpha: float, log_scale: bool = True) -> GatePower:
@@ -114,13 +114,15 @@ def reps_for(n_old: int, n_new: int, sigma: float, threshold: float, alpha: floa
     power at a change of `threshold` percent with spread `sigma`; None when more than MAX_CELLS pairs would be."""
     ratio = n_old / n_new if n_new else 1.0
     low, high = n_new, max(n_new, 1)
-    while _test_detects(high, ratio, sigma, threshold, alpha) > threshold:  # the power grows with the runs: double
+    while (
+        _test_detects(reps=high, ratio=ratio, sigma=sigma, threshold=threshold, alpha=alpha) > threshold
+    ):  # the power grows with the runs: double
         low, high = high, high * 2
         if round(high * ratio) * high > MAX_CELLS:
             return None
     while high - low > 1:  # then bisect
         middle = (low + high) // 2
-        if _test_detects(middle, ratio, sigma, threshold, alpha) <= threshold:
+        if _test_detects(reps=middle, ratio=ratio, sigma=sigma, threshold=threshold, alpha=alpha) <= threshold:
             high = middle
         else:
             low = middle
@@ -128,7 +130,7 @@ def reps_for(n_old: int, n_new: int, sigma: float, threshold: float, alpha: floa
 
 
 def _test_detects(reps: int, ratio: float, sigma: float, threshold: float, alpha: float) -> float:
-    return _simulated(max(1, round(reps * ratio)), reps, sigma, threshold, alpha).test_detects
+    return _simulated(n=max(1, round(reps * ratio)), m=reps, sigma=sigma, threshold=threshold, alpha=alpha).test_detects
 
 
 @cache
@@ -171,7 +173,7 @@ def runs_for(catch: float, threshold: float, cv: float, pooled: int, alpha: floa
     sigma = math.sqrt(math.log1p(cv**2))  # the log-normal's sigma for that coefficient of variation
     runs = 1
     while runs * runs * pooled <= MAX_CELLS:
-        if _simulated(runs * pooled, runs, sigma, threshold, alpha).catches <= catch:
+        if _simulated(n=runs * pooled, m=runs, sigma=sigma, threshold=threshold, alpha=alpha).catches <= catch:
             return runs
         runs += 1
     raise ValueError(f"no number of runs up to {runs - 1} catches {catch}% at a {threshold}% threshold with cv {cv}")

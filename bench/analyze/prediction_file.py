@@ -113,7 +113,15 @@ class Entry(BaseModel):
         (test,) = (key for key in TESTS if getattr(self, key) is not None)
         bound = next((key for key in BOUNDS if getattr(self, key) is not None), None)
         target = getattr(self, bound) if bound else 0
-        return Prediction(self.id, self.says, self.where, test, getattr(self, test), bound, target)
+        return Prediction(
+            id=self.id,
+            says=self.says,
+            where=self.where,
+            test=test,
+            conditions=getattr(self, test),
+            bound=bound,
+            target=target,
+        )
 
 
 def load_predictions(path: Path) -> list[Prediction]:

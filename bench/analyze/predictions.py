@@ -94,12 +94,12 @@ def score(prediction: Prediction, rows: list[ResultRow]) -> Verdict:
     results = [satisfies(prediction.conditions, row) for row in matching]
     satisfied, unknown = results.count(True), results.count(None)
     return Verdict(
-        prediction,
-        verdict(prediction, len(matching), satisfied, unknown),
-        len(matching),
-        satisfied,
-        unknown,
-        _values(prediction, matching),
+        prediction=prediction,
+        verdict=verdict(prediction, len(matching), satisfied, unknown),
+        matching=len(matching),
+        satisfied=satisfied,
+        unknown=unknown,
+        values=_values(prediction, matching),
     )
 
 

@@ -186,10 +186,12 @@ def written_report(csv_path: Path, out_dir: Path, skip_bad_rows: bool = False) -
         figure = group_figure(index, title)
         plot_group(runs, title, out_dir / figure)
         out += group_section(title, runs, figure, out_dir)
-        out += causes_section(runs, runs_dir, title, out_dir, f"causes-{index}-{slug(title)}.png")
+        out += causes_section(
+            runs=runs, runs_dir=runs_dir, title=title, out_dir=out_dir, figure=f"causes-{index}-{slug(title)}.png"
+        )
     report = out_dir / "report.md"
     report.write_text("\n".join(out).rstrip() + "\n", encoding="utf-8")
-    return report, report_document(csv_path, report, rows, groups, constant)
+    return report, report_document(csv_path=csv_path, report=report, rows=rows, groups=groups, constant=constant)
 
 
 def _gpu_section(groups: Groups, rows: list[ResultRow], out_dir: Path) -> list[str]:

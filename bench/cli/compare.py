@@ -11,7 +11,14 @@ def compare(args: argparse.Namespace) -> int:
     from bench.analyze.compare import CompareOptions, command
 
     options = CompareOptions(
-        args.files, args.fail_on, args.alpha, args.pool_last, args.strict, args.skip_bad_rows, args.by, args.json
+        files=args.files,
+        fail_on=args.fail_on,
+        alpha=args.alpha,
+        pool_last=args.pool_last,
+        strict=args.strict,
+        skip_bad_rows=args.skip_bad_rows,
+        by=args.by,
+        json=args.json,
     )
     return command(options)
 

@@ -29,7 +29,14 @@ def fixtures_import(args: argparse.Namespace) -> int:
     from bench.score.exercism import command
 
     sources = [Path(s) for s in args.sources]
-    return command(sources, Path(args.into), args.visible, args.max_steps, args.force, args.sandbox)
+    return command(
+        sources=sources,
+        into=Path(args.into),
+        visible=args.visible,
+        max_steps=args.max_steps,
+        force=args.force,
+        sandbox=args.sandbox,
+    )
 
 
 def add(sub: Subparsers) -> None:

@@ -12,7 +12,16 @@ def history(args: argparse.Namespace) -> int:
     from bench.analyze.history import HistoryOptions, command
 
     out_dir = Path(args.out_dir) if args.out_dir else None
-    return command(HistoryOptions(args.files, args.metric or [], args.alpha, out_dir, args.skip_bad_rows, args.json))
+    return command(
+        HistoryOptions(
+            files=args.files,
+            metrics=args.metric or [],
+            alpha=args.alpha,
+            out_dir=out_dir,
+            skip_bad_rows=args.skip_bad_rows,
+            json=args.json,
+        )
+    )
 
 
 def add(sub: Subparsers) -> None:

@@ -16,7 +16,14 @@ def merge(args: argparse.Namespace) -> int:
         args.config = DEFAULT_CONFIG
     config = settings(args) if args.config is not None else None
     files = [Path(file) for file in args.files]
-    return command(files, Path(args.out), config, args.require_complete, args.shards, args.keep_extra)
+    return command(
+        paths=files,
+        out=Path(args.out),
+        config=config,
+        require_complete=args.require_complete,
+        shards=args.shards,
+        keep_extra=args.keep_extra,
+    )
 
 
 def add(sub: Subparsers) -> None:

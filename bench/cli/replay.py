@@ -18,7 +18,12 @@ def replay(args: argparse.Namespace) -> int:
         from bench.replay import checkpoints, server_replay
 
         options = server_replay.AgainstOptions(
-            run_dirs, args.against or ["embedded"], args.llama_server or [], args.model, args.server_args or [], csv
+            run_dirs=run_dirs,
+            against=args.against or ["embedded"],
+            llama_servers=args.llama_server or [],
+            model=args.model,
+            server_args=args.server_args or [],
+            csv=csv,
         )
         return checkpoints.command(options) if args.check_checkpoints else server_replay.command(options)
     if args.llama_server or args.model or args.server_args:

@@ -47,25 +47,36 @@ def run_flags(args: argparse.Namespace) -> list[str]:
 def add(sub: Subparsers) -> None:
     group = sub.add_parser("submit", help="run a matrix as N shard jobs and a merge job on Slurm or Kubernetes")
     engines = group.add_subparsers(dest="engine", required=True)
+    slurm = "a job array (task I runs shard I/N), then a merge job after all of them (afterany)"
+    add_slurm(engine(engines, "slurm", slurm))
+    k8s = "an Indexed Job of shards and a merge Job, written as manifests (and applied with --apply)"
+    add_k8s(engine(engines, "k8s", k8s))
 
-    def engine(name: str, text: str) -> argparse.ArgumentParser:
-        found: argparse.ArgumentParser = engines.add_parser(name, help=text, description=text)
-        found.add_argument("--shards", type=int, required=True, help="how many parts the matrix is split into")
-        found.add_argument("--config", default=DEFAULT_CONFIG, help="settings file (default: bench.yaml, if any)")
-        found.add_argument("--results", help="the matrix's folder (default: results/submit-<date>-<time>)")
-        found.add_argument("run_flags", nargs=argparse.REMAINDER, help="-- then `bench run` settings flags")
-        found.set_defaults(function=submit)
-        verbosity_flags(found)
-        return found
 
-    one = engine("slurm", "a job array (task I runs shard I/N), then a merge job after all of them (afterany)")
+def engine(engines: Subparsers, name: str, text: str) -> argparse.ArgumentParser:
+    """An engine's sub-parser with the flags every engine shares: the shards, the settings, the matrix's folder."""
+    found: argparse.ArgumentParser = engines.add_parser(name, help=text, description=text)
+    found.add_argument("--shards", type=int, required=True, help="how many parts the matrix is split into")
+    found.add_argument("--config", default=DEFAULT_CONFIG, help="settings file (default: bench.yaml, if any)")
+    found.add_argument("--results", help="the matrix's folder (default: results/submit-<date>-<time>)")
+    found.add_argument("run_flags", nargs=argparse.REMAINDER, help="-- then `bench run` settings flags")
+    found.set_defaults(function=submit)
+    verbosity_flags(found)
+    return found
+
+
+def add_slurm(one: argparse.ArgumentParser) -> None:
+    """sbatch's own options."""
     one.add_argument("--partition", help="sbatch --partition")
     one.add_argument("--gpus-per-task", type=int, help="sbatch --gpus-per-task (e.g. 1 on a GPU partition)")
     one.add_argument("--time", help="sbatch --time of each task and the merge, e.g. 4:00:00")
     one.add_argument(
         "--share-servers", action="store_true", help="--servers external: run the shards one at a time against them"
     )
-    one = engine("k8s", "an Indexed Job of shards and a merge Job, written as manifests (and applied with --apply)")
+
+
+def add_k8s(one: argparse.ArgumentParser) -> None:
+    """The pods' images, the results volume, where the objects go and how long the shards may take."""
     one.add_argument("--image", help="the bench: an image of this checkout (default: the one make bench-image builds)")
     one.add_argument("--flint-image", help="Flint's llama-server with CUDA (default: llama_image, make gpu-image)")
     one.add_argument("--jeff-image", help="Jeff's CPU llama-server (default: the one make bench-image builds)")

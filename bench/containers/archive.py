@@ -100,7 +100,9 @@ def unpack_untrusted(chunks: Iterable[bytes], dest: Path, budget: int, max_membe
                 if used > budget:
                     return f"its files hold more than {budget} bytes"
                 if member.islnk():
-                    used, problem = _copy_link(dest, member.linkname, target, used, budget)
+                    used, problem = _copy_link(
+                        dest=dest, linkname=member.linkname, target=target, used=used, budget=budget
+                    )
                     if problem:
                         return problem
                 else:

@@ -83,5 +83,7 @@ def ensure_sandbox_image(client: Any) -> str:
     base = base_image(DEFAULT_SANDBOX_BASE)
     tag = sandbox_tag(base)
     if not image_exists(client, tag):
-        build_image(client, ROOT, SANDBOX_DOCKERFILE, tag, base, UID=str(SANDBOX_UID))
+        build_image(
+            client=client, context=ROOT, dockerfile=SANDBOX_DOCKERFILE, tag=tag, base=base, UID=str(SANDBOX_UID)
+        )
     return tag

@@ -77,7 +77,18 @@ def breakdown_in_log(log: str) -> list[BreakdownRow]:
             break
         if found := _DEVICE_ROW.search(line):
             total, free, own, model, context, compute, unaccounted = map(int, found.groups()[2:])
-            rows.append(BreakdownRow(found.group(1), own, model, context, compute, total, free, unaccounted))
+            rows.append(
+                BreakdownRow(
+                    name=found.group(1),
+                    self_mib=own,
+                    model_mib=model,
+                    context_mib=context,
+                    compute_mib=compute,
+                    total_mib=total,
+                    free_mib=free,
+                    unaccounted_mib=unaccounted,
+                )
+            )
         elif found := _OTHER_ROW.search(line):
             rows.append(BreakdownRow(found.group(1), *map(int, found.groups()[1:])))
     return rows

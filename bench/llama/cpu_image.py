@@ -55,5 +55,5 @@ def ensure_llama_cpu_image(client: Any) -> str:
         (context / "bin").mkdir()
         for name, path in binaries.items():
             shutil.copy2(path, context / "bin" / name)
-        build_image(client, context, context / "Dockerfile", tag, base)
+        build_image(client=client, context=context, dockerfile=context / "Dockerfile", tag=tag, base=base)
     return tag

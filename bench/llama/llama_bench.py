@@ -63,7 +63,10 @@ class Plan:
     warmup: bool
 
 
-PLANS = {"cpu": Plan(64, 8, 2, 0.25, 256, False), "gpu": Plan(512, 32, 3, 0.5, 1 << 20, True)}
+PLANS = {
+    "cpu": Plan(prompt=64, gen=8, reps=2, depth_share=0.25, max_depth=256, warmup=False),
+    "gpu": Plan(prompt=512, gen=32, reps=3, depth_share=0.5, max_depth=1 << 20, warmup=True),
+}
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,14 @@ class ServerMemory:
         cls, role: str, log: str, at_rest_mib: int | None, peak_mib: int | None, context_mib: int | None
     ) -> ServerMemory:
         devices = [row for row in breakdown_in_log(log) if row.total_mib is not None]
-        return cls(role, at_rest_mib, peak_mib, on_gpu(buffers_in_log(log)), devices, context_mib)
+        return cls(
+            role=role,
+            at_rest_mib=at_rest_mib,
+            peak_mib=peak_mib,
+            buffers=on_gpu(buffers_in_log(log)),
+            breakdown=devices,
+            context_mib=context_mib,
+        )
 
     @property
     def buffers_mib(self) -> float:

@@ -38,5 +38,9 @@ def measure_sampler_cost(
     wall_s = time.monotonic() - started
     gpus = len(reading.gpu_uuid.split(";")) if reading.gpu_uuid else 0
     return SamplerCost(
-        reading.samples / wall_s, 100 * sampler.thread_cpu_s / wall_s, reading.measured, reading.method, gpus
+        samples_per_s=reading.samples / wall_s,
+        cpu_percent=100 * sampler.thread_cpu_s / wall_s,
+        measured=reading.measured,
+        method=reading.method,
+        gpus=gpus,
     )

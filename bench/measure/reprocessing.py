@@ -123,10 +123,24 @@ def _attribute(events: list[Event], bodies: RequestBodies, tokenizer: Tokenizer)
                 previous = None
                 continue
             tokens = tokenizer.prompt(body)
-            split = split_request(previous, body, tokens, cache_n, cache_n + prompt_n, tokenizer)
+            split = split_request(
+                previous=previous,
+                body=body,
+                tokens=tokens,
+                cache_n=cache_n,
+                prompt_tokens=cache_n + prompt_n,
+                tokenizer=tokenizer,
+            )
             step = int_field(event.get("step")) or 0
             result.requests.append(
-                RequestSplit(step, event["request"], cache_n + prompt_n, len(tokens), cache_n, split)
+                RequestSplit(
+                    step=step,
+                    request=event["request"],
+                    prompt_tokens=cache_n + prompt_n,
+                    counted=len(tokens),
+                    cache_n=cache_n,
+                    split=split,
+                )
             )
             previous = (body, tokens)
         elif event.get("event") == "http_error" and event.get("status") == 500 and body is not None:
@@ -168,7 +182,13 @@ def split_request(
     old_end = _end_of(tokens, tokenizer, body, [*now[:kept], _END_MARK]) if diverge < len(before) else diverge
     answer_end = _end_of(tokens, tokenizer, body, [*now[: kept + 1], _END_MARK]) if answer_sent else old_end
     return split_positions(
-        cache_n, prompt_tokens, diverge, len(before), old_end, max(old_end, answer_end), history_changed
+        cache_n=cache_n,
+        n=prompt_tokens,
+        diverge=diverge,
+        previous_n=len(before),
+        old_end=old_end,
+        answer_end=max(old_end, answer_end),
+        history_changed=history_changed,
     )
 
 

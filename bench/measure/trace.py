@@ -143,4 +143,10 @@ def _request(event: Event, after_clearing: bool, default_step: int) -> Request:
     if prompt is None and processed is not None:  # older servers: the prompt is what was computed plus the cache
         prompt = processed + (int_field(timings.get("cache_n")) or 0)
     step = int_field(event.get("step")) or default_step
-    return Request(step, prompt, int_field(usage.get("completion_tokens")), processed, after_clearing)
+    return Request(
+        step=step,
+        prompt_tokens=prompt,
+        completion_tokens=int_field(usage.get("completion_tokens")),
+        processed=processed,
+        after_clearing=after_clearing,
+    )

@@ -74,21 +74,14 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _model_ms(
-    timings: list[dict[str, Any]], jeff_timings: list[dict[str, Any]], answered: bool, jeff_on: bool
-) -> tuple[float | None, float | None]:
-    """Server milliseconds of the run's answers (Flint's and Jeff's) and of Jeff's alone."""
-    flint_ms = _sum(t.get(key) for t in timings for key in ("prompt_ms", "predicted_ms"))
-    # Jeff asked nothing: his figures are a measured 0. Jeff off: not measured at all.
-    jeff_ms = _sum(t.get(key) for t in jeff_timings for key in ("prompt_ms", "predicted_ms")) if answered else 0.0
-    model_ms = None if flint_ms is None or (jeff_on and jeff_ms is None) else flint_ms + (jeff_ms or 0.0)
-    return model_ms, jeff_ms
-
-
 def _largest(sizes: list[Any]) -> float | None:
     """The largest request, when every request's size is known (answered ones' prompt_tokens, refused ones')."""
     measured_sizes = [float(s) for s in sizes if _is_number(s)]
     return max(measured_sizes) if sizes and len(measured_sizes) == len(sizes) else None
+
+
+def _server_ms(timings: list[dict[str, Any]]) -> float | None:
+    return _sum(t.get(key) for t in timings for key in ("prompt_ms", "predicted_ms"))
 
 
 def trace_numbers(events: list[Event], window: int | None = None, jeff_window: int | None = None) -> TraceNumbers:
@@ -101,45 +94,63 @@ def trace_numbers(events: list[Event], window: int | None = None, jeff_window: i
     usages = [reader.figures(e, "usage") for e in responses]
     timings = [reader.figures(e, "timings") for e in responses]
     jeff_on = bool(start and start.get("jeff"))
-    answered = [e for e in events if e.get("event") == "jeff" and e.get("opinion") is not None]
-    jeff_usage = [reader.figures(e, "usage", jeff=True) for e in answered]
-    jeff_timings = [reader.figures(e, "timings", jeff=True) for e in answered]
+    jeff_ms, jeff = _jeff_numbers(events, reader, jeff_on)
     refused = [e for e in events if is_context_400(e)]
-    model_ms, jeff_ms = _model_ms(timings, jeff_timings, bool(answered), jeff_on)
     largest = _largest([u.get("prompt_tokens") for u in usages] + [reader.refused_size(e) for e in refused])
-    asked = any(e.get("event") == "jeff" for e in events)
-
-    def jeff_figure(value: float | None) -> float | None:
-        # Jeff off, or asked and never answered (dead, silent): not measured. Never asked: a measured 0.
-        return value if jeff_on and (answered or not asked) else None
-
+    flint_ms = _server_ms(timings)
+    model_ms = None if flint_ms is None or (jeff_on and jeff_ms is None) else flint_ms + (jeff_ms or 0.0)
     return TraceNumbers(
         stop_reason=str(stop["reason"]) if stop and stop.get("reason") else None,
         claimed_done=None if stop is None else stop.get("reason") == "done",
         steps=len(responses),
         start_n_ctx=start_n_ctx,
         model_s=None if model_ms is None else round(model_ms / 1000, 3),
-        jeff_model_s=_rounded(jeff_figure(None if jeff_ms is None else jeff_ms / 1000)),
         flint_prompt_s=_part_s(timings, "prompt_ms"),
         flint_gen_s=_part_s(timings, "predicted_ms"),
-        jeff_prompt_s=_rounded(jeff_figure(_part_s(jeff_timings, "prompt_ms") if answered else 0.0)),
-        jeff_gen_s=_rounded(jeff_figure(_part_s(jeff_timings, "predicted_ms") if answered else 0.0)),
         prompt_tokens=_whole(_sum(u.get("prompt_tokens") for u in usages)),
         prompt_tokens_reprocessed=_whole(_sum(t.get("prompt_n") for t in timings)),
         cache_tokens=_whole(_sum(t.get("cache_n") for t in timings)),
         completion_tokens=_whole(_sum(u.get("completion_tokens") for u in usages)),
         max_request_tokens=None if largest is None else int(largest),
-        clearings=sum(1 for e in events if is_clearing(e)),
-        cut_answers=sum(1 for e in events if e.get("event") == "cut"),
         context_400s=len(refused),
-        unparsed_500s=sum(1 for e in events if e.get("event") == "cut" and e.get("kind") == "unparsed"),
-        jeff_requests=sum(1 for e in events if e.get("event") == "jeff"),
-        jeff_prompt_tokens=_whole(jeff_figure(_sum(u.get("prompt_tokens") for u in jeff_usage) if answered else 0.0)),
-        jeff_completion_tokens=_whole(
-            jeff_figure(_sum(u.get("completion_tokens") for u in jeff_usage) if answered else 0.0)
-        ),
+        **_event_counts(events),
+        **jeff,
         problems=tuple(reader.notes()),
     )
+
+
+def _jeff_numbers(events: list[Event], reader: FigureReader, jeff_on: bool) -> tuple[float | None, dict[str, Any]]:
+    """Jeff's server milliseconds, and the row's figures of Jeff: his answered opinions summed apart from Flint's."""
+    answered = [e for e in events if e.get("event") == "jeff" and e.get("opinion") is not None]
+    usage = [reader.figures(e, "usage", jeff=True) for e in answered]
+    timings = [reader.figures(e, "timings", jeff=True) for e in answered]
+    asked = any(e.get("event") == "jeff" for e in events)
+    ms = _server_ms(timings) if answered else 0.0
+
+    def figure(value: float | None) -> float | None:
+        # Jeff off, or asked and never answered (dead, silent): not measured. Never asked: a measured 0.
+        return value if jeff_on and (answered or not asked) else None
+
+    def summed(key: str) -> int | None:
+        return _whole(figure(_sum(u.get(key) for u in usage) if answered else 0.0))
+
+    return ms, {
+        "jeff_model_s": _rounded(figure(None if ms is None else ms / 1000)),
+        "jeff_prompt_s": _rounded(figure(_part_s(timings, "prompt_ms") if answered else 0.0)),
+        "jeff_gen_s": _rounded(figure(_part_s(timings, "predicted_ms") if answered else 0.0)),
+        "jeff_requests": sum(1 for e in events if e.get("event") == "jeff"),
+        "jeff_prompt_tokens": summed("prompt_tokens"),
+        "jeff_completion_tokens": summed("completion_tokens"),
+    }
+
+
+def _event_counts(events: list[Event]) -> dict[str, int]:
+    """What the agent did to its conversation, and the answers it lost: counted from the trace's events."""
+    return {
+        "clearings": sum(1 for e in events if is_clearing(e)),
+        "cut_answers": sum(1 for e in events if e.get("event") == "cut"),
+        "unparsed_500s": sum(1 for e in events if e.get("event") == "cut" and e.get("kind") == "unparsed"),
+    }
 
 
 @dataclass(frozen=True)

@@ -62,13 +62,17 @@ def steps(args: Rehearsal, nvml: ModuleType | None, holder: Holder, record: Reco
     budget = Budget(args.budget_s)
     module, reason = start_nvml(nvml)
     if module is None:
-        record.emit(Figure("inventory", "NVML", None, "FAIL", reason or ""))
+        record.emit(Figure(step="inventory", name="NVML", value=None, status="FAIL", detail=reason or ""))
         return
     run_step(record, "inventory", lambda _: inventory(module, record.emit), budget.share(STEP_S["inventory"]))
     run_step(record, "nvml calls", lambda _: nvml_calls(module, record.emit), budget.share(STEP_S["nvml calls"]))
     pin = resolve_pin(args.device, module)
     if not pin.uuid:
-        record.emit(Figure("allocation", "card", args.device, "FAIL", "NVML does not list this card"))
+        record.emit(
+            Figure(
+                step="allocation", name="card", value=args.device, status="FAIL", detail="NVML does not list this card"
+            )
+        )
         return
     context: list[int | None] = [None]
 
@@ -79,23 +83,42 @@ def steps(args: Rehearsal, nvml: ModuleType | None, holder: Holder, record: Reco
 
         free_mib = module.nvmlDeviceGetMemoryInfo(module.nvmlDeviceGetHandleByUUID(pin.uuid)).free // MIB
         sizes = [int(s) for s in args.sizes.split(",") if s]
-        context[0] = allocations(hold, pin.uuid, sizes, free_mib, args.interval, module, record.emit, args.hold_seconds)
+        context[0] = allocations(
+            holder=hold,
+            uuid=pin.uuid,
+            sizes_gib=sizes,
+            free_mib=free_mib,
+            interval_s=args.interval,
+            nvml=module,
+            emit=record.emit,
+            hold_s=args.hold_seconds,
+        )
 
     run_step(record, "allocation", allocate, budget.share(STEP_S["allocation"], keep_s=STEP_S["sampler cost"]))
     costs = budget.share(STEP_S["sampler cost"])
     run_step(
         record,
         "sampler cost",
-        lambda _: sampler_costs(module, [pin.uuid], args.interval, args.cost_seconds, record.emit),
+        lambda _: sampler_costs(
+            nvml=module, uuids=[pin.uuid], interval_s=args.interval, seconds=args.cost_seconds, emit=record.emit
+        ),
         costs,
     )
     run_step(
         record,
         "llama-server",
-        lambda deadline: llama(args, pin, context[0], module, record, deadline),
+        lambda deadline: llama(args=args, pin=pin, context=context[0], nvml=module, record=record, deadline=deadline),
         budget.share(budget.left()),
     )
-    record.emit(Figure("budget", "seconds taken", round(record.seconds(), 1), "info", f"of {args.budget_s:.0f} s"))
+    record.emit(
+        Figure(
+            step="budget",
+            name="seconds taken",
+            value=round(record.seconds(), 1),
+            status="info",
+            detail=f"of {args.budget_s:.0f} s",
+        )
+    )
 
 
 def llama(
@@ -107,20 +130,29 @@ def llama(
 
     with tempfile.TemporaryDirectory(prefix="rehearsal-server-") as tmp:
         folder = Path(args.llama_build) if args.llama_build else Path(tmp)
-        server = find_server(args, folder, pin, nvml, record, deadline - SERVE_S)
+        server = find_server(args=args, folder=folder, pin=pin, nvml=nvml, record=record, deadline=deadline - SERVE_S)
         if server is None:
             if not args.llama_source:
                 record.emit(
                     Figure(
-                        "llama-server",
-                        "CUDA llama-server",
-                        None,
-                        "skipped",
-                        "none here (--llama-source or --llama-wheel names one)",
+                        step="llama-server",
+                        name="CUDA llama-server",
+                        value=None,
+                        status="skipped",
+                        detail="none here (--llama-source or --llama-wheel names one)",
                     )
                 )
             return
-        llama_memory(server, pin, args.interval, context, nvml, record.emit, deadline, folder)
+        llama_memory(
+            server=server,
+            pin=pin,
+            interval_s=args.interval,
+            context_mib=context,
+            nvml=nvml,
+            emit=record.emit,
+            deadline=deadline,
+            work=folder,
+        )
 
 
 def find_server(
@@ -135,7 +167,13 @@ def find_server(
         return server_from_wheel(Path(args.llama_wheel), folder)
     if args.llama_source:
         major, minor = nvml.nvmlDeviceGetCudaComputeCapability(nvml.nvmlDeviceGetHandleByUUID(pin.uuid))
-        return build_server(Path(args.llama_source), folder, f"{major}{minor}-real", deadline, record.emit)
+        return build_server(
+            archive=Path(args.llama_source),
+            work=folder,
+            architectures=f"{major}{minor}-real",
+            deadline=deadline,
+            emit=record.emit,
+        )
     try:
         return find_llama_server()
     except PrerequisiteError:

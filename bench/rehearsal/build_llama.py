@@ -155,12 +155,20 @@ def build_server(archive: Path, work: Path, architectures: str, deadline: float,
         extract(source, work)
     toolkit = find_toolkit(work)
     if isinstance(toolkit, str):
-        emit(Figure(STEP, "CUDA toolkit", None, "FAIL", toolkit))
+        emit(Figure(step=STEP, name="CUDA toolkit", value=None, status="FAIL", detail=toolkit))
         return None
-    emit(Figure(STEP, "CUDA toolkit", str(toolkit.root), "ok", toolkit.detail))
+    emit(Figure(step=STEP, name="CUDA toolkit", value=str(toolkit.root), status="ok", detail=toolkit.detail))
     log, build = work / "build.log", work / "build"
     status, seconds = bounded(configure_command(work / "llama.cpp", build, toolkit, architectures), log, deadline)
-    emit(Figure(STEP, "configure seconds", round(seconds, 1), "ok" if status == 0 else "FAIL", tail(log, 1)))
+    emit(
+        Figure(
+            step=STEP,
+            name="configure seconds",
+            value=round(seconds, 1),
+            status="ok" if status == 0 else "FAIL",
+            detail=tail(log, 1),
+        )
+    )
     if status != 0:
         return None
     command = ["cmake", "--build", str(build), "--target", "llama-server", "-j", str(jobs())]
@@ -170,11 +178,11 @@ def build_server(archive: Path, work: Path, architectures: str, deadline: float,
     why = tail(log) if status is not None else f"past the step's deadline (killed): {tail(log, 1)}"
     emit(
         Figure(
-            STEP,
-            f"build seconds ({jobs()} jobs, sm {architectures})",
-            round(seconds, 1),
-            "ok" if done else "FAIL",
-            "" if done else why,
+            step=STEP,
+            name=f"build seconds ({jobs()} jobs, sm {architectures})",
+            value=round(seconds, 1),
+            status="ok" if done else "FAIL",
+            detail="" if done else why,
         )
     )
     return server if done else None

@@ -27,7 +27,9 @@ def run_step(recorder: Recorder, name: str, step: Step, seconds: float) -> str:
             step(deadline)
             outcome.append("ok")
         except Exception as e:  # every failure is a finding here
-            recorder.emit(Figure(name, "step", None, "FAIL", f"{type(e).__name__}: {e}"[:400]))
+            recorder.emit(
+                Figure(step=name, name="step", value=None, status="FAIL", detail=f"{type(e).__name__}: {e}"[:400])
+            )
             outcome.append("FAIL")
 
     worker = threading.Thread(target=body, name=f"rehearsal-{name}", daemon=True)
@@ -36,7 +38,13 @@ def run_step(recorder: Recorder, name: str, step: Step, seconds: float) -> str:
     status = outcome[0] if outcome else "deadline"
     if status == "deadline":
         recorder.emit(
-            Figure(name, "deadline", round(seconds, 1), "FAIL", f"still running after {seconds:.0f} s: given up")
+            Figure(
+                step=name,
+                name="deadline",
+                value=round(seconds, 1),
+                status="FAIL",
+                detail=f"still running after {seconds:.0f} s: given up",
+            )
         )
     recorder.step(name, time.monotonic() - started, status)
     return status

@@ -59,13 +59,33 @@ def llama_memory(
     memory; skipped for a CPU build."""
     backend = llama_backend(server)
     if backend not in ("cuda", ""):
-        emit(Figure("llama-server", f"{server}", backend, "skipped", "not a CUDA build (--llama-wheel names one)"))
+        emit(
+            Figure(
+                step="llama-server",
+                name=f"{server}",
+                value=backend,
+                status="skipped",
+                detail="not a CUDA build (--llama-wheel names one)",
+            )
+        )
         return
     with cuda_environment(server):
         devices, problem = list_devices(server, pin.cuda_environment())
-        emit(Figure("llama-server", "CUDA devices it lists", list(devices), "ok" if devices else "FAIL", problem))
+        emit(
+            Figure(
+                step="llama-server",
+                name="CUDA devices it lists",
+                value=list(devices),
+                status="ok" if devices else "FAIL",
+                detail=problem,
+            )
+        )
         if devices:
-            emit(serve_tiny_model(pin, interval_s, context_mib, nvml, deadline, work))
+            emit(
+                serve_tiny_model(
+                    pin=pin, interval_s=interval_s, context_mib=context_mib, nvml=nvml, deadline=deadline, work=work
+                )
+            )
 
 
 @contextlib.contextmanager
@@ -112,8 +132,19 @@ def serve_tiny_model(
             process.stop()
         log = process.log_text()
     memory = ServerMemory.from_log(
-        "tiny", log, reading.baseline_role_mib["flint"], reading.peak_role_mib["flint"], context_mib
+        role="tiny",
+        log=log,
+        at_rest_mib=reading.baseline_role_mib["flint"],
+        peak_mib=reading.peak_role_mib["flint"],
+        context_mib=context_mib,
     )
     status, detail = compare(memory)
     extra: dict[str, Any] = {"prompt_tokens": prompt, "buffers": memory.buffers, "method": reading.method}
-    return Figure("llama-server", f"tiny model at {WINDOW}: NVML peak MiB", memory.peak_mib, status, detail, extra)
+    return Figure(
+        step="llama-server",
+        name=f"tiny model at {WINDOW}: NVML peak MiB",
+        value=memory.peak_mib,
+        status=status,
+        detail=detail,
+        extra=extra,
+    )

@@ -49,7 +49,7 @@ def attempt(step: str, name: str, call: Callable[[], Any]) -> Figure:
     try:
         return Figure(step, name, call())
     except Exception as e:  # every failure is a finding here
-        return Figure(step, name, None, "FAIL", f"{type(e).__name__}: {e}")
+        return Figure(step=step, name=name, value=None, status="FAIL", detail=f"{type(e).__name__}: {e}")
 
 
 def handles(nvml: ModuleType) -> list[Any]:
@@ -102,7 +102,7 @@ def runtimes() -> list[Figure]:
     docker = shutil.which("docker")
     figures = [Figure("inventory", "python", sys.version.split()[0])]
     if docker is None:
-        return [*figures, Figure("inventory", "docker", None, "info", "no docker client")]
+        return [*figures, Figure(step="inventory", name="docker", value=None, status="info", detail="no docker client")]
     return [
         *figures,
         Figure("inventory", "docker runtimes", run_text([docker, "info", "--format", "{{json .Runtimes}}"])),
@@ -149,9 +149,25 @@ def nvml_calls(nvml: ModuleType, emit: Emit) -> None:
             for label, call in sampler_calls(nvml, name, target).items():
                 try:
                     value, micros = timed(call)
-                    emit(Figure("nvml calls", f"{name[:12]} {label}", value, "ok", f"{micros:.1f} µs"))
+                    emit(
+                        Figure(
+                            step="nvml calls",
+                            name=f"{name[:12]} {label}",
+                            value=value,
+                            status="ok",
+                            detail=f"{micros:.1f} µs",
+                        )
+                    )
                 except Exception as e:  # e.g. NoPermission on a MIG instance, FunctionNotFound on old drivers
-                    emit(Figure("nvml calls", f"{name[:12]} {label}", None, "FAIL", f"{type(e).__name__}: {e}"))
+                    emit(
+                        Figure(
+                            step="nvml calls",
+                            name=f"{name[:12]} {label}",
+                            value=None,
+                            status="FAIL",
+                            detail=f"{type(e).__name__}: {e}",
+                        )
+                    )
 
 
 def held_reading(
@@ -183,24 +199,46 @@ def allocations(
     """A bare context, then each size in a child and a grandchild: the sampler's figures against the known bytes, and
     the device's own delta (NVML's device memory before and at the peak). Returns the bare context's MiB."""
     try:
-        bare, _ = held_reading(holder, 0, 1, uuid, interval_s, nvml, hold_s)
+        bare, _ = held_reading(
+            holder=holder, n_bytes=0, depth=1, uuid=uuid, interval_s=interval_s, nvml=nvml, hold_s=hold_s
+        )
     except ProbeError as e:
-        emit(Figure("allocation", "bare CUDA context", None, "FAIL", f"the probe failed: {e}"))
+        emit(
+            Figure(
+                step="allocation", name="bare CUDA context", value=None, status="FAIL", detail=f"the probe failed: {e}"
+            )
+        )
         return None
     context = bare.peak_role_mib["flint"]
-    emit(Figure("allocation", "bare CUDA context MiB", context, "ok" if context else "FAIL", bare.method))
+    emit(
+        Figure(
+            step="allocation",
+            name="bare CUDA context MiB",
+            value=context,
+            status="ok" if context else "FAIL",
+            detail=bare.method,
+        )
+    )
     for size in sizes_gib:
         for depth, who in ((1, "child"), (2, "grandchild")):
             name = f"{size} GiB in a {who}"
             if size * 1024 > 0.9 * free_mib:
-                emit(Figure("allocation", name, None, "skipped", f"{free_mib} MiB free"))
+                emit(Figure(step="allocation", name=name, value=None, status="skipped", detail=f"{free_mib} MiB free"))
                 continue
             try:
-                reading, before = held_reading(holder, size * GIB, depth, uuid, interval_s, nvml, hold_s)
+                reading, before = held_reading(
+                    holder=holder,
+                    n_bytes=size * GIB,
+                    depth=depth,
+                    uuid=uuid,
+                    interval_s=interval_s,
+                    nvml=nvml,
+                    hold_s=hold_s,
+                )
             except ProbeError as e:
-                emit(Figure("allocation", name, None, "FAIL", str(e)))
+                emit(Figure(step="allocation", name=name, value=None, status="FAIL", detail=str(e)))
                 continue
-            emit(allocation_figure(name, size, context, reading, before))
+            emit(allocation_figure(name=name, size_gib=size, context=context, reading=reading, before=before))
     return context
 
 
@@ -215,7 +253,14 @@ def allocation_figure(name: str, size_gib: int, context: int | None, reading: An
         if seen is not None
         else reading.method
     )
-    return Figure("allocation", name, seen, status, detail, {"device_delta_mib": device, "samples": reading.samples})
+    return Figure(
+        step="allocation",
+        name=name,
+        value=seen,
+        status=status,
+        detail=detail,
+        extra={"device_delta_mib": device, "samples": reading.samples},
+    )
 
 
 def sampler_costs(nvml: ModuleType, uuids: list[str], interval_s: float, seconds: float, emit: Emit) -> None:
@@ -223,4 +268,12 @@ def sampler_costs(nvml: ModuleType, uuids: list[str], interval_s: float, seconds
         cost = measure_sampler_cost(interval_s, seconds, nvml, watched)
         status = "ok" if cost.measured and cost.cpu_percent <= 2.0 else "FAIL"
         detail = f"{cost.samples_per_s:.1f} samples/s over {cost.gpus} GPU(s) at {interval_s} s; {cost.method}"
-        emit(Figure("sampler cost", f"CPU % of one core, {name}", round(cost.cpu_percent, 3), status, detail))
+        emit(
+            Figure(
+                step="sampler cost",
+                name=f"CPU % of one core, {name}",
+                value=round(cost.cpu_percent, 3),
+                status=status,
+                detail=detail,
+            )
+        )

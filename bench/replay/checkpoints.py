@@ -66,9 +66,10 @@ def conversation() -> list[list[dict[str, Any]]]:
     return requests
 
 
-def write_run(folder: Path) -> Path:
-    """The conversation as a run's folder: its request log, a trace that names the window, and a run.json that
-    serves it with the installed llama-server and the small model (--llama-server and --model replace them)."""
+def write_run(folder: Path, embedded: bool = True) -> Path:
+    """The conversation as a run's folder: its request log, a trace that names the window, and, for an `embedded`
+    target, a run.json that serves it with the installed llama-server and the small model (--llama-server and
+    --model replace them; a check against URLs alone needs neither installed)."""
     run_dir = folder / "checkpoint-check"
     run_dir.mkdir()
     log = RequestLog(run_dir / "events.requests.jsonl")
@@ -77,8 +78,10 @@ def write_run(folder: Path) -> Path:
         log.sent(step, {"messages": messages, **rest})
     log.close()
     (run_dir / "events.jsonl").write_text(json.dumps({"t": 0.0, "event": "start", "n_ctx": N_CTX}) + "\n")
-    server = [str(find_llama_server()), "-m", str(find_small_model()), "-c", str(N_CTX), "-t", str(default_threads())]
-    (run_dir / "run.json").write_text(json.dumps({RECORD_KEY: {"command": server}}))
+    if embedded:
+        server = [str(find_llama_server()), "-m", str(find_small_model()), "-c", str(N_CTX)]
+        server += ["-t", str(default_threads())]
+        (run_dir / "run.json").write_text(json.dumps({RECORD_KEY: {"command": server}}))
     return run_dir
 
 
@@ -120,7 +123,7 @@ def command(options: AgainstOptions) -> int:
     chosen = targets(options.against, options.llama_servers, options.model, options.server_args)
     failed = False
     with scratch() as folder:
-        run = load_run(write_run(folder))
+        run = load_run(write_run(folder, embedded=any(target.url is None for target in chosen)))
         for target in chosen:
             sent, notes = replay_against([run], target)
             passed, line = verdict(sent)

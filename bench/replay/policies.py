@@ -102,5 +102,5 @@ def parse_policy(text: str, run_preset: str | None = None, keep: int = 2, clear_
     if k < 0:
         raise ConfigError(f"policy {text!r}: keep must be 0 or more")
     if kind == "lowwater":
-        return Policy(text, "before", values[0], values[1], k)
+        return Policy(name=text, moment="before", clear_at=values[0], low_water=values[1], keep=k)
     return Policy(text, kind, values[0] if values else 0.5, keep=k)

@@ -61,7 +61,14 @@ def load_run(run_dir: Path) -> RecordedRun:
         count = len(body["messages"])
         answer = following[count] if len(following) > count and following[count].get("role") == "assistant" else None
         requests.append(_request(number, body, event, answer))
-    return RecordedRun(run_dir.name, run_dir, bodies, requests, int_field(start.get("n_ctx")), _run_json(run_dir))
+    return RecordedRun(
+        name=run_dir.name,
+        folder=run_dir,
+        bodies=bodies,
+        requests=requests,
+        n_ctx=int_field(start.get("n_ctx")),
+        info=_run_json(run_dir),
+    )
 
 
 def _events_by_request(events: list[Event]) -> dict[int, Event]:
@@ -81,7 +88,15 @@ def _request(number: int, body: Body, event: Event, answer: Message | None) -> R
     usage: dict[str, Any] = event["usage"] if isinstance(event.get("usage"), dict) else {}
     status = 200 if answered else int_field(event.get("status"))
     completion = int_field(usage.get("completion_tokens"))
-    return RecordedRequest(number, int_field(event.get("step")), body, status, timings, completion, answer)
+    return RecordedRequest(
+        number=number,
+        step=int_field(event.get("step")),
+        body=body,
+        status=status,
+        timings=timings,
+        completion_tokens=completion,
+        answer=answer,
+    )
 
 
 def _run_json(run_dir: Path) -> dict[str, Any]:

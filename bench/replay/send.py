@@ -87,7 +87,14 @@ def send(client: httpx.Client, url: str, request: RecordedRequest, run: str) -> 
     usage: dict[str, Any] = answer["usage"] if isinstance(answer.get("usage"), dict) else {}
     timings: dict[str, Any] = answer["timings"] if isinstance(answer.get("timings"), dict) else {}
     message = choices[0].get("message") if isinstance(choices[0], dict) else None
-    return Sent(run, request, 200, timings, message, int_field(usage.get("completion_tokens")))
+    return Sent(
+        run=run,
+        recorded=request,
+        status=200,
+        timings=timings,
+        message=message,
+        completion_tokens=int_field(usage.get("completion_tokens")),
+    )
 
 
 def replay_run(run: RecordedRun, url: str) -> tuple[list[Sent], str | None]:

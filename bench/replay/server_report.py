@@ -211,24 +211,24 @@ def _sent(line: dict[str, str]) -> Sent:
         return None if text == "" else int(text)
 
     recorded = RecordedRequest(
-        int(line["request"]),
-        whole(line["step"]),
-        {},
-        whole(line["recorded_status"]),
-        {k: v for k in FIGURES if (v := number(line[f"recorded_{k}"])) is not None},
+        number=int(line["request"]),
+        step=whole(line["step"]),
+        body={},
+        status=whole(line["recorded_status"]),
+        timings={k: v for k in FIGURES if (v := number(line[f"recorded_{k}"])) is not None},
     )
     now = {k: v for k in FIGURES if (v := number(line[k])) is not None}
     otherwise = {"true": True, "false": False}.get(line["answered_otherwise"])
     return Sent(
-        line["run"],
-        recorded,
-        whole(line["status"]),
-        now,
-        None,
-        None,
-        line["error"],
-        whole(line["unexplained"]),
-        otherwise,
+        run=line["run"],
+        recorded=recorded,
+        status=whole(line["status"]),
+        timings=now,
+        message=None,
+        completion_tokens=None,
+        error=line["error"],
+        unexplained=whole(line["unexplained"]),
+        answered_otherwise=otherwise,
     )
 
 

@@ -66,7 +66,15 @@ def targets(against: list[str], llama_servers: list[str], model: str | None, ser
                 raise ConfigError(f"--llama-server {binary}: no such file")
             for flags in flag_sets:
                 parts = [EMBEDDED, *([str(binary)] if binary and len(binaries) > 1 else []), *flags]
-                found.append(Target(" ".join(parts), None, binary, Path(model) if model else None, flags))
+                found.append(
+                    Target(
+                        label=" ".join(parts),
+                        url=None,
+                        llama_server=binary,
+                        model=Path(model) if model else None,
+                        server_args=flags,
+                    )
+                )
     return found
 
 
@@ -99,7 +107,14 @@ def settings(run: RecordedRun, target: Target, folder: Path) -> Settings:
         binary = target.llama_server or (parsed.binary if parsed.binary.is_file() else None)
         note = "" if binary or target.llama_server else f"{parsed.binary} is gone: the installed llama-server serves"
         ctx = parsed.ctx or run.n_ctx or 4096
-        return Settings(binary, model, ctx, parsed.threads, (*parsed.args, *target.server_args), note)
+        return Settings(
+            binary=binary,
+            model=model,
+            ctx=ctx,
+            threads=parsed.threads,
+            args=(*parsed.args, *target.server_args),
+            note=note,
+        )
     return _settings_before_record(run, target, folder)
 
 
@@ -116,7 +131,12 @@ def _settings_before_record(run: RecordedRun, target: Target, folder: Path) -> S
     note = "its run.json does not record Flint's command line: started with the small model, the default threads"
     note += " and a grammar written again for its fixture" if args else ""
     return Settings(
-        target.llama_server, target.model or small, ctx, default_threads(), (*args, *target.server_args), note
+        binary=target.llama_server,
+        model=target.model or small,
+        ctx=ctx,
+        threads=default_threads(),
+        args=(*args, *target.server_args),
+        note=note,
     )
 
 

@@ -104,23 +104,23 @@ def load_timeline(run_dir: Path) -> RunTimeline:
         answer = originals[count] if len(following) > count and originals[count].get("role") == "assistant" else None
         steps.append(
             _step(
-                event,
-                answered[i + 1] if i + 1 < len(answered) else None,
-                originals[sent:count],
-                int_field(event.get("step")) in dropped,
-                answer,
+                event=event,
+                following=answered[i + 1] if i + 1 < len(answered) else None,
+                added=originals[sent:count],
+                dropped=int_field(event.get("step")) in dropped,
+                answer=answer,
             )
         )
         sent = count
     done = {int_field(e.get("step")) for e in events if e.get("event") == "done_check" and not e.get("passed")}
     timeline = RunTimeline(
-        run_dir.name,
-        int(start.get("n_ctx") or 0),
-        str(start.get("preset")),
-        int(start.get("keep", 2)),
-        float(start.get("clear_at", 0.5)),
-        {k: v for k, v in bodies.bodies[0].items() if k != "messages"},
-        steps,
+        name=run_dir.name,
+        n_ctx=int(start.get("n_ctx") or 0),
+        preset=str(start.get("preset")),
+        keep=int(start.get("keep", 2)),
+        clear_at=float(start.get("clear_at", 0.5)),
+        rest={k: v for k, v in bodies.bodies[0].items() if k != "messages"},
+        steps=steps,
     )
     timeline.done_outputs = _done_output_positions(answered, bodies.bodies, done)
     return timeline
@@ -135,7 +135,15 @@ def _step(event: Event, following: Event | None, added: list[Message], dropped: 
         if cached is not None and cached >= prompt:
             reuse = cached - prompt
     completion = int_field(usage.get("completion_tokens")) or 0
-    return Step(added, completion, dropped, answer, prompt, int_field(timings.get("prompt_n")), reuse)
+    return Step(
+        added=added,
+        completion_tokens=completion,
+        dropped=dropped,
+        answer=answer,
+        prompt_tokens=prompt,
+        prompt_n=int_field(timings.get("prompt_n")),
+        answer_reuse=reuse,
+    )
 
 
 def _done_output_positions(answered: list[Event], bodies: list[dict[str, Any]], failed: set[int | None]) -> set[int]:
@@ -161,7 +169,15 @@ def replay(timeline: RunTimeline, policy: Policy, tokenizer: Tokenizer) -> Repla
         limit = policy.clear_at * timeline.n_ctx
         if policy.moment == "before" and (size := estimate.tokens_for(messages)) is not None and size > limit:
             result.clearings += policy.clear(messages, outputs, estimate, timeline.n_ctx) > 0
-        tokens = _fitting(timeline, policy, messages, outputs, estimate, tokenizer, result)
+        tokens = _fitting(
+            timeline=timeline,
+            policy=policy,
+            messages=messages,
+            outputs=outputs,
+            estimate=estimate,
+            tokenizer=tokenizer,
+            result=result,
+        )
         if tokens is None:
             result.ended_at = number
             return result

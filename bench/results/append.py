@@ -97,12 +97,18 @@ def check_same_inputs(path: Path, rows: list[Row], planned: dict[str, str]) -> N
     for row in rows:
         for column in SHARED_INPUT_COLUMNS:
             if row.get(column, "") != planned.get(column, ""):
-                raise _different(path, column, row, planned, "runs")
+                raise _different(path=path, column=column, row=row, planned=planned, which="runs")
         if all(row.get(column, "") == planned.get(column, "") for column in GROUP_COLUMNS):
             for column in SETUP_COLUMNS:  # a setting measured during the run (gpu_name, ...) is not planned yet;
                 planned_too = planned.get(column) or column in INPUT_COLUMNS  # an input's empty is one: no flags
                 if planned_too and row.get(column, "") != planned.get(column, ""):
-                    raise _different(path, column, row, planned, f"runs of {row.get('fixture')} {row.get('preset')}")
+                    raise _different(
+                        path=path,
+                        column=column,
+                        row=row,
+                        planned=planned,
+                        which=f"runs of {row.get('fixture')} {row.get('preset')}",
+                    )
 
 
 def _different(path: Path, column: str, row: Row, planned: dict[str, str], which: str) -> ResultsError:

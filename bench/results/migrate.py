@@ -8,11 +8,11 @@ cut short by a crash goes to `<csv>.partial` as when a bench continues the file.
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench.atomic_file import write_atomically
 from bench.errors import ResultsError
 from bench.results.append import describe_difference, encode_line, set_aside_partial_row
 from bench.results.read import REQUIRED_COLUMNS, load_csv, with_added_columns
@@ -52,13 +52,8 @@ def migrate(path: Path, columns: Sequence[str] = COLUMNS) -> str:
 
 def _replace(path: Path, data: bytes, backup: Path) -> None:
     """Keep the original as `backup` and put `data` in its place; a crash midway leaves one of the two whole."""
-    new = path.with_name(path.name + ".migrating")
-    with open(new, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
     shutil.copy2(path, backup)
-    os.replace(new, path)
+    write_atomically(path, data)
 
 
 def command(path: Path) -> int:

@@ -79,13 +79,13 @@ class Factory:
         """Servers of the chosen kind (bench.servers.kinds) for a plan on `fixtures` (forced tool calls offer their
         files)."""
         making = Making(
-            self.config,
-            log_dir,
-            fixtures,
-            self.host.gpu,
-            self.host.docker,
-            self.sandboxes.server_host(),
-            self.ownership,
-            self.names,
+            config=self.config,
+            log_dir=log_dir,
+            fixtures=fixtures,
+            gpu=self.host.gpu,
+            docker=self.host.docker,
+            server_host=self.sandboxes.server_host(),
+            ownership=self.ownership,
+            names=self.names,
         )
         return self.server_kind.make(making)

@@ -17,11 +17,11 @@ rows of one planned run are both kept, and said so. What was merged, file by fil
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.atomic_file import write_atomically
 from bench.config import BenchConfig
 from bench.errors import ConfigError, ResultsError
 from bench.results.append import encode_line, read_rows
@@ -101,12 +101,7 @@ def write_rows(out: Path, rows: Sequence[Row]) -> None:
     """The merged file, written whole (a new file, then renamed: a crash leaves the old one or the new one)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     data = b"".join([encode_line(COLUMNS), *(encode_line([row.get(c, "") for c in COLUMNS]) for row in rows)])
-    partial = out.with_name(out.name + ".merging")
-    with open(partial, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(partial, out)
+    write_atomically(out, data)
 
 
 def missing_file(out: Path) -> Path:

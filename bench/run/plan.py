@@ -39,7 +39,7 @@ def plan_runs(config: BenchConfig) -> list[PlannedRun]:
     fixtures = {name: load_fixture(name, root) for name in names}
     shas = {name: fixture_hash(fixture) for name, fixture in fixtures.items()}
     runs = [
-        PlannedRun(fixtures[name], shas[name], preset, ctx, rep)
+        PlannedRun(fixture=fixtures[name], fixture_sha=shas[name], preset=preset, ctx=ctx, rep=rep)
         for name, preset, ctx in config.matrix()
         for rep in range(1, config.reps + 1)
     ]

@@ -49,7 +49,7 @@ def judge(histories: list[History], events: list[Event], stall_limit_s: float) -
     if events:
         stall = server_stall(events)
         verdict.stall_s = stall.seconds
-        _judge_stall(verdict, stall, histories, named, stall_limit_s)
+        _judge_stall(verdict=verdict, stall=stall, histories=histories, named=named, limit=stall_limit_s)
     return verdict
 
 

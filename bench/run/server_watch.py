@@ -111,7 +111,7 @@ class ServerWatch:
         t = round(time.monotonic() - self.origin, 3)
         health = health_of(client, server.url)
         counters = metrics_of(client, server.url) if health == OK else None
-        return Probe(t, health, counters, state, started)
+        return Probe(t=t, health=health, counters=counters, state=state, started=started)
 
 
 def _client() -> httpx.Client:

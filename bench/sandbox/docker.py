@@ -69,7 +69,9 @@ class DockerSandboxes:
     def sandbox(self, run_label: str) -> DockerSandbox:
         if self.reach is None:
             raise SandboxError("the sandboxes were not connected to servers (connect() first)")
-        return DockerSandbox(self.engine, self.reach, self.config, run_label, self.repo)
+        return DockerSandbox(
+            engine=self.engine, reach=self.reach, config=self.config, run_label=run_label, repo=self.repo
+        )
 
     def close(self) -> None:
         self.forwarder.stop()

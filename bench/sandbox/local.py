@@ -8,13 +8,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import ROOT
+import agent
 from bench.config import BenchConfig
 from bench.containers.names import BenchNames
 from bench.errors import SandboxError
 from bench.processes import run_to_end
 from bench.sandbox.base import AgentRun
 from bench.servers.base import Endpoints
+
+# Where the agent package lives (a checkout, or site-packages once installed): the agent's Python finds it there.
+AGENT_HOME = Path(agent.__file__).resolve().parent.parent
 
 
 class LocalSandboxes:
@@ -62,7 +65,7 @@ class LocalSandbox:
         jeff = ["--jeff", self.endpoints.jeff_url] if self.endpoints.jeff_url else ["--no-jeff"]
         cmd = [sys.executable, "-m", "agent", "--repo", str(workdir), "--task-file", str(workdir / task_file)]
         cmd += ["--events", str(out_dir / "events.jsonl"), "--flint", self.endpoints.flint_url, *jeff, *agent_args]
-        env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1")
+        env = dict(os.environ, PYTHONPATH=str(AGENT_HOME), PYTHONDONTWRITEBYTECODE="1")
         start = time.monotonic()
         code, timed_out, output = run_to_end(cmd, cwd=workdir, env=env, timeout_s=self.timeout_s)
         return AgentRun(code, timed_out, time.monotonic() - start, output)

@@ -244,7 +244,9 @@ def import_all(
     refused: Refused = {}
     for folder in [f for source in sources for f in exercises_in(source)]:
         try:
-            imported.append(import_exercise(folder, into, share, max_steps, force, grader))
+            imported.append(
+                import_exercise(folder=folder, into=into, share=share, max_steps=max_steps, force=force, grader=grader)
+            )
         except (FixtureError, OSError, SyntaxError, UnicodeDecodeError) as e:
             refused[folder.name] = str(e)
     return imported, refused
@@ -279,7 +281,9 @@ def command(
     grader = import_grader(sandbox)
     (into / "fixtures").mkdir(parents=True, exist_ok=True)
     (into / "hidden_tests").mkdir(parents=True, exist_ok=True)
-    imported, refused = import_all(sources, into, visible, max_steps, force, grader=grader)
+    imported, refused = import_all(
+        sources=sources, into=into, share=visible, max_steps=max_steps, force=force, grader=grader
+    )
     for done in imported:
         print(done.line(), flush=True)
     for name, why in refused.items():

@@ -21,13 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from bench import ROOT
 from bench.containers.engine import LABEL, owner_for_container, run_container
 from bench.errors import ScoringError
 from bench.processes import run_to_end
 from bench.sandbox.base import Engine
 
-SUPERVISOR_SOURCE = (ROOT / "bench" / "score" / "supervisor.py").read_text()
+SUPERVISOR_SOURCE = Path(__file__).with_name("supervisor.py").read_text()  # this package's, not the checkout's
 SPEC_VARIABLE = "BENCH_GRADING_SPEC"
 SPEC_CHUNK = 100_000  # characters per environment variable (Linux takes up to 128 KiB each)
 SPEC_LIMIT = 1_500_000  # characters in all, well within the 2 MiB the kernel allows a process's arguments

@@ -184,7 +184,13 @@ def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, scores:
     plans = [plan_sessions(fx, copy) for _ in scores]
     runs = grader.run_sessions(copy, [p.session for plan in plans for p in plan], timeout_s * len(scores))
     for index, (score, planned) in enumerate(zip(scores, plans, strict=True)):
-        _judge_into(fx, score, planned, runs[index * len(planned) : (index + 1) * len(planned)], timeout_s)
+        _judge_into(
+            fx=fx,
+            score=score,
+            planned=planned,
+            runs=runs[index * len(planned) : (index + 1) * len(planned)],
+            timeout_s=timeout_s,
+        )
 
 
 def _judge_into(fx: Fixture, score: Score, planned: list[Planned], runs: list[PytestRun], timeout_s: float) -> None:
@@ -226,7 +232,7 @@ def _collection_reasons(reports: dict[str, str], files: list[str]) -> dict[str, 
 
 def score_diff(fx: Fixture, diff: str, grader: Grader, work_root: Path, timeout_s: float = 300) -> Score:
     """Grade `diff` (the agent's changes) against fixture `fx` in a fresh copy under `work_root`."""
-    return score_diff_times(fx, diff, grader, work_root, 1, timeout_s)[0]
+    return score_diff_times(fx=fx, diff=diff, grader=grader, work_root=work_root, times=1, timeout_s=timeout_s)[0]
 
 
 def score_diff_times(
@@ -238,7 +244,7 @@ def score_diff_times(
     copy = work_root / "grading"
     _remove(copy)
     base = make_work_copy(fx, copy)
-    if not apply_agent_diff(fx, diff, copy, base, score):
+    if not apply_agent_diff(fx=fx, diff=diff, copy=copy, base=base, score=score):
         return [copy_of(score) for _ in range(times)]
     removed = clean_grading_copy(fx, copy)
     if removed:
@@ -247,7 +253,7 @@ def score_diff_times(
     if problem:
         score.note(problem)
     scores = [copy_of(score) for _ in range(times)]
-    run_tests(fx, copy, grader, timeout_s, scores)
+    run_tests(fx=fx, copy=copy, grader=grader, timeout_s=timeout_s, scores=scores)
     return scores
 
 

@@ -83,7 +83,7 @@ def command(options: ScoreOptions) -> int:
         junit = [run_dir / name for name in score.junit_reports]
     elif fixture and repo:
         out = options.out or default_out(fixture)
-        score, junit = score_folder(fixture, repo, grader, root, out)
+        score, junit = score_folder(fixture=fixture, repo=repo, grader=grader, root=root, out=out)
     else:
         raise ConfigError("bench score: give a run folder (results/runs/<run_id>), or --fixture NAME --repo DIR")
     if options.json:

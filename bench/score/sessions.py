@@ -19,7 +19,6 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import ROOT
 from bench.fixtures.fixture import Fixture
 from bench.score.canaries import add_mutants
 from bench.score.graders import PytestRun, Session
@@ -57,7 +56,7 @@ JUDGED_ARGS = [
 
 def plugin_files() -> dict[str, str]:
     """The plugin folder of a judged session: pytest's ini of ours, and the bench's modules as one package."""
-    here = ROOT / "bench" / "score"
+    here = Path(__file__).parent  # this package: in a wheel as in a checkout
     files = {
         f"{PLUGIN_PACKAGE}/{name}.py": (here / f"{source}.py").read_text() for name, source in PLUGIN_MODULES.items()
     }
@@ -129,10 +128,10 @@ def plan_sessions(fx: Fixture, copy: Path) -> list[Planned]:
     support = {rel: (fx.hidden_dir / rel).read_text() for rel in fx.support_files}
     if fx.grading == "program":
         return [
-            _session(fx, copy, hidden, [], "program", support),
-            _session(fx, copy, {}, fx.visible_tests, "library", support),
+            _session(fx=fx, copy=copy, hidden=hidden, visible=[], style="program", support=support),
+            _session(fx=fx, copy=copy, hidden={}, visible=fx.visible_tests, style="library", support=support),
         ]
-    return [_session(fx, copy, hidden, fx.visible_tests, "library", support)]
+    return [_session(fx=fx, copy=copy, hidden=hidden, visible=fx.visible_tests, style="library", support=support)]
 
 
 def shadowing(copy: Path) -> tuple[str | None, list[str]]:
@@ -164,7 +163,9 @@ def judge(planned: Planned, run: PytestRun, timeout_s: float) -> Judged:
     witness = read_witness(run.witness, run.witness_problem)
     ours = (f"{GRADING_DIR}/",)
     resolution = resolution_problem(witness.modules, planned.program_style, ours)
-    tampered = tampering(outcomes, planned.canaries, witness, run.exit_code, resolution)
+    tampered = tampering(
+        outcomes=outcomes, canaries=planned.canaries, witness=witness, exit_code=run.exit_code, resolution=resolution
+    )
     if tampered:
         return Judged(None, tampered, None)
     canary_ids = set(planned.canaries.expected())

@@ -189,7 +189,9 @@ def run_session(run: dict[str, Any], folder: str, deadline: float, spec: dict[st
     )
     for fd in writers:
         os.close(fd)
-    output, witness, decoy_bytes, timed_out = _collect(proc, witness_r, [r for r, _ in decoys], deadline, spec)
+    output, witness, decoy_bytes, timed_out = _collect(
+        proc=proc, witness_r=witness_r, decoys=[r for r, _ in decoys], deadline=deadline, spec=spec
+    )
     code = proc.wait()
     kill_left_over(proc.pid, spec.get("kill_all", False))
     problem = None

@@ -45,7 +45,16 @@ def embedded_on_gpu() -> bool:
     sees a GPU, is an error: check_cuda_build)."""
     devices, problem = list_devices()
     if not devices:
-        check_cuda_build(HostGpu(", ".join(gpu_names()), False, "", devices, llama_backend(), problem))
+        check_cuda_build(
+            HostGpu(
+                nvidia_gpu=", ".join(gpu_names()),
+                docker=False,
+                toolkit="",
+                llama_gpus=devices,
+                llama_backend=llama_backend(),
+                llama_problem=problem,
+            )
+        )
     return bool(devices)
 
 

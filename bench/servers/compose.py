@@ -117,7 +117,7 @@ class ComposeServers:
         cache = cache_dir(self.config.model_cache)
         cache.mkdir(parents=True, exist_ok=True)  # created by us, so it belongs to us and not to the Docker daemon
         flint_port, jeff_port = ports or (free_port(), free_port())
-        self.env = self._environment(ctx, models, cache, flint_port, jeff_port)
+        self.env = self._environment(ctx=ctx, models=models, cache=cache, flint_port=flint_port, jeff_port=jeff_port)
         log.info("compose servers via %s", self.cli.label)
         self._compose("up", "-d", "--force-recreate", *self.services, timeout=3600)  # a first pull takes a while
         flint_url = f"http://127.0.0.1:{flint_port}"

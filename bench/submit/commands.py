@@ -84,13 +84,13 @@ def k8s(options: SubmitOptions, settings: BenchConfig) -> int:
     folder = results_folder(options)
     settings = k8s.pod_settings(settings)
     pods = k8s.K8sOptions(
-        pod_images(options, settings),
-        k8s_name(folder.name),
-        options.namespace,
-        options.claim,
-        options.storage,
-        options.storage_class,
-        options.deadline_s,
+        images=pod_images(options, settings),
+        name=k8s_name(folder.name),
+        namespace=options.namespace,
+        claim=options.claim,
+        storage=options.storage,
+        storage_class=options.storage_class,
+        deadline_s=options.deadline_s,
     )
     config = write_matrix_settings(settings, folder)
     documents = k8s.manifests(settings, options.shards, pods, config.read_text())

@@ -87,7 +87,7 @@ def ensure_bench_image(client: Any) -> str:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, target)
         shutil.copy(DOCKERFILE, context / "Dockerfile")
-        build_image(client, context, context / "Dockerfile", tag, base)
+        build_image(client=client, context=context, dockerfile=context / "Dockerfile", tag=tag, base=base)
     return tag
 
 

@@ -159,7 +159,7 @@ def wait(
         except KubeApiError as e:  # a passing failure of the API: the next poll tries again
             log.warning("%s", e)
         else:
-            ends = shard_ends(job, pods, shards, clock(), start_s)
+            ends = shard_ends(job=job, pods=pods, shards=shards, now=clock(), start_s=start_s)
             if not [end for end in ends if end.state in OPEN]:
                 return ends
             if (over := job_ended(job)) is not None:

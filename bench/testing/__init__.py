@@ -1,6 +1,6 @@
 """Test doubles shipped with the bench, for its own tests and for anyone extending it: a scripted llama-server,
-a fake NVML, a stand-in model hub, listeners for isolation probes, a one-node Slurm cluster, a kubelet that plays a
-pod in Docker, and fakes of the Servers and Sandbox protocols (fakes.py).
+a fake NVML, a stand-in model hub, listeners for isolation probes, and fakes of the Servers and Sandbox protocols
+(fakes.py). The doubles of engines the suite alone plays (a one-node Slurm cluster, a kubelet) are in tests/.
 
     from bench.testing import FakeLlama, FakeNvml
 
@@ -23,12 +23,6 @@ EXPORTS = {
     "HubFile": "hub_standin",
     "Listener": "host_targets",
     "listeners_on_every_host_address": "host_targets",
-    "SlurmCluster": "slurm_cluster",
-    "Pod": "kubelet",
-    "Sidecar": "kubelet",
-    "Events": "kubelet",
-    "PodFailed": "kubelet",
-    "probe_passes": "kubelet",
     "FakeServers": "fakes",
     "FakeSandboxes": "fakes",
     "FakeSandbox": "fakes",

@@ -1,5 +1,5 @@
 """The Jobs of `bench submit k8s`, played in Docker with their own images, commands, mounts and probes, and a kubelet
-of the test's own (bench/testing/kubelet.py): the models Job; each shard's pod, its containers in one network
+of the test's own (tests/kubelet.py): the models Job; each shard's pod, its containers in one network
 namespace, the init containers in order, every probe evaluated as the kubelet would (the sidecars' startup and
 liveness probes run in their containers, against the real llama-server of Jeff's CPU image serving the small model
 as Flint and as Jeff); Flint killed in the middle of shard 1's second run and restarted by the kubelet, which the
@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import small_task
 import yaml
+from kubelet import Pod, probe_passes
 
 from bench.cli import main
 from bench.containers.engine import docker_client, remove_labelled
@@ -29,7 +30,6 @@ from bench.llama.cpu_image import ensure_llama_cpu_image
 from bench.ownership import new_instance_id
 from bench.results.append import read_rows
 from bench.submit.image import ensure_bench_image
-from bench.testing.kubelet import Pod, probe_passes
 
 pytestmark = [pytest.mark.docker, pytest.mark.llama, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]

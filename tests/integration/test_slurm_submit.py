@@ -1,4 +1,4 @@
-"""`python -m bench submit slurm` on a real one-node Slurm cluster (bench/testing/slurm_cluster.py, started for this
+"""`python -m bench submit slurm` on a real one-node Slurm cluster (tests/slurm_cluster.py, started for this
 module and stopped by pid): a 2-shard job array against one scripted external Flint, refused unless the shards run
 one at a time (--share-servers, said on each row), then the merge job that waits for it.
 The array's wall time against the same shards run one after another: experiments/slurm_wall.py."""
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 import small_task
+from slurm_cluster import SlurmCluster
 
 from bench.testing import fake_llama
-from bench.testing.slurm_cluster import SlurmCluster
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]

@@ -54,7 +54,9 @@ def test_the_tree_keeps_what_the_build_uses_and_nothing_else() -> None:
 
 @pytest.fixture(scope="module")
 def sdist() -> Path:
-    return fetch_sdist()  # the pinned sdist (pip download once per machine, checked by its sha256)
+    """The pinned sdist: pip downloads it from the package index once per home (checked by its sha256), so the tests
+    that take it, directly or through `carried`, are marked `index`."""
+    return fetch_sdist()
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +65,7 @@ def carried(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_source(sdist, tmp_path_factory.mktemp("carried"))
 
 
+@pytest.mark.index
 def test_the_image_context_and_the_carried_source_are_a_fraction_of_the_sdist(
     sdist: Path, carried: Path, tmp_path: Path
 ) -> None:
@@ -91,6 +94,7 @@ def stand_in_library(folder: Path, soname: str) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.index
 def test_the_carried_source_configures_for_sm_90_with_a_partial_cuda_13(
     carried: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

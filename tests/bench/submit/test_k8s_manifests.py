@@ -31,6 +31,8 @@ KUBERNETES = "1.33"  # the oldest release the manifests are kept valid for (side
 # A `python` that records its arguments, one per line, and a blank line after each call.
 RECORDER = '#!/bin/sh\nfor arg; do printf "%s\\n" "$arg" >> "$CALLS"; done; echo >> "$CALLS"\n'
 IMAGE = "registry.example/agent-bench:1"
+# Given, as --image is: by default Jeff's image is named by a hash of the installed llama-server (make setup).
+JEFF_IMAGE = "r.example/llama-cpu:b1"
 
 
 def render(tmp_path: Path, *flags: str, run: tuple[str, ...] = ()) -> list[dict[str, Any]]:
@@ -44,6 +46,8 @@ def render(tmp_path: Path, *flags: str, run: tuple[str, ...] = ()) -> list[dict[
         "3",
         "--image",
         IMAGE,
+        "--jeff-image",
+        JEFF_IMAGE,
         "--config",
         str(config),
         "--results",
@@ -126,6 +130,7 @@ def test_the_merge_may_read_the_shards_job_and_list_pods_and_nothing_else(tmp_pa
     assert by_kind(documents, "ServiceAccount")["metadata"]["name"] == "m1-merge"
 
 
+@pytest.mark.llama  # Jeff's default image is named by a hash of the installed llama-server
 @pytest.mark.usefixtures("child_processes")
 def test_the_images_default_to_the_ones_this_checkout_builds_and_are_settable(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
@@ -345,6 +350,8 @@ def test_a_matrix_of_several_windows_is_refused_in_one_line(tmp_path: Path, caps
         "2",
         "--image",
         "i:1",
+        "--jeff-image",
+        JEFF_IMAGE,
         "--config",
         str(config),
         "--results",
@@ -374,7 +381,7 @@ def run_pod_script(
     return [block.splitlines() for block in calls.read_text().split("\n\n") if block.strip()]
 
 
-# The fields the Docker play reads and acts on (tests/integration/test_k8s_pods.py, bench/testing/kubelet.py): the
+# The fields the Docker play reads and acts on (tests/integration/test_k8s_pods.py, tests/kubelet.py): the
 # objects' structure, the ConfigMap's files, each container's image, command, args, env and mounts, the init
 # containers in order, a sidecar's restartPolicy, its probes and their timings; the main container run once.
 PLAYED = {

@@ -10,6 +10,9 @@ import pytest
 from bench.cli import build_parser, main, settings
 from bench.config import load_config
 
+# Given: by default Jeff's image is named by a hash of the installed llama-server (make setup).
+JEFF_IMAGE = "r.example/llama-cpu:b1"
+
 
 def submit(tmp_path: Path, *flags: str, results: str = "m") -> int:
     config = tmp_path / "settings.yaml"
@@ -22,6 +25,8 @@ def submit(tmp_path: Path, *flags: str, results: str = "m") -> int:
             "2",
             "--image",
             "i:1",
+            "--jeff-image",
+            JEFF_IMAGE,
             "--config",
             str(config),
             "--results",
@@ -69,6 +74,8 @@ def test_apply_without_kubectl_writes_the_manifests_and_says_how_to_apply_them(
         "2",
         "--image",
         "i:1",
+        "--jeff-image",
+        JEFF_IMAGE,
         "--config",
         str(config),
         "--results",

@@ -18,6 +18,9 @@ from bench.submit.slurm import SlurmOptions, shards_script
 
 OWN = ["--flint-server-args", "-fa on -ctk q8_0", "--jeff-server-args", "--cache-reuse 64"]
 
+# Given: by default Jeff's image is named by a hash of the installed llama-server (make setup).
+JEFF_IMAGE = "r.example/llama-cpu:b1"
+
 
 def submit_k8s(tmp_path: Path, *flags: str) -> int:
     config = tmp_path / "settings.yaml"
@@ -30,6 +33,8 @@ def submit_k8s(tmp_path: Path, *flags: str) -> int:
             "2",
             "--image",
             "i:1",
+            "--jeff-image",
+            JEFF_IMAGE,
             "--config",
             str(config),
             "--results",

@@ -17,8 +17,6 @@ MODULES = [
     "fake_pynvml",
     "hub_standin",
     "host_targets",
-    "slurm_cluster",
-    "kubelet",
     "fakes",
 ]
 
