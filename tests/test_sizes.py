@@ -20,8 +20,6 @@ MAX_FUNCTION_CHARS = 2_000
 KNOWN: dict[str, str] = {
     "bench/cli/submit.py:add": "the house's branch splits it",
     "bench/measure/trace_numbers.py:trace_numbers": "the house's branch splits it",
-    "bench/run/observe.py:observe": "the workers' branch splits it",
-    "bench/run/runner.py": "the workers' branch splits it",
 }
 
 
