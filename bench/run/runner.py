@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent.trace import agent_version
+from bench import stopping
 from bench.config import BenchConfig
 from bench.errors import ResultsError, SandboxError, ServerPlacementError, ServerStartError
 from bench.llama.api import wait_idle
@@ -37,7 +38,7 @@ from bench.run.progress import Progress
 from bench.run.record import RunRecord
 from bench.run.server_return import RERUNS, Outages
 from bench.run.shards import Shard, describe, planned_id, shard_out, shard_plan
-from bench.run.workers import Lanes, RowWriter, RunQueue, stop_through_interrupt, worker_configs, worker_label
+from bench.run.workers import Lanes, RowWriter, RunQueue, stop_servers, worker_configs, worker_label
 from bench.servers.base import Endpoints, Servers
 
 Row = dict[str, str]
@@ -120,7 +121,7 @@ class Bench:
         try:
             self._run_plan(queue, servers, existing, progress)
         finally:
-            stop_through_interrupt(servers)
+            stop_servers(servers)
 
     def _run_plan(self, queue: RunQueue, servers: Servers, existing: list[Row], progress: Progress) -> None:
         done = completed_keys(existing)
@@ -140,6 +141,7 @@ class Bench:
             if inputs.key() in done:
                 progress.run_skipped(index, self.out.name)
                 continue
+            stopping.check()  # a stop asked of this worker while its servers started: no run begins
             progress.run_started(index, planned.fixture.name, planned.preset, planned.ctx, planned.rep)
             endpoints = self._run_planned(planned, servers, endpoints, progress)
 

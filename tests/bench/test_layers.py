@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # reading of results; then the runner, the command line and the test doubles. A module may import its own layer and
 # the ones below.
 LAYERS = [
-    {"errors", "logs", "processes", "yaml_file", "ownership", "provenance", "untrusted", "json_documents"},
+    {"errors", "logs", "processes", "stopping", "yaml_file", "ownership", "provenance", "untrusted", "json_documents"},
     {"config", "setting_types", "server_args", "environment", "results"},
     {"containers", "measure"},
     {"fixtures"},
