@@ -102,15 +102,18 @@ def wait_process(proc: subprocess.Popen[bytes], timeout_s: float) -> int:
 
 def wait_call(call: Callable[[], T]) -> T:
     """What `call()` returns (or raises), checking for a stop every POLL_S while it blocks (Docker's wait for a
-    container). On a stop the call goes on in a thread of its own until what it waits for ends: the caller's clean-up
-    ends it (a container removed ends Docker's wait)."""
-    if _current() is None:
+    container, an HTTP call with a long timeout). The call runs in a thread of its own under the same Stop: on a stop,
+    its own checks end it, or the caller's clean-up ends what it waits for (a container removed ends Docker's wait,
+    servers stopped end a request to them)."""
+    stop = _current()
+    if stop is None:
         return call()
     answer: concurrent.futures.Future[T] = concurrent.futures.Future()
 
     def run() -> None:
         try:
-            answer.set_result(call())
+            with stoppable(stop):
+                answer.set_result(call())
         except BaseException as e:  # noqa: BLE001 - raised in the waiting worker, by answer.result()
             answer.set_exception(e)
 

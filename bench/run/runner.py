@@ -181,7 +181,10 @@ class Bench:
         started = servers.start(planned.ctx)
         self.factory.sandboxes.connect(started)  # the sandboxes' way to these servers
         try:  # on a GPU: each on its card, warmed up; then the speeds the runs' floor comes from
-            self.speeds = prepare_servers(servers, started, self.config.gpu_device, self.config.jeff_ctx)
+            # waited for in slices (bench.stopping): a first warm-up on a GPU can take minutes
+            self.speeds = stopping.wait_call(
+                lambda: prepare_servers(servers, started, self.config.gpu_device, self.config.jeff_ctx)
+            )
         except ServerPlacementError as e:
             self._record_not_started(planned, started, servers, str(e), progress)
             raise

@@ -117,6 +117,20 @@ def test_a_blocking_call_is_waited_for_in_slices() -> None:
     release.set()  # what it waited for ends (the caller's clean-up: a container removed)
 
 
+def test_a_call_waited_for_runs_under_the_workers_stop() -> None:
+    stop, ended = Stop(), threading.Event()
+
+    def call() -> None:  # a server's preparation: its own waits check too (llama-bench's process, for one)
+        try:
+            stopping.sleep(60)
+        finally:
+            ended.set()
+
+    worker = Worker(stop, lambda: stopping.wait_call(call))
+    assert worker.stopped_by(stop, Terminated) < SOON_S and type(worker.raised) is Terminated
+    assert ended.wait(SOON_S)
+
+
 @pytest.mark.usefixtures("child_processes")
 def test_a_stop_kills_the_agent_process_the_worker_waits_for(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"

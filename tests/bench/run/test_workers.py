@@ -146,9 +146,6 @@ def test_two_workers_run_the_plan_once_and_a_killed_server_costs_its_run_only(tm
     assert all(factory.fake_servers.flint is None for factory in bench.factories)  # type: ignore[attr-defined]
 
 
-# Ctrl-C lands wherever the main thread is: inside shutil's copy of a work copy, the file it was writing is closed by
-# the garbage collector, whose ResourceWarning would fail the test (seen in CI). It says nothing of the rows kept.
-@pytest.mark.filterwarnings("ignore::ResourceWarning")
 @pytest.mark.processes
 @pytest.mark.parametrize(
     ("signum", "handler", "raised"),
@@ -254,7 +251,7 @@ def bench_until(
         stop.set()
         watcher.join()
         signal.signal(signum, previous)
-        gc.collect()  # a file the interrupt left open is closed now, under this test's filter, not in a later test
+        gc.collect()  # anything the stop left open is closed now, failing this test, not a later one
 
 
 def test_perf_scale_serves_each_request_in_its_fixed_time() -> None:
