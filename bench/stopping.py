@@ -47,9 +47,10 @@ class Stop:
 
 
 @contextmanager
-def stoppable(stop: Stop) -> Iterator[None]:
-    """The calling thread is a worker that checks `stop` from now on."""
-    _thread.stop = stop
+def stoppable(stop: Stop, worker: int | None = None) -> Iterator[None]:
+    """The calling thread checks `stop` from now on, for the worker thread `worker` (by default itself), whose hold
+    counts: a call run for a worker (`wait_call`) holds the stop where the worker does."""
+    _thread.stop, _thread.worker = stop, worker or threading.get_ident()
     try:
         yield
     finally:
@@ -74,7 +75,7 @@ def _current() -> Stop | None:
 def check() -> None:
     """Raise the stop asked of this worker, unless it holds it for now."""
     stop = _current()
-    if stop is not None and stop.asked.is_set() and not stop.hold(threading.get_ident(), stop.kind):
+    if stop is not None and stop.asked.is_set() and not stop.hold(_thread.worker, stop.kind):
         raise stop.kind
 
 
@@ -105,14 +106,14 @@ def wait_call(call: Callable[[], T]) -> T:
     container, an HTTP call with a long timeout). The call runs in a thread of its own under the same Stop: on a stop,
     its own checks end it, or the caller's clean-up ends what it waits for (a container removed ends Docker's wait,
     servers stopped end a request to them)."""
-    stop = _current()
+    stop, worker = _current(), getattr(_thread, "worker", None)
     if stop is None:
         return call()
     answer: concurrent.futures.Future[T] = concurrent.futures.Future()
 
     def run() -> None:
         try:
-            with stoppable(stop):
+            with stoppable(stop, worker):
                 answer.set_result(call())
         except BaseException as e:  # noqa: BLE001 - raised in the waiting worker, by answer.result()
             answer.set_exception(e)
