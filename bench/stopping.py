@@ -23,7 +23,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 POLL_S = 0.2  # how soon a waiting worker sees a stop asked of it
-_thread = threading.local()  # the Stop of the worker running in this thread, if any
+_thread = threading.local()  # the Stop this thread checks, and the worker thread whose hold counts
 
 
 def _never_held(ident: int, kind: type[BaseException]) -> bool:
