@@ -190,7 +190,8 @@ class HungServers(FakeServers):
 @pytest.mark.processes
 def test_ctrl_c_while_each_workers_agent_runs_cuts_both_runs_short_at_once(tmp_path: Path) -> None:
     settings = {**SETTINGS, "use_jeff": False, "presets": ["part3"], "ctx": [4096], "reps": 2, "workers": 2}
-    config = BenchConfig(out=str(tmp_path / "r.csv"), sandbox="local", agent_retries=0, **settings)  # type: ignore[arg-type]
+    settings |= {"out": str(tmp_path / "r.csv"), "sandbox": "local", "agent_retries": 0}  # the real agent, here
+    config = BenchConfig(**settings)  # type: ignore[arg-type]
     factories = []
     for worker in worker_configs(config):
         servers = HungServers()
