@@ -112,6 +112,9 @@ def run_container(
         except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
             container.kill()
             code, timed_out = None, True
+        except BaseException:  # Ctrl-C, a worker's stop: its attachment closed here, the container removed below
+            _close_stream(stream)
+            raise
         reader.join(10)
         _close_stream(stream)
         if state is not None:
