@@ -18,6 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+from bench import stopping
+
 OUTPUT_LIMIT = 4 * 1024 * 1024  # bytes kept of an agent's or a grading pytest's output (agent.log)
 
 
@@ -82,12 +84,12 @@ def run_to_end(
     reader.start()
     code: int | None
     try:
-        code, timed_out = proc.wait(timeout=timeout_s), False
+        code, timed_out = stopping.wait_process(proc, timeout_s), False  # a worker's stop is seen (bench.stopping)
     except subprocess.TimeoutExpired:
         kill_group(proc.pid)
         proc.wait()
         code, timed_out = None, True
-    except BaseException:  # Ctrl-C: the child is in its own session, so it would outlive the bench
+    except BaseException:  # Ctrl-C, a worker's stop: the child is in its own session, so it would outlive the bench
         kill_group(proc.pid)
         proc.wait()
         reader.join(5)

@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from bench import stopping
 from bench.errors import PrerequisiteError, SandboxError
 from bench.processes import OUTPUT_LIMIT, CappedOutput
 
@@ -106,11 +107,14 @@ def run_container(
         except docker.errors.DockerException as e:
             raise SandboxError(f"the sandbox container did not start: {str(e)[:300]}") from e
         try:
-            status = container.wait(timeout=timeout_s)
+            status = stopping.wait_call(lambda: container.wait(timeout=timeout_s))  # a worker's stop is seen
             code, timed_out = int(status.get("StatusCode", -1)), False
         except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
             container.kill()
             code, timed_out = None, True
+        except BaseException:  # Ctrl-C, a worker's stop: its attachment closed here, the container removed below
+            _close_stream(stream)
+            raise
         reader.join(10)
         _close_stream(stream)
         if state is not None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 
 from agent.server import Props, SetupError, props_from
+from bench import stopping
 from bench.errors import PrerequisiteError, ServerStartError
 
 PROMPT_TOKENS_COUNTER = "llamacpp:prompt_tokens_total"
@@ -90,7 +91,7 @@ def wait_healthy(
             state, next_progress = progress(), time.monotonic() + progress_every_s
             if state is not None and state != last_progress:
                 last_progress, deadline = state, time.monotonic() + timeout_s
-        time.sleep(0.2)
+        stopping.sleep(0.2)  # a worker's stop is seen (bench.stopping)
     return False
 
 
@@ -132,7 +133,7 @@ def wait_idle(urls: list[str], timeout_s: float = 30.0, poll_s: float = IDLE_POL
         problem = next((p for url in urls if (p := busy_slot(url))), None)
         if problem is None or time.monotonic() >= deadline or not all(accepts_connections(url) for url in urls):
             return problem
-        time.sleep(poll_s)
+        stopping.sleep(poll_s)
 
 
 def accepts_connections(base_url: str) -> bool:

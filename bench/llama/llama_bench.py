@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import stopping
 from bench.llama.server_command import process_command, process_environment
 from bench.measure.floor import BenchSpeeds, DepthSpeed
 from bench.provenance import file_sha256
@@ -170,9 +171,7 @@ def measure_server(pid: int | None, model: Path | None, ctx: int) -> Measured:
 def _run(binary: Path, args: list[str], env: dict[str, str], cached: Path) -> Measured:
     started = time.monotonic()
     try:
-        done = subprocess.run(
-            [str(binary), *args], env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
-        )
+        done = stopping.run([str(binary), *args], env=env, timeout_s=TIMEOUT_S)  # a worker's stop ends it
         speeds = parse_results(done.stdout) if done.returncode == 0 else None
     except (OSError, subprocess.TimeoutExpired, ValueError, KeyError, TypeError) as e:
         return Measured(None, f"llama-bench failed ({e})", time.monotonic() - started)

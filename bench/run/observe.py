@@ -51,6 +51,7 @@ def observe(
     sandbox: Sandbox,
     servers: Servers,
     endpoints: Endpoints,
+    *,
     run_dir: Path,
     on_event: Callable[[dict[str, Any]], None],
     sample_interval_s: float,
@@ -66,21 +67,16 @@ def observe(
         base = make_work_copy(fixture, workdir)
         problems = [note for url in (endpoints.flint_url, endpoints.jeff_url) if url and (note := erase_slot(url))]
         before = prompt_counter(endpoints.flint_url)
-        sampler = GpuSampler(endpoints.process_matcher(), device_uuids=gpu_uuids, interval_s=sample_interval_s)
-        sampler.baseline()
-        follower = TraceFollower(out_dir / TRACE_FILE, on_event, owner_uid=sandbox.trace_owner)
-        watch = ServerWatch(watched_servers(endpoints)).start()
-        follower.start()
-        sampler.start()
-        try:
-            agent = sandbox.run_agent(
-                workdir, out_dir, str(fixture.task_file), fixture.protected_files, inputs.agent_args()
-            )
-            FINISHING.begin()  # the agent has ended: a stop now waits for the run's row (bench.run.finishing)
-        finally:
-            gpu = sampler.stop()
-            watched = watch.stop()
-            follower.stop()
+        agent, gpu, watched = run_watched(
+            inputs,
+            sandbox,
+            endpoints,
+            workdir=workdir,
+            out_dir=out_dir,
+            on_event=on_event,
+            sample_interval_s=sample_interval_s,
+            gpu_uuids=gpu_uuids,
+        )
         after = prompt_counter(endpoints.flint_url)
         events, trace_problem, trace_limit = keep_trace(out_dir, run_dir, sandbox.trace_owner)
         problems += _keep_request_log(out_dir, run_dir, sandbox.trace_owner)
@@ -96,6 +92,38 @@ def observe(
     limits = [*agent.resources_exhausted, *([trace_limit] if trace_limit else [])]
     cut_short = agent.killed_for_memory or trace_limit is not None
     return Observed(agent, events, gpu, before, after, problems, graded, trace_problem, limits, cut_short, watched)
+
+
+def run_watched(
+    inputs: RunInputs,
+    sandbox: Sandbox,
+    endpoints: Endpoints,
+    *,
+    workdir: Path,
+    out_dir: Path,
+    on_event: Callable[[dict[str, Any]], None],
+    sample_interval_s: float,
+    gpu_uuids: list[str] | None,
+) -> tuple[AgentRun, GpuReading, list[History]]:
+    """The agent in its sandbox on `workdir` (its trace into `out_dir`), while NVML samples the servers' GPU memory,
+    the server watch probes them and the trace's events are followed as they come."""
+    fixture = inputs.planned.fixture
+    sampler = GpuSampler(endpoints.process_matcher(), device_uuids=gpu_uuids, interval_s=sample_interval_s)
+    sampler.baseline()
+    follower = TraceFollower(out_dir / TRACE_FILE, on_event, owner_uid=sandbox.trace_owner)
+    watch = ServerWatch(watched_servers(endpoints)).start()
+    follower.start()
+    sampler.start()
+    try:
+        agent = sandbox.run_agent(
+            workdir, out_dir, str(fixture.task_file), fixture.protected_files, inputs.agent_args()
+        )
+        FINISHING.begin()  # the agent has ended: a stop now waits for the run's row (bench.run.finishing)
+    finally:
+        gpu = sampler.stop()
+        watched = watch.stop()
+        follower.stop()
+    return agent, gpu, watched
 
 
 def keep_trace(

@@ -18,35 +18,28 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent.trace import agent_version
+from bench import stopping
 from bench.config import BenchConfig
-from bench.errors import BenchError, ResultsError, SandboxError, ServerPlacementError, ServerStartError
+from bench.errors import ResultsError, SandboxError, ServerPlacementError, ServerStartError
 from bench.llama.api import wait_idle
-from bench.llama.gpu_pin import watched_uuids
 from bench.llama.pin import package_build
 from bench.logs import logging_to
 from bench.measure.time_split import ServerSpeeds
-from bench.measure.trace_numbers import check_reprocessed, trace_numbers
 from bench.provenance import git_dirty, git_sha
 from bench.results.append import check_same_inputs, completed_keys, read_rows, set_aside_partial_row
-from bench.results.disk import DiskError, disk_error, is_disk_error
 from bench.results.lock import ResultsLock
 from bench.run.choices import Factory
-from bench.run.extras import flint_server, prepare_servers, split_reprocessing
+from bench.run.extras import prepare_servers
 from bench.run.finishing import FINISHING
-from bench.run.infra import infra_problems
-from bench.run.observe import observe, write_run_json
+from bench.run.one_run import run_one
 from bench.run.outputs import check_writable, default_out, log_file, mark_interrupted
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
 from bench.run.progress import Progress
 from bench.run.record import RunRecord
-from bench.run.server_faults import judge
 from bench.run.server_return import RERUNS, Outages
 from bench.run.shards import Shard, describe, planned_id, shard_out, shard_plan
-from bench.run.workers import Lanes, RowWriter, RunQueue, stop_through_interrupt, worker_configs, worker_label
-from bench.score.graders import grader_for
-from bench.score.grading import score_run_dir
+from bench.run.workers import Lanes, RowWriter, RunQueue, stop_servers, worker_configs, worker_label
 from bench.servers.base import Endpoints, Servers
-from bench.setting_types import size_bytes
 
 Row = dict[str, str]
 log = logging.getLogger(__name__)
@@ -128,7 +121,7 @@ class Bench:
         try:
             self._run_plan(queue, servers, existing, progress)
         finally:
-            stop_through_interrupt(servers)
+            stop_servers(servers)
 
     def _run_plan(self, queue: RunQueue, servers: Servers, existing: list[Row], progress: Progress) -> None:
         done = completed_keys(existing)
@@ -148,6 +141,7 @@ class Bench:
             if inputs.key() in done:
                 progress.run_skipped(index, self.out.name)
                 continue
+            stopping.check()  # a stop asked of this worker while its servers started: no run begins
             progress.run_started(index, planned.fixture.name, planned.preset, planned.ctx, planned.rep)
             endpoints = self._run_planned(planned, servers, endpoints, progress)
 
@@ -187,7 +181,10 @@ class Bench:
         started = servers.start(planned.ctx)
         self.factory.sandboxes.connect(started)  # the sandboxes' way to these servers
         try:  # on a GPU: each on its card, warmed up; then the speeds the runs' floor comes from
-            self.speeds = prepare_servers(servers, started, self.config.gpu_device, self.config.jeff_ctx)
+            # waited for in slices (bench.stopping): a first warm-up on a GPU can take minutes
+            self.speeds = stopping.wait_call(
+                lambda: prepare_servers(servers, started, self.config.gpu_device, self.config.jeff_ctx)
+            )
         except ServerPlacementError as e:
             self._record_not_started(planned, started, servers, str(e), progress)
             raise
@@ -205,7 +202,10 @@ class Bench:
         lost: list[str] = []  # the attempts an outage cut short, for the row of the one that counts
         for attempt in range(RERUNS + 1):
             with FINISHING.row():  # a SIGTERM after the agent ended waits for the row (bench.run.finishing)
-                record = self.run_one(self._inputs(planned, endpoints, servers), servers, endpoints, progress)
+                inputs = self._inputs(planned, endpoints, servers)
+                record = run_one(
+                    inputs, self.factory, servers, endpoints, out=self.out, speeds=self.speeds, progress=progress
+                )
                 for note in lost:
                     record.note(note)
                 final = attempt == RERUNS or not (self.outages.waits and record.infra_error and record.outage)
@@ -238,68 +238,6 @@ class Bench:
         self.writer.append(row)
         log.debug("row of %s: %s", row["run_id"], {column: text for column, text in row.items() if text})
         progress.run_finished(row)
-
-    def run_one(self, inputs: RunInputs, servers: Servers, endpoints: Endpoints, progress: Progress) -> RunRecord:
-        record = RunRecord.start(inputs)
-        run_dir = self.out.parent / "runs" / record.run_id
-        try:
-            run_dir.mkdir(parents=True)
-            self._measure(record, servers, endpoints, run_dir, progress)
-        except DiskError:
-            mark_interrupted(run_dir)
-            raise
-        except BenchError as e:  # the sandbox or the servers failed: the run says so, the bench goes on
-            record.infra_error = True
-            record.note(str(e))
-        except OSError as e:  # a full disk under the artifacts: the bench ends, its rows intact
-            mark_interrupted(run_dir)
-            if not is_disk_error(e):
-                raise
-            raise disk_error(e, self.out, run_dir) from None
-        except BaseException:  # Ctrl-C, SIGTERM: no row for this run, and its folder says it was cut short
-            mark_interrupted(run_dir)
-            raise
-        return record
-
-    def _measure(
-        self, record: RunRecord, servers: Servers, endpoints: Endpoints, run_dir: Path, progress: Progress
-    ) -> None:
-        sandbox = self.factory.sandboxes.sandbox(record.run_id)
-        uuids = watched_uuids(self.config.gpu_device, self.factory.server_kind.pins_a_card)
-        seen = observe(
-            record.inputs,
-            sandbox,
-            servers,
-            endpoints,
-            run_dir,
-            progress.on_event,
-            self.config.gpu_sample_interval_s,
-            uuids,
-            size_bytes(self.config.diff_limit),
-        )
-        record.events, record.wall_s, record.gpu = seen.events, seen.agent.wall_s, seen.gpu
-        record.numbers = trace_numbers(seen.events, endpoints.ctx, endpoints.jeff.n_ctx if endpoints.jeff else None)
-        record.check = check_reprocessed(record.numbers, seen.counter_before, seen.counter_after)
-        verdict = judge(seen.servers, seen.events, self.config.server_stall_limit_s)
-        record.server_stall_s, record.check = verdict.stall_s, verdict.reprocessed(record.check)
-        record.speeds = self.speeds
-        if seen.events:
-            record.attribution = split_reprocessing(run_dir, seen.events, endpoints.flint_url)
-        for problem in [*seen.problems, *record.numbers.problems, *seen.limits_reached]:
-            record.note(problem)
-        record.limits_reached, record.resource_exhausted = seen.limits_reached, seen.cut_short_by_limit
-        if seen.trace_problem:  # the trace cannot be trusted: nothing it says goes in the row
-            record.note(seen.trace_problem)
-            record.infra_error = True
-        infra_problems(
-            record, seen.agent, verdict, servers, self.factory.sandboxes.healthy(), self.config.run_timeout_s
-        )
-        if record.numbers.start_n_ctx not in (None, endpoints.ctx):
-            record.note(f"the agent saw a {record.numbers.start_n_ctx}-token window, not the row's {endpoints.ctx}")
-            record.infra_error = True
-        write_run_json(run_dir, record.inputs, {"run_id": record.run_id, **flint_server(endpoints, run_dir)})
-        if seen.graded:  # otherwise nothing to grade: the counts stay empty, not 0
-            record.score = score_run_dir(run_dir, grader_for(self.factory.sandboxes.engine))
 
     def _reachable(self, servers: Servers) -> bool:
         """The servers answer, and so does the sandboxes' way to them (the forwarder, where there is one)."""

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from bench import stopping
 from bench.errors import ServerStartError
 from bench.llama.api import is_healthy
 from bench.servers.base import Endpoints, check_windows
@@ -35,7 +36,7 @@ def wait_for_health(
     budget_s: float,
     healthy: Callable[[str], bool] = is_healthy,
     clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] = stopping.sleep,  # a worker's stop is seen (bench.stopping)
 ) -> float | None:
     """The seconds until every URL answered /health again, polled with back-off; None when `budget_s` ran out."""
     start, delay = clock(), FIRST_POLL_S

@@ -5,17 +5,18 @@ Each worker is a bench of one pair (bench.run.runner.Bench, sharing the coordina
 their own, pinned to its card (its config's gpu_device: CUDA_VISIBLE_DEVICES for host processes, device_ids for
 compose), and its own NVML sampler watching that card and its servers' processes. The workers take runs from one
 queue (a worker prefers a run of the window its servers serve, so servers restart as seldom as they would in one
-bench), and one writer appends every row whole, one at a time. Ctrl-C (or SIGTERM) stops every worker: each run
-cut short is marked as in a single bench, every row written is kept.
+bench), and one writer appends every row whole, one at a time. Ctrl-C (or SIGTERM) stops every worker: each is
+asked, and stops at its next check (bench.stopping); each run cut short is marked as in a single bench, every row
+written is kept.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -33,6 +34,7 @@ from bench.run.instance import BenchInstance
 from bench.run.plan import PlannedRun
 from bench.run.progress import Progress
 from bench.servers.base import Servers, default_threads
+from bench.stopping import Stop, stoppable, unchecked
 
 if TYPE_CHECKING:
     from bench.run.choices import Factory
@@ -179,13 +181,16 @@ class Lanes:
     def run(self, queue: RunQueue, plan: list[PlannedRun], existing: list[Row]) -> None:
         """Every worker in a thread of its own until the queue is empty. A worker's error (servers that never
         started, a full disk) stops the queue: the others finish their runs, then it is raised here. Ctrl-C or
-        SIGTERM, which land in this thread, are passed on to every worker."""
+        SIGTERM, which land in this thread, are asked of every worker, which raises it itself where it checks
+        (bench.stopping); a run whose agent has ended holds it until its row is written (bench.run.finishing)."""
         display = Display([bench.worker_label for bench in self.benches])
         done = [threading.Event() for _ in self.benches]
+        stops = [Stop(FINISHING.hold) for _ in self.benches]
         threads = [
             threading.Thread(
                 target=self._work,
-                args=(bench, queue, plan, existing, LaneProgress(display, number, len(plan)), done[number]),
+                args=(bench, queue, plan, existing, LaneProgress(display, number, len(plan))),
+                kwargs={"done": done[number], "stop": stops[number]},
                 name=f"worker-{number + 1}",
                 daemon=True,
             )
@@ -200,14 +205,11 @@ class Lanes:
                 pass
         except BaseException as stop:
             queue.stop()
-            # Under the writer's lock, so that the stop never lands between a row's write and its record in the
-            # bench's rows: a worker holding the lock gets it after, one waiting for it before its write.
-            with self.benches[0].writer.lock:
-                for thread, event in zip(threads, done, strict=True):
-                    if not event.is_set():
-                        interrupt(thread, type(stop))
+            for asked in stops:
+                asked.ask(type(stop))
+            deadline = time.monotonic() + STOP_WAIT_S
             for event in done:
-                event.wait(STOP_WAIT_S)
+                event.wait(max(0.0, deadline - time.monotonic()))
             raise
         if self.failures:
             raise self.failures[0]
@@ -219,10 +221,13 @@ class Lanes:
         plan: list[PlannedRun],
         existing: list[Row],
         progress: LaneProgress,
+        *,
         done: threading.Event,
+        stop: Stop,
     ) -> None:
         try:
-            bench.run_lane(queue, self.servers(bench, plan), existing, progress)
+            with stoppable(stop):
+                bench.run_lane(queue, self.servers(bench, plan), existing, progress)
         except BaseException as e:  # noqa: BLE001 - handed to the coordinator, which raises it
             if not isinstance(e, KeyboardInterrupt):
                 log.error("worker %s stopped: %s", bench.worker_label, e)
@@ -238,18 +243,12 @@ class Lanes:
             instance.close()
 
 
-def interrupt(thread: threading.Thread, kind: type[BaseException]) -> None:
-    """Raise `kind` (KeyboardInterrupt, Terminated) in `thread`, as Ctrl-C raises it in the main thread: the run
-    it holds is cut short the same way (its agent killed, its folder marked, its servers stopped)."""
-    if thread.ident is not None and not FINISHING.hold(thread.ident, kind):  # held: raised once its row is written
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(kind))
-
-
-def stop_through_interrupt(servers: Servers) -> None:
-    """Stop a worker's servers even when the coordinator's Ctrl-C (interrupt, above: once per worker, raised wherever
-    the worker is) lands inside the stop, which it would cut short, leaving them running: the stop is begun again."""
-    try:
-        servers.stop()
-    except KeyboardInterrupt:  # Terminated too
-        servers.stop()
-        raise
+def stop_servers(servers: Servers) -> None:
+    """Stop a pair's servers to the end: a stop asked of its worker meanwhile is not checked in there (bench.stopping),
+    and a Ctrl-C that lands inside the stop (in the main thread, where a bench of one pair runs) begins it again."""
+    with unchecked():
+        try:
+            servers.stop()
+        except KeyboardInterrupt:  # Terminated too
+            servers.stop()
+            raise

@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench import ROOT
+from bench import ROOT, stopping
 from bench.config import BenchConfig
 from bench.containers.engine import docker_client
 from bench.containers.names import BenchNames
@@ -91,7 +91,7 @@ class ComposeServers:
     def _compose(self, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[str]:
         profile = [] if self.gpu else ["--profile", "cpu"]
         cmd = [*self.cli.argv, "-p", self.project, "-f", str(COMPOSE_FILE), *profile, *args]
-        result = subprocess.run(cmd, env=self.env or None, capture_output=True, text=True, timeout=timeout)
+        result = stopping.run(cmd, env=self.env or None, timeout_s=timeout)  # a worker's stop is seen (bench.stopping)
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             with open(self.log_dir / "compose.log", "a") as log:

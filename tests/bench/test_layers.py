@@ -23,6 +23,7 @@ LAYERS = [
         "errors",
         "logs",
         "processes",
+        "stopping",
         "yaml_file",
         "atomic_file",
         "ownership",

@@ -11,6 +11,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -19,17 +20,21 @@ from small_task import SETTINGS
 
 from bench import ROOT
 from bench.config import BenchConfig
-from bench.errors import PrerequisiteError, ResultsError
+from bench.errors import PrerequisiteError, ResultsError, Terminated
 from bench.fixtures.fixture import load_fixture
 from bench.llama.gpu_pin import watched_uuids
 from bench.results.append import read_rows
 from bench.results.schema import run_key
 from bench.run.display import Display
+from bench.run.finishing import on_sigterm
 from bench.run.outputs import INTERRUPTED_SUFFIX
 from bench.run.plan import PlannedRun, RunInputs, plan_runs
 from bench.run.runner import Bench
 from bench.run.workers import RowWriter, RunQueue, worker_configs
+from bench.sandbox.local import LocalSandboxes
+from bench.servers.base import Endpoints
 from bench.testing.fake_pynvml import GIB, FakeDevice, FakeNvml, State
+from bench.testing.fake_replies import hang
 from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
 
 CARDS = [FakeDevice(f"GPU-0000000{i}-aaaa-bbbb-cccc-dddddddddddd", [State(used=GIB)]) for i in range(3)]
@@ -141,38 +146,27 @@ def test_two_workers_run_the_plan_once_and_a_killed_server_costs_its_run_only(tm
     assert all(factory.fake_servers.flint is None for factory in bench.factories)  # type: ignore[attr-defined]
 
 
-# Ctrl-C lands wherever the main thread is: inside shutil's copy of a work copy, the file it was writing is closed by
-# the garbage collector, whose ResourceWarning would fail the test (seen in CI). It says nothing of the rows kept.
-@pytest.mark.filterwarnings("ignore::ResourceWarning")
 @pytest.mark.processes
-def test_ctrl_c_stops_every_worker_and_keeps_every_row(tmp_path: Path) -> None:
-    # The small task's runs: the stop lands between a run's steps, in a worker's clean-up too (stopping its servers
-    # was cut short there 1 time in 20 beside a busy core, before bench.run.workers.stop_through_interrupt).
+@pytest.mark.parametrize(
+    ("signum", "handler", "raised"),
+    [(signal.SIGINT, signal.default_int_handler, KeyboardInterrupt), (signal.SIGTERM, on_sigterm, Terminated)],
+    ids=["SIGINT", "SIGTERM"],
+)
+def test_ctrl_c_stops_every_worker_and_keeps_every_row(
+    tmp_path: Path, signum: int, handler: Callable[..., None], raised: type[BaseException]
+) -> None:
+    # The small task's runs: the stop is asked while a worker runs, grades, writes a row or starts its servers;
+    # it stops at its next check (bench.stopping), and its clean-up (stopping its servers) is never cut short.
     bench, _ = two_workers(tmp_path, [[], []], reps=4)
-    stop = threading.Event()
 
-    def ctrl_c_after_the_first_row() -> None:  # not after a fixed time: on an idle machine all 8 runs end in 4 s
-        while not stop.wait(0.05):
-            try:
-                written = read_rows(tmp_path / "r.csv")
-            except ResultsError:  # its header is being written
-                continue
-            if written:  # a real SIGINT: interrupt_main() alone does not wake a main thread blocked in a wait
-                os.kill(os.getpid(), signal.SIGINT)
-                return
+    def first_row_written() -> bool:  # not after a fixed time: on an idle machine all 8 runs end in 4 s
+        try:
+            return bool(read_rows(tmp_path / "r.csv"))
+        except ResultsError:  # its header is being written
+            return False
 
-    # A shell that starts CI in the background leaves SIGINT ignored in its children: Ctrl-C as a terminal has it.
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    watcher = threading.Thread(target=ctrl_c_after_the_first_row, daemon=True)
-    watcher.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            bench.run()
-    finally:
-        stop.set()
-        watcher.join()
-        signal.signal(signal.SIGINT, previous)
-        gc.collect()  # a file the interrupt left open is closed now, under this test's filter, not in a later test
+    stopped, _ = bench_until(bench, first_row_written, signum, handler)
+    assert type(stopped) is raised, stopped
     rows = read_rows(tmp_path / "r.csv")
     assert len(rows) < 8 and rows == bench.rows  # what was written is kept, nothing after the stop
     cut = [p for p in (tmp_path / "runs").iterdir() if p.name.endswith(INTERRUPTED_SUFFIX)]
@@ -181,6 +175,84 @@ def test_ctrl_c_stops_every_worker_and_keeps_every_row(tmp_path: Path) -> None:
     ran = {p.name for p in (tmp_path / "runs").iterdir() if p not in cut and p.name != "servers"}
     assert ran == {row["run_id"] for row in rows}  # every run has its row, or its folder says it was cut short
     assert all(factory.fake_servers.flint is None for factory in bench.factories)  # type: ignore[attr-defined]
+
+
+class HungServers(FakeServers):
+    """A pair whose Flint never answers a chat request (until it is stopped): the agent waits for its first answer."""
+
+    def start(self, ctx: int) -> Endpoints:
+        endpoints = super().start(ctx)
+        assert self.flint is not None
+        self.flint.default = hang()
+        return endpoints
+
+
+@pytest.mark.processes
+def test_ctrl_c_while_each_workers_agent_runs_cuts_both_runs_short_at_once(tmp_path: Path) -> None:
+    settings = {**SETTINGS, "use_jeff": False, "presets": ["part3"], "ctx": [4096], "reps": 2, "workers": 2}
+    settings |= {"out": str(tmp_path / "r.csv"), "sandbox": "local", "agent_retries": 0}  # the real agent, here
+    config = BenchConfig(**settings)  # type: ignore[arg-type]
+    factories = []
+    for worker in worker_configs(config):
+        servers = HungServers()
+        factories.append(FakeFactory(worker, servers, LocalSandboxes(worker)))  # type: ignore[arg-type]
+    bench = Bench(config, factories=factories)
+    flints = [factory.fake_servers for factory in factories]
+
+    def both_agents_wait() -> bool:  # each agent, a process of its own, has asked its Flint
+        return all(servers.flint is not None and servers.flint.requests for servers in flints)
+
+    stopped, seconds = bench_until(bench, both_agents_wait, signal.SIGINT, signal.default_int_handler)
+    assert type(stopped) is KeyboardInterrupt, stopped
+    assert seconds < 10  # each worker saw the stop in its wait for the agent, not after run_timeout_s
+    assert not (tmp_path / "r.csv").exists() or read_rows(tmp_path / "r.csv") == []
+    cut = [p for p in (tmp_path / "runs").iterdir() if p.name.endswith(INTERRUPTED_SUFFIX)]
+    assert len(cut) == 2  # both runs cut short, their folders marked
+    assert all(servers.flint is None for servers in flints)
+    assert not agents_left()  # each agent's process group killed
+
+
+def agents_left() -> list[str]:
+    """The agent processes this test process started that still run."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            stat, argv = (proc / "stat").read_text(), (proc / "cmdline").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        if int(stat[stat.rfind(")") + 2 :].split()[1]) == os.getpid() and "\x00-m\x00agent\x00" in argv:
+            found.append(argv)
+    return found
+
+
+def bench_until(
+    bench: Bench, ready: Callable[[], bool], signum: int, handler: Callable[..., None]
+) -> tuple[BaseException | None, float]:
+    """Run `bench` until `ready()`, then send this process `signum` (with `handler` installed, as `bench run` has
+    it): what bench.run() raised (None: it ended), and the seconds from the signal until then."""
+    stop, sent = threading.Event(), []
+
+    def signal_when_ready() -> None:
+        while not stop.wait(0.05):
+            if ready():  # a real signal: interrupt_main() alone does not wake a main thread blocked in a wait
+                sent.append(time.monotonic())
+                os.kill(os.getpid(), signum)
+                return
+
+    # A shell that starts CI in the background leaves SIGINT ignored in its children: Ctrl-C as a terminal has it.
+    previous = signal.signal(signum, handler)
+    watcher = threading.Thread(target=signal_when_ready, daemon=True)
+    watcher.start()
+    try:
+        bench.run()
+        return None, 0.0
+    except BaseException as e:  # noqa: BLE001 - the stop, or what broke: the test says which it expects
+        return e, time.monotonic() - sent[0] if sent else -1.0
+    finally:
+        stop.set()
+        watcher.join()
+        signal.signal(signum, previous)
+        gc.collect()  # anything the stop left open is closed now, failing this test, not a later one
 
 
 def test_perf_scale_serves_each_request_in_its_fixed_time() -> None:

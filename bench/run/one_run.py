@@ -1,0 +1,106 @@
+"""One planned run measured into the record its row is written from: its folder, the agent observed, the trace's
+numbers, the servers' verdict, the sandbox's limits, and the grade. A failure outside the agent is the run's
+infra_error; a full disk, Ctrl-C or SIGTERM ends it with no row and its folder marked cut short."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.errors import BenchError
+from bench.llama.gpu_pin import watched_uuids
+from bench.measure.time_split import ServerSpeeds
+from bench.measure.trace_numbers import check_reprocessed, trace_numbers
+from bench.results.disk import DiskError, disk_error, is_disk_error
+from bench.run.choices import Factory
+from bench.run.extras import flint_server, split_reprocessing
+from bench.run.infra import infra_problems
+from bench.run.observe import observe, write_run_json
+from bench.run.outputs import mark_interrupted
+from bench.run.plan import RunInputs
+from bench.run.progress import Progress
+from bench.run.record import RunRecord
+from bench.run.server_faults import judge
+from bench.score.graders import grader_for
+from bench.score.grading import score_run_dir
+from bench.servers.base import Endpoints, Servers
+from bench.setting_types import size_bytes
+
+
+def run_one(
+    inputs: RunInputs,
+    factory: Factory,
+    servers: Servers,
+    endpoints: Endpoints,
+    *,
+    out: Path,
+    speeds: ServerSpeeds | None,
+    progress: Progress,
+) -> RunRecord:
+    """The run of `inputs` on `factory`'s sandboxes and these servers, its folder under runs/ beside `out` (the
+    results file)."""
+    record = RunRecord.start(inputs)
+    run_dir = out.parent / "runs" / record.run_id
+    try:
+        run_dir.mkdir(parents=True)
+        measure(record, factory, servers, endpoints, run_dir=run_dir, speeds=speeds, progress=progress)
+    except DiskError:
+        mark_interrupted(run_dir)
+        raise
+    except BenchError as e:  # the sandbox or the servers failed: the run says so, the bench goes on
+        record.infra_error = True
+        record.note(str(e))
+    except OSError as e:  # a full disk under the artifacts: the bench ends, its rows intact
+        mark_interrupted(run_dir)
+        if not is_disk_error(e):
+            raise
+        raise disk_error(e, out, run_dir) from None
+    except BaseException:  # Ctrl-C, SIGTERM: no row for this run, and its folder says it was cut short
+        mark_interrupted(run_dir)
+        raise
+    return record
+
+
+def measure(
+    record: RunRecord,
+    factory: Factory,
+    servers: Servers,
+    endpoints: Endpoints,
+    *,
+    run_dir: Path,
+    speeds: ServerSpeeds | None,
+    progress: Progress,
+) -> None:
+    """The agent observed in its sandbox, then what the run's row says of it, into `record`."""
+    config = factory.config
+    seen = observe(
+        record.inputs,
+        factory.sandboxes.sandbox(record.run_id),
+        servers,
+        endpoints,
+        run_dir=run_dir,
+        on_event=progress.on_event,
+        sample_interval_s=config.gpu_sample_interval_s,
+        gpu_uuids=watched_uuids(config.gpu_device, factory.server_kind.pins_a_card),
+        diff_limit=size_bytes(config.diff_limit),
+    )
+    record.events, record.wall_s, record.gpu = seen.events, seen.agent.wall_s, seen.gpu
+    record.numbers = trace_numbers(seen.events, endpoints.ctx, endpoints.jeff.n_ctx if endpoints.jeff else None)
+    record.check = check_reprocessed(record.numbers, seen.counter_before, seen.counter_after)
+    verdict = judge(seen.servers, seen.events, config.server_stall_limit_s)
+    record.server_stall_s, record.check = verdict.stall_s, verdict.reprocessed(record.check)
+    record.speeds = speeds
+    if seen.events:
+        record.attribution = split_reprocessing(run_dir, seen.events, endpoints.flint_url)
+    for problem in [*seen.problems, *record.numbers.problems, *seen.limits_reached]:
+        record.note(problem)
+    record.limits_reached, record.resource_exhausted = seen.limits_reached, seen.cut_short_by_limit
+    if seen.trace_problem:  # the trace cannot be trusted: nothing it says goes in the row
+        record.note(seen.trace_problem)
+        record.infra_error = True
+    infra_problems(record, seen.agent, verdict, servers, factory.sandboxes.healthy(), config.run_timeout_s)
+    if record.numbers.start_n_ctx not in (None, endpoints.ctx):
+        record.note(f"the agent saw a {record.numbers.start_n_ctx}-token window, not the row's {endpoints.ctx}")
+        record.infra_error = True
+    write_run_json(run_dir, record.inputs, {"run_id": record.run_id, **flint_server(endpoints, run_dir)})
+    if seen.graded:  # otherwise nothing to grade: the counts stay empty, not 0
+        record.score = score_run_dir(run_dir, grader_for(factory.sandboxes.engine))
