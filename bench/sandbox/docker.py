@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.command_user import ENV as COMMAND_USER_ENV
+from bench.agents.base import AgentCommand, Place
 from bench.config import BenchConfig
 from bench.containers.engine import SANDBOX_UID, docker_client, run_container
 from bench.containers.forwarder import Forwarder
@@ -106,17 +106,27 @@ class DockerSandbox:
         }
 
     def run_agent(
-        self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent_args: list[str]
+        self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent: AgentCommand
     ) -> AgentRun:
-        jeff = ["--jeff", self.reach.jeff_url] if self.reach.jeff_url else ["--no-jeff"]
-        flint = ["--flint", self.reach.flint_url]
-        command = ["python3", "-m", "agent", "--repo", "/repo", "--task-file", f"/repo/{task_file}"]
-        command += ["--events", "/out/events.jsonl", *flint, *jeff, *agent_args]
+        if not agent.kind.own_trace:  # its recording proxy runs on this host only so far (bench/sandbox/local.py)
+            why = "the docker sandbox runs only the article's agent so far"
+            return AgentRun(None, False, 0.0, "", infra_error=f"{why}: run {agent.kind.name} with --sandbox local")
+        place = Place(
+            python="python3",
+            repo="/repo",
+            task_file=f"/repo/{task_file}",
+            out_dir="/out",
+            flint_url=self.reach.flint_url,
+            jeff_url=self.reach.jeff_url,
+            command_user=f"{SANDBOX_UID}:{SANDBOX_UID}",  # the volume's owner
+        )
+        launch = agent.launch(place)
+        command = launch.argv
         repo = self.repo
         volumes = {str(out_dir): {"bind": "/out", "mode": "rw"}}
         for name in visible_tests:  # mounted read-only over the copy: not writable, not removable
             volumes[str(workdir / name)] = {"bind": f"/repo/{name}", "mode": "ro"}
-        environment = {"HOME": "/tmp", COMMAND_USER_ENV: f"{SANDBOX_UID}:{SANDBOX_UID}"}  # the volume's owner
+        environment = {"HOME": "/tmp", **launch.env}
         prepare_trace_folder(out_dir)
         start = time.monotonic()
         state: dict[str, Any] = {}

@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from bench import ROOT
+from bench.agents.base import AgentCommand, Place
 from bench.config import BenchConfig
 from bench.containers.names import BenchNames
 from bench.errors import SandboxError
 from bench.processes import run_to_end
 from bench.sandbox.base import AgentRun
+from bench.sandbox.record_proxy import PROXY_LOG, RecordingProxy
 from bench.servers.base import Endpoints
 
 
@@ -55,14 +57,26 @@ class LocalSandbox:
         self.timeout_s = timeout_s
 
     def run_agent(
-        self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent_args: list[str]
+        self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent: AgentCommand
     ) -> AgentRun:
         for name in visible_tests:  # the agent refuses to write them; the mode is a second line of defence
             (workdir / name).chmod(0o444)
-        jeff = ["--jeff", self.endpoints.jeff_url] if self.endpoints.jeff_url else ["--no-jeff"]
-        cmd = [sys.executable, "-m", "agent", "--repo", str(workdir), "--task-file", str(workdir / task_file)]
-        cmd += ["--events", str(out_dir / "events.jsonl"), "--flint", self.endpoints.flint_url, *jeff, *agent_args]
-        env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1")
+        if agent.kind.own_trace:
+            return self._run(workdir, out_dir, task_file, agent, self.endpoints.flint_url)
+        with RecordingProxy(self.endpoints.flint_url, out_dir / PROXY_LOG) as proxy_url:  # its log: the run's trace
+            return self._run(workdir, out_dir, task_file, agent, proxy_url)
+
+    def _run(self, workdir: Path, out_dir: Path, task_file: str, agent: AgentCommand, flint_url: str) -> AgentRun:
+        place = Place(
+            python=sys.executable,
+            repo=str(workdir),
+            task_file=str(workdir / task_file),
+            out_dir=str(out_dir),
+            flint_url=flint_url,
+            jeff_url=self.endpoints.jeff_url,
+        )
+        launch = agent.launch(place)
+        env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1", **launch.env)
         start = time.monotonic()
-        code, timed_out, output = run_to_end(cmd, cwd=workdir, env=env, timeout_s=self.timeout_s)
+        code, timed_out, output = run_to_end(launch.argv, cwd=workdir, env=env, timeout_s=self.timeout_s)
         return AgentRun(code, timed_out, time.monotonic() - start, output)
