@@ -97,9 +97,9 @@ def _json(data: bytes) -> dict[str, Any]:
 
 def _take(document: dict[str, Any], figures: dict[str, Any]) -> None:
     """The figures a JSON answer or one stream chunk holds, over those of earlier chunks (the last ones count)."""
-    for name in RECORDED:
+    for name in RECORDED:  # usage merged: a Messages stream sends input tokens first and output tokens last
         if isinstance(document.get(name), dict):
-            figures[name] = document[name]
+            figures[name] = {**figures.get(name, {}), **document[name]} if name == "usage" else document[name]
     choices = document.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict) and choices[0].get("finish_reason"):
         figures["finish_reason"] = choices[0]["finish_reason"]
