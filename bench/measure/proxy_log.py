@@ -39,7 +39,8 @@ def proxy_events(exchanges: list[dict[str, Any]], n_ctx: int, stop_reason: str) 
         step += 1
         t, status = entry.get("t", 0.0), entry.get("status")
         if isinstance(status, int) and status >= 400:
-            error = entry.get("error") if isinstance(entry.get("error"), dict) else {}
+            found = entry.get("error")
+            error: dict[str, Any] = found if isinstance(found, dict) else {}
             fields = {k: error[k] for k in ("n_prompt_tokens", "n_ctx") if k in error}
             kind = str(error.get("type") or "http_error")
             message = str(error.get("message") or "")
@@ -47,7 +48,8 @@ def proxy_events(exchanges: list[dict[str, Any]], n_ctx: int, stop_reason: str) 
             events[-1]["message"] = message
             continue
         finish = entry.get("finish_reason")
-        response = {"t": t, "event": "response", "step": step, "finish_reason": CUT.get(finish, finish)}
+        finish = CUT.get(finish, finish) if isinstance(finish, str) else None
+        response: Event = {"t": t, "event": "response", "step": step, "finish_reason": finish}
         response |= {name: entry[name] for name in ("usage", "timings") if isinstance(entry.get(name), dict)}
         response |= {"route": entry["route"], "streamed": bool(entry.get("streamed"))}
         events.append(response)
