@@ -53,7 +53,7 @@ class AgentSettings:
 @dataclass(frozen=True)
 class Install:
     """How a kind enters the sandbox image: nothing beyond it (the article's agent is in it), or pinned packages
-    installed into an image built from it (bench/containers/agent_image.py)."""
+    installed into an image built from it (not built yet: other agents run in the local sandbox, docs/agents.md)."""
 
     pip: tuple[str, ...] = ()  # "name==version"
     npm: tuple[str, ...] = ()  # "name@version"

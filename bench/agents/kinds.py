@@ -1,7 +1,7 @@
 """The agent kinds, by the name `agents:` takes (bench.yaml, `bench run --agents`).
 
-A new agent is one module that makes an AgentKind (bench/agents/base.py; bench/agents/mini_swe.py is the example of
-one installed from a package registry) and one line here.
+A new agent is one module that makes an AgentKind (bench/agents/base.py; tests/bench/agents/tiny_agent.py is a
+whole one) and one line here.
 """
 
 from __future__ import annotations
