@@ -24,6 +24,7 @@ class Place:
     flint_url: str  # the agent's model: Flint itself (article) or the recording proxy in front of it
     jeff_url: str | None
     command_user: str | None = None  # "UID:GID" the model's commands run as (the docker sandbox); None: the agent's
+    installed: str = ""  # the folder of the kind's own packages (a virtual environment), where it has any
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,13 @@ from collections.abc import Iterable
 
 from bench.agents.article import ARTICLE
 from bench.agents.base import AgentKind
+from bench.agents.install import is_installed
+from bench.agents.mini_swe import MINI_SWE
 from bench.errors import ConfigError
 
 KINDS: dict[str, AgentKind] = {
     "article": ARTICLE,
+    "mini-swe-agent": MINI_SWE,
 }
 
 
@@ -34,5 +37,6 @@ def listing(kinds: Iterable[AgentKind]) -> list[str]:
             version = kind.version()
         except Exception as e:  # noqa: BLE001 - a kind whose version cannot be read is listed, with why
             version, why = "?", why or f"its version cannot be read: {e}"
-        lines.append(f"{kind.name:<16} {version:<14} {kind.dialect:<17} {why or 'ready'}")
+        ready = "ready" if is_installed(kind) else f"ready (installs {', '.join(kind.install.pip)} on first use)"
+        lines.append(f"{kind.name:<16} {version:<14} {kind.dialect:<17} {why or ready}")
     return lines

@@ -41,11 +41,10 @@ def proxy_events(exchanges: list[dict[str, Any]], n_ctx: int, stop_reason: str) 
         if isinstance(status, int) and status >= 400:
             found = entry.get("error")
             error: dict[str, Any] = found if isinstance(found, dict) else {}
-            fields = {k: error[k] for k in ("n_prompt_tokens", "n_ctx") if k in error}
-            kind = str(error.get("type") or "http_error")
-            message = str(error.get("message") or "")
-            events.append({"t": t, "event": "http_error", "step": step, "status": status, "type": kind, **fields})
-            events[-1]["message"] = message
+            refused: Event = {"t": t, "event": "http_error", "step": step, "status": status}
+            refused |= {"type": str(error.get("type") or "http_error"), "message": str(error.get("message") or "")}
+            refused |= {k: error[k] for k in ("n_prompt_tokens", "n_ctx") if k in error}  # a context 400's sizes
+            events.append(refused)
             continue
         finish = entry.get("finish_reason")
         finish = CUT.get(finish, finish) if isinstance(finish, str) else None

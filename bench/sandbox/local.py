@@ -10,9 +10,10 @@ from typing import Any
 
 from bench import ROOT
 from bench.agents.base import AgentCommand, Place
+from bench.agents.install import ensure_installed
 from bench.config import BenchConfig
 from bench.containers.names import BenchNames
-from bench.errors import SandboxError
+from bench.errors import PrerequisiteError, SandboxError
 from bench.processes import run_to_end
 from bench.sandbox.base import AgentRun
 from bench.sandbox.record_proxy import PROXY_LOG, RecordingProxy
@@ -61,12 +62,20 @@ class LocalSandbox:
     ) -> AgentRun:
         for name in visible_tests:  # the agent refuses to write them; the mode is a second line of defence
             (workdir / name).chmod(0o444)
+        try:
+            installed = str(ensure_installed(agent.kind)) if agent.kind.install.pip else ""
+        except PrerequisiteError as e:  # this run cannot start; the bench goes on with the next
+            return AgentRun(None, False, 0.0, "", infra_error=str(e))
         if agent.kind.own_trace:
-            return self._run(workdir, out_dir, task_file, agent, self.endpoints.flint_url)
+            return self._run(
+                workdir, out_dir, task_file, agent, flint_url=self.endpoints.flint_url, installed=installed
+            )
         with RecordingProxy(self.endpoints.flint_url, out_dir / PROXY_LOG) as proxy_url:  # its log: the run's trace
-            return self._run(workdir, out_dir, task_file, agent, proxy_url)
+            return self._run(workdir, out_dir, task_file, agent, flint_url=proxy_url, installed=installed)
 
-    def _run(self, workdir: Path, out_dir: Path, task_file: str, agent: AgentCommand, flint_url: str) -> AgentRun:
+    def _run(
+        self, workdir: Path, out_dir: Path, task_file: str, agent: AgentCommand, *, flint_url: str, installed: str
+    ) -> AgentRun:
         place = Place(
             python=sys.executable,
             repo=str(workdir),
@@ -74,6 +83,7 @@ class LocalSandbox:
             out_dir=str(out_dir),
             flint_url=flint_url,
             jeff_url=self.endpoints.jeff_url,
+            installed=installed,
         )
         launch = agent.launch(place)
         env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1", **launch.env)

@@ -92,3 +92,15 @@ def test_a_new_agent_kind_runs_through_the_pipeline_and_gets_the_articles_row(
     exchanges = [json.loads(line) for line in logs[0].read_text().splitlines()]
     assert [e["route"] for e in exchanges] == ["POST /v1/chat/completions"] * 2  # /metrics refused, not passed
     assert all(e["status"] == 200 and e["timings"]["prompt_n"] > 0 for e in exchanges)
+
+
+def test_mini_swe_agent_runs_headless_at_the_proxy_with_the_runs_limits_and_offline() -> None:
+    settings = _settings(BenchConfig())
+    place = Place("python3", "/w/repo", "/w/repo/TASK.md", "/w/out", "http://127.0.0.1:5000", None, installed="/v")
+    launch = agent_kind("mini-swe-agent").launch(place, settings)
+    argv = launch.argv
+    assert argv[3:5] == ["/v/bin/mini", "/w/repo/TASK.md"] and "agent.step_limit=30" in argv
+    kwargs = json.loads(next(a for a in argv if a.startswith("model.model_kwargs="))[len("model.model_kwargs=") :])
+    assert kwargs["api_base"] == "http://127.0.0.1:5000/v1" and kwargs["max_tokens"] == 1024  # a quarter of 4096
+    assert launch.env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True" and launch.env["MSWEA_CONFIGURED"] == "true"
+    assert agent_kind("mini-swe-agent").version() == "2.4.6" and not agent_kind("mini-swe-agent").own_trace
