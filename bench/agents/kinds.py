@@ -1,6 +1,6 @@
 """The agent kinds, by the name `agents:` takes (bench.yaml, `bench run --agents`).
 
-A new agent is one module that makes an AgentKind (bench/agents/base.py; tests/bench/agents/tiny_agent.py is a
+A new agent is one module that makes an AgentKind (bench/agents/base.py; bench/testing/tiny_agent.py is a
 whole one) and one line here.
 """
 

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from tiny_agent import tiny
 
 from bench.agents.base import Place
 from bench.agents.kinds import KINDS, agent_kind, listing
@@ -19,7 +18,10 @@ from bench.run.plan import plan_runs
 from bench.run.runner import Bench
 from bench.sandbox.local import LocalSandboxes
 from bench.testing.fakes import FakeFactory, FakeServers
+from bench.testing.tiny_agent import tiny
 
+SOLUTION = load_fixture("todo_repo").solution_dir
+SOLVED = {name: (SOLUTION / name).read_text() for name in ("todo.py", "test_due.py")}
 PLACE = Place("python3", "/repo", "/repo/TASK.md", "/out", "http://flint:8080", None, command_user="10001:10001")
 
 
@@ -49,7 +51,7 @@ def test_an_unknown_agent_is_refused_naming_the_kinds() -> None:
 
 
 def test_the_matrix_runs_the_articles_presets_and_each_other_agent_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(KINDS, "tiny", tiny("/nowhere"))
+    monkeypatch.setitem(KINDS, "tiny", tiny({}))
     config = BenchConfig(agents=["article", "tiny"], presets=["part2", "part3"], ctx=[2048, 4096], reps=2)
     runs = plan_runs(config)
     assert len(runs) == 2 * (2 + 1) * 2
@@ -62,7 +64,7 @@ def test_the_matrix_runs_the_articles_presets_and_each_other_agent_once(monkeypa
 
 
 def test_bench_agents_lists_every_kind_with_version_dialect_and_status(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(KINDS, "tiny", tiny("/nowhere"))
+    monkeypatch.setitem(KINDS, "tiny", tiny({}))
     lines = listing(KINDS.values())
     assert lines[0].split()[0] == "article" and "chat-completions" in lines[0] and lines[0].endswith("ready")
     assert lines[-1].split()[:3] == ["tiny", "0.1", "chat-completions"]
@@ -72,7 +74,7 @@ def test_bench_agents_lists_every_kind_with_version_dialect_and_status(monkeypat
 def test_a_new_agent_kind_runs_through_the_pipeline_and_gets_the_articles_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(KINDS, "tiny", tiny(str(load_fixture("todo_repo").solution_dir)))
+    monkeypatch.setitem(KINDS, "tiny", tiny(SOLVED))
     config = BenchConfig(agents=["tiny"], use_jeff=False, sandbox="local", out=str(tmp_path / "r.csv"))
     servers = FakeServers()
     (row,) = Bench(config, FakeFactory(config, servers, LocalSandboxes(config))).run()
