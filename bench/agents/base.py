@@ -53,8 +53,9 @@ class AgentSettings:
 
 @dataclass(frozen=True)
 class Install:
-    """How a kind enters the sandbox image: nothing beyond it (the article's agent is in it), or pinned packages
-    installed into an image built from it (not built yet: other agents run in the local sandbox, docs/agents.md)."""
+    """How a kind enters the sandbox: nothing beyond the sandbox image (the article's agent is in it), or pinned
+    packages installed offline into an image built from it (bench/containers/agent_image.py), or, for the local
+    sandbox, into a virtual environment of its own (bench/agents/install.py)."""
 
     pip: tuple[str, ...] = ()  # "name==version"
     npm: tuple[str, ...] = ()  # "name@version"

@@ -1,7 +1,7 @@
 """Installing an agent kind's pinned packages for the local sandbox: a virtual environment of its own per kind and
 version, made once under the user's cache, with pip as this machine configures it (its index and mirrors).
 
-(Sandbox images with other agents in them are not built yet: docs/agents.md.)
+(The docker sandbox installs them into an image of their own instead: bench/containers/agent_image.py.)
 """
 
 from __future__ import annotations
