@@ -84,7 +84,7 @@ def observe(
             watched = watch.stop()
             follower.stop()
         after = prompt_counter(endpoints.flint_url)
-        if inputs.planned.agent == "article" or not (out_dir / PROXY_LOG).exists():
+        if inputs.agent_command().kind.own_trace or not (out_dir / PROXY_LOG).exists():
             events, trace_problem, trace_limit = keep_trace(out_dir, run_dir, sandbox.trace_owner)
         else:  # another agent: the recording proxy's log is its trace
             events, trace_problem, trace_limit = proxy_trace(out_dir, run_dir, inputs, agent), None, None

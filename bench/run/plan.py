@@ -42,12 +42,16 @@ class PlannedRun:
 
 
 def agent_matrix(config: BenchConfig) -> list[tuple[str, str, str, int]]:
-    """(fixture, agent, preset, ctx) in run order: the article's presets where `agents` names it, and each other
-    agent once per (fixture, ctx) of the matrix (it has no presets)."""
+    """(fixture, agent, preset, ctx) in run order: an agent with presets (the article's) in each cell of the matrix,
+    any other once per (fixture, ctx) of it."""
     triples = config.matrix()
-    cells = [(name, "article", preset, ctx) for name, preset, ctx in triples] if "article" in config.agents else []
     pairs = dict.fromkeys((name, ctx) for name, _, ctx in triples)
-    cells += [(name, agent, "", ctx) for agent in config.agents if agent != "article" for name, ctx in pairs]
+    cells: list[tuple[str, str, str, int]] = []
+    for agent in config.agents:
+        if agent_kind(agent).presets:
+            cells += [(name, agent, preset, ctx) for name, preset, ctx in triples]
+        else:
+            cells += [(name, agent, "", ctx) for name, ctx in pairs]
     return cells
 
 
