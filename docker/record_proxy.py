@@ -10,9 +10,10 @@ timeout) but none of its checks of the article's chat body. It passes
 and answers everything else with 403 without contacting the server: /slots, /metrics (which the bench cross-checks
 this log against) and the rest. Answers are relayed as they come, server-sent events included.
 
-Every exchange is one JSON line of the log (`--log FILE`): the route, the request body, the status, whether the
-answer was streamed, and the server's `usage`, `timings` and finish reason, read from the JSON answer or from the
-stream's final chunks (bench/measure/proxy_log.py turns the log into the row's figures).
+Every exchange is one JSON line of the log (`--log FILE`): when the request came (`t_sent`) and its answer ended
+(`t`, seconds since the proxy started), the route, the request body, the status, whether the answer was streamed,
+and the server's `usage`, `timings` and finish reason, read from the JSON answer or from the stream's final chunks
+(bench/measure/proxy_log.py turns the log into the row's figures).
 
     python3 record_proxy.py --log /out/proxy.jsonl [--timeout S] 8080=172.18.0.1:41234
 
@@ -139,7 +140,8 @@ class RecordingGate(Gate):
             raise Refused(413, "Content Too Large", f"request body over {BODY_LIMIT} bytes")
         body = await reader.readexactly(length)
         request = _json(body) or body.decode("utf-8", "replace")
-        self.pending[id(writer)] = {"route": f"{method} {path}", "request": request}
+        sent = round(time.monotonic() - self.started, 3)  # the answer's wait starts here, not at the agent's start
+        self.pending[id(writer)] = {"t_sent": sent, "route": f"{method} {path}", "request": request}
         kept = "".join(f"{n}: {v}\r\n" for n, v in headers if n.lower() not in HOP_BY_HOP | {"content-length"})
         head_out = f"{method} {target} HTTP/1.1\r\n{kept}Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
         return head_out.encode("latin-1") + body

@@ -1,5 +1,6 @@
 """The recording proxy's log (docker/record_proxy.py) read as an event trace, so that an agent other than the
-article's gets the same row: its requests are the trace's `response` events (usage, timings and finish reason as the
+article's gets the same row: each request is a `request` event when it came (so the agent's own time before it is
+not taken for the server's) and a `response` event when its answer ended (usage, timings and finish reason as the
 server sent them), its refused ones `http_error` events, and its end a `stop` event. bench.measure.trace_numbers and
 the /metrics cross-check then read it as they read the article's own trace.
 """
@@ -38,6 +39,8 @@ def proxy_events(exchanges: list[dict[str, Any]], n_ctx: int, stop_reason: str) 
             continue  # /props, /health, /v1/models, count_tokens: nothing computed
         step += 1
         t, status = entry.get("t", 0.0), entry.get("status")
+        if isinstance(entry.get("t_sent"), (int, float)):  # the request's wait began here (bench.measure.stall)
+            events.append({"t": entry["t_sent"], "event": "request", "step": step, "route": entry["route"]})
         if isinstance(status, int) and status >= 400:
             found = entry.get("error")
             error: dict[str, Any] = found if isinstance(found, dict) else {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from bench.measure.proxy_log import proxy_events, read_exchanges
+from bench.measure.stall import server_stall
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
 
 CHAT = "POST /v1/chat/completions"
@@ -32,3 +33,13 @@ def test_the_logs_requests_give_steps_tokens_cut_answers_and_context_400s() -> N
     assert numbers.prompt_tokens_reprocessed == 830 and numbers.max_request_tokens == 5000
     assert check_reprocessed(numbers, 100.0, 930.0).status == "ok"
     assert check_reprocessed(numbers, 100.0, 931.0).status == "mismatch"
+
+
+def test_the_agents_own_time_before_a_request_is_not_the_servers() -> None:
+    """The proxy notes when each request came: 20 s of an agent's start-up before its first request is not a stall."""
+    first = exchange(700, 0) | {"t_sent": 20.0, "t": 20.05}
+    second = exchange(90, 700) | {"t_sent": 25.0, "t": 25.05}
+    events = proxy_events([first, second], 4096, "step_limit")
+    assert [e["event"] for e in events] == ["start", "request", "response", "request", "response", "stop"]
+    assert server_stall(events).seconds == 0.0
+    assert server_stall([e for e in events if e["event"] != "request"]).flint_s > 19  # what it was without them
