@@ -86,8 +86,9 @@ def describe_difference(header: Sequence[str], columns: Sequence[str]) -> str:
 
 def check_same_inputs(path: Path, rows: list[Row], planned: dict[str, str]) -> None:
     """Refuse to add rows made with other inputs to an existing file: the models and sampling across the whole file,
-    one version of each agent (a file may hold several agents, bench/agents/), and every setting of the comparison key (step limit, keep, clear_at, fixture hash, server
-    build, ...) across the runs of the same configuration, which compare would otherwise have to split."""
+    one version of each agent (a file may hold several agents, bench/agents/), and every setting of the comparison key
+    (step limit, keep, clear_at, fixture hash, server build, ...) across the runs of the same configuration, which
+    compare would otherwise have to split."""
     for row in rows:
         for column in SHARED_INPUT_COLUMNS:
             if row.get(column, "") != planned.get(column, ""):
