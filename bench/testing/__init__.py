@@ -1,6 +1,7 @@
 """Test doubles shipped with the bench, for its own tests and for anyone extending it: a scripted llama-server,
 a fake NVML, a stand-in model hub, listeners for isolation probes, a one-node Slurm cluster, a kubelet that plays a
-pod in Docker, and fakes of the Servers and Sandbox protocols (fakes.py).
+pod in Docker, fakes of the Servers and Sandbox protocols (fakes.py), the article's agent as a sandbox test starts it
+(agents.py), and a tiny agent kind (tiny_agent.py).
 
     from bench.testing import FakeLlama, FakeNvml
 
@@ -35,6 +36,8 @@ EXPORTS = {
     "ScriptedRun": "fakes",
     "FakeFactory": "fakes",
     "given_kind": "fakes",
+    "article_run": "agents",
+    "tiny": "tiny_agent",
 }
 __all__ = sorted(EXPORTS)
 

@@ -20,6 +20,8 @@ MODULES = [
     "slurm_cluster",
     "kubelet",
     "fakes",
+    "agents",
+    "tiny_agent",
 ]
 
 
