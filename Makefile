@@ -1,6 +1,6 @@
 # Two commands do all their own set-up on a fresh machine and reuse what is already there:
-#   make bench [CTX=4096] [REPS= PRESETS= FIXTURES= MAX_STEPS= SANDBOX= SERVERS= OUT= SHARD=I/N WORKERS= GPU_DEVICES=
-#              FIXTURES_ROOT=]
+#   make bench [CTX=4096] [REPS= PRESETS= AGENTS= FIXTURES= MAX_STEPS= SANDBOX= SERVERS= OUT= SHARD=I/N WORKERS=
+#              GPU_DEVICES= FIXTURES_ROOT=]
 #              [FLINT_SERVER_ARGS="-fa on ..." JEFF_SERVER_ARGS=...: read from the environment, make exports them]
 #   make test
 # Also: make setup [GPU=cuda] | test-fast | up | down | models | gpu-check | gpu-image | gpu-rehearsal | perf |
@@ -125,8 +125,8 @@ $(VENV)/cuda.mk: .ci/cuda_toolkit.py $(VENV)/.deps $(VENV)/.cuda-arch
 # The bench's documented variables (make bench CTX=4096 ...) count only when given on make's command line: one merely
 # exported in the shell would change a bench unseen. From the environment the bench takes their prefixed names itself
 # (AGENTBENCH_CTX, ...: docs/config.md). Each recipe that passes them says where each came from (SOURCES).
-BENCH_VARIABLES := CTX REPS PRESETS FIXTURES MAX_STEPS SANDBOX SERVERS OUT CONFIG RESUME SHARD WORKERS GPU_DEVICES \
-	FIXTURES_ROOT
+BENCH_VARIABLES := CTX REPS PRESETS AGENTS FIXTURES MAX_STEPS SANDBOX SERVERS OUT CONFIG RESUME SHARD WORKERS \
+	GPU_DEVICES FIXTURES_ROOT
 given = $(if $(filter command line,$(origin $(1))),$($(1)))
 flag = $(if $(call given,$(1)),$(2) $($(1)))
 setting = $(or $(call given,$(1)),$(AGENTBENCH_$(1)))
@@ -152,8 +152,8 @@ bench: base-prerequisites setup
 	$(SAY_SOURCES)
 	$(BASE_IMAGE) $(BIN)/python -m bench run \
 		$(call flag,CTX,--ctx) $(call flag,REPS,--reps) $(call flag,PRESETS,--presets) \
-		$(call flag,FIXTURES,--fixtures) $(call flag,MAX_STEPS,--max-steps) $(call flag,SANDBOX,--sandbox) \
-		$(call flag,SERVERS,--servers) $(call flag,OUT,--out) $(call flag,CONFIG,--config) \
+		$(call flag,AGENTS,--agents) $(call flag,FIXTURES,--fixtures) $(call flag,MAX_STEPS,--max-steps) \
+		$(call flag,SANDBOX,--sandbox) $(call flag,SERVERS,--servers) $(call flag,OUT,--out) $(call flag,CONFIG,--config) \
 		$(if $(call given,RESUME),--resume) $(call flag,SHARD,--shard) \
 		$(call flag,WORKERS,--workers) $(call flag,GPU_DEVICES,--gpu-devices) $(call flag,FIXTURES_ROOT,--fixtures-root)
 

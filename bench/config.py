@@ -17,6 +17,7 @@ from bench.environment import from_environment
 from bench.errors import ConfigError
 from bench.setting_types import (
     DEFAULT_CTX,
+    AgentName,
     Ctx,
     Device,
     DockerSize,
@@ -72,6 +73,10 @@ class BenchConfig(BaseModel):
     """Agent presets (the agent's own: part2, clearing, part3, strict, ...)."""
     ctx: Annotated[list[Ctx], Field(min_length=1)] = [DEFAULT_CTX]
     """Flint's context sizes in tokens."""
+    # The agents block (bench/agents/).
+    agents: Annotated[list[AgentName], Field(min_length=1)] = ["article"]
+    """Agent kinds to run (`bench agents` lists them): `article` runs each of `presets`; any other agent runs once per
+    fixture and window (it has no presets). The matrix is fixtures x (the article's presets, other agents) x ctx."""
     groups: list[Group] = []
     """Explicit matrix blocks; when given (and no --ctx/--presets override), they replace fixtures x presets x ctx."""
     reps: Annotated[int, Field(ge=1, le=1000)] = 1

@@ -45,9 +45,9 @@ Each setting comes from the first of these that sets it, one rule for every sett
 3. `bench.yaml` (or `--config FILE`, or the file `AGENTBENCH_CONFIG` names; `experiments/` holds examples);
 4. the defaults (below).
 
-`make bench` passes its variables as flags: `CTX=`, `PRESETS=`, `FIXTURES=`, `REPS=`, `MAX_STEPS=`, `SANDBOX=`,
-`SERVERS=`, `OUT=`, `CONFIG=`, `RESUME=1`, `SHARD=`, `WORKERS=`, `GPU_DEVICES=`, `FIXTURES_ROOT=`, given on make's
-command line only (`make bench CTX=4096`). One
+`make bench` passes its variables as flags: `CTX=`, `PRESETS=`, `AGENTS=`, `FIXTURES=`, `REPS=`, `MAX_STEPS=`,
+`SANDBOX=`, `SERVERS=`, `OUT=`, `CONFIG=`, `RESUME=1`, `SHARD=`, `WORKERS=`, `GPU_DEVICES=`, `FIXTURES_ROOT=`,
+given on make's command line only (`make bench CTX=4096`). One
 merely exported in the shell (`export OUT=...`) changes nothing: make says it ignores it; export the prefixed name
 (`AGENTBENCH_OUT`) to set a setting from the environment. make prints where each value it passes came from.
 

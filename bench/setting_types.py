@@ -19,7 +19,8 @@ from pydantic import (
     WrapValidator,
 )
 
-from agent.presets import PRESETS
+from bench.agents.article import PRESETS
+from bench.agents.kinds import KINDS as AGENT_KINDS
 from bench.server_args import check_owned_flags, parse_server_args
 
 PRESET_NAMES = tuple(PRESETS)
@@ -36,6 +37,12 @@ DEFAULT_CTX = 4096  # Flint's and Jeff's window unless asked otherwise (compose.
 def _known_preset(name: str) -> str:
     if name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}: choose from {', '.join(PRESET_NAMES)}")
+    return name
+
+
+def _known_agent(name: str) -> str:
+    if name not in AGENT_KINDS:
+        raise ValueError(f"unknown agent {name!r}: choose from {', '.join(AGENT_KINDS)} (bench agents lists them)")
     return name
 
 
@@ -123,6 +130,7 @@ def _users_own(args: list[str], role: str) -> list[str]:
 
 
 Preset = Annotated[str, AfterValidator(_known_preset)]
+AgentName = Annotated[str, AfterValidator(_known_agent)]
 Ctx = Annotated[int, Field(ge=MIN_CTX, le=1 << 20), AfterValidator(_padded_ctx)]
 Names = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
 Url = Annotated[str, AfterValidator(_url)]

@@ -150,7 +150,7 @@ class Gate:
             client.write(error_response(502, "Bad Gateway", f"the model server cannot be reached: {e}"))
             return
         answered: list[bool] = []  # set once the server's answer began: a 504 can no longer be sent then
-        answer = asyncio.ensure_future(relay(request, upstream_reader, upstream, client, answered))
+        answer = asyncio.ensure_future(self.relay(request, upstream_reader, upstream, client, answered))
         gone = asyncio.ensure_future(client_reader.read(1))  # the client sends nothing more: EOF means it left
         try:
             done, _ = await asyncio.wait({answer, gone}, timeout=self.timeout_s, return_when=asyncio.FIRST_COMPLETED)
@@ -162,6 +162,10 @@ class Gate:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
             upstream.close()  # llama-server sees the connection close and drops the task
+
+    async def relay(self, *args: Any) -> None:
+        """The request on, the answer back (docker/record_proxy.py's gate keeps a copy of it too)."""
+        await relay(*args)
 
 
 async def relay(

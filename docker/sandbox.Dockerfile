@@ -17,7 +17,7 @@ RUN set -eu; \
     find / -xdev -type f -perm /6000 -exec chmod ug-s {} +
 
 COPY agent /opt/agentbench/agent
-COPY docker/forward.py docker/chat_body.py /opt/agentbench/
+COPY docker/forward.py docker/chat_body.py docker/record_proxy.py /opt/agentbench/
 ENV PYTHONPATH=/opt/agentbench PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 USER ${UID}
 WORKDIR /repo

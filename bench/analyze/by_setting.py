@@ -16,6 +16,9 @@ from bench.analyze.table import KEY_COLUMNS, GroupKey, group_rows, key_part, var
 from bench.errors import ConfigError
 from bench.results.row import ResultRow
 
+# Settings that belong to the one compared: `--by agent` compares each agent with its own (the article's preset, the
+# API each speaks), so the family holds article·part3 beside mini-swe-agent.
+OWN_SETTINGS = {"agent": ("preset", "api_dialect")}
 NOT_COMPARABLE = {"flint_serving": "forced_tools measures the harness, never the model: it is not compared with native"}
 
 
@@ -32,16 +35,18 @@ def check_setting(setting: str) -> int:
 def families(tables: Sequence[Sequence[ResultRow]], labels: Sequence[str], setting: str) -> list[Group]:
     """One group per family: its sides' rows, and their labels (`part3`, or `a.csv · part3` across files)."""
     index = check_setting(setting)
+    own = {index, *(KEY_COLUMNS.index(c) for c in OWN_SETTINGS.get(setting, ()) if c in KEY_COLUMNS)}
     found: dict[GroupKey, list[tuple[str, str, GroupKey, list[ResultRow]]]] = {}
     for label, table in zip(labels, tables, strict=True):
         for key, rows in group_rows(table).items():
-            rest = (*key[:index], *key[index + 1 :])
+            rest = tuple(part for i, part in enumerate(key) if i not in own)
             found.setdefault(rest, []).append((label, key[index], key, rows))
     groups = []
     for sides in found.values():
         several_files = len({label for label, _, _, _ in sides}) > 1
         names = [
-            f"{label} · {_value(key, index)}" if several_files else _value(key, index) for label, _, key, _ in sides
+            f"{label} · {_value(key, own, index)}" if several_files else _value(key, own, index)
+            for label, _, key, _ in sides
         ]
         group = Group(sides[0][2], [rows for _, _, _, rows in sides], split=True, labels=names)
         group.note = "" if len(sides) > 1 else f"Only one {setting} ({names[0]}): nothing to compare it with."
@@ -53,5 +58,8 @@ def families(tables: Sequence[Sequence[ResultRow]], labels: Sequence[str], setti
     return groups
 
 
-def _value(key: GroupKey, index: int) -> str:
-    return key_part(key, index) if key[index] else f"no {KEY_COLUMNS[index]}"
+def _value(key: GroupKey, own: set[int], index: int) -> str:
+    """The side's name: its value of the setting, then its own settings that it has (`article·part3`)."""
+    name = key_part(key, index) if key[index] else f"no {KEY_COLUMNS[index]}"
+    extra = [key_part(key, i) for i in sorted(own - {index}) if key[i] and KEY_COLUMNS[i] == "preset"]
+    return "·".join([name, *extra])

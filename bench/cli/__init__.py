@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Sequence
 
 from bench.cli import (
+    agents,
     compare,
     fixtures,
     gpu,
@@ -43,7 +44,7 @@ __all__ = ["EXIT_BUG", "EXIT_ERROR", "EXIT_FAILED", "EXIT_OK", "build_parser", "
 log = logging.getLogger(__name__)
 # In the order `--help` lists them.
 COMMANDS = [run, merge, updown, models, gpu, compare, history, report, replay, migrate, fixtures, score, view]
-COMMANDS += [predictions, submit]
+COMMANDS += [predictions, submit, agents]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -50,6 +50,7 @@ def run_flags(one: argparse.ArgumentParser) -> None:
     config_flag(one)
     ctx_flag(one, "context sizes, e.g. 4096,8192")
     one.add_argument("--presets", type=csv_list, help="agent presets, e.g. part2,part3")
+    one.add_argument("--agents", type=csv_list, help="agent kinds, e.g. article,mini-swe-agent (bench agents)")
     one.add_argument("--fixtures", type=csv_list, help="fixture names, e.g. todo_repo")
     root_flag(one)
     one.add_argument("--reps", type=int, help="runs per (fixture, preset, ctx)")

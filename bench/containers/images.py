@@ -17,8 +17,13 @@ from bench.containers.engine import SANDBOX_UID
 from bench.errors import PrerequisiteError
 
 SANDBOX_DOCKERFILE = ROOT / "docker" / "sandbox.Dockerfile"
-# The forwarder (bench/containers/forwarder.py runs it in the sandbox image): the script and the body checks it imports.
-FORWARDER_FILES = (ROOT / "docker" / "forward.py", ROOT / "docker" / "chat_body.py")
+# The forwarder (bench/containers/forwarder.py runs it in the sandbox image): the script and the body checks it imports;
+# the recording proxy that imports both (bench/containers/recorder.py).
+FORWARDER_FILES = (
+    ROOT / "docker" / "forward.py",
+    ROOT / "docker" / "chat_body.py",
+    ROOT / "docker" / "record_proxy.py",
+)
 SANDBOX_REPO = "agentbench/sandbox"
 DEFAULT_SANDBOX_BASE = "python:3.11-slim-bookworm"
 DEFAULT_LLAMA_BASE = "debian:bookworm-slim"  # docker/llama-cpu.Dockerfile's (bench/llama/cpu_image.py)

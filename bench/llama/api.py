@@ -14,8 +14,8 @@ from pathlib import Path
 
 import httpx
 
-from agent.server import Props, SetupError, props_from
 from bench import stopping
+from bench.agents.article import Props, SetupError, props_from
 from bench.errors import PrerequisiteError, ServerStartError
 
 PROMPT_TOKENS_COUNTER = "llamacpp:prompt_tokens_total"

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agent.requests import common_prefix
+from bench.agents.article import common_prefix
 from bench.errors import BenchError
 from bench.measure.request_log import Body, RequestBodies
 from bench.measure.trace import Event, int_field

@@ -17,8 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent.prompts import TOOL_SPECS
-from agent.requests import RequestLog
+from bench.agents.article import TOOL_SPECS, RequestLog
 from bench.analyze.table import markdown_table
 from bench.llama.binaries import find_llama_server, find_small_model
 from bench.llama.server_command import RECORD_KEY

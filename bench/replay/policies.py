@@ -17,8 +17,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from agent.clearing import RequestEstimate, clear_old
-from agent.presets import PRESETS
+from bench.agents.article import PRESETS, RequestEstimate, clear_old
 from bench.errors import ConfigError
 
 Message = dict[str, Any]

@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.clearing import RequestEstimate
-from agent.requests import common_prefix
+from bench.agents.article import RequestEstimate, common_prefix
 from bench.errors import ResultsError
 from bench.measure.reprocessing import Tokenizer
 from bench.measure.request_log import load_request_log

@@ -91,13 +91,17 @@ def describe_difference(header: Sequence[str], columns: Sequence[str]) -> str:
 
 
 def check_same_inputs(path: Path, rows: list[Row], planned: dict[str, str]) -> None:
-    """Refuse to add rows made with other inputs to an existing file: the agent version, models and sampling across
-    the whole file, and every setting of the comparison key (step limit, keep, clear_at, fixture hash, server
-    build, ...) across the runs of the same configuration, which compare would otherwise have to split."""
+    """Refuse to add rows made with other inputs to an existing file: the models and sampling across the whole file,
+    one version of each agent (a file may hold several agents, bench/agents/), and every setting of the comparison key
+    (step limit, keep, clear_at, fixture hash, server build, ...) across the runs of the same configuration, which
+    compare would otherwise have to split."""
     for row in rows:
         for column in SHARED_INPUT_COLUMNS:
             if row.get(column, "") != planned.get(column, ""):
                 raise _different(path=path, column=column, row=row, planned=planned, which="runs")
+        agent = row.get("agent") or "article"  # files from before the agent column hold the article's runs
+        if agent == (planned.get("agent") or "article") and row.get("agent_version") != planned.get("agent_version"):
+            raise _different(path=path, column="agent_version", row=row, planned=planned, which=f"runs of {agent}")
         if all(row.get(column, "") == planned.get(column, "") for column in GROUP_COLUMNS):
             for column in SETUP_COLUMNS:  # a setting measured during the run (gpu_name, ...) is not planned yet;
                 planned_too = planned.get(column) or column in INPUT_COLUMNS  # an input's empty is one: no flags

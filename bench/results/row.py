@@ -30,13 +30,28 @@ class ResultRow(ServerTimeColumns):
     cell); a text column's empty value is ""."""
 
     # Provenance and detail beyond the contract.
+    # The agent (bench/agents/): which one ran, and the API it spoke to the model.
+    agent: str = col(
+        "the agent kind (bench agents): article, or another agent run through the recording proxy",
+        compare="setup",
+        resume=True,
+        before="article",
+    )
+    api_dialect: str = col(
+        "the API the agent spoke to the model: chat-completions, responses or messages",
+        compare="setup",
+        before="chat-completions",
+    )
     claimed_done: bool | None = col("the agent stopped with done")
     visible_total: int | None = col("the repository's own tests", unit="tests")
     visible_tests_modified: list[str] = col(
         "visible tests the agent changed through the shell (reported, not used for grading)",
     )
     git_dirty: bool | None = col("the repository had uncommitted changes")
-    agent_version: str = col("hash of the agent's source", resume=True, per_file=True)
+    agent_version: str = col(
+        "the agent's version: the article's, a hash of its source; another agent's, its pinned package's",
+        resume=True,
+    )
     fixture_sha: str = col("hash of the fixture's files", compare="setup", resume=True)
     flint_model_sha256: str = col(
         "sha256 of Flint's GGUF file; empty when it is not on this machine",

@@ -14,6 +14,7 @@ from typing import Any
 from bench.errors import FixtureError, ResultsError
 from bench.fixtures.workcopy import DiffTooLarge, capture_diff, make_work_copy
 from bench.llama.api import erase_slot, prompt_counter
+from bench.measure.proxy_log import proxy_events, read_exchanges
 from bench.measure.request_log import REQUESTS_FILE
 from bench.measure.sampler import GpuReading, GpuSampler
 from bench.measure.trace import TRACE_FILE, Event, EventTooLarge, load_trace
@@ -22,6 +23,7 @@ from bench.run.plan import RunInputs
 from bench.run.progress import TraceFollower
 from bench.run.server_watch import History, ServerWatch, watched_servers
 from bench.sandbox.base import AgentRun, Sandbox
+from bench.sandbox.record_proxy import PROXY_LOG
 from bench.sandbox.trace_file import TRACE_LIMIT, over_cap, read_trace_safely
 from bench.servers.base import Endpoints, Servers
 from bench.untrusted import read_untrusted
@@ -78,7 +80,10 @@ def observe(
             gpu_uuids=gpu_uuids,
         )
         after = prompt_counter(endpoints.flint_url)
-        events, trace_problem, trace_limit = keep_trace(out_dir, run_dir, sandbox.trace_owner)
+        if inputs.agent_command().kind.own_trace or not (out_dir / PROXY_LOG).exists():
+            events, trace_problem, trace_limit = keep_trace(out_dir, run_dir, sandbox.trace_owner)
+        else:  # another agent: the recording proxy's log is its trace
+            events, trace_problem, trace_limit = proxy_trace(out_dir, run_dir, inputs, agent), None, None
         problems += _keep_request_log(out_dir, run_dir, sandbox.trace_owner)
         (run_dir / "agent.log").write_text(agent.output)
         (run_dir / "server.log").write_text(servers.log_tail(50))
@@ -116,7 +121,7 @@ def run_watched(
     sampler.start()
     try:
         agent = sandbox.run_agent(
-            workdir, out_dir, str(fixture.task_file), fixture.protected_files, inputs.agent_args()
+            workdir, out_dir, str(fixture.task_file), fixture.protected_files, inputs.agent_command()
         )
         FINISHING.begin()  # the agent has ended: a stop now waits for the run's row (bench.run.finishing)
     finally:
@@ -124,6 +129,16 @@ def run_watched(
         watched = watch.stop()
         follower.stop()
     return agent, gpu, watched
+
+
+def proxy_trace(out_dir: Path, run_dir: Path, inputs: RunInputs, agent: AgentRun) -> list[Event]:
+    """The proxy's log kept in run_dir, and the trace made of it (kept as events.jsonl, for the report and viewer)."""
+    text = (out_dir / PROXY_LOG).read_text(errors="replace")
+    (run_dir / PROXY_LOG).write_text(text)
+    stop = inputs.agent_command().kind.stop_reason(agent.exit_code, agent.timed_out)
+    events = proxy_events(read_exchanges(text), inputs.planned.ctx, stop)
+    (run_dir / TRACE_FILE).write_text("".join(json.dumps(event) + "\n" for event in events))
+    return events
 
 
 def keep_trace(

@@ -10,7 +10,9 @@ import json
 import shlex
 from dataclasses import asdict, dataclass
 
-from agent.presets import PRESETS
+from bench.agents.article import PRESETS
+from bench.agents.base import AgentCommand, AgentSettings
+from bench.agents.kinds import agent_kind
 from bench.config import BenchConfig
 from bench.fixtures.fixture import Fixture, fixture_hash, fixtures_root, load_fixture, repo_root
 from bench.llama.pin import recorded_build
@@ -23,24 +25,46 @@ from bench.servers.base import Endpoints
 
 @dataclass(frozen=True)
 class PlannedRun:
-    """One cell of the matrix: a fixture, a preset and a window, repeated `rep` times."""
+    """One cell of the matrix: a fixture, an agent (the article's with a preset, or another), a window, repeated
+    `rep` times."""
 
     fixture: Fixture
     fixture_sha: str
-    preset: str
+    preset: str  # the article's preset; "" for another agent
     ctx: int
     rep: int
+    agent: str = "article"
+
+    @property
+    def label(self) -> str:
+        """The preset, or the agent that has none: what names the run (its folder, the progress line)."""
+        return self.preset or self.agent
+
+
+def agent_matrix(config: BenchConfig) -> list[tuple[str, str, str, int]]:
+    """(fixture, agent, preset, ctx) in run order: an agent with presets (the article's) in each cell of the matrix,
+    any other once per (fixture, ctx) of it."""
+    triples = config.matrix()
+    pairs = dict.fromkeys((name, ctx) for name, _, ctx in triples)
+    cells: list[tuple[str, str, str, int]] = []
+    for agent in config.agents:
+        if agent_kind(agent).presets:
+            cells += [(name, agent, preset, ctx) for name, preset, ctx in triples]
+        else:
+            cells += [(name, agent, "", ctx) for name, ctx in pairs]
+    return cells
 
 
 def plan_runs(config: BenchConfig) -> list[PlannedRun]:
     """Every run of the matrix, grouped by ctx (stable), so the servers start once per context size."""
-    names = dict.fromkeys(name for name, _, _ in config.matrix())
+    cells = agent_matrix(config)
+    names = dict.fromkeys(name for name, _, _, _ in cells)
     root = fixtures_root(config.fixtures_root)
     fixtures = {name: load_fixture(name, root) for name in names}
     shas = {name: fixture_hash(fixture) for name, fixture in fixtures.items()}
     runs = [
-        PlannedRun(fixture=fixtures[name], fixture_sha=shas[name], preset=preset, ctx=ctx, rep=rep)
-        for name, preset, ctx in config.matrix()
+        PlannedRun(fixture=fixtures[name], fixture_sha=shas[name], preset=preset, ctx=ctx, rep=rep, agent=agent)
+        for name, agent, preset, ctx in cells
         for rep in range(1, config.reps + 1)
     ]
     return sorted(runs, key=lambda run: run.ctx)
@@ -48,7 +72,18 @@ def plan_runs(config: BenchConfig) -> list[PlannedRun]:
 
 # The comparison key's columns a matrix fixes for each planned run (bench.run.merge_check); sandbox and servers
 # too, when it names them rather than leaving them to `auto`.
-MATRIX_COLUMNS = ["fixture", "preset", "ctx", "rep", "fixture_sha", "max_steps", "sampling", "keep", "clear_at"]
+MATRIX_COLUMNS = [
+    "fixture",
+    "agent",
+    "preset",
+    "ctx",
+    "rep",
+    "fixture_sha",
+    "max_steps",
+    "sampling",
+    "keep",
+    "clear_at",
+]
 
 
 @dataclass(frozen=True)
@@ -63,13 +98,15 @@ class MatrixSettings:
     @classmethod
     def of(cls, planned: PlannedRun, config: BenchConfig) -> MatrixSettings:
         steps = config.max_steps or planned.fixture.max_steps
-        clear_at = PRESETS[planned.preset].clear_threshold(config.clear_at)  # the preset's own, where it has one
+        preset = PRESETS.get(planned.preset)  # the preset's own threshold, where it has one
+        clear_at = preset.clear_threshold(config.clear_at) if preset else config.clear_at
         return cls(steps, config.keep, clear_at, json.dumps(config.sampling, sort_keys=True))
 
 
 def matrix_cells(planned: PlannedRun, config: BenchConfig) -> dict[str, str]:
     """The cells a row of `planned` holds in MATRIX_COLUMNS (and sandbox and servers when named), as written."""
     row = ResultRow(fixture=planned.fixture.name, preset=planned.preset, ctx=planned.ctx, rep=planned.rep)
+    row.agent = planned.agent
     row.fixture_sha = planned.fixture_sha
     for column, value in asdict(MatrixSettings.of(planned, config)).items():
         setattr(row, column, value)
@@ -82,9 +119,8 @@ def matrix_cells(planned: PlannedRun, config: BenchConfig) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Provenance:
-    """What does not change during a bench: the agent's and this repository's versions, read once."""
+    """What does not change during a bench: this repository's version, read once (each agent's: RunInputs)."""
 
-    agent_version: str
     git_sha: str
     git_dirty: bool
 
@@ -173,7 +209,9 @@ class RunInputs:
         row.ctx, row.rep = planned.ctx, planned.rep
         row.flint_model, row.jeff_model = self.flint_model, self.jeff_model
         row.flint_model_sha256, row.jeff_model_sha256 = self.flint_model_sha256 or "", self.jeff_model_sha256 or ""
-        row.agent_version, row.git_sha, row.git_dirty = origin.agent_version, origin.git_sha, origin.git_dirty
+        row.git_sha, row.git_dirty = origin.git_sha, origin.git_dirty
+        kind = agent_kind(planned.agent)
+        row.agent, row.agent_version, row.api_dialect = kind.name, kind.version(), kind.dialect
         row.sampling, row.max_steps, row.keep, row.clear_at = self.sampling, self.max_steps, self.keep, self.clear_at
         row.server_build, row.server_build_pin = self.server_build, self.server_build_pin
         row.server_build_from = self.server_build_from
@@ -194,27 +232,18 @@ class RunInputs:
         """The --resume key, in the form a CSV row gives it back."""
         return run_key(self.cells())
 
-    def agent_args(self) -> list[str]:
-        """The agent's command-line flags for this run (besides repo, task, servers and trace)."""
-        return [
-            "--preset",
-            self.planned.preset,
-            "--max-steps",
-            str(self.max_steps),
-            "--keep",
-            str(self.keep),
-            "--clear-at",
-            str(self.clear_at),
-            "--approve",
-            "yes",
-            "--sampling",
-            self.sampling,
-            "--retries",
-            str(self.agent_retries),
-            "--retry-delay",
-            str(self.agent_retry_delay_s),
-            "--request-timeout",
-            str(self.request_timeout_s),
-            "--jeff-timeout",
-            str(self.jeff_timeout_s),
-        ]
+    def agent_command(self) -> AgentCommand:
+        """The run's agent, its kind and the settings it is started with (bench.agents: one command line each)."""
+        settings = AgentSettings(
+            preset=self.planned.preset,
+            ctx=self.planned.ctx,
+            max_steps=self.max_steps,
+            keep=self.keep,
+            clear_at=self.clear_at,
+            sampling=self.sampling,
+            retries=self.agent_retries,
+            retry_delay_s=self.agent_retry_delay_s,
+            request_timeout_s=self.request_timeout_s,
+            jeff_timeout_s=self.jeff_timeout_s,
+        )
+        return AgentCommand(agent_kind(self.planned.agent), settings)

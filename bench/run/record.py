@@ -49,7 +49,7 @@ class RunRecord:
         """A new run of `inputs`: its id (when, what, and 4 hex digits) and start time."""
         started = datetime.now(timezone.utc)
         planned = inputs.planned
-        run_id = f"{started:%Y%m%dT%H%M%S}-{planned.fixture.name}-{planned.preset}-{planned.ctx}-r{planned.rep}"
+        run_id = f"{started:%Y%m%dT%H%M%S}-{planned.fixture.name}-{planned.label}-{planned.ctx}-r{planned.rep}"
         return cls(inputs, f"{run_id}-{uuid.uuid4().hex[:4]}", started.isoformat(timespec="seconds"))
 
     def note(self, problem: str | None) -> None:

@@ -17,7 +17,6 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent.trace import agent_version
 from bench import stopping
 from bench.config import BenchConfig
 from bench.errors import ResultsError, SandboxError, ServerPlacementError, ServerStartError
@@ -63,7 +62,7 @@ class Bench:
         self.choice = (self.factory.sandbox.kind, self.factory.servers.kind)
         # host servers of the installed package: its build, for the comparison key (bench.llama.pin.package_build)
         self.server_package = package_build() if self.factory.server_kind.package_build else ""
-        self.provenance = Provenance(agent_version(), git_sha(), git_dirty())  # read once, not per run
+        self.provenance = Provenance(git_sha(), git_dirty())  # read once, not per run
         self.writer = RowWriter(self.out)
         self.rows: list[Row] = self.writer.rows
         self.current_ctx: int | None = None  # the window this bench's servers serve now (the queue prefers it)
@@ -142,7 +141,7 @@ class Bench:
                 progress.run_skipped(index, self.out.name)
                 continue
             stopping.check()  # a stop asked of this worker while its servers started: no run begins
-            progress.run_started(index, planned.fixture.name, planned.preset, planned.ctx, planned.rep)
+            progress.run_started(index, planned.fixture.name, planned.label, planned.ctx, planned.rep)
             endpoints = self._run_planned(planned, servers, endpoints, progress)
 
     def _servers_for(

@@ -66,12 +66,13 @@ def shard_out(out: Path, shard: Shard | None) -> Path:
 
 
 def planned_id(run: PlannedRun) -> PlannedId:
-    return (run.fixture.name, run.preset, str(run.ctx), str(run.rep))
+    return (run.fixture.name, run.label, str(run.ctx), str(run.rep))  # label: the preset, or the agent
 
 
 def row_id(row: Mapping[str, str]) -> PlannedId:
     """The planned run a row measured, in the same form as planned_id."""
-    return (row.get("fixture", ""), row.get("preset", ""), row.get("ctx", ""), row.get("rep", ""))
+    label = row.get("preset", "") or row.get("agent", "")
+    return (row.get("fixture", ""), label, row.get("ctx", ""), row.get("rep", ""))
 
 
 def describe(planned: PlannedId) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from bench.agents.base import AgentCommand
 from bench.containers.names import BenchNames
 from bench.servers.base import Endpoints
 
@@ -37,8 +38,10 @@ class Sandbox(Protocol):
     trace_owner: int | None
 
     def run_agent(
-        self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent_args: list[str]
-    ) -> AgentRun: ...
+        self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent: AgentCommand
+    ) -> AgentRun:
+        """Run `agent` on the work copy: the sandbox says where things are (a Place), the kind how it starts."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent.command_user import ENV as COMMAND_USER_ENV
+from bench.agents.base import AgentCommand, Launch, Place
 from bench.config import BenchConfig
 from bench.containers.engine import SANDBOX_UID, docker_client, run_container
 from bench.containers.forwarder import Forwarder
@@ -32,9 +33,10 @@ from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
 from bench.containers.network import bridge_gateway
 from bench.containers.repo_volume import RepoVolume
-from bench.errors import SandboxError
+from bench.errors import PrerequisiteError, SandboxError
 from bench.sandbox.base import AgentRun, Engine, Reach
-from bench.sandbox.reach import reach_servers
+from bench.sandbox.docker_agents import OtherAgents, ProxyLog
+from bench.sandbox.reach import host_port, reach_servers
 from bench.servers.base import Endpoints
 from bench.setting_types import size_bytes
 
@@ -50,6 +52,7 @@ class DockerSandboxes:
         self.engine = Engine(self.kind, client, ensure_sandbox_image(client), names)
         self.forwarder = Forwarder(client, self.engine.image, names, config.sampling)  # passes the run's sampling
         self.reach: Reach | None = None
+        self.others = OtherAgents(client, self.engine.image, names)
         self.repo = RepoVolume(self.engine.client, self.engine.image, names, size_bytes(config.sandbox_repo_size))
 
     @staticmethod
@@ -61,6 +64,7 @@ class DockerSandboxes:
 
     def connect(self, endpoints: Endpoints) -> None:
         self.reach = reach_servers(self.engine, self.forwarder, endpoints)
+        self.others.flint = None if endpoints.gates else host_port(endpoints.flint_url, self.kind)
 
     def healthy(self) -> bool:
         # Reaching compose's gates needs no forwarder; otherwise it must run and answer for both servers.
@@ -69,17 +73,32 @@ class DockerSandboxes:
     def sandbox(self, run_label: str) -> DockerSandbox:
         if self.reach is None:
             raise SandboxError("the sandboxes were not connected to servers (connect() first)")
-        return DockerSandbox(
+        sandbox = DockerSandbox(
             engine=self.engine, reach=self.reach, config=self.config, run_label=run_label, repo=self.repo
         )
+        sandbox.others = self.others
+        return sandbox
 
     def close(self) -> None:
         self.forwarder.stop()
         self.repo.remove()
 
 
+@dataclass(frozen=True)
+class Start:
+    """How the agent's container starts: the article's as root with two capabilities (see above), others as the
+    repository's owner with none."""
+
+    image: str
+    user: str
+    working_dir: str
+    caps: list[str]
+
+
 class DockerSandbox:
     """One throwaway container per run, on a network that reaches only Flint and Jeff."""
+
+    others: OtherAgents | None = None  # set by the kind: other agents' images and the way to Flint for their proxy
 
     def __init__(self, engine: Engine, reach: Reach, config: BenchConfig, run_label: str, repo: RepoVolume) -> None:
         self.client = engine.client
@@ -108,17 +127,61 @@ class DockerSandbox:
         }
 
     def run_agent(
-        self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent_args: list[str]
+        self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent: AgentCommand
     ) -> AgentRun:
-        jeff = ["--jeff", self.reach.jeff_url] if self.reach.jeff_url else ["--no-jeff"]
-        flint = ["--flint", self.reach.flint_url]
-        command = ["python3", "-m", "agent", "--repo", "/repo", "--task-file", f"/repo/{task_file}"]
-        command += ["--events", "/out/events.jsonl", *flint, *jeff, *agent_args]
+        if agent.kind.own_trace:
+            how = Start(self.image, "0:0", "/opt/agentbench", ["SETUID", "SETGID"])
+            place = Place(
+                python="python3",
+                repo="/repo",
+                task_file=f"/repo/{task_file}",
+                out_dir="/out",
+                flint_url=self.reach.flint_url,
+                jeff_url=self.reach.jeff_url,
+                command_user=f"{SANDBOX_UID}:{SANDBOX_UID}",  # the volume's owner
+            )
+            return self._run(workdir, out_dir, visible_tests, launch=agent.launch(place), how=how)
+        return self._run_other(workdir, out_dir, task_file, visible_tests, agent)
+
+    def _run_other(
+        self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent: AgentCommand
+    ) -> AgentRun:
+        """Another agent: its image, the recording proxy before it, its log kept as the run's trace."""
+        kind, others = agent.kind, self.others
+        if others is None or others.flint is None:
+            why = "other agents reach servers on this host only so far (embedded or external), not compose's gates"
+            return AgentRun(None, False, 0.0, "", infra_error=why)
+        try:
+            how = Start(others.image(kind), f"{SANDBOX_UID}:{SANDBOX_UID}", "/repo", [])
+        except PrerequisiteError as e:
+            return AgentRun(None, False, 0.0, "", infra_error=str(e))
+        with ProxyLog() as log:
+            try:
+                with others.recording(log.folder) as model_url:
+                    place = Place(
+                        python="python3",
+                        repo="/repo",
+                        task_file=f"/repo/{task_file}",
+                        out_dir="/tmp",  # its own files: the sandbox's /out is root's
+                        flint_url=model_url,
+                        jeff_url=None,
+                        installed=others.home(kind),
+                    )
+                    launch = agent.launch(place)
+                    env = {**launch.env, "PYTHONPATH": place.installed} if place.installed else launch.env
+                    run = self._run(workdir, out_dir, visible_tests, launch=Launch(launch.argv, env), how=how)
+            except SandboxError as e:
+                return AgentRun(None, False, 0.0, "", infra_error=str(e))
+            log.keep(out_dir)
+        return run
+
+    def _run(self, workdir: Path, out_dir: Path, visible_tests: list[str], *, launch: Launch, how: Start) -> AgentRun:
+        command = launch.argv
         repo = self.repo
         volumes = {str(out_dir): {"bind": "/out", "mode": "rw"}}
         for name in visible_tests:  # mounted read-only over the copy: not writable, not removable
             volumes[str(workdir / name)] = {"bind": f"/repo/{name}", "mode": "ro"}
-        environment = {"HOME": "/tmp", COMMAND_USER_ENV: f"{SANDBOX_UID}:{SANDBOX_UID}"}  # the volume's owner
+        environment = {"HOME": "/tmp", **launch.env}
         prepare_trace_folder(out_dir)
         start = time.monotonic()
         state: dict[str, Any] = {}
@@ -129,15 +192,15 @@ class DockerSandbox:
                 self.client,
                 self.config.run_timeout_s,
                 state=state,
-                image=self.image,
+                image=how.image,
                 command=command,
                 volumes={**repo.mounts, **volumes},
-                user="0:0",
-                working_dir="/opt/agentbench",
+                user=how.user,
+                working_dir=how.working_dir,
                 environment=environment,
                 network=self.reach.network,
                 labels={**self.names.labels("sandbox"), "agentbench.run": self.run_label},
-                **self._limits(),
+                **{**self._limits(), "cap_add": how.caps},
             )
             wall_s = time.monotonic() - start
             lost = repo.read_back(workdir)

@@ -8,16 +8,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-import agent
+from bench.agents.article import AGENT_HOME
+from bench.agents.base import AgentCommand, Place
+from bench.agents.install import ensure_installed
 from bench.config import BenchConfig
 from bench.containers.names import BenchNames
-from bench.errors import SandboxError
+from bench.errors import PrerequisiteError, SandboxError
 from bench.processes import run_to_end
 from bench.sandbox.base import AgentRun
+from bench.sandbox.record_proxy import PROXY_LOG, RecordingProxy
 from bench.servers.base import Endpoints
-
-# Where the agent package lives (a checkout, or site-packages once installed): the agent's Python finds it there.
-AGENT_HOME = Path(agent.__file__).resolve().parent.parent
 
 
 class LocalSandboxes:
@@ -58,14 +58,35 @@ class LocalSandbox:
         self.timeout_s = timeout_s
 
     def run_agent(
-        self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent_args: list[str]
+        self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent: AgentCommand
     ) -> AgentRun:
         for name in visible_tests:  # the agent refuses to write them; the mode is a second line of defence
             (workdir / name).chmod(0o444)
-        jeff = ["--jeff", self.endpoints.jeff_url] if self.endpoints.jeff_url else ["--no-jeff"]
-        cmd = [sys.executable, "-m", "agent", "--repo", str(workdir), "--task-file", str(workdir / task_file)]
-        cmd += ["--events", str(out_dir / "events.jsonl"), "--flint", self.endpoints.flint_url, *jeff, *agent_args]
-        env = dict(os.environ, PYTHONPATH=str(AGENT_HOME), PYTHONDONTWRITEBYTECODE="1")
+        try:
+            installed = str(ensure_installed(agent.kind)) if agent.kind.install.pip else ""
+        except PrerequisiteError as e:  # this run cannot start; the bench goes on with the next
+            return AgentRun(None, False, 0.0, "", infra_error=str(e))
+        if agent.kind.own_trace:
+            return self._run(
+                workdir, out_dir, task_file, agent, flint_url=self.endpoints.flint_url, installed=installed
+            )
+        with RecordingProxy(self.endpoints.flint_url, out_dir / PROXY_LOG) as proxy_url:  # its log: the run's trace
+            return self._run(workdir, out_dir, task_file, agent, flint_url=proxy_url, installed=installed)
+
+    def _run(
+        self, workdir: Path, out_dir: Path, task_file: str, agent: AgentCommand, *, flint_url: str, installed: str
+    ) -> AgentRun:
+        place = Place(
+            python=sys.executable,
+            repo=str(workdir),
+            task_file=str(workdir / task_file),
+            out_dir=str(out_dir),
+            flint_url=flint_url,
+            jeff_url=self.endpoints.jeff_url,
+            installed=installed,
+        )
+        launch = agent.launch(place)
+        env = dict(os.environ, PYTHONPATH=str(AGENT_HOME), PYTHONDONTWRITEBYTECODE="1", **launch.env)
         start = time.monotonic()
-        code, timed_out, output = run_to_end(cmd, cwd=workdir, env=env, timeout_s=self.timeout_s)
+        code, timed_out, output = run_to_end(launch.argv, cwd=workdir, env=env, timeout_s=self.timeout_s)
         return AgentRun(code, timed_out, time.monotonic() - start, output)

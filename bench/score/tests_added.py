@@ -12,7 +12,7 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-from agent.tools import is_test_file as agent_is_test_file
+from bench.agents.article import is_test_file as agent_is_test_file
 from bench.fixtures.fixture import Fixture, fixture_files
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from agent.server import Props
+from bench.agents.article import Props
 from bench.llama.api import ServerInfo, check_ctx
 from bench.measure.roles import ContainerMatcher, PidMatcher, ProcessMatcher
 

@@ -1,6 +1,7 @@
 """Test doubles shipped with the bench, for its own tests and for anyone extending it: a scripted llama-server,
-a fake NVML, a stand-in model hub, listeners for isolation probes, and fakes of the Servers and Sandbox protocols
-(fakes.py). The doubles of engines the suite alone plays (a one-node Slurm cluster, a kubelet) are in tests/.
+a fake NVML, a stand-in model hub, listeners for isolation probes, fakes of the Servers and Sandbox protocols
+(fakes.py), the article's agent as a sandbox test starts it (agents.py), and a tiny agent kind (tiny_agent.py). The
+doubles of engines the suite alone plays (a one-node Slurm cluster, a kubelet) are in tests/.
 
     from bench.testing import FakeLlama, FakeNvml
 
@@ -29,6 +30,8 @@ EXPORTS = {
     "ScriptedRun": "fakes",
     "FakeFactory": "fakes",
     "given_kind": "fakes",
+    "article_run": "agents",
+    "tiny": "tiny_agent",
 }
 __all__ = sorted(EXPORTS)
 

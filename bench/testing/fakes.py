@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.server import Props
+from bench.agents.article import Props
+from bench.agents.base import AgentCommand
 from bench.config import BenchConfig, Choice
 from bench.errors import SandboxError, ServerStartError
 from bench.run.choices import Factory, Host
-from bench.sandbox.base import AgentRun
+from bench.sandbox.base import AgentRun, Sandboxes
 from bench.servers.base import Endpoints, Servers
 from bench.servers.choose import HostGpu
 from bench.servers.kinds import Kind
@@ -132,7 +133,7 @@ class FakeSandbox:
         self.n_ctx = n_ctx
 
     def run_agent(
-        self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent_args: list[str]
+        self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent: AgentCommand
     ) -> AgentRun:
         script = self.script
         if script.infra_error:
@@ -195,8 +196,8 @@ def given_kind(name: str, servers: Servers) -> Kind:
 class FakeFactory(Factory):
     """The runner's factory, building the fakes instead of probing this host."""
 
-    def __init__(self, config: BenchConfig, servers: FakeServers, sandboxes: FakeSandboxes) -> None:
-        fake = Choice("fake", "a test's fakes")
+    def __init__(self, config: BenchConfig, servers: FakeServers, sandboxes: Sandboxes) -> None:
+        fake = Choice("fake", "a test's fakes")  # sandboxes: FakeSandboxes, or a real kind to run a real agent
         super().__init__(
             config, fake, fake, Host(None, NO_GPU), sandboxes=sandboxes, server_kind=given_kind("fake", servers)
         )

@@ -47,6 +47,7 @@ def test_groups_build_the_article_matrix_and_cli_ctx_replaces_them(tmp_path: Pat
 WRONG = {
     "fixtures": ("todo_repo", []),
     "presets": ("part3", ["part4"]),
+    "agents": ("article", ["no-such-agent"]),
     "ctx": ("4096", [128]),
     "groups": ("part3", "[{presets: [part3], ctx: [100]}]"),
     "reps": ('"3"', 0),

@@ -31,7 +31,7 @@ LAYERS = [
         "untrusted",
         "json_documents",
     },
-    {"config", "setting_types", "server_args", "environment", "results"},
+    {"config", "setting_types", "server_args", "environment", "results", "agents"},
     {"containers", "measure"},
     {"fixtures"},
     {"llama"},
@@ -113,6 +113,14 @@ def test_the_agent_never_imports_the_bench() -> None:
     """The agent runs alone in a bare python3 container: standard library and its own modules only."""
     for path in sorted((ROOT / "agent").glob("*.py")):
         assert not [m for m in imports_of(path) if m.split(".")[0] == "bench"], path.name
+
+
+def test_only_the_article_kind_imports_the_agent() -> None:
+    """The bench meets agent/ in one place, bench/agents/article.py: every other module asks the kind."""
+    importers = sorted(
+        m for m, path in bench_modules().items() if any(t.split(".")[0] == "agent" for t in imports_of(path))
+    )
+    assert importers == ["bench.agents.article"]
 
 
 def test_analyze_reads_results_and_nothing_that_makes_them() -> None:

@@ -30,6 +30,7 @@ from bench.sandbox.trace_file import read_trace_safely
 from bench.score.graders import DockerGrader, run_pytest
 from bench.setting_types import size_bytes
 from bench.testing import fake_llama, host_targets
+from bench.testing.agents import article_run
 
 pytestmark = pytest.mark.docker
 
@@ -230,7 +231,9 @@ def test_agent_in_container_cannot_touch_visible_tests_or_see_hidden_ones(
     )
     flint.add(fake_llama.tool_call("run", {"command": attack}), fake_llama.prose("All done."))
     sandbox = sandboxes(flint_url, jeff_url)
-    run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
+    run = sandbox.run_agent(
+        workdir, out_dir, "TASK.md", ["test_todo.py"], article_run("--approve", "yes", "--max-steps", "3")
+    )
 
     assert run.infra_error is None and not run.timed_out
     assert (workdir / "test_todo.py").read_text() == original
@@ -282,7 +285,9 @@ def test_the_models_commands_cannot_write_the_trace_or_touch_the_agent(
     )
     sandbox = sandboxes(flint_url)
 
-    run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "4"])
+    run = sandbox.run_agent(
+        workdir, out_dir, "TASK.md", ["test_todo.py"], article_run("--approve", "yes", "--max-steps", "4")
+    )
 
     assert run.infra_error is None and not run.timed_out, run.output[-2000:]
     result = [m["content"] for m in flint.requests[2]["messages"] if m["role"] == "tool"][-1]
@@ -390,7 +395,9 @@ def test_the_repository_is_size_limited_and_what_fits_comes_back(
     config = BenchConfig(sandbox_repo_size="8m")
     sandbox = sandboxes(flint_url, config=config)
 
-    run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
+    run = sandbox.run_agent(
+        workdir, out_dir, "TASK.md", ["test_todo.py"], article_run("--approve", "yes", "--max-steps", "3")
+    )
 
     assert run.infra_error is None and run.changes_lost is None, run.output[-2000:]
     result = [m["content"] for m in flint.requests[1]["messages"] if m["role"] == "tool"][-1]
@@ -435,7 +442,7 @@ def test_one_repository_volume_serves_run_after_run_and_no_run_sees_what_an_earl
         workdir, out_dir = todo_work_copy(tmp_path / name)
         expected = sorted(str(p.relative_to(workdir)) for p in workdir.rglob("*"))
         flint.add(fake_llama.tool_call("run", {"command": command}), fake_llama.prose("All done."))
-        done = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes"])
+        done = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], article_run("--approve", "yes"))
         assert done.infra_error is None and done.changes_lost is None, done.output[-2000:]
         tool_result = [m["content"] for m in flint.requests[-1]["messages"] if m["role"] == "tool"][-1]
         return tool_result, sandbox.repo.name, expected
@@ -467,7 +474,9 @@ def test_a_command_killed_for_memory_is_a_limit_the_run_reached(sandboxes: Any, 
     config = BenchConfig(sandbox_memory="256m", sandbox_repo_size="64m")
     sandbox = sandboxes(flint_url, config=config)
 
-    run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
+    run = sandbox.run_agent(
+        workdir, out_dir, "TASK.md", ["test_todo.py"], article_run("--approve", "yes", "--max-steps", "3")
+    )
 
     result = [m["content"] for m in flint.requests[1]["messages"] if m["role"] == "tool"][-1]
     assert "status=137" in result, result
@@ -486,7 +495,9 @@ def test_a_sparse_file_larger_than_the_repository_is_not_brought_back(
     config = BenchConfig(sandbox_repo_size="8m")
     sandbox = sandboxes(flint_url, config=config)
 
-    run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
+    run = sandbox.run_agent(
+        workdir, out_dir, "TASK.md", ["test_todo.py"], article_run("--approve", "yes", "--max-steps", "3")
+    )
 
     assert run.infra_error is None
     assert run.changes_lost is not None and "hold more than 8388608 bytes" in run.changes_lost
@@ -563,7 +574,11 @@ def test_the_done_check_of_part3_plus_holds_for_the_command_user(
         fake_llama.prose("Done now."),
     )
     run = sandboxes(flint_url).run_agent(
-        workdir, out_dir, "TASK.md", ["test_todo.py"], ["--preset", "part3+", "--approve", "no", "--max-steps", "9"]
+        workdir,
+        out_dir,
+        "TASK.md",
+        ["test_todo.py"],
+        article_run("--approve", "no", "--max-steps", "9", preset="part3+"),
     )
     assert run.infra_error is None and not run.timed_out, run.output[-2000:]
     events = [json.loads(line) for line in (out_dir / "events.jsonl").read_text().splitlines()]

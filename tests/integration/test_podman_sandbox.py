@@ -24,6 +24,7 @@ from bench.sandbox.trace_file import read_trace_safely
 from bench.score.graders import grader_for, run_pytest
 from bench.servers.base import Endpoints
 from bench.testing import fake_llama, host_targets
+from bench.testing.agents import article_run
 
 pytestmark = pytest.mark.podman
 
@@ -84,7 +85,9 @@ def test_an_agent_run_in_a_podman_container(kind: PodmanSandboxes, served: Any, 
     flint.add(fake_llama.tool_call("run", {"command": attack}), fake_llama.prose("All done."))
     sandbox = kind.sandbox("test-run")
 
-    run = sandbox.run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], ["--approve", "yes", "--max-steps", "3"])
+    run = sandbox.run_agent(
+        workdir, out_dir, "TASK.md", ["test_todo.py"], article_run("--approve", "yes", "--max-steps", "3")
+    )
 
     assert run.infra_error is None and run.changes_lost is None and not run.timed_out, run.output[-2000:]
     result = next(m["content"] for m in flint.requests[first + 1]["messages"] if m["role"] == "tool")

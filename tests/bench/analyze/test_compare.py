@@ -400,3 +400,15 @@ def test_a_completed_gate_on_runs_that_never_completed_says_it_cannot_drop(tmp_p
     assert (
         "4 vs 4 runs: the old runs completed none, so completion cannot drop" in compare([old, new], ["completed"])[0]
     )
+
+
+def test_by_agent_compares_each_agent_with_its_own_settings_in_one_file(tmp_path: Path, capsys: Capture) -> None:
+    """The article's side keeps its preset and every agent its dialect: they differ in all three, and are one family."""
+    mini = {"agent": "mini-swe-agent", "preset": "", "api_dialect": "chat-completions"}
+    article = {"agent": "article", "preset": "part3", "api_dialect": "chat-completions"}
+    rows = [*runs("p", [100, 104, 98, 101, 99], **article), *runs("m", [70, 72, 69, 71, 73], **mini)]
+    one = write_results(tmp_path / "agents.csv", rows)
+    assert main(["compare", one, "--by", "agent"]) == 0
+    out = capsys.readouterr().out
+    assert "Configurations that differ only in agent compared with each other" in out
+    assert "|  | agent article·part3 | agent mini-swe-agent |" in out

@@ -57,6 +57,8 @@ def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -
         "flash_attn",
         "flint_server_args",
         "jeff_server_args",  # and the servers' own
+        "agent",  # which agent ran, and the API it spoke (bench/agents/)
+        "api_dialect",
     }
     assert set(schema.INPUT_COLUMNS) == {
         "fixture",
@@ -66,6 +68,7 @@ def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -
         "rep",
         "flint_model_sha256",
         "jeff_model_sha256",
+        "agent",
         "agent_version",
         "sampling",
         "max_steps",
@@ -78,7 +81,6 @@ def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -
     assert set(schema.SHARED_INPUT_COLUMNS) == {
         "flint_model_sha256",
         "jeff_model_sha256",
-        "agent_version",
         "sampling",
         "keep",
         "clear_at",

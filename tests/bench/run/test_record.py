@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.server import Props
+from bench.agents.base import Place
 from bench.config import BenchConfig
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
 from bench.results.row import ResultRow
@@ -25,6 +26,10 @@ TRACE = [
     {"t": 2, "event": "stop", "reason": "done", "steps": 1},
 ]
 
+PLACE = Place(
+    python="python3", repo="/repo", task_file="/repo/TASK.md", out_dir="/out", flint_url="http://x", jeff_url=None
+)
+
 
 def record(build: str = "b11434-abc", pin: str = "b11434", config: BenchConfig | None = None) -> RunRecord:
     config = config or BenchConfig()
@@ -32,7 +37,7 @@ def record(build: str = "b11434-abc", pin: str = "b11434", config: BenchConfig |
     endpoints = Endpoints(
         ctx=4096, flint_url="http://x", flint=Props(4096, "m.gguf", build, True), flint_model_path=None
     )
-    inputs = RunInputs.of(planned, config, endpoints, ("local", "external"), Provenance("a1", "s1", False), pin)
+    inputs = RunInputs.of(planned, config, endpoints, ("local", "external"), Provenance("s1", False), pin)
     return RunRecord(inputs, "r1", "2026-11-30T00:00:00+00:00")
 
 
@@ -88,7 +93,8 @@ def test_the_row_records_the_threshold_the_agent_used(preset: str, given: float,
     is part of, say 0.75, and the agent is started with it."""
     rec = record(config=BenchConfig(presets=[preset], clear_at=given))
     assert rec.row().cells()["clear_at"] == str(used)
-    assert rec.inputs.agent_args()[rec.inputs.agent_args().index("--clear-at") + 1] == str(used)
+    argv = rec.inputs.agent_command().launch(PLACE).argv
+    assert argv[argv.index("--clear-at") + 1] == str(used)
 
 
 def test_a_counter_reset_is_in_the_row_and_its_error() -> None:

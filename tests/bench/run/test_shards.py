@@ -70,7 +70,7 @@ def test_a_shard_is_a_function_of_the_plan_and_its_runs_have_the_single_benchs_i
 ) -> None:
     single, plan = plan_of(matrix)
     endpoints = Endpoints(4096, "http://127.0.0.1:1", Props(4096, "/m/f.gguf", "b1-x", True), None)
-    provenance = Provenance("agent-v", "sha", False)
+    provenance = Provenance("sha", False)
 
     def keys(config: BenchConfig, runs: list[PlannedRun]) -> collections.Counter[tuple[str, ...]]:
         return collections.Counter(RunInputs.of(r, config, endpoints, ("local", "x"), provenance).key() for r in runs)
@@ -137,7 +137,7 @@ def test_merging_is_idempotent_and_the_order_of_the_files_does_not_matter(
 
 @pytest.mark.parametrize(
     ("column", "value"),
-    [("agent_version", "v2"), ("sampling", '{"temperature": 1}'), ("flint_model", "g.gguf"), ("keep", "3")],
+    [("sampling", '{"temperature": 1}'), ("flint_model", "g.gguf"), ("keep", "3"), ("flint_model_sha256", "f2")],
 )
 def test_files_of_different_benches_are_refused_naming_file_and_column(tmp_path: Path, column: str, value: str) -> None:
     a = write(tmp_path / "a.csv", [row(1)])

@@ -18,6 +18,8 @@ MODULES = [
     "hub_standin",
     "host_targets",
     "fakes",
+    "agents",
+    "tiny_agent",
 ]
 
 

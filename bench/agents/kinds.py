@@ -1,0 +1,42 @@
+"""The agent kinds, by the name `agents:` takes (bench.yaml, `bench run --agents`).
+
+A new agent is one module that makes an AgentKind (bench/agents/base.py; bench/testing/tiny_agent.py is a
+whole one) and one line here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from bench.agents.article import ARTICLE
+from bench.agents.base import AgentKind
+from bench.agents.install import is_installed
+from bench.agents.mini_swe import MINI_SWE
+from bench.errors import ConfigError
+
+KINDS: dict[str, AgentKind] = {
+    "article": ARTICLE,
+    "mini-swe-agent": MINI_SWE,
+}
+
+
+def agent_kind(name: str) -> AgentKind:
+    """The kind called `name`; any other name is an error listing the known ones."""
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise ConfigError(f"agents: {name!r} is not an agent kind; the kinds are {', '.join(KINDS)}") from None
+
+
+def listing(kinds: Iterable[AgentKind]) -> list[str]:
+    """One line a kind: name, version, dialect, and `ready` or why it cannot run here."""
+    lines = []
+    for kind in kinds:
+        why = kind.unavailable()
+        try:
+            version = kind.version()
+        except Exception as e:  # noqa: BLE001 - a kind whose version cannot be read is listed, with why
+            version, why = "?", why or f"its version cannot be read: {e}"
+        ready = "ready" if is_installed(kind) else f"ready (installs {', '.join(kind.install.pip)} on first use)"
+        lines.append(f"{kind.name:<16} {version:<14} {kind.dialect:<17} {why or ready}")
+    return lines

@@ -1,0 +1,61 @@
+"""The recording proxy's log (docker/record_proxy.py) read as an event trace, so that an agent other than the
+article's gets the same row: each request is a `request` event when it came (so the agent's own time before it is
+not taken for the server's) and a `response` event when its answer ended (usage, timings and finish reason as the
+server sent them), its refused ones `http_error` events, and its end a `stop` event. bench.measure.trace_numbers and
+the /metrics cross-check then read it as they read the article's own trace.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bench.measure.trace import Event
+
+MODEL_ROUTES = ("POST /v1/chat/completions", "POST /v1/responses", "POST /v1/messages")
+# Finish reasons of the other dialects that mean what chat completions' "length" means: the answer was cut.
+CUT = {"max_tokens": "length", "incomplete": "length"}
+
+
+def read_exchanges(text: str) -> list[dict[str, Any]]:
+    """The log's lines that are JSON objects (a line the proxy was stopped in the middle of is skipped)."""
+    found = []
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            found.append(entry)
+    return found
+
+
+def proxy_events(exchanges: list[dict[str, Any]], n_ctx: int, stop_reason: str) -> list[Event]:
+    """The trace an agent would have written: start, one event per model request, stop."""
+    events: list[Event] = [{"t": 0.0, "event": "start", "n_ctx": n_ctx, "jeff": None, "source": "proxy"}]
+    step = 0
+    for entry in exchanges:
+        if entry.get("route") not in MODEL_ROUTES:
+            continue  # /props, /health, /v1/models, count_tokens: nothing computed
+        step += 1
+        t, status = entry.get("t", 0.0), entry.get("status")
+        if isinstance(entry.get("t_sent"), (int, float)):  # the request's wait began here (bench.measure.stall)
+            events.append({"t": entry["t_sent"], "event": "request", "step": step, "route": entry["route"]})
+        if isinstance(status, int) and status >= 400:
+            found = entry.get("error")
+            error: dict[str, Any] = found if isinstance(found, dict) else {}
+            refused: Event = {"t": t, "event": "http_error", "step": step, "status": status}
+            refused |= {"type": str(error.get("type") or "http_error"), "message": str(error.get("message") or "")}
+            refused |= {k: error[k] for k in ("n_prompt_tokens", "n_ctx") if k in error}  # a context 400's sizes
+            events.append(refused)
+            continue
+        finish = entry.get("finish_reason")
+        finish = CUT.get(finish, finish) if isinstance(finish, str) else None
+        response: Event = {"t": t, "event": "response", "step": step, "finish_reason": finish}
+        response |= {name: entry[name] for name in ("usage", "timings") if isinstance(entry.get(name), dict)}
+        response |= {"route": entry["route"], "streamed": bool(entry.get("streamed"))}
+        events.append(response)
+        if response["finish_reason"] == "length":  # as the article's agent notes a cut answer, taken as it came
+            events.append({"t": t, "event": "cut", "step": step, "kind": "length", "dropped": False})
+    events.append({"t": events[-1]["t"], "event": "stop", "reason": stop_reason, "steps": step})
+    return events

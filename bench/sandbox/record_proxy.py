@@ -1,0 +1,56 @@
+"""The recording proxy (docker/record_proxy.py) as a process on this host, in front of Flint for one run of an agent
+other than the article's: the agent is given its URL, and its log is that run's trace (bench/measure/proxy_log.py)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import TracebackType
+from urllib.parse import urlsplit
+
+from bench import ROOT
+from bench.errors import SandboxError
+
+PROXY_SCRIPT = ROOT / "docker" / "record_proxy.py"
+PROXY_LOG = "proxy.jsonl"  # in the run's out folder
+START_TIMEOUT_S = 30
+
+
+class RecordingProxy:
+    """`with RecordingProxy(flint_url, log) as url:` the agent's Flint while the block runs."""
+
+    def __init__(self, target_url: str, log: Path, host: str = "127.0.0.1") -> None:
+        parts = urlsplit(target_url)
+        self.target = f"{parts.hostname}:{parts.port or 80}"
+        self.log, self.host = log, host
+        self.process: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> str:
+        command = [sys.executable, str(PROXY_SCRIPT), "--log", str(self.log), f"{self.host}:0={self.target}"]
+        # Its own folder first on sys.path: it imports forward.py and chat_body.py from there.
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()  # "recording HOST:PORT -> TARGET", or why it failed
+        found = re.match(r"recording ([\d.]+):(\d+) ", line)
+        if not found:
+            self.stop()
+            raise SandboxError(f"the recording proxy did not start: {line.strip() or 'no output'}")
+        return f"http://{found.group(1)}:{found.group(2)}"
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(START_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.process is not None and self.process.stdout is not None:
+            self.process.stdout.close()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.stop()

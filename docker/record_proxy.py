@@ -1,0 +1,213 @@
+"""The recording proxy: the model API of Flint for any agent, each exchange written down.
+
+Another agent than the article's speaks its own dialect of the model API, so it gets the forwarder's bounds (request
+heads of HEAD_LIMIT and bodies of BODY_LIMIT bytes, MAX_CONNECTIONS at once, one request per connection, the answer's
+timeout) but none of its checks of the article's chat body. It passes
+
+    POST /v1/chat/completions (streamed or not)    POST /v1/responses    POST /v1/messages
+    POST /v1/messages/count_tokens                 GET /v1/models        GET /props    GET /health
+
+and answers everything else with 403 without contacting the server: /slots, /metrics (which the bench cross-checks
+this log against) and the rest. Answers are relayed as they come, server-sent events included.
+
+Every exchange is one JSON line of the log (`--log FILE`): when the request came (`t_sent`) and its answer ended
+(`t`, seconds since the proxy started), the route, the request body, the status, whether the answer was streamed,
+and the server's `usage`, `timings` and finish reason, read from the JSON answer or from the stream's final chunks
+(bench/measure/proxy_log.py turns the log into the row's figures).
+
+    python3 record_proxy.py --log /out/proxy.jsonl [--timeout S] 8080=172.18.0.1:41234
+
+Standard library only: it runs beside forward.py, whose HTTP pieces it shares, in the sandbox image or on this host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import time
+from typing import IO, Any
+
+from chat_body import Refused
+from forward import (
+    BODY_LIMIT,
+    EXCHANGE_TIMEOUT_S,
+    HEAD_LIMIT,
+    HOP_BY_HOP,
+    Connections,
+    Gate,
+    close_after,
+    error_response,
+    parse_head,
+)
+
+ROUTES = frozenset(
+    {
+        ("POST", "/v1/chat/completions"),
+        ("POST", "/v1/responses"),
+        ("POST", "/v1/messages"),
+        ("POST", "/v1/messages/count_tokens"),
+        ("GET", "/v1/models"),
+        ("GET", "/props"),
+        ("GET", "/health"),
+    }
+)
+ANSWER_LIMIT = 16 * 1024 * 1024  # bytes of an answer kept to read its figures (a 2,000-token stream is about 1 MB)
+RECORDED = ("usage", "timings")
+
+
+def dechunk(data: bytes) -> bytes:
+    """The body of a `Transfer-Encoding: chunked` answer (as far as it is complete)."""
+    body, at = b"", 0
+    while True:
+        line_end = data.find(b"\r\n", at)
+        if line_end < 0:
+            return body
+        size = int(data[at:line_end].split(b";")[0] or b"0", 16)
+        if size == 0:
+            return body
+        body += data[line_end + 2 : line_end + 2 + size]
+        at = line_end + 2 + size + 2
+
+
+def answer_figures(head: bytes, raw: bytes) -> dict[str, Any]:
+    """What the log keeps of an answer: status, streamed, and the last usage, timings and finish reason it held."""
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ")[1])
+    headers = {name.strip().lower(): value.strip() for name, _, value in (line.partition(":") for line in lines[1:])}
+    body = dechunk(raw) if "chunked" in headers.get("transfer-encoding", "").lower() else raw
+    streamed = headers.get("content-type", "").startswith("text/event-stream")
+    documents = [_json(line[5:]) for line in body.split(b"\n") if line.startswith(b"data:")] if streamed else []
+    figures: dict[str, Any] = {"status": status, "streamed": streamed}
+    for document in documents if streamed else [_json(body)]:
+        _take(document, figures)
+    if status >= 400 and not streamed:
+        error = _json(body).get("error")
+        figures["error"] = error if isinstance(error, dict) else {"message": body[:2000].decode("utf-8", "replace")}
+    return figures
+
+
+def _json(data: bytes) -> dict[str, Any]:
+    try:
+        document = json.loads(data)
+    except ValueError:
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+def _take(document: dict[str, Any], figures: dict[str, Any]) -> None:
+    """The figures a JSON answer or one stream chunk holds, over those of earlier chunks (the last ones count)."""
+    for name in RECORDED:  # usage merged: a Messages stream sends input tokens first and output tokens last
+        if isinstance(document.get(name), dict):
+            figures[name] = {**figures.get(name, {}), **document[name]} if name == "usage" else document[name]
+    choices = document.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict) and choices[0].get("finish_reason"):
+        figures["finish_reason"] = choices[0]["finish_reason"]
+    for holder in (document, document.get("delta"), document.get("message"), document.get("response")):
+        if isinstance(holder, dict) and isinstance(holder.get("stop_reason") or holder.get("status"), str):
+            figures["finish_reason"] = holder.get("stop_reason") or holder["status"]
+        if isinstance(holder, dict) and isinstance(holder.get("usage"), dict):
+            figures["usage"] = {**figures.get("usage", {}), **holder["usage"]}
+
+
+class RecordingGate(Gate):
+    """One listening port: the routes of ROUTES to its server, each exchange written to `log`."""
+
+    def __init__(self, host: str, port: int, timeout_s: float, log: IO[str]) -> None:
+        super().__init__(host, port, None, timeout_s)
+        self.log = log
+        self.started = time.monotonic()
+        self.pending: dict[int, dict[str, Any]] = {}  # each request being relayed (by its client): route and body
+
+    async def read_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except asyncio.LimitOverrunError:
+            raise Refused(431, "Request Header Fields Too Large", "request head too large") from None
+        method, target, headers = parse_head(head)
+        path = target.split("?", 1)[0]
+        if (method, path) not in ROUTES:
+            raise Refused(403, "Forbidden", f"{method} {path} is not passed to the model server")
+        names = [name.lower() for name, _ in headers]
+        if "transfer-encoding" in names:
+            raise Refused(411, "Length Required", "request bodies must have a Content-Length")
+        lengths = {value for name, value in headers if name.lower() == "content-length"}
+        if len(lengths) > 1 or not all(value.isdigit() for value in lengths):
+            raise Refused(400, "Bad Request", "conflicting or malformed Content-Length")
+        length = int(lengths.pop()) if lengths else 0
+        if length > BODY_LIMIT:
+            raise Refused(413, "Content Too Large", f"request body over {BODY_LIMIT} bytes")
+        body = await reader.readexactly(length)
+        request = _json(body) or body.decode("utf-8", "replace")
+        sent = round(time.monotonic() - self.started, 3)  # the answer's wait starts here, not at the agent's start
+        self.pending[id(writer)] = {"t_sent": sent, "route": f"{method} {path}", "request": request}
+        kept = "".join(f"{n}: {v}\r\n" for n, v in headers if n.lower() not in HOP_BY_HOP | {"content-length"})
+        head_out = f"{method} {target} HTTP/1.1\r\n{kept}Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        return head_out.encode("latin-1") + body
+
+    def record(self, request: dict[str, Any], head: bytes, raw: bytes, complete: bool) -> None:
+        entry = {"t": round(time.monotonic() - self.started, 3), **request, **answer_figures(head, raw)}
+        if not complete:
+            entry["answer_cut"] = "the answer did not end (client gone, timeout, or over the proxy's limit)"
+        self.log.write(json.dumps(entry) + "\n")
+        self.log.flush()
+
+    async def relay(  # type: ignore[override]
+        self,
+        request: bytes,
+        upstream_reader: asyncio.StreamReader,
+        upstream: asyncio.StreamWriter,
+        client: asyncio.StreamWriter,
+        answered: list[bool],
+    ) -> None:
+        """forward.relay, keeping a copy of the answer (up to ANSWER_LIMIT) to record once it ends."""
+        recorded = self.pending.pop(id(client), {})
+        upstream.write(request)
+        await upstream.drain()
+        try:
+            head = await upstream_reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            client.write(error_response(502, "Bad Gateway", "the model server sent no HTTP response"))
+            return
+        answered.append(True)
+        client.write(close_after(head))
+        kept, complete = b"", False
+        try:
+            while data := await upstream_reader.read(65536):
+                client.write(data)
+                kept += data[: max(0, ANSWER_LIMIT - len(kept))]
+                await client.drain()
+            complete = len(kept) < ANSWER_LIMIT
+        finally:
+            self.record(recorded, head, kept, complete)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Pass an agent's model requests to llama-server, each one logged.")
+    parser.add_argument("rule", metavar="[LISTEN_HOST:]PORT=TARGET_HOST:PORT")
+    parser.add_argument("--log", required=True, help="the exchanges, one JSON line each")
+    parser.add_argument("--timeout", type=float, default=EXCHANGE_TIMEOUT_S, help="seconds for one answer")
+    return parser.parse_args(argv)
+
+
+async def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    stopped = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopped.set)
+    listen, target = args.rule.split("=", 1)
+    listen_host, _, listen_port = listen.rpartition(":")
+    host, port = target.rsplit(":", 1)
+    with open(args.log, "a", encoding="utf-8") as log:
+        gate = RecordingGate(host, int(port), args.timeout, log)
+        server = await asyncio.start_server(
+            Connections().handler(gate), listen_host or "127.0.0.1", int(listen_port), limit=HEAD_LIMIT
+        )
+        bound = server.sockets[0].getsockname()
+        print(f"recording {bound[0]}:{bound[1]} -> {host}:{port}", flush=True)
+        await stopped.wait()
+        server.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,45 @@
+"""The recording proxy's log read as a trace: the same figures as the article's own trace gives."""
+
+from __future__ import annotations
+
+import json
+
+from bench.measure.proxy_log import proxy_events, read_exchanges
+from bench.measure.stall import server_stall
+from bench.measure.trace_numbers import check_reprocessed, trace_numbers
+
+CHAT = "POST /v1/chat/completions"
+
+
+def exchange(prompt_n: int, cache_n: int, finish: str = "stop", **extra: object) -> dict[str, object]:
+    timings = {"prompt_n": prompt_n, "cache_n": cache_n, "prompt_ms": 10.0, "predicted_n": 5, "predicted_ms": 20.0}
+    usage = {"prompt_tokens": prompt_n + cache_n, "completion_tokens": 5, "total_tokens": prompt_n + cache_n + 5}
+    return {"t": 1.0, "route": CHAT, "status": 200, "usage": usage, "timings": timings, "finish_reason": finish} | extra
+
+
+def test_the_logs_requests_give_steps_tokens_cut_answers_and_context_400s() -> None:
+    refused = {"route": CHAT, "status": 400, "error": {"type": "exceed_context_size_error", "n_prompt_tokens": 5000}}
+    lines = [
+        {"route": "GET /props", "status": 200},
+        exchange(700, 0),
+        exchange(90, 700, finish="length", streamed=True),
+        refused,
+        exchange(40, 790, finish="max_tokens"),  # the Messages dialect's cut
+    ]
+    text = "".join(json.dumps(line) + "\n" for line in lines) + '{"t": 9, "route": "POST /v1/chat/comp'  # cut short
+    events = proxy_events(read_exchanges(text), 4096, "done")
+    numbers = trace_numbers(events)
+    assert (numbers.steps, numbers.stop_reason, numbers.cut_answers, numbers.context_400s) == (3, "done", 2, 1)
+    assert numbers.prompt_tokens_reprocessed == 830 and numbers.max_request_tokens == 5000
+    assert check_reprocessed(numbers, 100.0, 930.0).status == "ok"
+    assert check_reprocessed(numbers, 100.0, 931.0).status == "mismatch"
+
+
+def test_the_agents_own_time_before_a_request_is_not_the_servers() -> None:
+    """The proxy notes when each request came: 20 s of an agent's start-up before its first request is not a stall."""
+    first = exchange(700, 0) | {"t_sent": 20.0, "t": 20.05}
+    second = exchange(90, 700) | {"t_sent": 25.0, "t": 25.05}
+    events = proxy_events([first, second], 4096, "step_limit")
+    assert [e["event"] for e in events] == ["start", "request", "response", "request", "response", "stop"]
+    assert server_stall(events).seconds == 0.0
+    assert server_stall([e for e in events if e["event"] != "request"]).flint_s > 19  # what it was without them

@@ -1,0 +1,71 @@
+"""The recording proxy (docker/record_proxy.py) in front of the fake llama-server: the routes it passes and refuses,
+what it writes down, and how it reads usage and timings from a JSON answer and from a stream's final chunks (the
+real server, streamed and not: tests/integration/test_record_proxy_real.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bench import ROOT
+from bench.sandbox.record_proxy import RecordingProxy
+from bench.testing.fake_llama import FakeLlama
+
+sys.path.insert(0, str(ROOT / "docker"))  # the proxy's folder, as when it runs: it imports forward.py from there
+from record_proxy import answer_figures, dechunk  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("child_processes")
+
+TIMINGS = {"prompt_n": 12, "cache_n": 3, "prompt_ms": 5.0, "predicted_n": 4, "predicted_ms": 9.0}
+USAGE = {"prompt_tokens": 15, "completion_tokens": 4, "total_tokens": 19}
+
+
+def chunked(body: bytes, size: int = 7) -> bytes:
+    pieces = [body[i : i + size] for i in range(0, len(body), size)]
+    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in pieces) + b"0\r\n\r\n"
+
+
+def test_a_streams_usage_and_timings_are_read_from_its_final_chunks() -> None:
+    chunks = [
+        {"choices": [{"delta": {"content": "Hi"}, "finish_reason": None}]},
+        {"choices": [{"delta": {}, "finish_reason": "length"}]},
+        {"choices": [], "usage": USAGE, "timings": TIMINGS},
+    ]
+    body = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    assert dechunk(chunked(body)) == body
+    figures = answer_figures(head, chunked(body))
+    assert figures == {"status": 200, "streamed": True, "usage": USAGE, "timings": TIMINGS, "finish_reason": "length"}
+
+
+def test_a_messages_streams_usage_adds_up_over_its_events() -> None:
+    events = [
+        {"type": "message_start", "message": {"usage": {"input_tokens": 30, "output_tokens": 1}}},
+        {"type": "message_delta", "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 8}},
+    ]
+    body = b"".join(b"event: x\ndata: " + json.dumps(e).encode() + b"\n\n" for e in events)
+    figures = answer_figures(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n", body)
+    assert figures["usage"] == {"input_tokens": 30, "output_tokens": 8} and figures["finish_reason"] == "max_tokens"
+
+
+def test_the_proxy_passes_the_model_api_refuses_the_rest_and_logs_each_exchange(tmp_path: Path) -> None:
+    log = tmp_path / "proxy.jsonl"
+    with FakeLlama() as flint, RecordingProxy(flint.url, log) as url:
+        for path in ("/slots", "/metrics", "/v1/completions"):
+            assert httpx.get(url + path).status_code == 403, path
+        assert httpx.post(url + "/slots/0?action=save", json={"filename": "x"}).status_code == 403
+        assert httpx.get(url + "/health").status_code == 200
+        answer = httpx.post(url + "/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]})
+        assert answer.status_code == 200 and answer.json()["timings"]["prompt_n"] > 0
+        too_big = b"x" * (4 * 1024 * 1024 + 1)
+        assert httpx.post(url + "/v1/messages", content=too_big).status_code == 413
+        assert [(m, p) for m, p in flint.hits if p != "/health"] == [("POST", "/v1/chat/completions")]
+    health, chat = [json.loads(line) for line in log.read_text().splitlines()]
+    assert health["route"] == "GET /health" and health["status"] == 200
+    assert chat["route"] == "POST /v1/chat/completions" and chat["request"]["messages"][0]["content"] == "hi"
+    assert chat["timings"] == answer.json()["timings"] and chat["usage"] == answer.json()["usage"]
+    assert chat["streamed"] is False and chat["finish_reason"] == "stop"

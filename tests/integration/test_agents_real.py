@@ -1,0 +1,43 @@
+"""Agents other than the article's, end to end against the real llama-server (embedded, CPU, the small model):
+mini-swe-agent installed from PyPI (pinned), in the local sandbox and in the docker sandbox, each behind the recording
+proxy. Its row has the article's figures: its requests, the reprocessed tokens equal to Flint's /metrics delta, the
+hidden tests' grading. The small model solves nothing: what is checked is the measuring, not the agent's skill."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from small_task import SETTINGS
+
+from bench.config import BenchConfig
+from bench.run.runner import Bench
+
+pytestmark = [pytest.mark.llama, pytest.mark.slow]
+
+
+def agent_bench(tmp_path: Path, sandbox: str) -> BenchConfig:
+    settings: dict[str, Any] = {
+        "servers": "embedded",
+        "sandbox": sandbox,
+        **SETTINGS,
+        "agents": ["mini-swe-agent"],
+        "ctx": [2048],
+        "max_steps": 3,
+        "use_jeff": False,
+        "out": str(tmp_path / "results.csv"),
+    }
+    return BenchConfig(**settings)
+
+
+@pytest.mark.parametrize("sandbox", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_mini_swe_agent_gets_the_articles_row(tmp_path: Path, sandbox: str) -> None:
+    (row,) = Bench(agent_bench(tmp_path, sandbox)).run()
+    assert (row["agent"], row["agent_version"], row["preset"]) == ("mini-swe-agent", "2.4.6", "")
+    assert row["stop_reason"] in ("done", "step_limit"), row["error"]
+    assert int(row["steps"]) >= 1 and row["reprocessed_check"] == "ok", row["error"]
+    assert row["prompt_tokens_reprocessed"] == row["prompt_tokens_metrics"] != ""
+    assert row["hidden_total"] != ""  # graded by the hidden tests, as any run
+    run_dir = next(tmp_path.glob("**/runs/*mini-swe-agent*"))
+    assert (run_dir / "proxy.jsonl").exists() and (run_dir / "events.jsonl").exists()
