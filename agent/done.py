@@ -1,7 +1,9 @@
 """The done check, run when Flint answers without a tool call.
 
-Every preset requires pytest to pass on the repository. pytest is started so that nothing in the repository can
-stand in for it (a `pytest.py` the agent wrote is not imported in its place), without bytecode or cache files, and
+Every preset requires pytest to pass on the repository. pytest is started in an isolated Python whose path is the
+interpreter's own (agent/check_python.py), so that nothing in the repository can stand in for it (a `pytest.py` the
+agent wrote is not imported in its place, also with a PYTHONPATH naming the repository) and no start-up hook the
+model's code wrote runs in it, without bytecode or cache files, and
 whatever the run started is killed when it ends (a background process a conftest.py started cannot change the
 tests afterwards); before the check, the loop ends what the agent's commands left running (agent/reaper.py).
 
@@ -21,7 +23,6 @@ collects a test from a test file that did not exist at start; the model is told 
 
 from __future__ import annotations
 
-import importlib.util
 import shlex
 import sys
 from collections.abc import Callable, Iterable
@@ -31,7 +32,8 @@ from pathlib import Path
 from agent import prompts
 from agent.check_copy import file_digest
 from agent.guards import planted
-from agent.isolated_pytest import NO_TESTS_COLLECTED, PYTEST, IsolatedRun, collected_count, run_isolated
+from agent.check_python import NoCheckPython, check_environment, pytest_location
+from agent.isolated_pytest import NO_TESTS_COLLECTED, IsolatedRun, collected_count, pytest_command, run_isolated
 from agent.pytest_config import start_config
 from agent.shell import CommandOutput, run_command
 from agent.tools import OUTPUT_LIMIT, is_test_file, repo_files
@@ -58,8 +60,13 @@ class DoneResult:
 
 
 def pytest_missing() -> str | None:
-    """Why the done check cannot run here, or None: it runs pytest with this very interpreter."""
-    if importlib.util.find_spec("pytest") is None:
+    """Why the done check cannot run here, or None: it runs pytest with this very interpreter, from its own path
+    (agent/check_python.py)."""
+    try:
+        location = pytest_location()
+    except NoCheckPython as e:
+        return str(e)
+    if location is None:
         return f"pytest is not installed for {sys.executable}: install it there (pip install pytest)"
     return None
 
@@ -101,13 +108,14 @@ def _trusting_check(
     root: Path, start: Snapshot, made: list[str], new_test_files: list[str] | None, timeout: float
 ) -> DoneResult:
     """part2, clearing, part3: pytest in the repository as it is."""
-    output = run_command(PYTEST, root, timeout, OUTPUT_LIMIT, kill_leftovers=True)
+    output = run_command(pytest_command(), root, timeout, OUTPUT_LIMIT, kill_leftovers=True, env=check_environment())
     summary = _summary(output, timeout)
     new_tests = None
     if new_test_files is not None:
         present = [f for f in new_test_files if (root / f).is_file()]
-        command = f"{PYTEST} --collect-only {shlex.join(present)}"
-        new_tests = collected_count(run_command(command, root, timeout, OUTPUT_LIMIT)) if present else 0
+        command = pytest_command(f"--collect-only {shlex.join(present)}")
+        counted = run_command(command, root, timeout, OUTPUT_LIMIT, env=check_environment()) if present else None
+        new_tests = collected_count(counted) if counted else 0
     missing = unmet_conditions(start, take_snapshot(root), new_tests) if new_test_files is not None else []
     if output.exit_code != 0:
         text = output.text if output.exit_code is not None else summary
