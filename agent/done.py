@@ -36,7 +36,7 @@ from agent.check_python import NoCheckPython, check_environment, pytest_location
 from agent.isolated_pytest import NO_TESTS_COLLECTED, IsolatedRun, collected_count, pytest_command, run_isolated
 from agent.pytest_config import start_config
 from agent.shell import CommandOutput, run_command
-from agent.tools import OUTPUT_LIMIT, is_test_file, repo_files
+from agent.tools import OUTPUT_LIMIT, is_test_file, protected_paths, repo_files
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,11 @@ class Snapshot:
 
     def test_files(self, *, conftests: bool = True) -> dict[str, str]:
         return {p: d for p, d in self.files.items() if is_test_file(Path(p).name) and (conftests or not _conftest(p))}
+
+    def protected(self) -> dict[str, str]:
+        """The tests and the files beside them that shape how they run (agent/tools.py protected_paths)."""
+        kept = protected_paths(self.files)
+        return {p: d for p, d in self.files.items() if p in kept}
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,7 @@ def check_done(root: Path, start: Snapshot, *, strict: bool, trust_planted: bool
     if trust_planted:
         return _trusting_check(root, start, named, new_test_files if strict else None, timeout)
     conftests = [p for p in named if _conftest(p)]
-    protected = start.test_files()
+    protected = start.protected()
     counted = new_test_files if strict else None
     first = run_isolated(root, conftests, start.config, start.files, protected, timeout, counted)
     made = named + [p for p in first.new_files if p not in named]

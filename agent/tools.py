@@ -2,8 +2,9 @@
 
 - Paths are relative to the repository or absolute inside it. Anything that resolves outside it (`..`, an absolute
   path elsewhere, a symlink pointing out) is refused, and so is writing inside `.git`.
-- Test files that exist at start (test_*.py, *_test.py, conftest.py) are read-only to write_file and edit_file, and
-  so is any file with more than one hard link (writing it would write the other names too).
+- Test files that exist at start (test_*.py, *_test.py, conftest.py), and the `__init__.py` and pytest configuration
+  files beside them (`protected_paths`), are read-only to write_file and edit_file, and so is any file with more
+  than one hard link (writing it would write the other names too).
 - read_file shows at most FILE_LIMIT characters, from a line (`offset`, `limit` in lines) or a character
   (`char_offset`, `char_limit`), and names the call that shows the next part; run keeps at most OUTPUT_LIMIT
   characters of output (head and tail, agent/shell.py) and is killed, with its process group, at the timeout.
@@ -17,13 +18,14 @@ import fnmatch
 import json
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agent import prompts
 from agent.event_bounds import LONE_SURROGATE
+from agent.pytest_config import CONFIG_FILES
 from agent.reaper import Leftovers
 from agent.shell import run_command
 
@@ -101,6 +103,20 @@ def is_test_file(name: str) -> bool:
     return any(fnmatch.fnmatch(name, pattern) for pattern in TEST_FILE_PATTERNS)
 
 
+def protected_paths(paths: Iterable[str]) -> set[str]:
+    """Of the repository's files at start (relative paths), those kept as they are: the test files, and what shapes
+    how they run: in every folder holding a test, its `__init__.py`, `conftest.py` and pytest configuration files,
+    and the `__init__.py` of every folder above it (importing the test runs them all)."""
+    paths = set(paths)
+    protected = {p for p in paths if is_test_file(PurePosixPath(p).name)}
+    test_folders = {PurePosixPath(p).parent for p in protected if PurePosixPath(p).name != "conftest.py"}
+    for folder in test_folders:
+        beside = ["__init__.py", *CONFIG_FILES]
+        protected |= {p for name in beside if (p := (folder / name).as_posix()) in paths}
+        protected |= {p for above in folder.parents if (p := (above / "__init__.py").as_posix()) in paths}
+    return protected
+
+
 def repo_files(root: Path) -> Iterator[Path]:
     """Every file of the repository, caches and .git left out, in a stable order."""
     for folder, dirs, files in os.walk(root):
@@ -117,7 +133,7 @@ class Workspace:
         self.root = Path(os.path.realpath(root))
         self.command_timeout = command_timeout
         self.leftovers = leftovers  # the run's: where the commands' sessions are kept, to end what they leave
-        self.protected = frozenset(self.relative(p) for p in repo_files(self.root) if is_test_file(p.name))
+        self.protected = frozenset(protected_paths(self.relative(p) for p in repo_files(self.root)))
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
