@@ -1,17 +1,21 @@
 """What the person watching sees: one short line per event worth seeing, printed as the trace records it.
 
-Commands, tool arguments, server messages and model text reach the terminal only through `visible`: a control
-character could otherwise move the cursor, erase the line or change colours, and show one command while another
-runs (at the y/N question of agent/approval.py too).
+Commands, tool arguments, server messages and model text reach the terminal only through `legible`: a control
+character could otherwise move the cursor, erase the line or change colours, and a run of spaces push the rest of a
+line out of sight, and show one command while another runs (at the y/N question of agent/approval.py too).
 """
 
 from __future__ import annotations
 
+import re
 import sys
+import unicodedata
 from typing import Any
 
 Event = dict[str, Any]
 NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+MARKS = "\u27e8\u27e9"  # the brackets of a run of spaces written as its length: ⟨20000 spaces⟩
+SPACE_RUN = re.compile(" {2,}")
 
 
 def visible(text: str) -> str:
@@ -21,6 +25,38 @@ def visible(text: str) -> str:
     if text.isprintable():
         return text
     return "".join("\\\\" if c == "\\" else c if c.isprintable() else _escape(c) for c in text)
+
+
+def legible(text: str) -> str:
+    """`visible(text)`, with every run of two or more spaces written as its length (`⟨20000 spaces⟩`), so that
+    padding cannot push the rest of a text off the screen. The brackets are escaped where the text holds them, and
+    backslashes doubled whenever anything is written differently, so the text shown reads back as exactly one text."""
+    if "  " not in text and not any(mark in text for mark in MARKS):
+        return visible(text)
+    escaped = "".join(
+        "\\\\" if c == "\\" else c if c.isprintable() and c not in MARKS else _escape(c) for c in text
+    )
+    return SPACE_RUN.sub(lambda run: f"{MARKS[0]}{len(run[0])} spaces{MARKS[1]}", escaped)
+
+
+def fold(text: str, width: int) -> list[str]:
+    """`text` (printable) in rows of at most `width` terminal cells: a wide character takes two, a combining one
+    none."""
+    rows, row, cells = [], "", 0
+    for char in text:
+        size = _cells(char)
+        if row and cells + size > width:
+            rows.append(row)
+            row, cells = "", 0
+        row += char
+        cells += size
+    return [*rows, row]
+
+
+def _cells(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
 
 
 def _escape(char: str) -> str:
@@ -38,7 +74,8 @@ def show(record: Event) -> None:
     except (KeyError, TypeError, AttributeError, IndexError):  # a field cut down to its name (agent/trace.py)
         line = f"{record.get('event')}: (too large to show; see the trace)"
     if line is not None:
-        print(visible(line), file=sys.stdout, flush=True)
+        text = line.lstrip(" ")
+        print(" " * (len(line) - len(text)) + legible(text), file=sys.stdout, flush=True)  # the indent is ours
 
 
 def describe(record: Event) -> str | None:
