@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from agent.console import fold, legible
+from agent.console import fold, legible, say
 from agent.jeff import says_yes
 from agent.rules import is_safe
 
@@ -25,7 +25,8 @@ def ask_on_terminal(command: str, opinion: str | None) -> bool:
     """A y/N question; the answer is read from stdin (a person, or a script answering for one). The command is
     shown whole, folded to the terminal's width, with its length, its control characters escaped and its runs of
     spaces written as their length (agent/console.py legible), so what the person reads is what would run."""
-    print(question(command, opinion, shutil.get_terminal_size()), end="", flush=True)
+    if not say(question(command, opinion, shutil.get_terminal_size()), end=""):
+        return False  # nobody can read the question: no
     line = sys.stdin.readline() if sys.stdin is not None else ""
     return line.strip().lower() in ("y", "yes")
 

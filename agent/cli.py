@@ -16,9 +16,10 @@ from typing import Any
 from agent import console
 from agent.actions import Actions
 from agent.approval import APPROVE_MODES, Approver
-from agent.command_user import become_agent_user
+from agent.command_user import become_agent_user, check_can_switch
 from agent.console import visible
 from agent.done import pytest_missing, take_snapshot
+from agent.endings import Terminated, end_on_signals
 from agent.guards import ProtectedTests
 from agent.jeff import Jeff
 from agent.loop import Agent, RunConfig, Stop
@@ -26,7 +27,7 @@ from agent.presets import PRESETS
 from agent.reaper import Leftovers
 from agent.requests import RequestLog, beside
 from agent.server import ChatClient, Props, SetupError, read_props
-from agent.tools import Workspace
+from agent.tools import Workspace, unreadable_paths
 from agent.trace import Trace, agent_version
 
 DEFAULT_FLINT = "http://127.0.0.1:8080"
@@ -36,11 +37,15 @@ DEFAULT_SAMPLING = '{"temperature": 0.0, "seed": 42}'
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        check_can_switch()
         task = read_task(args)
     except SystemExit as e:  # argparse has printed the usage error (or --help)
         return int(e.code or 0)
     except UsageError as e:
         print(f"agent: {visible(str(e))}", file=sys.stderr)
+        return 2
+    except ValueError as e:
+        print(f"agent: cannot run commands as another user: {visible(str(e))}", file=sys.stderr)
         return 2
     try:
         trace = Trace(args.events, echo=console.show)
@@ -54,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"agent: cannot run commands as another user: {visible(str(e))}", file=sys.stderr)
         trace.close()
         return 2
+    end_on_signals()
     return run(args, task, trace, requests)
 
 
@@ -77,6 +83,11 @@ def run(args: argparse.Namespace, task: str, trace: Trace, requests: RequestLog 
         stop, exit_code = Stop("server_error", str(e)), 2
     except KeyboardInterrupt:
         stop = Stop("interrupted", "interrupted by the user (Ctrl-C)")
+    except Terminated as e:
+        stop = Stop("interrupted", str(e))
+    except OSError as e:  # the machine refused something the run needed (a folder of the repository went away)
+        print(f"agent: {visible(str(e))}", file=sys.stderr)
+        stop = Stop("interrupted", f"error: {e}")
     except BaseException as e:  # a bug: the trace still ends properly, and the traceback is kept
         stop = Stop("interrupted", f"internal error: {type(e).__name__}: {e}")
         raise
@@ -85,6 +96,8 @@ def run(args: argparse.Namespace, task: str, trace: Trace, requests: RequestLog 
         trace.close()
         if requests is not None:
             requests.close()
+        if trace.error is not None:
+            print(f"agent: {visible(trace.error)}", file=sys.stderr)
     return exit_code
 
 
@@ -97,9 +110,9 @@ def build_agent(
     leftovers: Leftovers | None = None,
 ) -> Agent:
     preset = PRESETS[args.preset]
-    trace.emit("start", **start_fields(args, props))
+    trace.emit("start", **start_fields(args, props), unreadable=unreadable_paths(Path(os.path.realpath(args.repo))))
     if props.supports_tool_calls is False:
-        print("note: the model's chat template has no tool-call support, so expect answers without tool calls")
+        console.say("note: the model's chat template has no tool-call support, so expect answers without tool calls")
     workspace = Workspace(args.repo, args.command_timeout, leftovers)
     config = RunConfig(
         task=task,

@@ -7,6 +7,8 @@ line out of sight, and show one command while another runs (at the y/N question 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import sys
 import unicodedata
@@ -33,9 +35,7 @@ def legible(text: str) -> str:
     backslashes doubled whenever anything is written differently, so the text shown reads back as exactly one text."""
     if "  " not in text and not any(mark in text for mark in MARKS):
         return visible(text)
-    escaped = "".join(
-        "\\\\" if c == "\\" else c if c.isprintable() and c not in MARKS else _escape(c) for c in text
-    )
+    escaped = "".join("\\\\" if c == "\\" else c if c.isprintable() and c not in MARKS else _escape(c) for c in text)
     return SPACE_RUN.sub(lambda run: f"{MARKS[0]}{len(run[0])} spaces{MARKS[1]}", escaped)
 
 
@@ -75,7 +75,22 @@ def show(record: Event) -> None:
         line = f"{record.get('event')}: (too large to show; see the trace)"
     if line is not None:
         text = line.lstrip(" ")
-        print(" " * (len(line) - len(text)) + legible(text), file=sys.stdout, flush=True)  # the indent is ours
+        say(" " * (len(line) - len(text)) + legible(text))  # the indent is ours
+
+
+def say(line: str, end: str = "\n") -> bool:
+    """Print a line for the person; False when stdout is closed (a pipe whose reader went away). Then the run goes
+    on without a console: stdout becomes /dev/null (nothing left in its buffer fails at exit either), and stderr
+    says so once."""
+    try:
+        print(line, end=end, file=sys.stdout, flush=True)
+        return True
+    except (OSError, ValueError):  # ValueError: sys.stdout itself was closed
+        pass
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print("agent: stdout is closed; the run goes on, and the event trace records it", file=sys.stderr)
+    return False
 
 
 def describe(record: Event) -> str | None:
@@ -85,9 +100,13 @@ def describe(record: Event) -> str | None:
 
 def _start(r: Event) -> str:
     jeff = r["jeff"] or "off"
-    return (
+    line = (
         f"agent {r['agent_version']}: preset {r['preset']}, {r['n_ctx']}-token window, flint {r['flint']}, jeff {jeff}"
     )
+    if r.get("unreadable"):
+        skipped = ", ".join(r["unreadable"])
+        line += f"; {len(r['unreadable'])} files or folders of the repository cannot be read and are skipped: {skipped}"
+    return line
 
 
 def _response(r: Event) -> str:

@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.check_copy import changes, links_out, make_copy, scratch_folder, state
+from agent.check_copy import UNREADABLE, changes, links_out, make_copy, scratch_folder, state
 from agent.check_python import check_environment, python_command
 from agent.pytest_config import CONFIG_FILES, chosen_config
 from agent.shell import CommandOutput, run_command
@@ -99,7 +99,7 @@ def run_isolated(
     be as they were."""
     left_out = set(left_out)
     with scratch_folder() as folder:
-        expected = {p: d for p, d in state(root).items() if p not in left_out and p not in CONFIG_FILES}
+        expected = {p: d for p, d in state(root).items() if p not in left_out | CONFIG_FILES.keys() and d != UNREADABLE}
         copy = make_copy(root, folder, left_out, config)
         if found := links_out(copy):
             return IsolatedRun(CommandOutput("", None, False), links_out=found)

@@ -117,6 +117,24 @@ def protected_paths(paths: Iterable[str]) -> set[str]:
     return protected
 
 
+def unreadable_paths(root: Path) -> list[str]:
+    """Files and folders of the repository that the agent's user cannot read: every scan of the repository, and so
+    the done check's copy, leaves them out."""
+    found: list[str] = []
+
+    def note(error: OSError) -> None:
+        found.append(Path(str(error.filename)).relative_to(root).as_posix())
+
+    effective = os.access in os.supports_effective_ids  # the agent may act as the command user (its effective uid)
+    for folder, dirs, files in os.walk(root, onerror=note):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+        for name in files:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path) and not os.access(path, os.R_OK, effective_ids=effective):
+                found.append(Path(path).relative_to(root).as_posix())
+    return sorted(found)
+
+
 def repo_files(root: Path) -> Iterator[Path]:
     """Every file of the repository, caches and .git left out, in a stable order."""
     for folder, dirs, files in os.walk(root):

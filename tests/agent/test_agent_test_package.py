@@ -3,7 +3,7 @@
 and edit_file, and put back when anything else changes it.
 
 The attack, end to end against the scripted server (`--approve no`): todo_repo with its tests in a package
-`tests/` (an empty `tests/__init__.py`); the model breaks todo.py, adds a test, and makes the package's
+`tests/` (with an empty `__init__.py`); the model breaks todo.py, adds a test, and makes the package's
 `__init__.py` patch pytest so that every test passes: by writing it, or by a new test that rewrites it when a
 by-rule `pytest -q` collects it. No run may stop `done`.
 """
@@ -90,7 +90,13 @@ def test_the_files_beside_the_tests_are_protected_and_others_are_not(tmp_path: P
         "docs/tox.ini",
     ]
     protected = protected_paths(names)
-    assert protected == {"tests/__init__.py", "tests/conftest.py", "tests/pytest.ini", "tests/test_calc.py", "docs/conftest.py"}
+    assert protected == {
+        "tests/__init__.py",
+        "tests/conftest.py",
+        "tests/pytest.ini",
+        "tests/test_calc.py",
+        "docs/conftest.py",
+    }
     root_tests = protected_paths([*names, "test_root.py"])
     assert {"pyproject.toml", "setup.cfg", "test_root.py"} <= root_tests and "calc.py" not in root_tests
     for name in names:
