@@ -31,8 +31,8 @@ from pathlib import Path
 
 from agent import prompts
 from agent.check_copy import file_digest
-from agent.guards import planted
 from agent.check_python import NoCheckPython, check_environment, pytest_location
+from agent.guards import planted
 from agent.isolated_pytest import NO_TESTS_COLLECTED, IsolatedRun, collected_count, pytest_command, run_isolated
 from agent.pytest_config import start_config
 from agent.shell import CommandOutput, run_command

@@ -92,9 +92,7 @@ def python_with_a_user_site(folder: Path) -> Path:
 
 
 @pytest.mark.parametrize("preset", ["part3+", "strict", "late"])
-def test_a_start_up_hook_a_test_installs_does_not_reach_the_check(
-    todo_repo: Path, tmp_path: Path, preset: str
-) -> None:
+def test_a_start_up_hook_a_test_installs_does_not_reach_the_check(todo_repo: Path, tmp_path: Path, preset: str) -> None:
     python = python_with_a_user_site(tmp_path)
     home = tmp_path / "home"
     home.mkdir()
