@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from agent.pytest_config import CONFIG_FILES
-from agent.tools import SKIPPED_DIRS, repo_files
+from agent.tools import repo_files, skipped_dir
 
 NOT_REGULAR = "not a regular file"  # a FIFO, a device or a socket: never copied
 UNREADABLE = "unreadable"  # a file the agent's user cannot read (or that went away while it was read): not copied
@@ -66,7 +66,10 @@ def scratch_folder() -> Iterator[str]:
 def make_copy(root: Path, folder: str, left_out: Iterable[str], config: dict[str, bytes]) -> Path:
     """A copy of the repository in `folder`, without `left_out`, with the start configuration `config`."""
     copy = Path(folder) / root.name
-    ignored = shutil.ignore_patterns(*SKIPPED_DIRS, "*.pyc", "*.pyo")
+
+    def ignored(folder: str, names: list[str]) -> set[str]:
+        return {n for n in names if n.endswith((".pyc", ".pyo")) or skipped_dir(folder, n)}
+
     # Files or folders the agent's user cannot read are left out, as every scan of the repository leaves them out.
     with contextlib.suppress(shutil.Error):
         shutil.copytree(root, copy, symlinks=True, ignore=ignored, copy_function=_copy_regular_file)
@@ -84,6 +87,7 @@ def links_out(copy: Path) -> list[str]:
     found = []
     real_copy = Path(os.path.realpath(copy))
     for folder, dirs, files in os.walk(copy):
+        dirs[:] = [d for d in dirs if not skipped_dir(folder, d)]  # a virtual environment in the repository
         for name in sorted([*dirs, *files]):
             path = Path(folder) / name
             if path.is_symlink():

@@ -103,6 +103,12 @@ def is_test_file(name: str) -> bool:
     return any(fnmatch.fnmatch(name, pattern) for pattern in TEST_FILE_PATTERNS)
 
 
+def skipped_dir(folder: str | Path, name: str) -> bool:
+    """Folders no scan of the repository looks into: caches, .git, and virtual environments (a folder holding a
+    pyvenv.cfg, whatever its name: its interpreter is a link out of the repository, and pytest skips it too)."""
+    return name in SKIPPED_DIRS or os.path.isfile(os.path.join(folder, name, "pyvenv.cfg"))
+
+
 def protected_paths(paths: Iterable[str]) -> set[str]:
     """Of the repository's files at start (relative paths), those kept as they are: the test files, and what shapes
     how they run: in every folder holding a test, its `__init__.py`, `conftest.py` and pytest configuration files,
@@ -127,7 +133,7 @@ def unreadable_paths(root: Path) -> list[str]:
 
     effective = os.access in os.supports_effective_ids  # the agent may act as the command user (its effective uid)
     for folder, dirs, files in os.walk(root, onerror=note):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+        dirs[:] = sorted(d for d in dirs if not skipped_dir(folder, d))
         for name in files:
             path = os.path.join(folder, name)
             if not os.path.islink(path) and not os.access(path, os.R_OK, effective_ids=effective):
@@ -138,7 +144,7 @@ def unreadable_paths(root: Path) -> list[str]:
 def repo_files(root: Path) -> Iterator[Path]:
     """Every file of the repository, caches and .git left out, in a stable order."""
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+        dirs[:] = sorted(d for d in dirs if not skipped_dir(folder, d))
         for name in sorted(files):
             if not name.endswith((".pyc", ".pyo")):
                 yield Path(folder) / name

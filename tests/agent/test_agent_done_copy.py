@@ -126,3 +126,18 @@ def test_for_strict_a_new_doctest_file_is_a_test_not_a_change_of_the_code(repo: 
     (repo / "test_notes.txt").write_text(">>> 1 + 1\n2\n")
     result = check(repo, start, "strict")
     assert not result.passed and result.new_tests == 1 and result.missing == [prompts.MISSING_CHANGE]
+
+
+@pytest.mark.usefixtures("child_processes")
+@pytest.mark.parametrize("name", ["venv", "env"])
+def test_a_virtual_environment_in_the_repository_is_left_out_of_the_check(repo: Path, name: str) -> None:
+    """Its interpreter is a link out of the repository, and its packages no part of the code under test: the check
+    leaves it out (as pytest does from its collection) rather than refuse the repository."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / name)], check=True)
+    start = take_snapshot(repo)
+    assert not any(path.startswith(f"{name}/") for path in start.files)
+    for preset in ("part3+", "strict"):
+        result = check(repo, start, preset)
+        assert result.pytest_exit == 0 and "1 passed" in result.summary, (preset, result.feedback)
+    (repo / "calc.py").write_text(BROKEN)
+    assert "1 failed" in check(repo, start).summary
