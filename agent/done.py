@@ -17,17 +17,21 @@ pytest collects that the repository did not have at start (a doctest text file, 
 counts as planted: it is reported, and left out of that second run. Neither run may collect nothing or end before
 pytest finishes, a file of the copy that changed while pytest ran fails the check, and so does a link out of it.
 
-`strict` also requires that a non-test file differs from the start (or is new, or is gone) and that pytest
-collects a test from a test file that did not exist at start; the model is told exactly what is missing.
+`strict` also requires that the code changed: a non-test file differs from the start (or is new, or is gone), a
+Python file in its syntax tree (not only its comments or layout), and documentation (a README) does not count; and
+that pytest collects a test from a test file that did not exist at start, with its code in that file (not imported
+from an old test file); the model is told exactly what is missing.
 """
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import shlex
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from agent import prompts
 from agent.check_copy import file_digest
@@ -38,11 +42,16 @@ from agent.pytest_config import start_config
 from agent.shell import CommandOutput, run_command
 from agent.tools import OUTPUT_LIMIT, is_test_file, protected_paths, repo_files
 
+MAX_PARSED_BYTES = 1_000_000  # a larger Python file is compared by its bytes
+DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc"})
+DOC_NAMES = frozenset({"README", "LICENSE", "LICENCE", "CHANGELOG", "CHANGES", "AUTHORS", "NOTICE"})
+
 
 @dataclass(frozen=True)
 class Snapshot:
     files: dict[str, str]  # relative path -> sha256 of the content (read in pieces: a huge file costs no memory)
     config: dict[str, bytes] = field(default_factory=dict)  # pytest's configuration files at the root
+    code: dict[str, str] = field(default_factory=dict)  # Python files -> sha256 of their syntax tree (strict)
 
     def test_files(self, *, conftests: bool = True) -> dict[str, str]:
         return {p: d for p, d in self.files.items() if is_test_file(Path(p).name) and (conftests or not _conftest(p))}
@@ -78,7 +87,20 @@ def pytest_missing() -> str | None:
 
 def take_snapshot(root: Path) -> Snapshot:
     files = {path.relative_to(root).as_posix(): file_digest(path) for path in repo_files(root)}
-    return Snapshot(files, start_config(root))
+    code = {p: _code_digest(root / p, digest) for p, digest in files.items() if p.endswith(".py")}
+    return Snapshot(files, start_config(root), code)
+
+
+def _code_digest(path: Path, digest: str) -> str:
+    """What a Python file's code is, without its comments and layout: a digest of its syntax tree (of its bytes when
+    it is too large or does not parse)."""
+    try:
+        if path.stat().st_size > MAX_PARSED_BYTES:
+            return digest
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return digest
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()
 
 
 def check_done(root: Path, start: Snapshot, *, strict: bool, trust_planted: bool, timeout: float) -> DoneResult:
@@ -156,12 +178,23 @@ def unmet_conditions(start: Snapshot, now: Snapshot, new_tests: int | None, coll
     missing = []
     tests = set(collected)
     paths = (set(start.files) | set(now.files)) - tests
-    changed = [p for p in paths if not is_test_file(Path(p).name) and start.files.get(p) != now.files.get(p)]
+    changed = [p for p in paths if not is_test_file(Path(p).name) and _changes_code(p, start, now)]
     if not changed:
         missing.append(prompts.MISSING_CHANGE)
     if not new_tests:
         missing.append(prompts.MISSING_TEST)
     return missing
+
+
+def _changes_code(path: str, start: Snapshot, now: Snapshot) -> bool:
+    """A change strict counts: to a Python file's code (not its comments or layout), or to a file that is not
+    documentation (a README's new line is no change to the code)."""
+    name = PurePosixPath(path)
+    if name.suffix.lower() in DOC_SUFFIXES or name.stem.upper() in DOC_NAMES:
+        return False
+    if path.endswith(".py"):
+        return start.code.get(path) != now.code.get(path)
+    return start.files.get(path) != now.files.get(path)
 
 
 def _conftest(path: str) -> bool:

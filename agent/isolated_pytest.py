@@ -117,7 +117,7 @@ def run_isolated(
         new_files, finished = _read_record(record)
         new_tests = None
         if count_tests_in is not None:
-            new_tests = _count_tests(f"{command} --collect-only", copy, [*count_tests_in, *new_files], timeout)
+            new_tests = _count_tests(f"{command} --collect-only", copy, [*count_tests_in, *new_files], timeout, record)
     return IsolatedRun(output, changed, new_tests, new_files, finished or output.exit_code is None)
 
 
@@ -134,30 +134,40 @@ def _options(copy: Path, folder: str, config: dict[str, bytes]) -> str:
 def _read_record(record: Path) -> tuple[list[str], bool]:
     """The new files the check's plugin saw, and whether pytest finished its session."""
     new, finished = [], False
-    try:
-        lines = record.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        lines = []
-    for line in lines:
-        try:
-            kind, value = json.loads(line)
-        except ValueError:
-            continue
+    for kind, value in _record_entries(record):
         if kind == "new" and isinstance(value, str) and value not in new:
             new.append(value)
         finished = finished or kind == "finished"
     return new, finished
 
 
-def _count_tests(command: str, copy: Path, files: list[str], timeout: float) -> int:
-    """How many tests pytest collects from `files` (its own count, so text that looks like a test is not one)."""
+def _record_entries(record: Path) -> list[tuple[object, object]]:
+    """The [kind, value] entries the check's plugin wrote, in order (lines that are not one are skipped)."""
+    try:
+        lines = record.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    entries = []
+    for line in lines:
+        try:
+            kind, value = json.loads(line)
+        except (ValueError, TypeError):
+            continue
+        entries.append((kind, value))
+    return entries
+
+
+def _count_tests(command: str, copy: Path, files: list[str], timeout: float, record: Path) -> int:
+    """How many tests pytest collects from `files` whose code is their own (the check's plugin counts them: text
+    that looks like a test is no test, and neither is one imported from an old test file)."""
     present = sorted({f for f in files if (copy / f).is_file()})
     if not present:
         return 0
     counted = run_command(
         f"{command} {shlex.join(present)}", copy, timeout, OUTPUT_LIMIT, kill_leftovers=True, env=isolated_environment()
     )
-    return collected_count(counted)
+    own = [value for kind, value in _record_entries(record) if kind == "own_tests" and isinstance(value, int)]
+    return own[-1] if counted.exit_code == 0 and own else 0
 
 
 def collected_count(output: CommandOutput) -> int:
