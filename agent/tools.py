@@ -25,12 +25,12 @@ from typing import Any
 
 from agent import prompts
 from agent.event_bounds import LONE_SURROGATE
+from agent.file_pages import FILE_LIMIT, read_page  # noqa: F401  (FILE_LIMIT: the tools' limits in one place)
 from agent.pytest_config import CONFIG_FILES
 from agent.reaper import Leftovers
 from agent.shell import run_command
 
 MAX_WHOLE_NUMBER = 10**12  # offsets and limits beyond any file the tools read
-FILE_LIMIT = 12_000  # characters of a file that read_file returns
 OUTPUT_LIMIT = 8_000  # characters of command output that run returns (half from the start, half from the end)
 TEST_FILE_PATTERNS = ("test_*.py", "*_test.py", "conftest.py")
 SKIPPED_DIRS = frozenset(
@@ -185,7 +185,8 @@ class Workspace:
         if not real.is_file():
             shown = prompts.head(path)
             return _failed(f"Error: {shown} is not a file (to list a folder, call run with: ls {shown})")
-        return show_part(path, real.read_text(encoding="utf-8", errors="replace"), **where)
+        page = read_page(path, real, **where)  # only the page is kept in memory (agent/file_pages.py)
+        return ToolResult(page.text, truncated=page.truncated)
 
     def write_file(self, path: str, content: str) -> ToolResult:
         real = self.writable(path)
@@ -242,47 +243,6 @@ class Workspace:
 
 def _failed(text: str) -> ToolResult:
     return ToolResult(text, ok=False, error=text)
-
-
-def show_part(
-    path: str,
-    text: str,
-    offset: int | None = None,
-    limit: int | None = None,
-    char_offset: int | None = None,
-    char_limit: int | None = None,
-) -> ToolResult:
-    """A part of a file's text: from line `offset` or character `char_offset`, at most `limit` lines and
-    FILE_LIMIT (or `char_limit`) characters, ending on a whole line where one fits; a note names the next call."""
-    start = min(char_offset, len(text)) if char_offset is not None else _line_start(text, offset or 1)
-    end = _line_start(text, _line_of(text, start) + limit) if limit else len(text)
-    end = min(end, start + min(char_limit or FILE_LIMIT, FILE_LIMIT))
-    if end < len(text) and "\n" in text[start:end]:
-        end = text.rindex("\n", start, end) + 1  # end on a whole line, so reading on starts on the next one
-    if start == 0 and end == len(text):
-        return ToolResult(text)
-    shown = f"lines {_line_of(text, start)}-{_line_of(text, max(start, end - 1))} (characters {start}-{end - 1})"
-    if end >= len(text):
-        return ToolResult(text[start:end] + prompts.read_to_end(shown, len(text)))
-    at_line_start = text[end - 1] == "\n"
-    position = {"offset": _line_of(text, end)} if at_line_start else {"char_offset": end}
-    return ToolResult(text[start:end] + prompts.read_on(path, shown, len(text), position), truncated=True)
-
-
-def _line_of(text: str, position: int) -> int:
-    """The 1-based number of the line that holds character `position`."""
-    return text.count("\n", 0, position) + 1
-
-
-def _line_start(text: str, line: int) -> int:
-    """Where 1-based line `line` starts (the end of the text when it has fewer lines)."""
-    position = 0
-    for _ in range(line - 1):
-        found = text.find("\n", position)
-        if found < 0:
-            return len(text)
-        position = found + 1
-    return position
 
 
 def summarize_args(args: dict[str, Any]) -> dict[str, Any]:
