@@ -19,7 +19,7 @@ from agent.approval import APPROVE_MODES, Approver
 from agent.command_user import become_agent_user, check_can_switch
 from agent.console import visible
 from agent.done import pytest_missing, take_snapshot
-from agent.endings import Terminated, end_on_signals
+from agent.endings import Terminated, ending_on_signals
 from agent.guards import ProtectedTests
 from agent.jeff import Jeff
 from agent.loop import Agent, RunConfig, Stop
@@ -59,8 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"agent: cannot run commands as another user: {visible(str(e))}", file=sys.stderr)
         trace.close()
         return 2
-    end_on_signals()
-    return run(args, task, trace, requests)
+    with ending_on_signals():
+        return run(args, task, trace, requests)
 
 
 class UsageError(Exception):

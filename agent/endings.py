@@ -9,7 +9,10 @@ one line for the person, and the trace's `stop` line (agent/cli.py).
 
 from __future__ import annotations
 
+import contextlib
 import signal
+import threading
+from collections.abc import Iterator
 from types import FrameType
 
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
@@ -24,10 +27,21 @@ class Terminated(BaseException):
         super().__init__(f"ended by {self.name}")
 
 
-def end_on_signals() -> None:
-    """From now on SIGTERM and SIGHUP raise Terminated in the main thread."""
+@contextlib.contextmanager
+def ending_on_signals() -> Iterator[None]:
+    """While inside, SIGTERM and SIGHUP raise Terminated in the main thread; the handlers before are put back after
+    (the agent may run inside another program, as in the tests)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers
+        return
+    before = {signum: signal.getsignal(signum) for signum in ENDING_SIGNALS}
     for signum in ENDING_SIGNALS:
         signal.signal(signum, _terminate)
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
