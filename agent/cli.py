@@ -177,9 +177,6 @@ def read_task(args: argparse.Namespace) -> str:
     """The task text, after the checks argparse cannot make (these exit 2)."""
     if not args.repo.is_dir():
         raise UsageError(f"--repo {args.repo} is not a folder: pass the repository the agent should work in")
-    missing = pytest_missing()
-    if missing:
-        raise UsageError(f"{missing}; the done check needs it")
     if args.approve == "jeff" and not args.jeff:
         raise UsageError("--approve jeff needs a Jeff server: pass --jeff URL or set JEFF_URL")
     if args.task_file is None:
@@ -191,6 +188,9 @@ def read_task(args: argparse.Namespace) -> str:
             raise UsageError(f"cannot read --task-file {args.task_file}: {e.strerror}") from None
     if not task.strip():
         raise UsageError("the task is empty: pass --task TEXT or a non-empty --task-file")
+    missing = pytest_missing()  # last: it asks the interpreter for its own path, a process of its own
+    if missing:
+        raise UsageError(f"{missing}; the done check needs it")
     return task
 
 

@@ -5,6 +5,7 @@ it), a closed stdout, a full disk under the trace."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -65,15 +66,12 @@ def one_line(stderr: str) -> None:
 # not map (nobody) is as closed to it as to any other user.
 
 
+@functools.cache
 def can_unshare() -> bool:
     found = shutil.which("unshare") is not None
     return found and subprocess.run(["unshare", "-U", "-r", "true"], capture_output=True).returncode == 0
 
 
-NAMESPACE = pytest.mark.skipif(not can_unshare(), reason="needs `unshare` and user namespaces")
-
-
-@NAMESPACE
 @pytest.mark.skipif(os.geteuid() != 0, reason="making files of another user needs root")
 @pytest.mark.parametrize(("preset", "reason"), [("part3", "step_limit"), ("part3+", "done")])
 def test_files_the_agent_cannot_read_are_skipped_with_a_note(
@@ -81,6 +79,8 @@ def test_files_the_agent_cannot_read_are_skipped_with_a_note(
 ) -> None:
     """part3's pytest, in the repository as it is, stops at the folder it cannot read (as the repository's own pytest
     would); the copy of part3+ leaves out what cannot be read, and its check passes."""
+    if not can_unshare():
+        pytest.skip("needs `unshare` and user namespaces")
     (repo / "secret.txt").write_text("nobody's\n")
     (repo / "private").mkdir()
     (repo / "private" / "data.txt").write_text("nobody's\n")
@@ -166,8 +166,9 @@ def can_mount_a_small_disk() -> bool:
     return can_unshare() and subprocess.run(mount, capture_output=True).returncode == 0
 
 
-@pytest.mark.skipif(not can_mount_a_small_disk(), reason="needs `unshare` and user namespaces to mount a tmpfs")
 def test_a_full_disk_under_the_trace_still_ends_it_with_stop(repo: Path, tmp_path: Path) -> None:
+    if not can_mount_a_small_disk():
+        pytest.skip("needs `unshare` and user namespaces to mount a tmpfs")
     disk, kept = tmp_path / "disk", tmp_path / "kept.jsonl"
     disk.mkdir()
     fill = fl.tool_call("run", {"command": f"head -c 4000000 /dev/zero > {disk}/fill"})
