@@ -1,7 +1,8 @@
 """The throwaway copy that a done check of part3+, strict and late runs pytest in, and what it may not hold or lose.
 
 - The copy is the repository without what is left out (what the agent planted), with the start's pytest
-  configuration files at its root (or none), plain files only (a FIFO or a device would block the copy).
+  configuration files at its root (or none), plain files only (a FIFO or a device would block the copy), and
+  without what the agent's user cannot read (as pytest, run as that user, could not read it either).
 - A link in the copy that leads out of it (to a folder beside the repository, or back into the repository by an
   absolute path) would let pytest collect what lies there, a conftest.py included, which no scan of the repository
   sees: the check refuses a repository holding one (`links_out`) instead of following it.
@@ -11,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -22,22 +24,27 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from agent.pytest_config import CONFIG_FILES
-from agent.tools import SKIPPED_DIRS, repo_files
+from agent.tools import repo_files, skipped_dir
 
 NOT_REGULAR = "not a regular file"  # a FIFO, a device or a socket: never copied
+UNREADABLE = "unreadable"  # a file the agent's user cannot read (or that went away while it was read): not copied
 
 
 def file_digest(path: Path) -> str:
-    """sha256 of a regular file, read in pieces; links and other files are named by what they are."""
-    info = path.lstat()
-    if stat.S_ISLNK(info.st_mode):
-        return "link:" + os.readlink(path)
-    if not stat.S_ISREG(info.st_mode):
-        return NOT_REGULAR
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
+    """sha256 of a regular file, read in pieces; links and other files are named by what they are, and so is a file
+    the agent's user cannot read (UNREADABLE)."""
+    try:
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            return "link:" + os.readlink(path)
+        if not stat.S_ISREG(info.st_mode):
+            return NOT_REGULAR
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError:
+        return UNREADABLE
     return digest.hexdigest()
 
 
@@ -59,8 +66,13 @@ def scratch_folder() -> Iterator[str]:
 def make_copy(root: Path, folder: str, left_out: Iterable[str], config: dict[str, bytes]) -> Path:
     """A copy of the repository in `folder`, without `left_out`, with the start configuration `config`."""
     copy = Path(folder) / root.name
-    ignored = shutil.ignore_patterns(*SKIPPED_DIRS, "*.pyc", "*.pyo")
-    shutil.copytree(root, copy, symlinks=True, ignore=ignored, copy_function=_copy_regular_file)
+
+    def ignored(folder: str, names: list[str]) -> set[str]:
+        return {n for n in names if n.endswith((".pyc", ".pyo")) or skipped_dir(folder, n)}
+
+    # Files or folders the agent's user cannot read are left out, as every scan of the repository leaves them out.
+    with contextlib.suppress(shutil.Error):
+        shutil.copytree(root, copy, symlinks=True, ignore=ignored, copy_function=_copy_regular_file)
     for path in left_out:
         (copy / path).unlink(missing_ok=True)
     for name in CONFIG_FILES:
@@ -75,6 +87,7 @@ def links_out(copy: Path) -> list[str]:
     found = []
     real_copy = Path(os.path.realpath(copy))
     for folder, dirs, files in os.walk(copy):
+        dirs[:] = [d for d in dirs if not skipped_dir(folder, d)]  # a virtual environment in the repository
         for name in sorted([*dirs, *files]):
             path = Path(folder) / name
             if path.is_symlink():
@@ -88,10 +101,7 @@ def state(folder: Path) -> dict[str, str]:
     """Every file the copy of `folder` holds (caches left out, and what is no plain file or link), by content hash."""
     found = {}
     for path in repo_files(folder):
-        try:
-            digest = file_digest(path)
-        except OSError:
-            digest = "unreadable"
+        digest = file_digest(path)
         if digest != NOT_REGULAR:
             found[path.relative_to(folder).as_posix()] = digest
     return found

@@ -16,9 +16,10 @@ from typing import Any
 from agent import console
 from agent.actions import Actions
 from agent.approval import APPROVE_MODES, Approver
-from agent.command_user import become_agent_user
+from agent.command_user import become_agent_user, check_can_switch
 from agent.console import visible
 from agent.done import pytest_missing, take_snapshot
+from agent.endings import Terminated, ending_on_signals
 from agent.guards import ProtectedTests
 from agent.jeff import Jeff
 from agent.loop import Agent, RunConfig, Stop
@@ -26,7 +27,7 @@ from agent.presets import PRESETS
 from agent.reaper import Leftovers
 from agent.requests import RequestLog, beside
 from agent.server import ChatClient, Props, SetupError, read_props
-from agent.tools import Workspace
+from agent.tools import Workspace, unreadable_paths
 from agent.trace import Trace, agent_version
 
 DEFAULT_FLINT = "http://127.0.0.1:8080"
@@ -36,11 +37,15 @@ DEFAULT_SAMPLING = '{"temperature": 0.0, "seed": 42}'
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        check_can_switch()
         task = read_task(args)
     except SystemExit as e:  # argparse has printed the usage error (or --help)
         return int(e.code or 0)
     except UsageError as e:
         print(f"agent: {visible(str(e))}", file=sys.stderr)
+        return 2
+    except ValueError as e:
+        print(f"agent: cannot run commands as another user: {visible(str(e))}", file=sys.stderr)
         return 2
     try:
         trace = Trace(args.events, echo=console.show)
@@ -54,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"agent: cannot run commands as another user: {visible(str(e))}", file=sys.stderr)
         trace.close()
         return 2
-    return run(args, task, trace, requests)
+    with ending_on_signals():
+        return run(args, task, trace, requests)
 
 
 class UsageError(Exception):
@@ -77,6 +83,11 @@ def run(args: argparse.Namespace, task: str, trace: Trace, requests: RequestLog 
         stop, exit_code = Stop("server_error", str(e)), 2
     except KeyboardInterrupt:
         stop = Stop("interrupted", "interrupted by the user (Ctrl-C)")
+    except Terminated as e:
+        stop = Stop("interrupted", str(e))
+    except OSError as e:  # the machine refused something the run needed (a folder of the repository went away)
+        print(f"agent: {visible(str(e))}", file=sys.stderr)
+        stop = Stop("interrupted", f"error: {e}")
     except BaseException as e:  # a bug: the trace still ends properly, and the traceback is kept
         stop = Stop("interrupted", f"internal error: {type(e).__name__}: {e}")
         raise
@@ -85,6 +96,8 @@ def run(args: argparse.Namespace, task: str, trace: Trace, requests: RequestLog 
         trace.close()
         if requests is not None:
             requests.close()
+        if trace.error is not None:
+            print(f"agent: {visible(trace.error)}", file=sys.stderr)
     return exit_code
 
 
@@ -97,9 +110,9 @@ def build_agent(
     leftovers: Leftovers | None = None,
 ) -> Agent:
     preset = PRESETS[args.preset]
-    trace.emit("start", **start_fields(args, props))
+    trace.emit("start", **start_fields(args, props), unreadable=unreadable_paths(Path(os.path.realpath(args.repo))))
     if props.supports_tool_calls is False:
-        print("note: the model's chat template has no tool-call support, so expect answers without tool calls")
+        console.say("note: the model's chat template has no tool-call support, so expect answers without tool calls")
     workspace = Workspace(args.repo, args.command_timeout, leftovers)
     config = RunConfig(
         task=task,
@@ -164,9 +177,6 @@ def read_task(args: argparse.Namespace) -> str:
     """The task text, after the checks argparse cannot make (these exit 2)."""
     if not args.repo.is_dir():
         raise UsageError(f"--repo {args.repo} is not a folder: pass the repository the agent should work in")
-    missing = pytest_missing()
-    if missing:
-        raise UsageError(f"{missing}; the done check needs it")
     if args.approve == "jeff" and not args.jeff:
         raise UsageError("--approve jeff needs a Jeff server: pass --jeff URL or set JEFF_URL")
     if args.task_file is None:
@@ -178,6 +188,9 @@ def read_task(args: argparse.Namespace) -> str:
             raise UsageError(f"cannot read --task-file {args.task_file}: {e.strerror}") from None
     if not task.strip():
         raise UsageError("the task is empty: pass --task TEXT or a non-empty --task-file")
+    missing = pytest_missing()  # last: it asks the interpreter for its own path, a process of its own
+    if missing:
+        raise UsageError(f"{missing}; the done check needs it")
     return task
 
 

@@ -31,13 +31,19 @@ def command_user() -> tuple[int, int] | None:
     return user
 
 
+def check_can_switch() -> tuple[int, int] | None:
+    """The command user, when the agent can become it; ValueError when one is set and the agent is not root."""
+    user = command_user()
+    if user is not None and os.geteuid() != 0:
+        raise ValueError(f"{ENV} is set, but the agent does not run as root: it cannot switch users")
+    return user
+
+
 def become_agent_user() -> None:
     """Act as the command user from now on, keeping root as real and saved uid (call once, after opening the trace)."""
-    user = command_user()
+    user = check_can_switch()
     if user is None:
         return
-    if os.geteuid() != 0:
-        raise ValueError(f"{ENV} is set, but the agent does not run as root: it cannot switch users")
     os.setgroups([])
     os.setresgid(-1, user[1], -1)
     os.setresuid(-1, user[0], -1)

@@ -1,17 +1,23 @@
 """What the person watching sees: one short line per event worth seeing, printed as the trace records it.
 
-Commands, tool arguments, server messages and model text reach the terminal only through `visible`: a control
-character could otherwise move the cursor, erase the line or change colours, and show one command while another
-runs (at the y/N question of agent/approval.py too).
+Commands, tool arguments, server messages and model text reach the terminal only through `legible`: a control
+character could otherwise move the cursor, erase the line or change colours, and a run of spaces push the rest of a
+line out of sight, and show one command while another runs (at the y/N question of agent/approval.py too).
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
 import sys
+import unicodedata
 from typing import Any
 
 Event = dict[str, Any]
 NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+MARKS = "\u27e8\u27e9"  # the brackets of a run of spaces written as its length: ⟨20000 spaces⟩
+SPACE_RUN = re.compile(" {2,}")
 
 
 def visible(text: str) -> str:
@@ -21,6 +27,36 @@ def visible(text: str) -> str:
     if text.isprintable():
         return text
     return "".join("\\\\" if c == "\\" else c if c.isprintable() else _escape(c) for c in text)
+
+
+def legible(text: str) -> str:
+    """`visible(text)`, with every run of two or more spaces written as its length (`⟨20000 spaces⟩`), so that
+    padding cannot push the rest of a text off the screen. The brackets are escaped where the text holds them, and
+    backslashes doubled whenever anything is written differently, so the text shown reads back as exactly one text."""
+    if "  " not in text and not any(mark in text for mark in MARKS):
+        return visible(text)
+    escaped = "".join("\\\\" if c == "\\" else c if c.isprintable() and c not in MARKS else _escape(c) for c in text)
+    return SPACE_RUN.sub(lambda run: f"{MARKS[0]}{len(run[0])} spaces{MARKS[1]}", escaped)
+
+
+def fold(text: str, width: int) -> list[str]:
+    """`text` (printable) in rows of at most `width` terminal cells: a wide character takes two, a combining one
+    none."""
+    rows, row, cells = [], "", 0
+    for char in text:
+        size = _cells(char)
+        if row and cells + size > width:
+            rows.append(row)
+            row, cells = "", 0
+        row += char
+        cells += size
+    return [*rows, row]
+
+
+def _cells(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
 
 
 def _escape(char: str) -> str:
@@ -38,7 +74,23 @@ def show(record: Event) -> None:
     except (KeyError, TypeError, AttributeError, IndexError):  # a field cut down to its name (agent/trace.py)
         line = f"{record.get('event')}: (too large to show; see the trace)"
     if line is not None:
-        print(visible(line), file=sys.stdout, flush=True)
+        text = line.lstrip(" ")
+        say(" " * (len(line) - len(text)) + legible(text))  # the indent is ours
+
+
+def say(line: str, end: str = "\n") -> bool:
+    """Print a line for the person; False when stdout is closed (a pipe whose reader went away). Then the run goes
+    on without a console: stdout becomes /dev/null (nothing left in its buffer fails at exit either), and stderr
+    says so once."""
+    try:
+        print(line, end=end, file=sys.stdout, flush=True)
+        return True
+    except (OSError, ValueError):  # ValueError: sys.stdout itself was closed
+        pass
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print("agent: stdout is closed; the run goes on, and the event trace records it", file=sys.stderr)
+    return False
 
 
 def describe(record: Event) -> str | None:
@@ -48,9 +100,13 @@ def describe(record: Event) -> str | None:
 
 def _start(r: Event) -> str:
     jeff = r["jeff"] or "off"
-    return (
+    line = (
         f"agent {r['agent_version']}: preset {r['preset']}, {r['n_ctx']}-token window, flint {r['flint']}, jeff {jeff}"
     )
+    if r.get("unreadable"):
+        skipped = ", ".join(r["unreadable"])
+        line += f"; {len(r['unreadable'])} files or folders of the repository cannot be read and are skipped: {skipped}"
+    return line
 
 
 def _response(r: Event) -> str:

@@ -1,7 +1,9 @@
 """The done check, run when Flint answers without a tool call.
 
-Every preset requires pytest to pass on the repository. pytest is started so that nothing in the repository can
-stand in for it (a `pytest.py` the agent wrote is not imported in its place), without bytecode or cache files, and
+Every preset requires pytest to pass on the repository. pytest is started in an isolated Python whose path is the
+interpreter's own (agent/check_python.py), so that nothing in the repository can stand in for it (a `pytest.py` the
+agent wrote is not imported in its place, also with a PYTHONPATH naming the repository) and no start-up hook the
+model's code wrote runs in it, without bytecode or cache files, and
 whatever the run started is killed when it ends (a background process a conftest.py started cannot change the
 tests afterwards); before the check, the loop ends what the agent's commands left running (agent/reaper.py).
 
@@ -15,35 +17,49 @@ pytest collects that the repository did not have at start (a doctest text file, 
 counts as planted: it is reported, and left out of that second run. Neither run may collect nothing or end before
 pytest finishes, a file of the copy that changed while pytest ran fails the check, and so does a link out of it.
 
-`strict` also requires that a non-test file differs from the start (or is new, or is gone) and that pytest
-collects a test from a test file that did not exist at start; the model is told exactly what is missing.
+`strict` also requires that the code changed: a non-test file differs from the start (or is new, or is gone), a
+Python file in its syntax tree (not only its comments or layout), and documentation (a README) does not count; and
+that pytest collects a test from a test file that did not exist at start, with its code in that file (not imported
+from an old test file); the model is told exactly what is missing.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import ast
+import hashlib
 import shlex
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from agent import prompts
 from agent.check_copy import file_digest
+from agent.check_python import NoCheckPython, check_environment, pytest_location
 from agent.guards import planted
-from agent.isolated_pytest import NO_TESTS_COLLECTED, PYTEST, IsolatedRun, collected_count, run_isolated
+from agent.isolated_pytest import NO_TESTS_COLLECTED, IsolatedRun, collected_count, pytest_command, run_isolated
 from agent.pytest_config import start_config
 from agent.shell import CommandOutput, run_command
-from agent.tools import OUTPUT_LIMIT, is_test_file, repo_files
+from agent.tools import OUTPUT_LIMIT, is_test_file, protected_paths, repo_files
+
+MAX_PARSED_BYTES = 1_000_000  # a larger Python file is compared by its bytes
+DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc"})
+DOC_NAMES = frozenset({"README", "LICENSE", "LICENCE", "CHANGELOG", "CHANGES", "AUTHORS", "NOTICE"})
 
 
 @dataclass(frozen=True)
 class Snapshot:
     files: dict[str, str]  # relative path -> sha256 of the content (read in pieces: a huge file costs no memory)
     config: dict[str, bytes] = field(default_factory=dict)  # pytest's configuration files at the root
+    code: dict[str, str] = field(default_factory=dict)  # Python files -> sha256 of their syntax tree (strict)
 
     def test_files(self, *, conftests: bool = True) -> dict[str, str]:
         return {p: d for p, d in self.files.items() if is_test_file(Path(p).name) and (conftests or not _conftest(p))}
+
+    def protected(self) -> dict[str, str]:
+        """The tests and the files beside them that shape how they run (agent/tools.py protected_paths)."""
+        kept = protected_paths(self.files)
+        return {p: d for p, d in self.files.items() if p in kept}
 
 
 @dataclass(frozen=True)
@@ -58,15 +74,33 @@ class DoneResult:
 
 
 def pytest_missing() -> str | None:
-    """Why the done check cannot run here, or None: it runs pytest with this very interpreter."""
-    if importlib.util.find_spec("pytest") is None:
+    """Why the done check cannot run here, or None: it runs pytest with this very interpreter, from its own path
+    (agent/check_python.py)."""
+    try:
+        location = pytest_location()
+    except NoCheckPython as e:
+        return str(e)
+    if location is None:
         return f"pytest is not installed for {sys.executable}: install it there (pip install pytest)"
     return None
 
 
 def take_snapshot(root: Path) -> Snapshot:
     files = {path.relative_to(root).as_posix(): file_digest(path) for path in repo_files(root)}
-    return Snapshot(files, start_config(root))
+    code = {p: _code_digest(root / p, digest) for p, digest in files.items() if p.endswith(".py")}
+    return Snapshot(files, start_config(root), code)
+
+
+def _code_digest(path: Path, digest: str) -> str:
+    """What a Python file's code is, without its comments and layout: a digest of its syntax tree (of its bytes when
+    it is too large or does not parse)."""
+    try:
+        if path.stat().st_size > MAX_PARSED_BYTES:
+            return digest
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return digest
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()
 
 
 def check_done(root: Path, start: Snapshot, *, strict: bool, trust_planted: bool, timeout: float) -> DoneResult:
@@ -77,7 +111,7 @@ def check_done(root: Path, start: Snapshot, *, strict: bool, trust_planted: bool
             root=root, start=start, made=named, new_test_files=new_test_files if strict else None, timeout=timeout
         )
     conftests = [p for p in named if _conftest(p)]
-    protected = start.test_files()
+    protected = start.protected()
     counted = new_test_files if strict else None
     first = run_isolated(
         root=root,
@@ -127,13 +161,14 @@ def _trusting_check(
     root: Path, start: Snapshot, made: list[str], new_test_files: list[str] | None, timeout: float
 ) -> DoneResult:
     """part2, clearing, part3: pytest in the repository as it is."""
-    output = run_command(PYTEST, root, timeout, OUTPUT_LIMIT, kill_leftovers=True)
+    output = run_command(pytest_command(), root, timeout, OUTPUT_LIMIT, kill_leftovers=True, env=check_environment())
     summary = _summary(output, timeout)
     new_tests = None
     if new_test_files is not None:
         present = [f for f in new_test_files if (root / f).is_file()]
-        command = f"{PYTEST} --collect-only {shlex.join(present)}"
-        new_tests = collected_count(run_command(command, root, timeout, OUTPUT_LIMIT)) if present else 0
+        command = pytest_command(f"--collect-only {shlex.join(present)}")
+        counted = run_command(command, root, timeout, OUTPUT_LIMIT, env=check_environment()) if present else None
+        new_tests = collected_count(counted) if counted else 0
     missing = unmet_conditions(start, take_snapshot(root), new_tests) if new_test_files is not None else []
     if output.exit_code != 0:
         text = output.text if output.exit_code is not None else summary
@@ -187,12 +222,23 @@ def unmet_conditions(start: Snapshot, now: Snapshot, new_tests: int | None, coll
     missing = []
     tests = set(collected)
     paths = (set(start.files) | set(now.files)) - tests
-    changed = [p for p in paths if not is_test_file(Path(p).name) and start.files.get(p) != now.files.get(p)]
+    changed = [p for p in paths if not is_test_file(Path(p).name) and _changes_code(p, start, now)]
     if not changed:
         missing.append(prompts.MISSING_CHANGE)
     if not new_tests:
         missing.append(prompts.MISSING_TEST)
     return missing
+
+
+def _changes_code(path: str, start: Snapshot, now: Snapshot) -> bool:
+    """A change strict counts: to a Python file's code (not its comments or layout), or to a file that is not
+    documentation (a README's new line is no change to the code)."""
+    name = PurePosixPath(path)
+    if name.suffix.lower() in DOC_SUFFIXES or name.stem.upper() in DOC_NAMES:
+        return False
+    if path.endswith(".py"):
+        return start.code.get(path) != now.code.get(path)
+    return start.files.get(path) != now.files.get(path)
 
 
 def _conftest(path: str) -> bool:

@@ -9,8 +9,9 @@ it is handed.
 - `make_plugin`: every file that a collector of pytest takes (its python_files, doctest text files, a conftest's
   own) and that the repository did not have at start is recorded as new; with `drop`, pytest does not collect it,
   so none of its code runs. At the end of the session the exit status is recorded: a pytest that ended without it
-  was ended by something else (a test calling os._exit), and proves nothing.
-The record is JSON lines in a file outside the copy: ["new", "path"] and ["finished", status].
+  was ended by something else (a test calling os._exit), and proves nothing. After collection, the number of tests
+  whose code is in the file they were collected from is recorded (strict counts new tests by it).
+The record is JSON lines in a file outside the copy: ["new", "path"], ["own_tests", count], ["finished", status].
 """
 
 from __future__ import annotations
@@ -79,8 +80,20 @@ def make_plugin(pytest: Any, copy: str, known_file: str, record_file: str, drop:
                 if drop:
                     outcome.force_result([])
 
+        def pytest_collection_finish(self, session: Any) -> None:
+            write(["own_tests", sum(1 for item in session.items if _defined_where_collected(item))])
+
         @pytest.hookimpl(trylast=True)
         def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> None:
             write(["finished", int(exitstatus)])
 
     return DonePlugin()
+
+
+def _defined_where_collected(item: Any) -> bool:
+    """A test whose code is in the file it was collected from: not one imported (`from test_todo import *`),
+    aliased or wrapped from another file. Tests without code of their own (a doctest) are their file's."""
+    code = getattr(getattr(item, "obj", None), "__code__", None)
+    if code is None:
+        return True
+    return os.path.realpath(code.co_filename) == os.path.realpath(str(item.path))

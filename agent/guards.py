@@ -25,7 +25,8 @@ PLANTED_NAMES = ("conftest.py", "__init__.py")  # files that pytest runs before 
 
 @dataclass(frozen=True)
 class Restored:
-    """A protected test that was found changed and put back. `was`: changed, deleted, replaced or hard-linked."""
+    """A protected test that was found changed and put back. `was`: changed, deleted, replaced, hard-linked or
+    unreadable."""
 
     path: str
     was: str
@@ -51,7 +52,10 @@ class ProtectedTests:
             full = root / path
             if os.path.realpath(full) != str(full) or not full.is_file():
                 continue  # a link at start: its content lives elsewhere, and putting back a copy would change it
-            data = full.read_bytes()
+            try:
+                data = full.read_bytes()
+            except OSError:
+                continue  # the agent's user cannot read it (noted at start): nothing to keep
             self.originals[path] = _Original(data, _digest(data), stat.S_IMODE(full.stat().st_mode))
 
     def restore_changes(self) -> list[Restored]:
@@ -74,10 +78,15 @@ class ProtectedTests:
             return "deleted"
         except NotADirectoryError:  # a folder on its way became a file
             return "replaced"
+        except OSError:  # a folder on its way can no longer be searched
+            return "unreadable"
         if not stat.S_ISREG(info.st_mode):
             return "replaced"
-        if _digest(full.read_bytes()) != original.digest:
-            return "changed"
+        try:
+            if _digest(full.read_bytes()) != original.digest:
+                return "changed"
+        except OSError:  # its mode was changed so that it cannot be read
+            return "unreadable"
         return "hard-linked" if info.st_nlink > 1 else None
 
     def _put_back(self, path: str, original: _Original) -> None:
@@ -87,6 +96,8 @@ class ProtectedTests:
             if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
                 folder.unlink()
             folder.mkdir(exist_ok=True)
+            if not os.access(folder, os.R_OK | os.W_OK | os.X_OK, effective_ids=os.access in os.supports_effective_ids):
+                folder.chmod(stat.S_IMODE(folder.stat().st_mode) | stat.S_IRWXU)  # closed to its owner: open it
         full = folder / Path(path).name
         if full.is_dir() and not full.is_symlink():
             shutil.rmtree(full)

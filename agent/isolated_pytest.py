@@ -5,8 +5,10 @@ For the done checks of part3+, strict and late (agent/done.py). What the agent c
   copy gets the pytest configuration files of the start snapshot at its root (or none), pytest is pointed at the
   one pytest would have chosen at start (`-c`, or an empty file of the agent's own outside the copy), with
   `--rootdir` and `--confcutdir` at the copy, so no file elsewhere is looked for;
-- plugins: `PYTEST_DISABLE_PLUGIN_AUTOLOAD=1` (no entry points of anything installed), PYTEST_ADDOPTS and
-  PYTEST_PLUGINS unset, `-p no:cacheprovider`, no bytecode files;
+- plugins: `PYTEST_DISABLE_PLUGIN_AUTOLOAD=1` (no entry points of anything installed), no other PYTEST_* or
+  PYTHON* variable, `-p no:cacheprovider`, no bytecode files;
+- start-up hooks and a stand-in pytest: the check's Python is isolated, its path the interpreter's own
+  (agent/check_python.py);
 - test files of any kind pytest collects (a doctest text file, a file its configuration names): the check's own
   plugin (agent/done_plugin.py) records every collected file the repository did not have at start, and leaves them
   all out of the run of the repository's own tests (`drop_new`);
@@ -26,30 +28,23 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.check_copy import changes, links_out, make_copy, scratch_folder, state
+from agent.check_copy import UNREADABLE, changes, links_out, make_copy, scratch_folder, state
+from agent.check_python import check_environment, python_command
 from agent.pytest_config import CONFIG_FILES, chosen_config
 from agent.shell import CommandOutput, run_command
 from agent.tools import OUTPUT_LIMIT
 
-# `python -m pytest` would import a pytest.py from the repository first: drop the current folder from the front of
-# the path before importing pytest, and put it at the end, where the repository's modules are still found.
-PYTEST_MAIN = (
-    "import os, sys\n"
-    "if sys.path and sys.path[0] in ('', os.getcwd()): sys.path.pop(0)\n"
-    "import pytest\n"
-    "sys.path.append(os.getcwd())\n"
-    "raise SystemExit(pytest.console_main())"
-)
-PYTEST = f"PYTHONDONTWRITEBYTECODE=1 {shlex.quote(sys.executable)} -c {shlex.quote(PYTEST_MAIN)} -q -p no:cacheprovider"
+# Run in the check's Python (agent/check_python.py), whose path is the interpreter's own: pytest is imported from
+# there, and then the current folder goes at the end of the path, where the repository's modules are still found.
+PYTEST_MAIN = "import os, pytest\nsys.path.append(os.getcwd())\nraise SystemExit(pytest.console_main())"
+PYTEST_OPTIONS = "-q -p no:cacheprovider"
 # The same, with the check's plugin and its import guard; the plugin's arguments come first.
 CHECK_MAIN = (
-    "import importlib.util, os, sys\n"
-    "if sys.path and sys.path[0] in ('', os.getcwd()): sys.path.pop(0)\n"
+    "import importlib.util, os\n"
     "plugin_file, copy, known, record, mode = sys.argv[1:6]\n"
     "del sys.argv[1:6]\n"
     "import pytest\n"
@@ -61,9 +56,18 @@ CHECK_MAIN = (
     "raise SystemExit(pytest.main(plugins=[plugin.make_plugin(pytest, copy, known, record, mode == 'drop')]))"
 )
 PLUGIN_FILE = Path(__file__).with_name("done_plugin.py")
-ISOLATED_ENV = "env -u PYTEST_ADDOPTS -u PYTEST_PLUGINS PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 PYTHONDONTWRITEBYTECODE=1"
 NO_TESTS_COLLECTED = 5
 COLLECTED = re.compile(r"(\d+) tests? collected|no tests collected")
+
+
+def isolated_environment() -> dict[str, str]:
+    """The check's environment (agent/check_python.py), with no plugins loaded by entry point."""
+    return {**check_environment(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+def pytest_command(arguments: str = "") -> str:
+    """pytest as the checks of part2, clearing and part3 run it: the interpreter's own, in the repository as it is."""
+    return python_command(PYTEST_MAIN, f"{PYTEST_OPTIONS} {arguments}")
 
 
 @dataclass(frozen=True)
@@ -95,25 +99,25 @@ def run_isolated(
     be as they were."""
     left_out = set(left_out)
     with scratch_folder() as folder:
-        expected = {p: d for p, d in state(root).items() if p not in left_out and p not in CONFIG_FILES}
+        expected = {p: d for p, d in state(root).items() if p not in left_out | CONFIG_FILES.keys() and d != UNREADABLE}
         copy = make_copy(root, folder, left_out, config)
         if found := links_out(copy):
             return IsolatedRun(CommandOutput("", None, False), links_out=found)
         known_file, record = Path(folder) / "known.json", Path(folder) / "record.jsonl"
         known_file.write_text(json.dumps(sorted(known)))
         arguments = [PLUGIN_FILE, copy, known_file, record, "drop" if drop_new else "keep"]
-        command = f"{ISOLATED_ENV} {shlex.quote(sys.executable)} -c {shlex.quote(CHECK_MAIN)} "
-        command += f"{shlex.join(str(a) for a in arguments)} -q -p no:cacheprovider {_options(copy, folder, config)}"
+        options = f"{shlex.join(str(a) for a in arguments)} {PYTEST_OPTIONS} {_options(copy, folder, config)}"
+        command = python_command(CHECK_MAIN, options)
         before = state(copy)  # written since it was copied, or a test that is not as it was at start: no pass
         changed = [f"{path} (changed)" for path, digest in expected.items() if before.get(path) != digest]
         changed += [f"{path} (changed)" for path, digest in protected.items() if before.get(path) != digest]
         changed = sorted(set(changed))
-        output = run_command(command, copy, timeout, OUTPUT_LIMIT, kill_leftovers=True)
+        output = run_command(command, copy, timeout, OUTPUT_LIMIT, kill_leftovers=True, env=isolated_environment())
         changed += changes(before, state(copy))
         new_files, finished = _read_record(record)
         new_tests = None
         if count_tests_in is not None:
-            new_tests = _count_tests(f"{command} --collect-only", copy, [*count_tests_in, *new_files], timeout)
+            new_tests = _count_tests(f"{command} --collect-only", copy, [*count_tests_in, *new_files], timeout, record)
     return IsolatedRun(
         output=output,
         changed=changed,
@@ -136,29 +140,40 @@ def _options(copy: Path, folder: str, config: dict[str, bytes]) -> str:
 def _read_record(record: Path) -> tuple[list[str], bool]:
     """The new files the check's plugin saw, and whether pytest finished its session."""
     new, finished = [], False
-    try:
-        lines = record.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        lines = []
-    for line in lines:
-        try:
-            kind, value = json.loads(line)
-        except ValueError:
-            continue
+    for kind, value in _record_entries(record):
         if kind == "new" and isinstance(value, str) and value not in new:
             new.append(value)
         finished = finished or kind == "finished"
     return new, finished
 
 
-def _count_tests(command: str, copy: Path, files: list[str], timeout: float) -> int:
-    """How many tests pytest collects from `files` (its own count, so text that looks like a test is not one)."""
+def _record_entries(record: Path) -> list[tuple[object, object]]:
+    """The [kind, value] entries the check's plugin wrote, in order (lines that are not one are skipped)."""
+    try:
+        lines = record.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    entries = []
+    for line in lines:
+        try:
+            kind, value = json.loads(line)
+        except (ValueError, TypeError):
+            continue
+        entries.append((kind, value))
+    return entries
+
+
+def _count_tests(command: str, copy: Path, files: list[str], timeout: float, record: Path) -> int:
+    """How many tests pytest collects from `files` whose code is their own (the check's plugin counts them: text
+    that looks like a test is no test, and neither is one imported from an old test file)."""
     present = sorted({f for f in files if (copy / f).is_file()})
     if not present:
         return 0
-    return collected_count(
-        run_command(f"{command} {shlex.join(present)}", copy, timeout, OUTPUT_LIMIT, kill_leftovers=True)
+    counted = run_command(
+        f"{command} {shlex.join(present)}", copy, timeout, OUTPUT_LIMIT, kill_leftovers=True, env=isolated_environment()
     )
+    own = [value for kind, value in _record_entries(record) if kind == "own_tests" and isinstance(value, int)]
+    return own[-1] if counted.exit_code == 0 and own else 0
 
 
 def collected_count(output: CommandOutput) -> int:

@@ -20,6 +20,7 @@ The log only copies and compares: nothing here changes what is sent.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from collections.abc import Sequence
@@ -73,16 +74,20 @@ class RequestLog:
         if self.file is None:
             return
         line = json.dumps(record) + "\n"
-        if self.written + len(line) > self.max_bytes:
-            self.file.write(json.dumps({"request": record["request"], "truncated": True}) + "\n")
+        full = self.written + len(line) > self.max_bytes
+        try:  # buffered, unlike the trace: a killed agent's run measures nothing anyway
+            self.file.write(json.dumps({"request": record["request"], "truncated": True}) + "\n" if full else line)
+        except OSError:  # a full disk: the log ends here (the trace keeps its room for its stop line)
+            full = True
+        if full:
             self.close()
             return
-        self.file.write(line)  # buffered, unlike the trace: a killed agent's run measures nothing anyway
         self.written += len(line)
 
     def close(self) -> None:
         if self.file is not None:
-            self.file.close()
+            with contextlib.suppress(OSError):  # closed even when its last flush fails
+                self.file.close()
             self.file = None
 
 

@@ -16,7 +16,8 @@ whose value would be hidden. A value in the next word may not start with `-`. py
 named `@file`: a word starting with `@` needs approval, as does a glob match that starts with `-` or `@` (a file
 named `--basetemp=..` must not become an option). A by-rule pytest needs the repository to hold its own pytest
 configuration when a folder above it holds one (or a setup.py or pyproject.toml): pytest would read that one, and
-write its cache there.
+write its cache there; and it needs the repository to hold no link leading out of it, which pytest would follow
+as it collects. Paths are judged both as the kernel reads them and lexically, as pytest reads its arguments.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.check_copy import links_out
 from agent.pytest_config import reaches_above
 from agent.rule_options import (
     CAT,
@@ -105,6 +107,8 @@ def _check_pytest(args: list[_Argument], root: Path) -> None:
         raise NotSafe("pytest @file")
     if reaches_above(root):  # it would read a configuration, or write its cache, outside the repository
         raise NotSafe("pytest would take its configuration or rootdir from above the repository")
+    if links_out(root):  # pytest follows links to folders as it collects: it would run what lies behind them
+        raise NotSafe("a link in the repository leads out of it")
     for operand in _operands(args, PYTEST, root):
         _require_inside(operand.text, root)
 
@@ -198,9 +202,13 @@ def _option(word: str, options: Options) -> tuple[str, str | None, str | None]:
 
 
 def _require_inside(path: str, root: Path) -> None:
-    real = Path(os.path.realpath(os.path.join(root, path)))  # an absolute path replaces the root here
-    if real != root and root not in real.parents:
-        raise NotSafe(f"{path} is outside the repository")
+    """The path must stay inside both as the kernel reads it (links first, then `..`) and as pytest reads it
+    (`..` first, lexically): through a link to a folder inside, `link/../..` is the repository to the kernel and
+    its parent to pytest."""
+    joined = os.path.join(root, path)  # an absolute path replaces the root here
+    for where in (Path(os.path.realpath(joined)), Path(os.path.normpath(joined))):
+        if where != root and root not in where.parents:
+            raise NotSafe(f"{path} is outside the repository")
 
 
 _PROGRAMS: dict[str, Callable[[list[_Argument], Path], None]] = {

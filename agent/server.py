@@ -11,7 +11,8 @@ Failures are sorted by what the loop should do about them (shapes measured on th
                            body): retry
 
 `timeout` bounds each request whole, from connecting to the last byte of the answer (agent/http_call.py). An
-answer is usable only in the shape the API promises: a JSON object nested at most MAX_NESTING deep, with
+answer is usable only in the shape the API promises: a JSON object nested at most MAX_NESTING deep, of at most
+MAX_VALUES values (counted before it is decoded, which is what a body of millions of tiny values costs), with
 choices[0].message an object whose content and reasoning_content are text or null and whose tool_calls is a list
 or null. Anything else is a `bad_body` transport error that says which part was wrong. `usage` and `timings` are
 kept as sent, whatever they are: the loop reads numbers from them only where they are numbers.
@@ -20,6 +21,7 @@ kept as sent, whatever they are: the loop reads numbers from them only where the
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +31,9 @@ from agent.http_call import CallFailed, call
 from agent.parse_failures import is_parse_failure
 
 MAX_NESTING = 64  # the API's answers are about 6 deep; arguments sent as an object may add a few levels
+MAX_VALUES = 100_000  # the API's answers hold a few dozen values outside their strings
+STRUCTURAL = (b",", b"[", b"{")  # outside strings, each adds at most one value
+JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')  # a JSON string, escapes included (linear: no nesting)
 
 
 class ServerError(Exception):
@@ -179,7 +184,11 @@ def _classify_http_error(status: int, error: dict[str, Any], article_parse_rule:
 
 
 def _loads(raw: bytes) -> object:
-    """JSON, nested at most MAX_NESTING deep; ValueError otherwise (also for what Python's parser cannot take)."""
+    """JSON, nested at most MAX_NESTING deep and of at most MAX_VALUES values; ValueError otherwise (also for what
+    Python's parser cannot take). The values are counted before decoding, outside strings (each `,`, `[` and `{`
+    adds at most one): 8 MB of `[],` would decode into two million lists."""
+    if _values(raw) > MAX_VALUES:
+        raise ValueError(f"more than {MAX_VALUES} values")
     try:
         document = json.loads(raw.decode("utf-8"))
     except RecursionError:
@@ -187,6 +196,18 @@ def _loads(raw: bytes) -> object:
     if _nesting(document) > MAX_NESTING:
         raise ValueError(f"nested deeper than {MAX_NESTING} levels")
     return document
+
+
+def _values(raw: bytes) -> int:
+    """At least how many values `raw` holds, counted without decoding it (at most MAX_VALUES + 1 strings are
+    looked at): its strings, and each `,`, `[` and `{` outside them."""
+    strings, inside = 0, 0
+    for string in JSON_STRING.finditer(raw):
+        strings += 1
+        if strings > MAX_VALUES:
+            break
+        inside += sum(raw.count(c, string.start(), string.end()) for c in STRUCTURAL)
+    return max(strings, sum(raw.count(c) for c in STRUCTURAL) - inside)
 
 
 def _nesting(document: object) -> int:

@@ -20,6 +20,7 @@ import selectors
 import shutil
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,9 +80,9 @@ def shell() -> str:
     return shutil.which("bash") or "/bin/sh"
 
 
-def command_environment(cwd: Path) -> dict[str, str]:
-    """The agent's environment for a command in `cwd`, with git confined to `cwd`'s own repository."""
-    env = {name: value for name, value in os.environ.items() if name not in GIT_LOCATIONS}
+def command_environment(cwd: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The agent's environment (or `base`) for a command in `cwd`, with git confined to `cwd`'s own repository."""
+    env = {name: value for name, value in (os.environ if base is None else base).items() if name not in GIT_LOCATIONS}
     env["GIT_CEILING_DIRECTORIES"] = os.path.dirname(os.path.realpath(cwd))
     return env
 
@@ -94,15 +95,17 @@ def run_command(
     *,
     kill_leftovers: bool = False,
     leftovers: reaper.Leftovers | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> CommandOutput:
     """`bash -c command` in `cwd`, stdout and stderr together, at most about `limit` characters kept.
     `kill_leftovers`: when it ends, also end whatever it started that is still running, even what left its session
-    (agent/reaper.py); the done check wants that, a `run` command leaves its background jobs to `leftovers`."""
+    (agent/reaper.py); the done check wants that, a `run` command leaves its background jobs to `leftovers`.
+    `env`: the environment to start from instead of the agent's (the done check's own, agent/check_python.py)."""
     with reaper.Contained() if kill_leftovers else contextlib.nullcontext() as contained:
         proc = subprocess.Popen(
             [shell(), "-c", command],
             cwd=cwd,
-            env=command_environment(cwd),
+            env=command_environment(cwd, env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

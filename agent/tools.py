@@ -2,8 +2,9 @@
 
 - Paths are relative to the repository or absolute inside it. Anything that resolves outside it (`..`, an absolute
   path elsewhere, a symlink pointing out) is refused, and so is writing inside `.git`.
-- Test files that exist at start (test_*.py, *_test.py, conftest.py) are read-only to write_file and edit_file, and
-  so is any file with more than one hard link (writing it would write the other names too).
+- Test files that exist at start (test_*.py, *_test.py, conftest.py), and the `__init__.py` and pytest configuration
+  files beside them (`protected_paths`), are read-only to write_file and edit_file, and so is any file with more
+  than one hard link (writing it would write the other names too).
 - read_file shows at most FILE_LIMIT characters, from a line (`offset`, `limit` in lines) or a character
   (`char_offset`, `char_limit`), and names the call that shows the next part; run keeps at most OUTPUT_LIMIT
   characters of output (head and tail, agent/shell.py) and is killed, with its process group, at the timeout.
@@ -17,18 +18,19 @@ import fnmatch
 import json
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agent import prompts
 from agent.event_bounds import LONE_SURROGATE
+from agent.file_pages import FILE_LIMIT, read_page  # noqa: F401  (FILE_LIMIT: the tools' limits in one place)
+from agent.pytest_config import CONFIG_FILES
 from agent.reaper import Leftovers
 from agent.shell import run_command
 
 MAX_WHOLE_NUMBER = 10**12  # offsets and limits beyond any file the tools read
-FILE_LIMIT = 12_000  # characters of a file that read_file returns
 OUTPUT_LIMIT = 8_000  # characters of command output that run returns (half from the start, half from the end)
 TEST_FILE_PATTERNS = ("test_*.py", "*_test.py", "conftest.py")
 SKIPPED_DIRS = frozenset(
@@ -101,10 +103,48 @@ def is_test_file(name: str) -> bool:
     return any(fnmatch.fnmatch(name, pattern) for pattern in TEST_FILE_PATTERNS)
 
 
+def skipped_dir(folder: str | Path, name: str) -> bool:
+    """Folders no scan of the repository looks into: caches, .git, and virtual environments (a folder holding a
+    pyvenv.cfg, whatever its name: its interpreter is a link out of the repository, and pytest skips it too)."""
+    return name in SKIPPED_DIRS or os.path.isfile(os.path.join(folder, name, "pyvenv.cfg"))
+
+
+def protected_paths(paths: Iterable[str]) -> set[str]:
+    """Of the repository's files at start (relative paths), those kept as they are: the test files, and what shapes
+    how they run: in every folder holding a test, its `__init__.py`, `conftest.py` and pytest configuration files,
+    and the `__init__.py` of every folder above it (importing the test runs them all)."""
+    paths = set(paths)
+    protected = {p for p in paths if is_test_file(PurePosixPath(p).name)}
+    test_folders = {PurePosixPath(p).parent for p in protected if PurePosixPath(p).name != "conftest.py"}
+    for folder in test_folders:
+        beside = ["__init__.py", *CONFIG_FILES]
+        protected |= {p for name in beside if (p := (folder / name).as_posix()) in paths}
+        protected |= {p for above in folder.parents if (p := (above / "__init__.py").as_posix()) in paths}
+    return protected
+
+
+def unreadable_paths(root: Path) -> list[str]:
+    """Files and folders of the repository that the agent's user cannot read: every scan of the repository, and so
+    the done check's copy, leaves them out."""
+    found: list[str] = []
+
+    def note(error: OSError) -> None:
+        found.append(Path(str(error.filename)).relative_to(root).as_posix())
+
+    effective = os.access in os.supports_effective_ids  # the agent may act as the command user (its effective uid)
+    for folder, dirs, files in os.walk(root, onerror=note):
+        dirs[:] = sorted(d for d in dirs if not skipped_dir(folder, d))
+        for name in files:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path) and not os.access(path, os.R_OK, effective_ids=effective):
+                found.append(Path(path).relative_to(root).as_posix())
+    return sorted(found)
+
+
 def repo_files(root: Path) -> Iterator[Path]:
     """Every file of the repository, caches and .git left out, in a stable order."""
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+        dirs[:] = sorted(d for d in dirs if not skipped_dir(folder, d))
         for name in sorted(files):
             if not name.endswith((".pyc", ".pyo")):
                 yield Path(folder) / name
@@ -117,7 +157,7 @@ class Workspace:
         self.root = Path(os.path.realpath(root))
         self.command_timeout = command_timeout
         self.leftovers = leftovers  # the run's: where the commands' sessions are kept, to end what they leave
-        self.protected = frozenset(self.relative(p) for p in repo_files(self.root) if is_test_file(p.name))
+        self.protected = frozenset(protected_paths(self.relative(p) for p in repo_files(self.root)))
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -145,7 +185,8 @@ class Workspace:
         if not real.is_file():
             shown = prompts.head(path)
             return _failed(f"Error: {shown} is not a file (to list a folder, call run with: ls {shown})")
-        return show_part(path, real.read_text(encoding="utf-8", errors="replace"), **where)
+        page = read_page(path, real, **where)  # only the page is kept in memory (agent/file_pages.py)
+        return ToolResult(page.text, truncated=page.truncated)
 
     def write_file(self, path: str, content: str) -> ToolResult:
         real = self.writable(path)
@@ -202,47 +243,6 @@ class Workspace:
 
 def _failed(text: str) -> ToolResult:
     return ToolResult(text, ok=False, error=text)
-
-
-def show_part(
-    path: str,
-    text: str,
-    offset: int | None = None,
-    limit: int | None = None,
-    char_offset: int | None = None,
-    char_limit: int | None = None,
-) -> ToolResult:
-    """A part of a file's text: from line `offset` or character `char_offset`, at most `limit` lines and
-    FILE_LIMIT (or `char_limit`) characters, ending on a whole line where one fits; a note names the next call."""
-    start = min(char_offset, len(text)) if char_offset is not None else _line_start(text, offset or 1)
-    end = _line_start(text, _line_of(text, start) + limit) if limit else len(text)
-    end = min(end, start + min(char_limit or FILE_LIMIT, FILE_LIMIT))
-    if end < len(text) and "\n" in text[start:end]:
-        end = text.rindex("\n", start, end) + 1  # end on a whole line, so reading on starts on the next one
-    if start == 0 and end == len(text):
-        return ToolResult(text)
-    shown = f"lines {_line_of(text, start)}-{_line_of(text, max(start, end - 1))} (characters {start}-{end - 1})"
-    if end >= len(text):
-        return ToolResult(text[start:end] + prompts.read_to_end(shown, len(text)))
-    at_line_start = text[end - 1] == "\n"
-    position = {"offset": _line_of(text, end)} if at_line_start else {"char_offset": end}
-    return ToolResult(text[start:end] + prompts.read_on(path, shown, len(text), position), truncated=True)
-
-
-def _line_of(text: str, position: int) -> int:
-    """The 1-based number of the line that holds character `position`."""
-    return text.count("\n", 0, position) + 1
-
-
-def _line_start(text: str, line: int) -> int:
-    """Where 1-based line `line` starts (the end of the text when it has fewer lines)."""
-    position = 0
-    for _ in range(line - 1):
-        found = text.find("\n", position)
-        if found < 0:
-            return len(text)
-        position = found + 1
-    return position
 
 
 def summarize_args(args: dict[str, Any]) -> dict[str, Any]:

@@ -12,30 +12,45 @@ once the file holds TRACE_BUDGET_BYTES further events are left out and counted i
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import errno
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from agent.event_bounds import bound_fields
 
 Event = dict[str, Any]
 MAX_LINE_BYTES = 65_536
 TRACE_BUDGET_BYTES = 60 * 1024 * 1024  # the bench's cap is 64 MiB; this leaves room for the stop line
+RESERVE_BYTES = 2 * MAX_LINE_BYTES  # kept allocated past the trace's end: after any event, room for a stop line
+FALLOC_FL_KEEP_SIZE = 1
 
 
 class Trace:
-    """Writes events to a file (when given) and hands each one to `echo` (the console)."""
+    """Writes events to a file (when given) and hands each one to `echo` (the console).
+
+    The `stop` line is written even on a disk that fills up: room for it is kept allocated past the end of the file
+    (Linux fallocate, FALLOC_FL_KEEP_SIZE; on a file system without it, only as long as the disk has room). Once
+    that room cannot be renewed, further events are left out and counted in the `stop` line, and `error` says why.
+    """
 
     def __init__(self, path: Path | None = None, echo: Callable[[Event], None] | None = None) -> None:
         self.started = time.monotonic()
         self.echo = echo
-        self.file: IO[str] | None = open(path, "w", encoding="utf-8") if path else None  # noqa: SIM115
+        self.path = path
+        self.fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666) if path else None
         self.stopped = False
         self.written = 0  # bytes
-        self.dropped = 0  # events left out past the budget
+        self.dropped = 0  # events left out past the budget, or once the disk was full
+        self.error: str | None = None  # why events were left out of the file, for the person (one line)
+        self.full = False  # the disk had no room for the next event's reserve: only `stop` is still written
+        self._reserve()
 
     def emit(self, event: str, **fields: Any) -> Event:
         if event == "stop" and self.dropped:
@@ -56,20 +71,57 @@ class Trace:
         return record
 
     def write(self, event: str, line: str) -> None:
-        if self.file is None:
+        if self.fd is None:
             return
-        size = len(line.encode())
-        if event != "stop" and self.written + size > TRACE_BUDGET_BYTES:
+        data = line.encode()
+        if event != "stop" and (self.full or self.written + len(data) > TRACE_BUDGET_BYTES):
             self.dropped += 1
             return
-        self.file.write(line)
-        self.file.flush()
-        self.written += size
+        try:
+            _write_all(self.fd, data)
+        except OSError as e:
+            os.ftruncate(self.fd, self.written)  # no half line: the next one starts where this one did
+            self._failed(e, "the stop line" if event == "stop" else "events")
+            self.dropped += event != "stop"
+            return
+        self.written += len(data)
+        if event != "stop" and not self._reserve():
+            self.full = True
+
+    def _reserve(self) -> bool:
+        """Keep room for a stop line past the end of the file; False when the disk has none left."""
+        if self.fd is None:
+            return True
+        try:
+            fallocate = ctypes.CDLL(None, use_errno=True).fallocate
+        except (OSError, AttributeError):
+            return True  # no fallocate here: nothing can be kept
+        size = ctypes.c_int64
+        if fallocate(self.fd, FALLOC_FL_KEEP_SIZE, size(self.written), size(RESERVE_BYTES)) == 0:
+            return True
+        error = ctypes.get_errno()
+        if error in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            self._failed(OSError(error, os.strerror(error)), "events")
+            return False
+        return True  # the file system cannot reserve (or the file is no file, e.g. /dev/null): nothing to keep
+
+    def _failed(self, error: OSError, what: str) -> None:
+        if self.error is None or what == "the stop line":
+            reason = error.strerror or str(error)
+            self.error = f"the event trace {self.path} could not take {what} ({reason}); events left out are counted"
+            self.error += " in its stop line" if what == "events" else ", and the trace has no stop line"
 
     def close(self) -> None:
-        if self.file is not None:
-            self.file.close()
-            self.file = None
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.fd, self.written)  # gives back the room kept past the end
+            os.close(self.fd)
+            self.fd = None
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data) :]
 
 
 def agent_version(package: Path = Path(__file__).parent) -> str:

@@ -58,12 +58,16 @@ def test_a_new_test_file_alone_does_not_count_as_a_code_change(repo: Path) -> No
 
 
 def test_a_new_or_deleted_non_test_file_counts_as_a_change(repo: Path) -> None:
+    (repo / "data.json").write_text("[]\n")
     start = take_snapshot(repo)
-    (repo / "TASK.md").unlink()
+    (repo / "data.json").unlink()
     assert prompts.MISSING_CHANGE not in unmet_conditions(start, take_snapshot(repo), new_tests=1)
-    (repo / "TASK.md").write_text("Add a function sub(a, b) to calc.py, with a test.\n")
+    (repo / "data.json").write_text("[]\n")
     (repo / "helpers.py").write_text("X = 1\n")
     assert prompts.MISSING_CHANGE not in unmet_conditions(start, take_snapshot(repo), new_tests=1)
+    (repo / "helpers.py").unlink()
+    (repo / "TASK.md").unlink()  # documentation: no change to the code
+    assert prompts.MISSING_CHANGE in unmet_conditions(start, take_snapshot(repo), new_tests=1)
 
 
 def test_the_snapshot_hashes_every_file_and_keeps_the_pytest_configuration(repo: Path) -> None:

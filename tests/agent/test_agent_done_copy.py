@@ -126,3 +126,56 @@ def test_for_strict_a_new_doctest_file_is_a_test_not_a_change_of_the_code(repo: 
     (repo / "test_notes.txt").write_text(">>> 1 + 1\n2\n")
     result = check(repo, start, "strict")
     assert not result.passed and result.new_tests == 1 and result.missing == [prompts.MISSING_CHANGE]
+
+
+@pytest.mark.usefixtures("child_processes")
+@pytest.mark.parametrize("name", ["venv", "env"])
+def test_a_virtual_environment_in_the_repository_is_left_out_of_the_check(repo: Path, name: str) -> None:
+    """Its interpreter is a link out of the repository, and its packages no part of the code under test: the check
+    leaves it out (as pytest does from its collection) rather than refuse the repository."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / name)], check=True)
+    start = take_snapshot(repo)
+    assert not any(path.startswith(f"{name}/") for path in start.files)
+    for preset in ("part3+", "strict"):
+        result = check(repo, start, preset)
+        assert result.pytest_exit == 0 and "1 passed" in result.summary, (preset, result.feedback)
+    (repo / "calc.py").write_text(BROKEN)
+    assert "1 failed" in check(repo, start).summary
+
+
+SUB = GOOD + "\n\ndef sub(a, b):\n    return a - b\n"
+BORROWED_TESTS = {
+    "test_star.py": "from test_calc import *\n",
+    "test_alias.py": "from test_calc import test_add as test_again\n",
+    "test_class.py": "import test_calc\n\n\nclass TestBorrowed:\n    test_add = staticmethod(test_calc.test_add)\n",
+}
+
+
+@pytest.mark.usefixtures("child_processes")
+@pytest.mark.parametrize("name", list(BORROWED_TESTS))
+def test_strict_counts_a_new_test_only_with_a_body_of_its_own(repo: Path, name: str) -> None:
+    start = take_snapshot(repo)
+    (repo / "calc.py").write_text(SUB)
+    (repo / name).write_text(BORROWED_TESTS[name])
+    result = check(repo, start, "strict")
+    assert not result.passed and result.new_tests == 0 and result.missing == [prompts.MISSING_TEST], result
+    (repo / "test_sub.py").write_text("from calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n")
+    result = check(repo, start, "strict")
+    assert result.passed and result.new_tests == 1, result
+
+
+@pytest.mark.usefixtures("child_processes")
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [("README.md", "# calc\n\n"), ("calc.py", GOOD + "# a comment\n"), ("calc.py", GOOD.replace("    ", "  "))],
+)
+def test_strict_counts_a_change_only_when_it_changes_code(repo: Path, path: str, text: str) -> None:
+    (repo / "README.md").write_text("# calc\n")
+    (repo / "calc.py").write_text(GOOD)
+    start = take_snapshot(repo)
+    (repo / path).write_text(text)
+    (repo / "test_sub.py").write_text("def test_sub():\n    assert 3 - 1 == 2\n")
+    result = check(repo, start, "strict")
+    assert not result.passed and result.missing == [prompts.MISSING_CHANGE], result
+    (repo / "calc.py").write_text(SUB)
+    assert check(repo, start, "strict").passed

@@ -194,3 +194,39 @@ def test_a_by_rule_pytest_and_cat_still_run(run_agent: RunAgent, repo: Path) -> 
     approvals, results = run_commands(run_agent, repo, "pytest -q", "cat calc.py")
     assert [(a["decision"], a["by"]) for a in approvals] == [("run", "rule")] * 2
     assert "1 passed" in results[0] and results[1].startswith("def add")
+
+
+OUTSIDE_TEST = "from pathlib import Path\n\n\ndef test_outside():\n    Path(__file__).with_name('ran').write_text('')\n"
+
+
+@pytest.fixture
+def repo_beside_tests(repo: Path) -> Path:
+    """A repository with a link to a folder deep inside it, and, beside it, tests of another project."""
+    (repo / "sub" / "deeper").mkdir(parents=True)
+    (repo / "link").symlink_to(repo / "sub" / "deeper")
+    (repo.parent / "test_outside.py").write_text(OUTSIDE_TEST)
+    return repo
+
+
+@pytest.mark.parametrize("command", ["pytest -q link/../..", "python -m pytest link/../../test_outside.py"])
+def test_a_path_through_a_link_is_judged_as_pytest_reads_it(
+    run_agent: RunAgent, repo_beside_tests: Path, command: str
+) -> None:
+    """pytest reads `link/../..` as `..` (lexically); the kernel would read it as the repository itself."""
+    repo = repo_beside_tests
+    assert not is_safe(command, repo)
+    approvals, _ = run_commands(run_agent, repo, command)
+    assert [a["decision"] for a in approvals] == ["refused"] and not (repo.parent / "ran").exists()
+
+
+def test_plain_pytest_needs_approval_while_a_link_leads_out(run_agent: RunAgent, repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "test_outside.py").write_text(OUTSIDE_TEST)
+    assert is_safe("pytest -q", repo)
+    (repo / "vendor").symlink_to(outside)
+    assert not is_safe("pytest -q", repo) and not is_safe("python -m pytest", repo)
+    with FakeLlama([fl.tool_call("run", {"command": "pytest -q"}), fl.prose("done")]) as flint:
+        run = run_agent(repo, flint.url, "--preset", "part3+")  # the article's done check would follow the link
+    assert [a["decision"] for a in run.of("approval")] == ["refused"] and not (outside / "ran").exists()
+    assert not is_safe("cat vendor/../calc.py", repo)  # cat reads it physically: beside the link's target

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import json
 import threading
+import tracemalloc
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from agent.server import (
     SetupError,
     TransportError,
     UnparsedOutput,
+    _decode,
     read_props,
 )
 from bench.llama.process import free_port
@@ -128,3 +131,23 @@ def test_a_server_that_is_not_llama_server_is_a_setup_error(tmp_path: Path, prop
         server.shutdown()
         server.server_close()
     assert said in str(caught.value) and "/props" in str(caught.value)
+
+
+@pytest.mark.parametrize("filler", [b"[]", b"{}", b"1.5", b'"x"'])
+def test_an_answer_of_millions_of_small_values_is_refused_before_it_is_decoded(filler: bytes) -> None:
+    """Bounded in values, not only in bytes: 8 MB of `[],` decoded into two million lists took 180 MB."""
+    raw = b'{"choices": [' + b",".join([filler] * 2_000_000) + b"]}"
+    tracemalloc.start()
+    try:
+        with pytest.raises(TransportError, match="more than 100000 values"):
+            _decode(raw, "http://flint")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 40 << 20, peak
+
+
+def test_text_full_of_commas_and_brackets_is_one_value() -> None:
+    text = 'a, [b], {c}, "d" \\ ' * 100_000
+    raw = json.dumps({"choices": [{"message": {"content": text}}]}).encode()
+    assert _decode(raw, "http://flint")["choices"][0]["message"]["content"] == text

@@ -15,6 +15,7 @@ from agent.cli import main
 from bench.testing.fake_llama import FakeLlama
 
 
+@pytest.mark.usefixtures("child_processes")  # the start asks the interpreter for its own path (agent/check_python.py)
 @pytest.mark.parametrize("n_ctx", [0, -5, True, "4096", 4096.0, None, [4096]])
 def test_a_window_that_is_no_positive_whole_number_is_a_setup_error(
     repo: Path, n_ctx: Any, capsys: pytest.CaptureFixture[str]

@@ -4,12 +4,15 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
 import re
 import select
+import struct
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -17,7 +20,7 @@ import pyte
 import pytest
 from agent_helpers import ROOT, read_events
 
-from agent.console import visible
+from agent.console import legible, visible
 from bench.testing import fake_llama as fl
 from bench.testing.fake_llama import FakeLlama
 
@@ -27,16 +30,17 @@ SPOOF = "touch ../owned; #\r" + PREFIX + "ls -la" + " " * 40
 HIDDEN = "rm -rf ../x \x1b[8mhidden\x1b[0m \x1b[2K\u202etxt.exe"
 
 
-def render(data: bytes, columns: int = 200) -> list[str]:
+def render(data: bytes, columns: int = 200, lines: int = 40) -> list[str]:
     """The screen a VT100-like terminal shows after `data`, line by line, trailing blanks removed."""
-    screen = pyte.Screen(columns, 40)
+    screen = pyte.Screen(columns, lines)
     stream = pyte.ByteStream(screen)
     stream.feed(data.replace(b"\n", b"\r\n"))  # as the terminal's line discipline does (onlcr)
     return [line.rstrip() for line in screen.display]
 
 
 def read_back(shown: str) -> str:
-    """The text that visible() showed as `shown`."""
+    """The text that visible() or legible() showed as `shown`."""
+    shown = re.sub(r"\u27e8(\d+) spaces\u27e9", lambda m: " " * int(m[1]), shown)
     if "\\" not in shown:
         return shown
     named = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\"}
@@ -54,12 +58,17 @@ def test_every_text_reads_back_exactly_from_what_is_shown() -> None:
         shown = visible(text)
         assert shown.isprintable() and read_back(shown) == text
     assert visible("grep 'a\\|b' x.py") == "grep 'a\\|b' x.py"  # nothing to escape: shown as it is
+    padded = ("ls  x", "a" + " " * 500 + "b \\ c", "echo '\u27e83 spaces\u27e9'   x", " \t  \x1b ", PADDED)
+    for text in (SPOOF, HIDDEN, *padded):
+        shown = legible(text)
+        assert shown.isprintable() and "  " not in shown and read_back(shown) == text
 
 
-def agent_on_a_terminal(repo: Path, url: str, answer: bytes) -> bytes:
-    """`python -m agent --approve ask` with a pseudo-terminal for its input and output; `answer` is typed at every
-    y/N question. Returns every byte it wrote to the terminal."""
+def agent_on_a_terminal(repo: Path, url: str, answer: bytes, size: tuple[int, int] = (200, 40)) -> bytes:
+    """`python -m agent --approve ask` with a pseudo-terminal of `size` (columns, lines) for its input and output;
+    `answer` is typed at every y/N question. Returns every byte it wrote to the terminal."""
     controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
     events = repo.parent / "events.jsonl"
     args = [
         "--repo",
@@ -105,9 +114,36 @@ def test_the_question_and_the_console_show_the_command_that_runs(repo: Path) -> 
     events = read_events(repo.parent / "events.jsonl")
     ran = [e["command"] for e in events if e["event"] == "approval" and e["decision"] == "refused"]
     assert ran == [SPOOF, HIDDEN]
-    asked = [line.removeprefix(PREFIX) for line in screen if line.startswith(PREFIX)]
-    # Each question shows exactly the command it is about (but for blanks at the end, which no screen shows).
-    assert [read_back(shown) for shown in asked] == [command.rstrip(" ") for command in ran]
+    # Each question shows exactly the command it is about, blanks at the end included.
+    assert [read_back(shown) for shown in questions(screen)] == ran
     assert PREFIX + "ls -la" not in screen
     refused = [line.removeprefix("  refused by user: ") for line in screen if line.startswith("  refused by user: ")]
-    assert [read_back(shown) for shown in refused] == [command[:100].rstrip(" ") for command in ran]  # console too
+    assert [read_back(shown) for shown in refused] == [command[:100] for command in ran]  # console too
+
+
+def questions(screen: list[str]) -> list[str]:
+    """The commands the questions on `screen` show: the rows after each question's first line, joined."""
+    found: list[str] = []
+    for line in screen:
+        if line.startswith("The agent wants to run a command of "):
+            found.append("")
+        elif line.startswith("| ") and found:
+            found[-1] += line.removeprefix("| ")
+    return found
+
+
+PADDED = "ls -la" + " " * 20_000 + "; touch ../owned"  # 20,000 spaces: more than 60 rows of 200
+
+
+@pytest.mark.usefixtures("child_processes")
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])
+def test_a_command_padded_with_spaces_shows_its_real_text_on_the_screen(repo: Path, size: tuple[int, int]) -> None:
+    with FakeLlama([fl.tool_call("run", {"command": PADDED}), fl.prose("done")]) as flint:
+        output = agent_on_a_terminal(repo, flint.url, b"n\n", size)
+    asked = output[: output.index(b"[y/N]") + len(b"[y/N]")]  # the screen while the question waits
+    screen = render(asked, *size)
+    assert any("touch ../owned" in line for line in screen), screen
+    question = screen[max(i for i, line in enumerate(screen) if line.startswith("The agent wants to run")) :]
+    assert question[0] == f"The agent wants to run a command of {len(PADDED)} characters:"
+    assert [read_back(shown) for shown in questions(question)] == [PADDED]  # folded rows read back as the command
+    assert all(len(line) < size[0] for line in question)  # nothing of it ran past the screen's width

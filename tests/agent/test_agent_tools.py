@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import os
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
-from agent import prompts, tools
+from agent import file_pages, prompts, tools
 from agent.tools import ToolCallError, Workspace, parse_arguments
 
 
@@ -239,3 +240,35 @@ def test_missing_files_and_folders_are_errors_not_crashes(ws: Workspace) -> None
 @pytest.mark.usefixtures("child_processes")
 def test_commands_run_in_the_repository(ws: Workspace) -> None:
     assert ws.call("run", {"command": "pwd"}).text.startswith(os.path.realpath(ws.root))
+
+
+def test_read_file_keeps_only_the_page_in_memory(tmp_path: Path) -> None:
+    """A 64 MiB file: the page and its note, not the file (read whole, its text alone took 64 MiB and more)."""
+    (tmp_path / "big.txt").write_bytes(b"0123456789abcdef\n" * (4 << 20))
+    workspace = Workspace(tmp_path, 30)
+    tracemalloc.start()
+    try:
+        first = workspace.call("read_file", {"path": "big.txt"})
+        last = workspace.call("read_file", {"path": "big.txt", "offset": 4 << 20})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert first.truncated and first.text.startswith("0123456789abcdef\n") and "71303168 characters" in first.text
+    assert last.text.startswith("0123456789abcdef\n\n[Shown: lines 4194304-4194304")
+    assert peak < 16 << 20, peak
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 1 << 20])
+def test_a_page_read_in_pieces_is_the_page_of_the_whole_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    monkeypatch.setattr(file_pages, "CHUNK_CHARS", chunk)
+    raw = "line one\r\nzwei é\rdrei 日本\n\n" + "x" * 30 + "\nend"
+    (tmp_path / "f.txt").write_bytes(raw.encode() + b"\xff")
+    text = (tmp_path / "f.txt").read_text(encoding="utf-8", errors="replace")
+    monkeypatch.setattr(file_pages, "FILE_LIMIT", 16)
+    asks = [{}, {"offset": 2}, {"offset": 4, "limit": 1}, {"offset": 9}, {"char_offset": 13}, {"char_offset": 99}]
+    asks += [{"char_offset": 5, "char_limit": 4}, {"limit": 2}, {"offset": 5, "limit": 3, "char_limit": 3}]
+    for ask in asks:
+        from_file = file_pages.read_page("f.txt", tmp_path / "f.txt", **ask)
+        assert from_file == file_pages.show_part("f.txt", text, **ask), ask

@@ -28,6 +28,7 @@ FIELDS = {
         "approve",
         "sampling",
         "agent_version",
+        "unreadable",
     },
     "response": {
         "step",

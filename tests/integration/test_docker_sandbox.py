@@ -586,3 +586,42 @@ def test_the_done_check_of_part3_plus_holds_for_the_command_user(
     assert [c["passed"] for c in checks] == [False, True], checks
     assert "test_notes.txt" in checks[0]["planted"] and "failed" in checks[0]["summary"]
     assert events[-1]["reason"] == "done"
+
+
+# The attacks of tests/agent/test_agent_check_interpreter.py and test_agent_test_package.py, under the sandbox's
+# users: the agent as root (its effective uid the command user's), HOME=/tmp, the commands' user site in /tmp.
+HOOK_INSTALLER = """
+import os, site
+
+folder = site.getusersitepackages()
+os.makedirs(folder, exist_ok=True)
+with open(os.path.join(folder, "usercustomize.py"), "w") as f:
+    f.write("import _pytest.python\\n_pytest.python.Function.runtest = lambda self: None\\n")
+open("/repo/hook-installed", "w").close()
+
+
+def test_setup():
+    pass
+"""
+
+
+def test_a_start_up_hook_in_the_command_users_site_does_not_reach_the_check(
+    sandboxes: Any, forwarded: Any, tmp_path: Path
+) -> None:
+    _, flint, _, flint_url, _ = forwarded
+    workdir, out_dir = todo_work_copy(tmp_path)
+    flint.add(
+        fake_llama.tool_call("write_file", {"path": "test_hook.py", "content": HOOK_INSTALLER}),
+        fake_llama.tool_call("write_file", {"path": "todo.py", "content": "def main(argv=None):\n    return 1\n"}),
+        fake_llama.prose("Done."),
+        fake_llama.prose("Done now."),
+    )
+    run = sandboxes(flint_url).run_agent(
+        workdir, out_dir, "TASK.md", ["test_todo.py"], ["--preset", "part3+", "--approve", "no", "--max-steps", "4"]
+    )
+    assert run.infra_error is None and not run.timed_out, run.output[-2000:]
+    assert (workdir / "hook-installed").exists()  # the first check imported the new test, which installed its hook
+    events = [json.loads(line) for line in (out_dir / "events.jsonl").read_text().splitlines()]
+    checks = [e for e in events if e["event"] == "done_check"]
+    assert [c["passed"] for c in checks] == [False, False], checks
+    assert all("failed" in c["summary"] for c in checks) and events[-1]["reason"] == "step_limit"
