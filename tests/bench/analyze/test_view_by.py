@@ -1,0 +1,32 @@
+"""`bench view --by SETTING`: the page's groups are compare --by's families, with their sides' verdicts, on the
+shipped example (part3 and late of one real CPU bench)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.analyze.view import view_data
+from bench.cli import main
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "results" / "example" / "cpu-presets.csv"
+
+
+def test_view_by_preset_holds_late_against_part3_with_a_verdict_per_metric() -> None:
+    data = view_data([str(EXAMPLE)], by="preset")
+    (group,) = data["groups"]
+    assert [side["file"] for side in group["per_file"]] == ["part3", "late"]
+    assert [side["cells"]["runs"] for side in group["per_file"]] == ["4", "4"]
+    verdicts = {v["metric"]: v for v in group["verdicts"]}
+    assert {v["against"] for v in group["verdicts"]} == {"late vs part3"}
+    assert set(verdicts) >= {"completed", "wall_s", "prompt_tokens_reprocessed"}
+    assert verdicts["prompt_tokens_reprocessed"]["verdict"] == "beyond noise"
+    assert len(data["runs"]) == 8 and all(run["file"] == "cpu-presets.csv" for run in data["runs"])
+    assert all(run["steps"] for run in data["runs"])  # each run's folder found beside its file
+
+
+def test_view_without_by_shows_each_preset_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert [group["verdicts"] for group in view_data([str(EXAMPLE)])["groups"]] == [[], []]
+    assert main(["view", str(EXAMPLE), "--by", "colour", "--out", str(tmp_path / "x.html")]) == 2
+    assert "--by colour: not a setting" in capsys.readouterr().err
