@@ -130,7 +130,13 @@ def suggestions(keys_per_file: Sequence[Sequence[GroupKey]]) -> list[str]:
             rests.setdefault(_rest(key, indexes), set()).add(key)
         if any(len(keys) > 1 for keys in rests.values()):
             found.append(setting)
-    return [setting for setting in found if not any(_leads(other, setting) for other in found)]
+    return leading(found)
+
+
+def leading(settings: Sequence[str]) -> list[str]:
+    """These settings but those that follow from another of them (clear_at beside preset, cache_reuse beside
+    flint_server_args)."""
+    return [setting for setting in settings if not any(_leads(other, setting) for other in settings)]
 
 
 def _leads(other: str, setting: str) -> bool:

@@ -31,6 +31,7 @@ from bench.results.append import check_same_inputs, completed_keys, read_rows, s
 from bench.results.disk import DiskError, disk_error, is_disk_error
 from bench.results.lock import ResultsLock
 from bench.run.choices import Factory
+from bench.run.ending import ending
 from bench.run.extras import flint_server, prepare_servers, split_reprocessing
 from bench.run.finishing import FINISHING
 from bench.run.infra import infra_problems
@@ -120,7 +121,8 @@ class Bench:
             self.run_lane(queue, lanes.servers(self, plan), existing, Progress(len(plan)))
         else:
             lanes.run(queue, plan, existing)
-        Progress(len(plan)).summary(self.rows)
+        if said := ending(read_rows(self.out), self.out, len(self.rows)):
+            print(said, flush=True)
         return self.rows
 
     def run_lane(self, queue: RunQueue, servers: Servers, existing: list[Row], progress: Progress) -> None:
