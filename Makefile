@@ -150,7 +150,7 @@ base-prerequisites: $(VENV)/.deps
 
 bench: base-prerequisites setup
 	$(SAY_SOURCES)
-	$(BASE_IMAGE) $(BIN)/python -m bench run \
+	$(BASE_IMAGE) BENCH_FROM_MAKE=1 $(BIN)/python -m bench run \
 		$(call flag,CTX,--ctx) $(call flag,REPS,--reps) $(call flag,PRESETS,--presets) \
 		$(call flag,FIXTURES,--fixtures) $(call flag,MAX_STEPS,--max-steps) $(call flag,SANDBOX,--sandbox) \
 		$(call flag,SERVERS,--servers) $(call flag,OUT,--out) $(call flag,CONFIG,--config) \

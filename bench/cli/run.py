@@ -19,7 +19,7 @@ from bench.cli.options import (
     root_flag,
     settings,
 )
-from bench.config import BenchConfig
+from bench.config import SETTINGS, BenchConfig
 from bench.setting_types import SERVER_KINDS
 
 log = logging.getLogger("bench.run.runner")
@@ -31,15 +31,31 @@ def run(args: argparse.Namespace) -> int:
     import signal
 
     from bench.results.schema import INFRA_STOP_REASON
-    from bench.run.finishing import on_sigterm
+    from bench.run.finishing import on_sigint, on_sigterm
     from bench.run.runner import Bench
+    from bench.run.spelling import continue_command
 
     signal.signal(signal.SIGTERM, on_sigterm)  # a CI timeout or `kill` stops servers and keeps rows, like Ctrl-C
-    rows = Bench(settings(args)).run()
+    signal.signal(signal.SIGINT, on_sigint)  # Ctrl-C during a finished run's grading waits for its row
+    bench = Bench(settings(args))
+    try:
+        rows = bench.run()
+    except KeyboardInterrupt as stop:  # main() says it; this says how to go on
+        stop.to_continue = continue_command(given_flags(args), bench.out)  # type: ignore[attr-defined]
+        raise
     failed = sum(row["stop_reason"] == INFRA_STOP_REASON for row in rows)
     if failed:
         log.warning("%d of %d runs failed outside the agent (infra_error): see their error column", failed, len(rows))
     return 1 if failed else 0
+
+
+def given_flags(args: argparse.Namespace) -> dict[str, object]:
+    """The flags of bench run given on its command line, by setting (--config only when not the default)."""
+    names = {*SETTINGS, "config"}
+    given = {name: value for name, value in vars(args).items() if name in names and value not in (None, "")}
+    if given.get("config") == DEFAULT_CONFIG:
+        del given["config"]
+    return given
 
 
 def add(sub: Subparsers) -> None:

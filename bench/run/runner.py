@@ -36,10 +36,11 @@ from bench.run.extras import flint_server, prepare_servers, split_reprocessing
 from bench.run.finishing import FINISHING
 from bench.run.infra import infra_problems
 from bench.run.observe import observe, write_run_json
-from bench.run.outputs import check_writable, default_out, log_file, mark_interrupted
+from bench.run.outputs import check_writable, log_file, mark_interrupted
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
 from bench.run.progress import Progress
 from bench.run.record import RunRecord
+from bench.run.resume_file import results_file
 from bench.run.server_faults import judge
 from bench.run.server_return import RERUNS, Outages
 from bench.run.shards import Shard, describe, planned_id, shard_out, shard_plan
@@ -62,7 +63,7 @@ class Bench:
     ) -> None:
         self.settings = config  # as given: the workers' own settings come from it (bench.run.workers)
         self.shard = Shard.parse(config.shard) if config.shard else None
-        self.out = shard_out(Path(config.out) if config.out else default_out(), self.shard)
+        self.out = shard_out(results_file(config), self.shard)  # --resume alone: the newest of its matrix
         check_writable(self.out)
         self.factories = list(factories) or ([factory] if factory else Factory.for_configs(worker_configs(config)))
         self.factory = self.factories[0]
