@@ -11,7 +11,7 @@ from typing import Any
 
 from bench.config import SETTINGS, BenchConfig, load_config
 from bench.errors import ConfigError
-from bench.setting_types import SANDBOX_KINDS
+from bench.setting_types import SANDBOX_KINDS, window_tokens
 
 DEFAULT_CONFIG = "bench.yaml"
 CONFIG_VARIABLE = "AGENTBENCH_CONFIG"  # the settings file when --config is not given (bench/environment.py's prefix)
@@ -27,11 +27,13 @@ def csv_list(text: str) -> list[str]:
     return parts
 
 
-def int_list(text: str) -> list[int]:
+def ctx_list(text: str) -> list[int]:
+    """`4096,8192` or as llama.cpp's users write windows, `4k,8k` (bench.setting_types.window_tokens)."""
+    windows = [window_tokens(part) for part in csv_list(text)]
     try:
-        return [int(part) for part in csv_list(text)]
+        return [int(window) for window in windows]  # type: ignore[call-overload]
     except ValueError as e:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from e
+        raise argparse.ArgumentTypeError(f"expected context sizes such as 4096,8192 or 4k,8k, got {text!r}") from e
 
 
 def devices(text: str) -> str | list[str]:
@@ -95,7 +97,7 @@ def config_flag(found: argparse.ArgumentParser) -> None:
 
 
 def ctx_flag(found: argparse.ArgumentParser, text: str) -> None:
-    found.add_argument("--ctx", type=int_list, help=text)
+    found.add_argument("--ctx", type=ctx_list, help=text)
 
 
 def root_flag(found: argparse.ArgumentParser) -> None:

@@ -44,6 +44,7 @@ from bench.run.resume_file import results_file
 from bench.run.server_faults import judge
 from bench.run.server_return import RERUNS, Outages
 from bench.run.shards import Shard, describe, planned_id, shard_out, shard_plan
+from bench.run.spelling import spelled
 from bench.run.workers import Lanes, RowWriter, RunQueue, stop_through_interrupt, worker_configs, worker_label
 from bench.score.graders import grader_for
 from bench.score.grading import score_run_dir
@@ -110,7 +111,8 @@ class Bench:
                 log.warning("%s", cut)
         existing = read_rows(self.out)
         if existing and not self.config.resume:
-            raise ResultsError(f"{self.out} already holds {len(existing)} rows: pass --resume to continue it, or --out")
+            resume, out = spelled("resume"), spelled("out")  # make's variables under make
+            raise ResultsError(f"{self.out} already holds {len(existing)} rows: pass {resume} to continue it, or {out}")
         sandbox, kind = self.factory.sandbox, self.factory.servers
         shard = f" (shard {self.shard})" if self.shard else ""
         log.info("%d runs%s -> %s (log: %s)", len(plan), shard, self.out, log_file(self.out))
