@@ -104,3 +104,32 @@ def root_flag(found: argparse.ArgumentParser) -> None:
     found.add_argument(
         "--fixtures-root", metavar="DIR", help="folder holding fixtures/ and hidden_tests/ (default: the checkout)"
     )
+
+
+def output_file(text: str, flag: str) -> Path:
+    """A file a command writes, checked before any work: not a folder, in a folder that exists (made) and that this
+    user may write; else one line naming the flag (ConfigError)."""
+    path = Path(text)
+    if path.is_dir():
+        raise ConfigError(f"{flag} {path} is a folder: name a file in it, e.g. {path / 'report.html'}")
+    _writable_folder(path.parent, flag, path)
+    return path
+
+
+def output_folder(text: str, flag: str) -> Path:
+    """A folder a command writes into, made when missing; one line naming the flag when it cannot be."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{flag} {path} is a file: name a folder")
+    _writable_folder(path, flag, path)
+    return path
+
+
+def _writable_folder(folder: Path, flag: str, path: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        why = f"cannot make the folder {folder} ({e.strerror})"
+        raise ConfigError(f"{flag} {path}: {why}; choose another path") from None
+    if not os.access(folder, os.W_OK):
+        raise ConfigError(f"{flag} {path}: {folder} is not writable by this user; choose another path")

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bench.cli.options import Subparsers, add_command, skip_bad_rows_flag
+from bench.cli.options import Subparsers, add_command, output_file, skip_bad_rows_flag
 
 
 def view(args: argparse.Namespace) -> int:
     from bench.analyze.view import command
 
-    return command([Path(f) for f in args.files], Path(args.out) if args.out else None, args.skip_bad_rows, args.by)
+    out = output_file(args.out, "--out") if args.out else None
+    return command([Path(f) for f in args.files], out, args.skip_bad_rows, args.by)
 
 
 def add(sub: Subparsers) -> None:

@@ -45,6 +45,7 @@ from bench.run.server_faults import judge
 from bench.run.server_return import RERUNS, Outages
 from bench.run.shards import Shard, describe, planned_id, shard_out, shard_plan
 from bench.run.spelling import spelled
+from bench.run.start_notes import start_warnings
 from bench.run.workers import Lanes, RowWriter, RunQueue, stop_through_interrupt, worker_configs, worker_label
 from bench.score.graders import grader_for
 from bench.score.grading import score_run_dir
@@ -117,6 +118,8 @@ class Bench:
         shard = f" (shard {self.shard})" if self.shard else ""
         log.info("%d runs%s -> %s (log: %s)", len(plan), shard, self.out, log_file(self.out))
         log.info("sandbox %s (%s), servers %s (%s)", sandbox.kind, sandbox.reason, kind.kind, kind.reason)
+        for note in start_warnings(self.config, sandbox):
+            log.warning("%s", note)
         if not plan:  # a shard of a plan smaller than the shard count: its file says so, and merges
             self.writer.header()
         queue = RunQueue(plan)

@@ -45,6 +45,12 @@ def spelled(setting: str, environ: Mapping[str, str] = os.environ) -> str:
     return "--" + setting.replace("_", "-")
 
 
+def spelled_with(setting: str, value: Any, environ: Mapping[str, str] = os.environ) -> str:
+    """`REPS=3` under make, `--reps 3` from bench run."""
+    spelling = spelled(setting, environ)
+    return f"{spelling}{_text(value)}" if spelling.endswith("=") else f"{spelling} {_text(value)}"
+
+
 def _text(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(str(item) for item in value)

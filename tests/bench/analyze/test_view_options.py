@@ -1,5 +1,6 @@
 """`bench view --by SETTING`: the page's groups are compare --by's families, with their sides' verdicts, on the
-shipped example (part3 and late of one real CPU bench)."""
+shipped example (part3 and late of one real CPU bench); and the output paths of view, report and history: one that
+cannot be written is one line, never a traceback."""
 
 from __future__ import annotations
 
@@ -30,3 +31,21 @@ def test_view_without_by_shows_each_preset_alone(tmp_path: Path, capsys: pytest.
     assert [group["verdicts"] for group in view_data([str(EXAMPLE)])["groups"]] == [[], []]
     assert main(["view", str(EXAMPLE), "--by", "colour", "--out", str(tmp_path / "x.html")]) == 2
     assert "--by colour: not a setting" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["view", str(EXAMPLE), "--out", "/proc/none/x.html"], "--out /proc/none/x.html: cannot make the folder"),
+        (["view", str(EXAMPLE), "--out", "{tmp}"], "is a folder: name a file in it"),
+        (["report", str(EXAMPLE), "--out-dir", "/proc/none"], "--out-dir /proc/none: cannot make the folder"),
+        (["history", str(EXAMPLE), "--out-dir", "{tmp}/file"], "is a file: name a folder"),
+    ],
+)
+def test_an_output_path_that_cannot_be_written_is_one_line(
+    argv: list[str], said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "file").write_text("")
+    assert main([arg.replace("{tmp}", str(tmp_path)) for arg in argv]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
