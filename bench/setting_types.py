@@ -130,7 +130,7 @@ def _users_own(args: list[str], role: str) -> list[str]:
 
 
 Preset = Annotated[str, AfterValidator(_known_preset)]
-Ctx = Annotated[int, BeforeValidator(window_tokens), Field(ge=MIN_CTX, le=1 << 20), AfterValidator(_padded_ctx)]
+Ctx = Annotated[int, Field(ge=MIN_CTX, le=1 << 20), BeforeValidator(window_tokens), AfterValidator(_padded_ctx)]
 Names = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
 Url = Annotated[str, AfterValidator(_url)]
 Seconds = Annotated[float, Field(gt=0, le=7 * 24 * 3600)]

@@ -29,6 +29,7 @@ from bench.analyze.view_page import render
 from bench.analyze.view_run import graded_tests, request_log_of, run_diff
 from bench.analyze.view_steps import steps_of
 from bench.errors import ConfigError
+from bench.measure.request_log import RequestBodies
 from bench.results.read import measured, read_runs
 from bench.results.row import ResultRow
 
@@ -100,7 +101,9 @@ def run_page(row: ResultRow, csv_path: Path, label: str, group: str) -> dict[str
         "error": row.text("error"),
         "labels": list(row.failure_labels),
     }
+    page["setup"] = setup_line(row)
     bodies, log_note = request_log_of(run_dir) if run.events else (None, "")
+    page["system"], page["task"] = first_messages(bodies)
     page["note"] = "; ".join(note for note in (run.note, log_note) if note)
     page["steps"] = steps_of(run.events, row.ctx, bodies) if run.events else []
     stop = [e for e in run.events or [] if e.get("event") == "stop"]
@@ -108,6 +111,29 @@ def run_page(row: ResultRow, csv_path: Path, label: str, group: str) -> dict[str
     page["tests"] = graded_tests(run_dir)
     page["diff"] = run_diff(run_dir)
     return page
+
+
+def setup_line(row: ResultRow) -> str:
+    """What produced the run: `model X (sha 0123abcd…) · build b4000 · flags -fa on · sampling {...}`."""
+    sha = f" (sha256 {row.flint_model_sha256[:12]})" if row.flint_model_sha256 else ""
+    parts = [
+        f"model {row.flint_model or 'n/a'}{sha}",
+        f"served {row.flint_serving}",
+        f"build {row.server_build or 'n/a'}",
+    ]
+    parts += [f"flags {row.flint_server_args or 'none of yours'}", f"sampling {row.sampling or 'n/a'}"]
+    return " · ".join(parts)
+
+
+def first_messages(bodies: RequestBodies | None) -> tuple[str, str]:
+    """The first request's system prompt and task (its first user message) as sent; "" where the log lacks them."""
+    messages = bodies.bodies[0].get("messages", []) if bodies and bodies.bodies else []
+    found = {"system": "", "user": ""}
+    for message in messages:
+        role, content = message.get("role"), message.get("content")
+        if role in found and not found[role] and isinstance(content, str):
+            found[role] = content
+    return found["system"], found["user"]
 
 
 def view_data(

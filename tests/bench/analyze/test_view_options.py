@@ -10,6 +10,8 @@ import pytest
 
 from bench.analyze.view import view_data
 from bench.cli import main
+from bench.measure.request_log import load_request_log
+from bench.measure.trace import load_trace
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "results" / "example" / "cpu-presets.csv"
 
@@ -49,3 +51,17 @@ def test_an_output_path_that_cannot_be_written_is_one_line(
     assert main([arg.replace("{tmp}", str(tmp_path)) for arg in argv]) == 2
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_run_page_says_what_produced_it_its_prompts_and_each_steps_server_figures() -> None:
+    run = view_data([str(EXAMPLE)])["runs"][0]
+    assert run["setup"].startswith("model SmolLM2-135M-Instruct.Q4_1.gguf (sha256 b179c9523d0e) · served forced_tools")
+    assert " · build b0-unknown · flags none of yours · sampling " in run["setup"]
+    first = load_request_log(EXAMPLE.parent / "runs" / run["id"]).bodies[0]["messages"]  # type: ignore[union-attr]
+    assert run["system"] == first[0]["content"] and run["task"] == first[1]["content"] and run["task"]
+    events = [e for e in load_trace(EXAMPLE.parent / "runs" / run["id"] / "events.jsonl") if e["event"] == "response"]
+    for step, event in zip(run["steps"], events, strict=False):
+        timings = event["timings"]
+        assert (step["anew"], step["cached"]) == (timings["prompt_n"], timings["cache_n"])
+        assert step["prefill_s"] == round(timings["prompt_ms"] / 1000, 2)
+        assert step["decode_s"] == round(timings["predicted_ms"] / 1000, 2)
