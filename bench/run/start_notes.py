@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from bench.config import BenchConfig, Choice
 from bench.run.spelling import spelled_with
 
@@ -24,6 +26,6 @@ def start_warnings(config: BenchConfig, sandbox: Choice) -> list[str]:
     return found
 
 
-def _greedy(sampling: dict[str, object]) -> bool:
+def _greedy(sampling: Mapping[str, object]) -> bool:
     temperature = sampling.get("temperature")
     return isinstance(temperature, (int, float)) and temperature <= 0
