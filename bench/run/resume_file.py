@@ -51,9 +51,9 @@ def _key(cells: Cells, columns: Cells) -> tuple[str, ...]:
 def results_file(config: BenchConfig) -> Path:
     """The file a bench writes before any shard suffix: --out, else with --resume the newest unfinished file of its
     matrix (one line says which, in the user's spelling), else a new one named by date and commit."""
-    new = default_out()
     if config.out:
         return Path(config.out)
+    new = default_out()
     if not config.resume or config.shard:
         return new
     planned = [matrix_cells(run, config) for run in plan_runs(config)]
