@@ -1,7 +1,8 @@
 # Two commands do all their own set-up on a fresh machine and reuse what is already there:
 #   make bench [CTX=4096] [REPS= PRESETS= AGENTS= FIXTURES= MAX_STEPS= SANDBOX= SERVERS= OUT= SHARD=I/N WORKERS=
-#              GPU_DEVICES= FIXTURES_ROOT=]
-#              [FLINT_SERVER_ARGS="-fa on ..." JEFF_SERVER_ARGS=...: read from the environment, make exports them]
+#              GPU_DEVICES= FIXTURES_ROOT= CONFIG= RESUME=1]
+#              [FLINT_MODEL=file.gguf | FLINT_HF=owner/repo:quant, FLINT_SERVER_ARGS="-fa on ..." JEFF_SERVER_ARGS=...:
+#               read from the environment, make exports them]
 #   make test
 # Also: make setup [GPU=cuda] | test-fast | up | down | models | gpu-check | gpu-image | gpu-rehearsal | perf |
 #       bench-image | lint | docs | fixtures-check | lock [UPGRADE=1] | clean
@@ -125,6 +126,7 @@ $(VENV)/cuda.mk: .ci/cuda_toolkit.py $(VENV)/.deps $(VENV)/.cuda-arch
 # The bench's documented variables (make bench CTX=4096 ...) count only when given on make's command line: one merely
 # exported in the shell would change a bench unseen. From the environment the bench takes their prefixed names itself
 # (AGENTBENCH_CTX, ...: docs/config.md). Each recipe that passes them says where each came from (SOURCES).
+# BENCH_FROM_MAKE=1: the bench's messages name these variables, not its flags (bench/run/spelling.py).
 BENCH_VARIABLES := CTX REPS PRESETS AGENTS FIXTURES MAX_STEPS SANDBOX SERVERS OUT CONFIG RESUME SHARD WORKERS \
 	GPU_DEVICES FIXTURES_ROOT
 given = $(if $(filter command line,$(origin $(1))),$($(1)))
@@ -150,7 +152,7 @@ base-prerequisites: $(VENV)/.deps
 
 bench: base-prerequisites setup
 	$(SAY_SOURCES)
-	$(BASE_IMAGE) $(BIN)/python -m bench run \
+	$(BASE_IMAGE) BENCH_FROM_MAKE=1 $(BIN)/python -m bench run \
 		$(call flag,CTX,--ctx) $(call flag,REPS,--reps) $(call flag,PRESETS,--presets) \
 		$(call flag,AGENTS,--agents) $(call flag,FIXTURES,--fixtures) $(call flag,MAX_STEPS,--max-steps) \
 		$(call flag,SANDBOX,--sandbox) $(call flag,SERVERS,--servers) $(call flag,OUT,--out) $(call flag,CONFIG,--config) \

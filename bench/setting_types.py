@@ -96,6 +96,13 @@ def _padded_ctx(ctx: int) -> int:
     return ctx
 
 
+def window_tokens(value: object) -> object:
+    """A window as llama.cpp's users write it: `4k`, `32K` (times 1,024); anything else as given, for the int check."""
+    if isinstance(value, str) and (match := re.fullmatch(r"\s*(\d+)\s*[kK]\s*", value)):
+        return int(match[1]) * 1024
+    return value
+
+
 SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
@@ -131,7 +138,7 @@ def _users_own(args: list[str], role: str) -> list[str]:
 
 Preset = Annotated[str, AfterValidator(_known_preset)]
 AgentName = Annotated[str, AfterValidator(_known_agent)]
-Ctx = Annotated[int, Field(ge=MIN_CTX, le=1 << 20), AfterValidator(_padded_ctx)]
+Ctx = Annotated[int, Field(ge=MIN_CTX, le=1 << 20), BeforeValidator(window_tokens), AfterValidator(_padded_ctx)]
 Names = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
 Url = Annotated[str, AfterValidator(_url)]
 Seconds = Annotated[float, Field(gt=0, le=7 * 24 * 3600)]

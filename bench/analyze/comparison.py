@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from bench.analyze.by_setting import check_setting, families
+from bench.analyze.by_setting import by_for, check_setting, families, suggestions, what_is_compared
 from bench.analyze.changes import LOWER_IS_BETTER, NOT_MEASURED, metric_change
 from bench.analyze.gates import Gate, GateResult, evaluate, infra_result, parse_gate
 from bench.analyze.matching import Group, file_date, match_files, pooled_groups
@@ -132,16 +132,26 @@ def _grouped(
 ) -> tuple[list[Group], list[str], list[str]]:
     """The groups compared, the labels of their columns, and the lines that say how they were formed."""
     if options.by is not None:
-        said = f"Configurations that differ only in {options.by} compared with each other, the first value seen first."
-        return families(tables, names, options.by), names, [said, ""]
+        said = f"Configurations that differ only in {what_is_compared(options.by)} compared with each other, the "
+        return families(tables, names, options.by), names, [said + "first value seen first.", ""]
     pool_last = options.pool_last
     if not pool_last or len(tables) < 2:
-        return match_files(tables, names), names, []
+        return match_files(tables, names), names, suggest_by(tables, options.files)
     earlier = sorted(zip(names[:-1], tables[:-1], strict=True), key=lambda item: file_date(item[1]))
     groups = pooled_groups(earlier, tables[-1], names[-1], pool_last)
     labels = [f"baseline (last {pool_last} files)", names[-1]]
     intro = [f"The runs of {names[-1]} against a baseline pooled, per configuration, from the last {pool_last} "]
     return groups, labels, [*intro, "earlier files that hold it.", ""]
+
+
+def suggest_by(tables: Sequence[Sequence[ResultRow]], files: Sequence[str]) -> list[str]:
+    """Where configurations find nothing to compare with but would by one setting, the command that pairs them."""
+    settings = suggestions([list(dict.fromkeys(group_key(row) for row in table)) for table in tables])
+    if not settings:
+        return []
+    named = " or ".join(f"`{setting}`" for setting in settings)
+    commands = "; ".join(f"`bench compare {' '.join(files)} --by {setting}`" for setting in settings)
+    return [f"These configurations differ in {named}: {commands} gives verdicts between them.", ""]
 
 
 def check_gates(found: Comparison, gates: Sequence[Gate]) -> list[GateResult]:
@@ -176,7 +186,7 @@ def inputs_note(columns: Sequence[str]) -> str:
     names = ", ".join(columns)
     return (
         f"not gated: the inputs differ ({names}), so the change is one of inputs, not of code; "
-        f"compare --by {columns[0]} compares them as such"
+        f"compare --by {by_for(columns)} compares them as such"
     )
 
 

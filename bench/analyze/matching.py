@@ -19,7 +19,7 @@ heading says what differs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from bench.analyze.table import (
@@ -121,14 +121,14 @@ def inputs_differ(present: Sequence[tuple[str, GroupKey]]) -> list[str]:
     ]
 
 
-def set_titles(groups: list[Group], hidden: int | None = None) -> None:
+def set_titles(groups: list[Group], hidden: Collection[int] = ()) -> None:
     """Titles name what varies between groups: the names that vary, and for groups split by setup, the setup
-    columns that vary among the groups of the same names; never the column at `hidden` (compare --by's setting,
-    which the sides show)."""
-    shown = [i for i in varying_columns([g.key for g in groups]) if i < len(GROUP_COLUMNS) and i != hidden]
+    columns that vary among the groups of the same names; never the columns at `hidden` (compare --by's setting and
+    those that follow from it, which the sides show)."""
+    shown = [i for i in varying_columns([g.key for g in groups]) if i < len(GROUP_COLUMNS) and i not in hidden]
     for group in groups:
         group.title = group_title(group.key, shown, hidden)
         if group.split:
             siblings = [g.key for g in groups if g.split and names_of(g.key) == names_of(group.key)]
-            setup = [i for i in varying_columns(siblings) if i >= len(GROUP_COLUMNS) and i != hidden]
+            setup = [i for i in varying_columns(siblings) if i >= len(GROUP_COLUMNS) and i not in hidden]
             group.title += "".join(f" · {key_part(group.key, i)}" for i in setup)

@@ -9,7 +9,7 @@ import math
 import re
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from bench.results.read import is_completed, measured
@@ -80,11 +80,11 @@ def key_part(key: GroupKey, index: int) -> str:
     return value
 
 
-def group_title(key: GroupKey, shown: Sequence[int], hidden: int | None = None) -> str:
+def group_title(key: GroupKey, shown: Sequence[int], hidden: Collection[int] = ()) -> str:
     """`part3 · ctx 8192`: the key columns that vary, or the configuration's names when none does (how Flint was
-    served only when it was not the usual way: `flint_serving forced_tools`), never the column at `hidden`."""
+    served only when it was not the usual way: `flint_serving forced_tools`), never the columns at `hidden`."""
     usual = {GROUP_COLUMNS.index("flint_serving"): NATIVE_SERVING}
-    indexes = shown or [i for i in range(len(GROUP_COLUMNS)) if usual.get(i) != key[i] and i != hidden]
+    indexes = shown or [i for i in range(len(GROUP_COLUMNS)) if usual.get(i) != key[i] and i not in hidden]
     return " · ".join(key_part(key, i) for i in indexes)
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.analyze import stats
+from bench.analyze.by_setting import check_setting, families
 from bench.analyze.changes import fmt_metric, metric_change
 from bench.analyze.compare import SHOWN_METRICS, file_labels
 from bench.analyze.matching import Group, match_files
@@ -28,6 +29,7 @@ from bench.analyze.view_page import render
 from bench.analyze.view_run import graded_tests, request_log_of, run_diff
 from bench.analyze.view_steps import steps_of
 from bench.errors import ConfigError
+from bench.measure.request_log import RequestBodies
 from bench.results.read import measured, read_runs
 from bench.results.row import ResultRow
 
@@ -99,7 +101,9 @@ def run_page(row: ResultRow, csv_path: Path, label: str, group: str) -> dict[str
         "error": row.text("error"),
         "labels": list(row.failure_labels),
     }
+    page["setup"] = setup_line(row)
     bodies, log_note = request_log_of(run_dir) if run.events else (None, "")
+    page["system"], page["task"] = first_messages(bodies)
     page["note"] = "; ".join(note for note in (run.note, log_note) if note)
     page["steps"] = steps_of(run.events, row.ctx, bodies) if run.events else []
     stop = [e for e in run.events or [] if e.get("event") == "stop"]
@@ -109,33 +113,67 @@ def run_page(row: ResultRow, csv_path: Path, label: str, group: str) -> dict[str
     return page
 
 
-def view_data(files: Sequence[str], alpha: float = stats.ALPHA, skip_bad_rows: bool = False) -> dict[str, Any]:
+def setup_line(row: ResultRow) -> str:
+    """What produced the run: `model X (sha 0123abcd…) · build b4000 · flags -fa on · sampling {...}`."""
+    sha = f" (sha256 {row.flint_model_sha256[:12]})" if row.flint_model_sha256 else ""
+    parts = [
+        f"model {row.flint_model or 'n/a'}{sha}",
+        f"served {row.flint_serving}",
+        f"build {row.server_build or 'n/a'}",
+    ]
+    parts += [f"flags {row.flint_server_args or 'none of yours'}", f"sampling {row.sampling or 'n/a'}"]
+    return " · ".join(parts)
+
+
+def first_messages(bodies: RequestBodies | None) -> tuple[str, str]:
+    """The first request's system prompt and task (its first user message) as sent; "" where the log lacks them."""
+    messages = bodies.bodies[0].get("messages", []) if bodies and bodies.bodies else []
+    found = {"system": "", "user": ""}
+    for message in messages:
+        role, content = message.get("role"), message.get("content")
+        if role in found and not found[role] and isinstance(content, str):
+            found[role] = content
+    return found["system"], found["user"]
+
+
+def view_data(
+    files: Sequence[str], alpha: float = stats.ALPHA, skip_bad_rows: bool = False, by: str | None = None
+) -> dict[str, Any]:
+    """The page's data: per group its sides (files, or with `by` the values of that setting: compare --by's
+    families, bench.analyze.by_setting), their verdicts, and every run's page."""
     tables = [read_runs(file, skip_bad_rows) for file in files]
     labels = file_labels(files)
-    groups = match_files(tables, labels)
+    groups = families(tables, labels, by) if by else match_files(tables, labels)
+    file_of = {id(row): file for file, table in zip(files, tables, strict=True) for row in table}
+    label_of = dict(zip(files, labels, strict=True))
     all_rows = [row for table in tables for row in agent_runs(table)]
     metrics = [m for m in SHOWN_METRICS if measured(all_rows, m)]
     data: dict[str, Any] = {"files": labels, "metrics": metrics, "run_cells": RUN_CELLS, "groups": [], "runs": []}
     data["unmeasured"] = [m for m in SHOWN_METRICS if m not in metrics]
     for group in groups:
+        sides = group.labels or labels
         per_file = [
             {"file": label, "cells": group_cells(rows, metrics), "runs": [r.run_id for r in rows]}
-            for label, rows in zip(labels, group.per_file, strict=True)
+            for label, rows in zip(sides, group.per_file, strict=True)
         ]
-        found = verdicts(group, labels, metrics, alpha) if len(files) > 1 else []
+        found = verdicts(group, sides, metrics, alpha) if len(sides) > 1 else []
         data["groups"].append({"heading": group.heading, "note": group.note, "per_file": per_file, "verdicts": found})
-        for file, label, rows in zip(files, labels, group.per_file, strict=True):
-            data["runs"] += [run_page(row, Path(file), label, group.heading) for row in rows]
+        for rows in group.per_file:
+            for row in rows:
+                file = file_of[id(row)]
+                data["runs"].append(run_page(row, Path(file), label_of[file], group.heading))
     return data
 
 
-def command(paths: Sequence[Path], out: Path | None = None, skip_bad_rows: bool = False) -> int:
-    """`bench view RESULTS.csv... [--out FILE]` (bench/cli/view.py)."""
+def command(paths: Sequence[Path], out: Path | None = None, skip_bad_rows: bool = False, by: str | None = None) -> int:
+    """`bench view RESULTS.csv... [--out FILE] [--by SETTING]` (bench/cli/view.py)."""
     files = [str(path) for path in paths]
     missing = [f for f in files if not Path(f).is_file()]
     if missing:
         raise ConfigError(f"bench view: no results file {', '.join(missing)}")
     out = out or Path(files[-1]).with_suffix(".html")
-    out.write_text(render(view_data(files, skip_bad_rows=skip_bad_rows)), encoding="utf-8")
+    if by:
+        check_setting(by)
+    out.write_text(render(view_data(files, skip_bad_rows=skip_bad_rows, by=by)), encoding="utf-8")
     print(f"wrote {out} (open it in a browser; it needs no server and no network)")
     return 0

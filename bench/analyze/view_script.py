@@ -192,6 +192,8 @@ function stepView(step, ctx) {
   const width = "width:" + Math.min(step.fill, 100) * 2 + "px";
   if (step.fill != null) head.append(el("span", { class: "bar", style: width }));
   if (step.finish_reason && step.finish_reason !== "tool_calls") head.append(" · finish " + step.finish_reason);
+  if (step.anew != null) head.append(" · computed anew " + step.anew + ", cached " + (step.cached ?? "n/a"));
+  if (step.prefill_s != null) head.append(" · prefill " + step.prefill_s + " s, decode " + step.decode_s + " s");
   box.append(head, messageView(step));
   for (const item of step.items) {
     if (item.kind === "cut" || item.kind === "http_error") box.classList.add(item.kind);
@@ -227,6 +229,10 @@ function runPage(id) {
   root.replaceChildren(el("p", {}, el("a", { href: "#", id: "back" }, "← all results")));
   root.append(el("h1", {}, run.fixture + " · " + run.preset + " · ctx " + run.ctx + " · rep " + run.rep));
   root.append(el("p", { class: "note" }, run.file + " · " + run.group + " · run " + run.id));
+  root.append(el("p", { id: "setup", class: "note" }, run.setup));
+  for (const [id, title] of [["system", "System prompt"], ["task", "Task"]]) {
+    if (run[id]) root.append(el("details", { id }, el("summary", {}, title), el("pre", {}, run[id])));
+  }
   const cells = table(data.run_cells.map(([, h]) => h), [data.run_cells.map(([c]) => run.cells[c])], () => true);
   cells.id = "run-cells";
   root.append(cells);

@@ -1,4 +1,5 @@
-"""A run's trace as the viewer's steps: per request to Flint its window fill and finish, and the events after its
+"""A run's trace as the viewer's steps: per request to Flint its window fill, finish and the server's timings (tokens
+computed anew and cached, prefill and decode seconds), and the events after its
 answer as items (calls with their arguments and results, Jeff's opinions, clearings with what they changed, cut
 answers, 400s, done checks), the texts from the request log (bench.analyze.view_run)."""
 
@@ -30,6 +31,7 @@ def steps_of(events: list[Event], n_ctx: int | None, bodies: RequestBodies | Non
             step["fill"] = round(100 * total / n_ctx, 1) if isinstance(total, int) and n_ctx else None
             step["finish_reason"] = event.get("finish_reason")
             step["answered"] = True
+            step.update(_server_figures(event))
         else:
             step["items"].append(item_of(event))
     ordered = [steps[n] for n in sorted(steps)]
@@ -37,6 +39,20 @@ def steps_of(events: list[Event], n_ctx: int | None, bodies: RequestBodies | Non
     for step in ordered:
         _place_texts(step, bodies is not None)
     return ordered
+
+
+def _server_figures(event: Event) -> dict[str, Any]:
+    """The server's own timings of the answer: prompt tokens computed anew and taken from its cache, prefill and
+    decode seconds (left out where it did not say)."""
+    timings: dict[str, Any] = event["timings"] if isinstance(event.get("timings"), dict) else {}
+    found: dict[str, Any] = {}
+    for key, name in (("prompt_n", "anew"), ("cache_n", "cached")):
+        if isinstance(timings.get(key), int) and timings[key] >= 0:
+            found[name] = timings[key]
+    for key, name in (("prompt_ms", "prefill_s"), ("predicted_ms", "decode_s")):
+        if isinstance(timings.get(key), (int, float)) and timings[key] >= 0:
+            found[name] = round(timings[key] / 1000, 2)
+    return found
 
 
 def _place_texts(step: dict[str, Any], logged: bool) -> None:

@@ -76,7 +76,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return EXIT_OK
     except KeyboardInterrupt as e:
-        log.warning("%s; rows already written are kept", "terminated" if isinstance(e, Terminated) else "interrupted")
+        how = "terminated" if isinstance(e, Terminated) else "interrupted"
+        to_continue = getattr(e, "to_continue", "")  # bench run's: the command that goes on where it stopped
+        log.warning("%s; rows already written are kept%s", how, f"; to continue: {to_continue}" if to_continue else "")
         return EXIT_SIGTERM if isinstance(e, Terminated) else EXIT_SIGINT
     except ModuleNotFoundError as e:  # a command's own imports, in a Python without the bench's dependencies
         hint = missing_dependency(e, sys.executable)

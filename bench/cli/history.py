@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from bench.cli.options import Subparsers, add_command, json_flag, skip_bad_rows_flag
+from bench.cli.options import Subparsers, add_command, json_flag, output_folder, skip_bad_rows_flag
 
 
 def history(args: argparse.Namespace) -> int:
     from bench.analyze.history import HistoryOptions, command
 
-    out_dir = Path(args.out_dir) if args.out_dir else None
+    out_dir = output_folder(args.out_dir, "--out-dir") if args.out_dir else None
     return command(
         HistoryOptions(
             files=args.files,

@@ -11,7 +11,7 @@ from typing import Any
 
 from bench.config import SETTINGS, BenchConfig, load_config
 from bench.errors import ConfigError
-from bench.setting_types import SANDBOX_KINDS
+from bench.setting_types import SANDBOX_KINDS, window_tokens
 
 DEFAULT_CONFIG = "bench.yaml"
 CONFIG_VARIABLE = "AGENTBENCH_CONFIG"  # the settings file when --config is not given (bench/environment.py's prefix)
@@ -27,11 +27,13 @@ def csv_list(text: str) -> list[str]:
     return parts
 
 
-def int_list(text: str) -> list[int]:
+def ctx_list(text: str) -> list[int]:
+    """`4096,8192` or as llama.cpp's users write windows, `4k,8k` (bench.setting_types.window_tokens)."""
+    windows = [window_tokens(part) for part in csv_list(text)]
     try:
-        return [int(part) for part in csv_list(text)]
+        return [int(window) for window in windows]  # type: ignore[call-overload]
     except ValueError as e:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from e
+        raise argparse.ArgumentTypeError(f"expected context sizes such as 4096,8192 or 4k,8k, got {text!r}") from e
 
 
 def devices(text: str) -> str | list[str]:
@@ -95,10 +97,39 @@ def config_flag(found: argparse.ArgumentParser) -> None:
 
 
 def ctx_flag(found: argparse.ArgumentParser, text: str) -> None:
-    found.add_argument("--ctx", type=int_list, help=text)
+    found.add_argument("--ctx", type=ctx_list, help=text)
 
 
 def root_flag(found: argparse.ArgumentParser) -> None:
     found.add_argument(
         "--fixtures-root", metavar="DIR", help="folder holding fixtures/ and hidden_tests/ (default: the checkout)"
     )
+
+
+def output_file(text: str, flag: str) -> Path:
+    """A file a command writes, checked before any work: not a folder, in a folder that exists (made) and that this
+    user may write; else one line naming the flag (ConfigError)."""
+    path = Path(text)
+    if path.is_dir():
+        raise ConfigError(f"{flag} {path} is a folder: name a file in it, e.g. {path / 'report.html'}")
+    _writable_folder(path.parent, flag, path)
+    return path
+
+
+def output_folder(text: str, flag: str) -> Path:
+    """A folder a command writes into, made when missing; one line naming the flag when it cannot be."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{flag} {path} is a file: name a folder")
+    _writable_folder(path, flag, path)
+    return path
+
+
+def _writable_folder(folder: Path, flag: str, path: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        why = f"cannot make the folder {folder} ({e.strerror})"
+        raise ConfigError(f"{flag} {path}: {why}; choose another path") from None
+    if not os.access(folder, os.W_OK):
+        raise ConfigError(f"{flag} {path}: {folder} is not writable by this user; choose another path")

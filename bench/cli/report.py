@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bench.cli.options import Subparsers, add_command, json_flag, skip_bad_rows_flag
+from bench.cli.options import Subparsers, add_command, json_flag, output_folder, skip_bad_rows_flag
 
 
 def report(args: argparse.Namespace) -> int:
     from bench.analyze.report import command
 
-    return command(Path(args.file), Path(args.out_dir) if args.out_dir else None, args.skip_bad_rows, args.json)
+    out_dir = output_folder(args.out_dir, "--out-dir") if args.out_dir else None
+    return command(Path(args.file), out_dir, args.skip_bad_rows, args.json)
 
 
 def add(sub: Subparsers) -> None:

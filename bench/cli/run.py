@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 
 from bench.cli.options import (
     DEFAULT_CONFIG,
@@ -19,7 +20,7 @@ from bench.cli.options import (
     root_flag,
     settings,
 )
-from bench.config import BenchConfig
+from bench.config import SETTINGS, BenchConfig
 from bench.setting_types import SERVER_KINDS
 
 log = logging.getLogger("bench.run.runner")
@@ -31,15 +32,37 @@ def run(args: argparse.Namespace) -> int:
     import signal
 
     from bench.results.schema import INFRA_STOP_REASON
-    from bench.run.finishing import on_sigterm
+    from bench.run.finishing import on_sigint, on_sigterm
     from bench.run.runner import Bench
+    from bench.run.spelling import continue_command
 
+    if args.dry_run:
+        from bench.run.dry_run import dry_run
+
+        path = Path(args.config)
+        print(dry_run(settings(args), path if path.exists() else None, given_flags(args)))
+        return 0
     signal.signal(signal.SIGTERM, on_sigterm)  # a CI timeout or `kill` stops servers and keeps rows, like Ctrl-C
-    rows = Bench(settings(args)).run()
+    signal.signal(signal.SIGINT, on_sigint)  # Ctrl-C during a finished run's grading waits for its row
+    bench = Bench(settings(args))
+    try:
+        rows = bench.run()
+    except KeyboardInterrupt as stop:  # main() says it; this says how to go on
+        stop.to_continue = continue_command(given_flags(args), bench.out)  # type: ignore[attr-defined]
+        raise
     failed = sum(row["stop_reason"] == INFRA_STOP_REASON for row in rows)
     if failed:
         log.warning("%d of %d runs failed outside the agent (infra_error): see their error column", failed, len(rows))
     return 1 if failed else 0
+
+
+def given_flags(args: argparse.Namespace) -> dict[str, object]:
+    """The flags of bench run given on its command line, by setting (--config only when not the default)."""
+    names = {*SETTINGS, "config"}
+    given = {name: value for name, value in vars(args).items() if name in names and value not in (None, "")}
+    if given.get("config") == DEFAULT_CONFIG:
+        del given["config"]
+    return given
 
 
 def add(sub: Subparsers) -> None:
@@ -63,6 +86,12 @@ def run_flags(one: argparse.ArgumentParser) -> None:
     )
     one.add_argument("--flint-url", help="with --servers external: Flint's URL (default $FLINT_URL)")
     one.add_argument("--jeff-url", help="with --servers external: Jeff's URL (default $JEFF_URL; none: no Jeff)")
+    one.add_argument("--flint-model", metavar="GGUF", help="Flint's GGUF file name in models_dir (default: --flint-hf)")
+    one.add_argument(
+        "--flint-hf",
+        metavar="OWNER/REPO[:QUANT]",
+        help="Flint from the hub (llama-server -hf) when no --flint-model; on a CPU with cpu_models: configured",
+    )
     one.add_argument("--workers", type=int, help="server pairs side by side on the CPU, one queue (default 1)")
     one.add_argument(
         "--gpu-devices", type=devices, metavar="all|0,1", help="one worker (pair of servers) per GPU named, or all"
@@ -74,6 +103,9 @@ def run_flags(one: argparse.ArgumentParser) -> None:
             help=f"llama-server flags of your own for {role.title()}, one quoted line, e.g. '-fa on --cache-reuse 256' "
             f"(a single flag: --{role}-server-args=--swa-full)",
         )
+    one.add_argument(
+        "--dry-run", action="store_true", help="list the runs and every setting with where it came from; run nothing"
+    )
     one.add_argument(
         "--shard", metavar="I/N", help="run the I-th of N parts of the plan (1-based), into <out>-shardIofN.csv"
     )

@@ -124,12 +124,16 @@ def _settings_before_record(run: RecordedRun, target: Target, folder: Path) -> S
         raise PrerequisiteError(f"{run.name}: its run.json does not say how Flint was started: pass --model")
     ctx = run.n_ctx or 4096
     args: list[str] = []
+    moved = ""
     if run.info.get("flint_serving") == FORCED:
-        root = run.info.get("fixtures_root")
-        fixture = load_fixture(str(run.info.get("fixture")), Path(root) if root else None)
+        recorded_root = run.info.get("fixtures_root")
+        root = Path(str(recorded_root)) if recorded_root else None
+        if root is not None and not root.is_dir():  # recorded on another machine or checkout: this checkout's own
+            moved, root = f" (its fixtures root {root} is not here: this checkout's)", None
+        fixture = load_fixture(str(run.info.get("fixture")), root)
         args = write_serving_files(folder / f"{run.name}-serving", ctx, [fixture]).llama_args()
     note = "its run.json does not record Flint's command line: started with the small model, the default threads"
-    note += " and a grammar written again for its fixture" if args else ""
+    note += f" and a grammar written again for its fixture{moved}" if args else ""
     return Settings(
         binary=target.llama_server,
         model=target.model or small,

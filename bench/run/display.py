@@ -6,11 +6,16 @@ elsewhere (a log, CI) every update is one line tagged with its worker.
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
+from collections.abc import Sequence
 from typing import TextIO
 
 from bench.run.progress import MatrixClock, Progress
+from bench.run.screen import fit, terminal_width
+
+log = logging.getLogger(__name__)
 
 
 class Display:
@@ -20,23 +25,27 @@ class Display:
         self.labels = labels
         self.stream = stream or sys.stdout
         self.tty = self.stream.isatty()
-        self.lines = ["idle"] * len(labels)
+        self.lines = [f"[{label}] idle" for label in labels]  # each worker's line of the block, as drawn
         self.drawn = 0  # lines of the block on screen now
         self.lock = threading.Lock()
         self.matrix: MatrixClock | None = None  # the workers' shared clock, made by the first of them
 
-    def show(self, worker: int, text: str, final: bool) -> None:
+    def show(self, worker: int, text: str, final: bool, short: Sequence[str] = ()) -> None:
+        """`text` (or on a terminal the first of it and its `short` forms that fits) as `worker`'s line; a final
+        line printed above the block for good."""
         tagged = f"[{self.labels[worker]}] {text}"
         with self.lock:
             if not self.tty:
                 self.stream.write(tagged + "\n")
             else:
+                width = terminal_width()  # every line of the block one row: the move up counts rows
+                line = fit([f"[{self.labels[worker]}] {t}" for t in (text, *short)], width)
                 if self.drawn:  # back to the block's first line, and clear from there down
                     self.stream.write(f"\033[{self.drawn}F\033[J")
                 if final:
-                    self.stream.write(tagged + "\n")
-                self.lines[worker] = "idle" if final else text
-                block = [f"[{label}] {line}" for label, line in zip(self.labels, self.lines, strict=True)]
+                    self.stream.write(line + "\n")
+                self.lines[worker] = f"[{self.labels[worker]}] idle" if final else line
+                block = [fit([line], width) for line in self.lines]  # the width may have changed since
                 self.stream.write("".join(f"{line}\n" for line in block))
                 self.drawn = len(block)
             self.stream.flush()
@@ -51,5 +60,6 @@ class LaneProgress(Progress):
         self.display = display
         self.worker = worker
 
-    def _show(self, text: str, final: bool = False) -> None:
-        self.display.show(self.worker, text, final)
+    def _show(self, text: str, final: bool = False, short: Sequence[str] = ()) -> None:
+        log.debug("%s", text)
+        self.display.show(self.worker, text, final, short)

@@ -1,5 +1,5 @@
-"""A stop that waits for a finished run's row: SIGTERM (scancel, the kubelet, a CI timeout), or the stop a worker
-gets, that lands after a run's agent has ended and before its row is written is held until the row is written,
+"""A stop that waits for a finished run's row: SIGTERM (scancel, the kubelet, a CI timeout), Ctrl-C, or the stop a
+worker gets, that lands after a run's agent has ended and before its row is written is held until the row is written,
 then raised. A run the agent finished is never lost to a stop that came a second late; one still running is cut
 short at once, as before. The engines leave that time before they kill (Slurm's --signal, Kubernetes'
 terminationGracePeriodSeconds: bench/submit/).
@@ -30,6 +30,11 @@ class Finishing:
         """The calling thread's run is finished (its agent has ended): a stop now waits for its row."""
         with self._lock:
             self._threads.add(threading.get_ident())
+
+    def holding(self, ident: int | None) -> bool:
+        """A stop is held for thread `ident` already."""
+        with self._lock:
+            return ident in self._held
 
     def hold(self, ident: int | None, stop: type[BaseException]) -> bool:
         """Hold `stop` for thread `ident` when it is writing a finished run's row (True: it is raised there once the
@@ -62,3 +67,12 @@ def on_sigterm(signum: int, frame: object) -> None:
     """SIGTERM's handler (`bench run`): Terminated, at once, or once the row of a run that has ended is written."""
     if not FINISHING.hold(threading.get_ident(), Terminated):
         raise Terminated
+
+
+def on_sigint(signum: int, frame: object) -> None:
+    """Ctrl-C's handler (`bench run`): KeyboardInterrupt at once, or, when the run had ended (its grading under way),
+    once its row is written, as SIGTERM; a second Ctrl-C stops at once (that run's folder is marked interrupted)."""
+    ident = threading.get_ident()
+    if FINISHING.holding(ident) or not FINISHING.hold(ident, KeyboardInterrupt):
+        raise KeyboardInterrupt
+    log.warning("Ctrl-C: the run had ended; the bench stops once its row is written (Ctrl-C again: at once)")

@@ -1,21 +1,27 @@
-"""The live progress line during a bench, and the summary table after it.
+"""The live progress line during a bench (the summary after it: bench.run.ending).
 
 The line follows the agent's trace as it is written: run i of N, fixture, preset, step, the window's use (this
 request's tokens of the window's), the tokens sent in the run so far, and the matrix's elapsed time and ETA (from the
-runs finished so far; several workers share one clock, so the ETA counts their runs side by side).
+runs finished so far and the time since the last one finished; several workers share one clock, so the ETA counts
+their runs side by side). On a terminal the line fits its width; the whole line is in the bench's log.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from bench.measure.server_figures import FigureReader
 from bench.measure.trace import parse_event
+from bench.run.screen import fit, terminal_width
 from bench.sandbox.trace_file import read_trace_safely
+
+log = logging.getLogger(__name__)
 
 
 class TraceFollower(threading.Thread):
@@ -62,12 +68,14 @@ class TraceFollower(threading.Thread):
 
 
 class MatrixClock:
-    """The matrix's elapsed time and ETA: the runs measured so far give the pace of the ones left (runs skipped by
-    --resume took no time and leave the plan)."""
+    """The matrix's elapsed time and ETA. The pace is the finished runs' (the matrix's time to the last run that
+    finished, per run measured: workers side by side count as one clock); the runs running now are as far along as
+    the time since that finish, so the ETA falls as they run and never rises until another run finishes (runs
+    skipped by --resume took no time and leave the plan)."""
 
     def __init__(self, total: int, now: Any = time.monotonic) -> None:
         self.total, self.now = total, now
-        self.started = now()
+        self.started = self.last_done = now()
         self.measured = self.skipped = 0
         self.lock = threading.Lock()
 
@@ -77,14 +85,26 @@ class MatrixClock:
                 self.skipped += 1
             else:
                 self.measured += 1
+                self.last_done = self.now()
+
+    def eta_s(self) -> float | None:
+        """Seconds left, None before the first run finished."""
+        with self.lock:
+            if not self.measured:
+                return None
+            pace = (self.last_done - self.started) / self.measured
+            left = self.total - self.measured - self.skipped
+            return max(0.0, pace * left - (self.now() - self.last_done))
 
     def text(self) -> str:
         """`elapsed 4:10, ETA 12:30`; the ETA only once a run has finished."""
-        elapsed = self.now() - self.started
-        left = self.total - self.measured - self.skipped
-        if not self.measured:
-            return f"elapsed {clock(elapsed)}, ETA after the first run"
-        return f"elapsed {clock(elapsed)}, ETA {clock(elapsed / self.measured * left)}"
+        elapsed, eta = self.now() - self.started, self.eta_s()
+        return f"elapsed {clock(elapsed)}, ETA {'after the first run' if eta is None else clock(eta)}"
+
+    def short(self) -> str:
+        """`ETA 12:30`, for a line that must fit the terminal."""
+        eta = self.eta_s()
+        return f"ETA {clock(eta)}" if eta is not None else f"{clock(self.now() - self.started)} in"
 
 
 def clock(seconds: float) -> str:
@@ -95,19 +115,21 @@ def clock(seconds: float) -> str:
 
 
 class Progress:
-    """Prints one status line per run, rewritten in place on a terminal and one line per step elsewhere."""
+    """One status line per run: on a terminal rewritten in place at each step, cut to the terminal's width (its
+    whole text in the bench's log); elsewhere one whole line per step."""
 
     def __init__(self, total: int, stream: TextIO | None = None, matrix: MatrixClock | None = None) -> None:
         self.total = total
         self.stream = stream or sys.stdout
         self.tty = self.stream.isatty()
-        self.label = ""
+        self.label = self.brief = ""
         self.n_ctx = 0
         self.tokens = 0
         self.matrix = matrix or MatrixClock(total)
 
     def run_started(self, index: int, fixture: str, preset: str, ctx: int, rep: int) -> None:
         self.label = f"run {index}/{self.total} {fixture} {preset} ctx={ctx} rep={rep}"
+        self.brief = f"run {index}/{self.total} {preset} {ctx}"  # for a narrow terminal
         self.n_ctx, self.tokens = ctx, 0
         self._show(f"{self.label}: starting")
 
@@ -117,10 +139,14 @@ class Progress:
             figures = FigureReader(self.n_ctx or None, None).figures(event, "usage")  # nonsense shows as 0
             self.tokens += int(figures.get("prompt_tokens", 0)) + int(figures.get("completion_tokens", 0))
             used = int(figures.get("total_tokens", 0))
-            window = f"window {used / self.n_ctx:.0%} ({used:,} of {self.n_ctx:,} tokens)" if self.n_ctx else "window ?"
+            share = f"{used / self.n_ctx:.0%}" if self.n_ctx else "?"
+            window = f"window {share} ({used:,} of {self.n_ctx:,} tokens)" if self.n_ctx else "window ?"
             sent = f"{self.tokens:,} tokens sent in the run"
-            detail = f"step {event.get('step')}: {window}, {sent} ({event.get('finish_reason')}); {self.matrix.text()}"
-            self._show(f"{self.label}: {detail}")
+            step, eta = f"step {event.get('step')}", self.matrix.short()
+            detail = f"{window}, {sent} ({event.get('finish_reason')}); {self.matrix.text()}"
+            short = [f"{label}: {step}, window {share}" for label in (self.label, self.brief)]
+            forms = [f"{short[0]}, {self.tokens:,} sent; {eta}", *(f"{brief}; {eta}" for brief in short)]
+            self._show(f"{self.label}: {step}: {detail}", short=forms)
         elif kind in ("cut", "clear", "stop"):
             extra = event.get("reason") or event.get("kind") or ""
             self._show(f"{self.label}: {kind} {extra}".rstrip())
@@ -128,52 +154,23 @@ class Progress:
     def run_finished(self, row: dict[str, str]) -> None:
         self.matrix.run_done()
         hidden = f"{row.get('hidden_passed') or '?'}/{row.get('hidden_total') or '?'}"
-        line = f"{self.label}: {row.get('stop_reason') or '?'}, hidden {hidden}, {row.get('wall_s') or '?'} s"
-        line += f"; {self.matrix.text()}"
+        outcome = f"{row.get('stop_reason') or '?'}, hidden {hidden}, {row.get('wall_s') or '?'} s"
+        line = f"{self.label}: {outcome}; {self.matrix.text()}"
+        short = [line, *(f"{label}: {outcome}; {self.matrix.short()}" for label in (self.label, self.brief))]
         if row.get("error"):
             line += f" ({row['error'][:120]})"
-        self._show(line, final=True)
+        self._show(line, final=True, short=short)
 
     def run_skipped(self, index: int, results_file: str) -> None:
         self.matrix.run_done(skipped=True)
         self._show(f"run {index}/{self.total} already in {results_file}: skipped (--resume)", final=True)
 
-    def summary(self, rows: list[dict[str, str]]) -> None:
-        """The table of this bench's runs, after the last one (nothing when none ran)."""
-        if rows:
-            self.stream.write(summary_table(rows) + "\n")
-            self.stream.flush()
-
-    def _show(self, text: str, final: bool = False) -> None:
+    def _show(self, text: str, final: bool = False, short: Sequence[str] = ()) -> None:
+        """`text` whole, or on a terminal the first of `text` and its `short` forms that fits (bench.run.screen)."""
+        log.debug("%s", text)
         if self.tty:
-            self.stream.write("\r\033[K" + text + ("\n" if final else ""))
+            line = fit([text, *short], terminal_width())
+            self.stream.write("\r\033[K" + line + ("\n" if final else ""))
         else:
             self.stream.write(text + "\n")
         self.stream.flush()
-
-
-SUMMARY_COLUMNS = [
-    ("fixture", "fixture"),
-    ("preset", "preset"),
-    ("ctx", "ctx"),
-    ("rep", "rep"),
-    ("stop", "stop_reason"),
-    ("hidden", ""),
-    ("steps", "steps"),
-    ("wall s", "wall_s"),
-    ("reproc", "prompt_tokens_reprocessed"),
-    ("clears", "clearings"),
-    ("cuts", "cut_answers"),
-    ("gpu MiB", "peak_gpu_mib_flint"),
-]
-
-
-def summary_table(rows: list[dict[str, str]]) -> str:
-    """A plain-text table of the runs of this bench, one line per run."""
-    header = [title for title, _ in SUMMARY_COLUMNS]
-    lines = [header]
-    for row in rows:
-        hidden = f"{row.get('hidden_passed', '')}/{row.get('hidden_total', '')}"
-        lines.append([hidden if not col else (row.get(col) or "-") for _, col in SUMMARY_COLUMNS])
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)) for line in lines)

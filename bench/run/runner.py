@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Sequence
-from pathlib import Path
 
 from bench import stopping
 from bench.config import BenchConfig
@@ -28,15 +27,19 @@ from bench.provenance import git_dirty, git_sha
 from bench.results.append import check_same_inputs, completed_keys, read_rows, set_aside_partial_row
 from bench.results.lock import ResultsLock
 from bench.run.choices import Factory
+from bench.run.ending import ending
 from bench.run.extras import prepare_servers
 from bench.run.finishing import FINISHING
 from bench.run.one_run import run_one
-from bench.run.outputs import check_writable, default_out, log_file, mark_interrupted
+from bench.run.outputs import check_writable, log_file, mark_interrupted
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
 from bench.run.progress import Progress
 from bench.run.record import RunRecord
+from bench.run.resume_file import results_file
 from bench.run.server_return import RERUNS, Outages
 from bench.run.shards import Shard, describe, planned_id, shard_out, shard_plan
+from bench.run.spelling import spelled
+from bench.run.start_notes import start_warnings
 from bench.run.workers import Lanes, RowWriter, RunQueue, stop_servers, worker_configs, worker_label
 from bench.servers.base import Endpoints, Servers
 
@@ -53,7 +56,7 @@ class Bench:
     ) -> None:
         self.settings = config  # as given: the workers' own settings come from it (bench.run.workers)
         self.shard = Shard.parse(config.shard) if config.shard else None
-        self.out = shard_out(Path(config.out) if config.out else default_out(), self.shard)
+        self.out = shard_out(results_file(config), self.shard)  # --resume alone: the newest of its matrix
         check_writable(self.out)
         self.factories = list(factories) or ([factory] if factory else Factory.for_configs(worker_configs(config)))
         self.factory = self.factories[0]
@@ -100,11 +103,14 @@ class Bench:
                 log.warning("%s", cut)
         existing = read_rows(self.out)
         if existing and not self.config.resume:
-            raise ResultsError(f"{self.out} already holds {len(existing)} rows: pass --resume to continue it, or --out")
+            resume, out = spelled("resume"), spelled("out")  # make's variables under make
+            raise ResultsError(f"{self.out} already holds {len(existing)} rows: pass {resume} to continue it, or {out}")
         sandbox, kind = self.factory.sandbox, self.factory.servers
         shard = f" (shard {self.shard})" if self.shard else ""
         log.info("%d runs%s -> %s (log: %s)", len(plan), shard, self.out, log_file(self.out))
         log.info("sandbox %s (%s), servers %s (%s)", sandbox.kind, sandbox.reason, kind.kind, kind.reason)
+        for note in start_warnings(self.config, sandbox):
+            log.warning("%s", note)
         if not plan:  # a shard of a plan smaller than the shard count: its file says so, and merges
             self.writer.header()
         queue = RunQueue(plan)
@@ -112,7 +118,8 @@ class Bench:
             self.run_lane(queue, lanes.servers(self, plan), existing, Progress(len(plan)))
         else:
             lanes.run(queue, plan, existing)
-        Progress(len(plan)).summary(self.rows)
+        if said := ending(read_rows(self.out), self.out, len(self.rows)):
+            print(said, flush=True)
         return self.rows
 
     def run_lane(self, queue: RunQueue, servers: Servers, existing: list[Row], progress: Progress) -> None:

@@ -44,7 +44,7 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], says: str, tmp_path: 
 
 def test_usage_errors_come_from_argparse() -> None:
     done = bench("run", "--ctx", "big")
-    assert done.returncode == 2 and "expected comma-separated integers" in done.stderr
+    assert done.returncode == 2 and "expected context sizes such as 4096,8192 or 4k,8k" in done.stderr
 
 
 def test_an_empty_item_in_a_list_is_refused_not_dropped() -> None:

@@ -66,7 +66,7 @@ WRONG = {
     "request_timeout_s": ("[1]", 0),
     "jeff_timeout_s": ('"10s"', -1),
     "server_start_timeout_s": ("[600]", 0),
-    "jeff_ctx": ("4k", 100),
+    "jeff_ctx": ("four", 100),  # 4k is a window (4096)
     "models_dir": (3, '""'),
     "flint_model": ([1], None),
     "jeff_model": ({"a": 1}, None),

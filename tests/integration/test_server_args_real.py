@@ -84,3 +84,17 @@ def test_compare_says_the_setups_differ_and_never_pools_them(results: tuple[Path
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert len(headings) == 2, text
     assert any("cache_reuse 256" in h for h in headings) and any("cache_reuse 0" in h for h in headings)
+
+
+def test_the_flags_ab_gets_a_verdict_by_flint_server_args(results: tuple[Path, Path], tmp_path: Path) -> None:
+    """Real rows: the flags and the cache setting parsed from them move together, and --by pairs them."""
+    default, reuse = (str(path) for path in results)
+    text, _ = compare([default, reuse], by="flint_server_args")
+    assert "cache_reuse, cache_ram_mib" in text and "nothing to compare it with" not in text
+    changes = "| reuse.csv · flint_server_args --cache-reuse 256 vs default.csv · no flint_server_args | change |"
+    assert changes in text and "\n| wall_s | " in text.split(changes, 1)[1], text
+    both = tmp_path / "both.csv"
+    for row in (*read_rows(results[0]), *read_rows(results[1])):
+        append_row(both, row)
+    text, _ = compare([str(both)])
+    assert f"`bench compare {both} --by flint_server_args` gives verdicts" in text

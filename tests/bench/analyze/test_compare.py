@@ -321,11 +321,14 @@ def test_settings_that_change_results_are_never_pooled_and_the_heading_says_whic
 
 
 def test_by_preset_gives_a_verdict_between_two_presets_of_one_file(tmp_path: Path, capsys: Capture) -> None:
-    rows = [*runs("p", [100, 104, 98, 101, 99], preset="part3"), *runs("l", [70, 72, 69, 71, 73], preset="late")]
+    """late records its own clear_at (0.75): it follows from the preset, so the two presets still pair."""
+    part3 = runs("p", [100, 104, 98, 101, 99], preset="part3", clear_at="0.5")
+    rows = [*part3, *runs("l", [70, 72, 69, 71, 73], preset="late", clear_at="0.75")]
     one = write_results(tmp_path / "presets.csv", rows)
     assert main(["compare", one, "--by", "preset", "--fail-on", "wall_s:10"]) == 0  # faster: no gate trips
     out = capsys.readouterr().out
-    assert "Configurations that differ only in preset compared with each other" in out
+    assert "differ only in preset (and clear_at, which follows from it) compared with each other" in out
+    assert "nothing to compare it with" not in out
     assert "|  | part3 | late |" in out
     line = next(line for line in out.splitlines() if line.startswith("| wall_s | -"))
     assert line.startswith("| wall_s | -29 (-29.0%) |") and line.endswith("| 0.0079 | beyond noise |")
@@ -410,5 +413,68 @@ def test_by_agent_compares_each_agent_with_its_own_settings_in_one_file(tmp_path
     one = write_results(tmp_path / "agents.csv", rows)
     assert main(["compare", one, "--by", "agent"]) == 0
     out = capsys.readouterr().out
-    assert "Configurations that differ only in agent compared with each other" in out
+    assert "differ only in agent (and preset, clear_at, api_dialect, which follow from it)" in out
     assert "|  | agent article·part3 | agent mini-swe-agent |" in out
+
+
+def test_two_models_get_a_verdict_per_metric_by_flint_model_and_a_plain_compare_says_how(
+    tmp_path: Path, capsys: Capture
+) -> None:
+    """Another GGUF moves flint_model and its sha256 together: `--by flint_model` pairs them, file against file."""
+    qwen = {"flint_model": "qwen.gguf", "flint_model_sha256": "a" * 64}
+    gemma = {"flint_model": "gemma.gguf", "flint_model_sha256": "b" * 64}
+    old = write_results(tmp_path / "qwen.csv", runs("q", [100, 104, 98, 101, 99], **qwen))
+    new = write_results(tmp_path / "gemma.csv", runs("g", [50, 52, 49, 51, 53], **gemma))
+    assert main(["compare", old, new]) == 0
+    out = capsys.readouterr().out
+    assert f"These configurations differ in `flint_model`: `bench compare {old} {new} --by flint_model`" in out
+    assert main(["compare", old, new, "--by", "flint_model"]) == 0
+    out = capsys.readouterr().out
+    assert "differ only in flint_model (and flint_model_sha256, which follows from it)" in out
+    assert "|  | qwen.csv · qwen.gguf | gemma.csv · gemma.gguf |" in out
+    changes = out.split("| gemma.csv · gemma.gguf vs qwen.csv · qwen.gguf | change |", 1)[1]
+    for metric in ("completed", "hidden_passed", "wall_s"):
+        assert f"\n| {metric} | " in changes
+    assert table_line(out, "by flint_model", "wall_s", 1).endswith("| 0.0079 | beyond noise |")
+    assert "nothing to compare it with" not in out
+
+
+def test_a_server_flag_ab_is_compared_by_its_flags_or_the_setting_parsed_from_them(
+    tmp_path: Path, capsys: Capture
+) -> None:
+    """FLINT_SERVER_ARGS="--cache-reuse 256" moves flint_server_args and cache_reuse: either --by pairs them, and the
+    plain compare's note names the flags, which the parsed setting follows from."""
+    old = write_results(tmp_path / "off.csv", runs("o", [100, 104, 98, 101, 99], cache_reuse="0"))
+    flags = {"flint_server_args": "--cache-reuse 256", "cache_reuse": "256"}
+    new = write_results(tmp_path / "on.csv", runs("n", [80, 82, 79, 81, 83], **flags))
+    assert main(["compare", old, new]) == 0
+    out = capsys.readouterr().out
+    assert "not gated: the inputs differ (cache_reuse, flint_server_args)" in out
+    assert "compare --by flint_server_args compares them as such" in out
+    for setting in ("flint_server_args", "cache_reuse"):
+        assert main(["compare", old, new, "--by", setting]) == 0
+        out = capsys.readouterr().out
+        assert table_line(out, f"by {setting}", "wall_s", 1).endswith("| 0.0079 | beyond noise |")
+    assert "|  | off.csv · cache_reuse 0 | on.csv · cache_reuse 256 |" in out
+
+
+def test_configurations_alone_by_a_setting_have_headings_that_tell_them_apart(tmp_path: Path) -> None:
+    """part3 at one window and late at another: nothing pairs by preset, and each says so under its own heading."""
+    rows = [*runs("p", [100, 101], preset="part3", ctx="4096"), *runs("l", [70, 71], preset="late", ctx="8192")]
+    text, _ = compare([write_results(tmp_path / "r.csv", rows)], by="preset")
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings == ["## ctx 4096", "## ctx 8192"]
+    assert "Only one preset (part3): nothing to compare it with." in text
+    assert "Only one preset (late): nothing to compare it with." in text
+
+
+def test_one_file_of_two_presets_names_the_by_that_compares_them(tmp_path: Path) -> None:
+    rows = [
+        *runs("p", [100, 101], preset="part3", clear_at="0.5"),
+        *runs("l", [70, 71], preset="late", clear_at="0.75"),
+    ]
+    one = write_results(tmp_path / "r.csv", rows)
+    text, _ = compare([one])
+    assert f"These configurations differ in `preset`: `bench compare {one} --by preset` gives verdicts" in text
+    text, _ = compare([write_results(tmp_path / "one.csv", runs("a", [1, 2]))])
+    assert "These configurations differ" not in text  # one configuration: nothing to pair

@@ -142,3 +142,19 @@ def test_the_runs_tables_sort_and_filter_and_the_search_reads_tool_results(page:
     page.find_element(By.ID, "search").send_keys(word)
     count = page.find_element(By.ID, "search-count").text
     assert count.endswith(f"of {len(rows)} runs shown") and not count.startswith("0 ")
+
+
+def test_a_run_page_shows_its_setup_its_prompts_and_each_steps_server_figures(page: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    row = read_rows(EXAMPLE)[0]
+    page.execute_script(f"location.hash = 'run={row['run_id']}'")
+    setup = page.find_element(By.ID, "setup").text
+    assert setup.startswith(f"model {row['flint_model']}") and f"build {row['server_build']}" in setup
+    first = load_request_log(EXAMPLE.parent / "runs" / row["run_id"])
+    assert first is not None
+    system, task = (page.find_element(By.CSS_SELECTOR, f"#{id} pre") for id in ("system", "task"))
+    assert system.get_attribute("textContent") == first.bodies[0]["messages"][0]["content"]
+    assert task.get_attribute("textContent") == first.bodies[0]["messages"][1]["content"]
+    head = page.find_element(By.CSS_SELECTOR, "#steps .step > div").get_attribute("textContent")  # shown or not
+    assert " · computed anew " in head and ", cached " in head and " · prefill " in head and " s, decode " in head

@@ -4,6 +4,7 @@ kept; one that lands while the agent runs cuts the run short at once, as before 
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from bench.results.append import read_rows
+from bench.run.spelling import FROM_MAKE
 from bench.testing import fake_llama
 
 pytestmark = pytest.mark.processes  # a bench, its agent and the grading's pytest as child processes
@@ -47,15 +49,18 @@ def bench(tmp_path: Path, flint: fake_llama.FakeLlama) -> subprocess.Popen[str]:
         "--out",
         str(tmp_path / "results.csv"),
     ]
-    return subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    env = {name: value for name, value in os.environ.items() if name != FROM_MAKE}  # bench run's own spelling
+    return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def terminate_when(process: subprocess.Popen[str], ready: Callable[[], bool], timeout_s: float = 120) -> str:
+def terminate_when(
+    process: subprocess.Popen[str], ready: Callable[[], bool], timeout_s: float = 120, stop: int = signal.SIGTERM
+) -> str:
     deadline = time.monotonic() + timeout_s
     while not ready():
         assert process.poll() is None and time.monotonic() < deadline, process.communicate()[0][-3000:]
         time.sleep(0.02)
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(stop)
     output, _ = process.communicate(timeout=120)
     return output
 
@@ -71,6 +76,24 @@ def test_a_sigterm_after_the_agent_ended_lets_the_row_be_written_then_exits_143(
     assert row["stop_reason"] == "done" and row["hidden_total"] == "6", row  # graded, and kept
     assert (runs / row["run_id"]).is_dir() and not list(runs.glob("*.interrupted"))
     assert "once the row of the run that had ended was written" in output
+
+
+def test_a_ctrl_c_during_grading_waits_for_the_row_and_says_how_to_continue(tmp_path: Path) -> None:
+    with fake_llama.FakeLlama([fake_llama.prose("Done.")]) as flint:
+        process = bench(tmp_path, flint)
+        runs = tmp_path / "runs"
+        ready = lambda: runs.is_dir() and any(runs.glob("*/events.jsonl"))  # noqa: E731 - the agent has exited
+        output = terminate_when(process, ready, stop=signal.SIGINT)
+    assert process.returncode == 130, output[-3000:]
+    (row,) = read_rows(tmp_path / "results.csv")
+    assert row["stop_reason"] == "done" and row["hidden_total"] == "6", row  # graded, and kept
+    assert "Ctrl-C: the run had ended; the bench stops once its row is written" in output
+    out = tmp_path / "results.csv"
+    assert (
+        f"interrupted; rows already written are kept; to continue: bench run --config {tmp_path / 'bench.yaml'}"
+        in output
+    )
+    assert f" --out {out} " in output and " --max-steps 2 " in output and " --resume\n" in output
 
 
 def test_a_sigterm_while_the_agent_runs_cuts_the_run_short_at_once(tmp_path: Path) -> None:
