@@ -12,8 +12,9 @@ execution) plus the plain stop causes. Each label and the evidence that triggers
     server_error                 the run stopped on a server error
     infrastructure               the bench failed the run (stop_reason infra_error), or the trace has no
                                  `stop` line (the agent process was killed)
-    grading_tampered             the grading was interfered with (a canary test gave the wrong outcome, or the
-                                 test report disagrees with what pytest said): the hidden-test count is void
+    grading_tampered             the grading was interfered with (a canary test gave the wrong outcome, the test
+                                 report disagrees with what pytest said or with the sealed judge, or a session gave
+                                 no whole report): the tests it cannot vouch for count as failed
     resource_exhausted           the run used up a limit of its sandbox: memory (a process was killed for it), the
                                  repository's size, or the size of the trace; the agent's failure, not the bench's
 

@@ -44,6 +44,15 @@ class ResultRow(ServerTimeColumns):
     )
     claimed_done: bool | None = col("the agent stopped with done")
     visible_total: int | None = col("the repository's own tests", unit="tests")
+    hidden_unsealed: int | None = col(
+        "hidden tests graded by plain pytest alone: they hand the code a function, a mock or an object of their own, "
+        "which the sealed judge cannot take (docs/fixtures.md)",
+        unit="tests",
+    )
+    grading_confinement: str = col(
+        "what confined the code under test's process in the sealed judge: `landlock abi N: files, tcp, signals` (and "
+        "what it left open), or `none (why)`; empty where no code of the repository was imported (docs/security.md)",
+    )
     visible_tests_modified: list[str] = col(
         "visible tests the agent changed through the shell (reported, not used for grading)",
     )

@@ -24,6 +24,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import IO, Any
 
+BIG_INT_BITS = 64  # a larger int crosses as hexadecimal text: JSON's decimal digits stop at 4,300 (sys.int_info)
 MAX_DEPTH = 40  # nesting beyond this crosses as the sides' own form (a handle), so a cycle ends
 LINE_LIMIT = 64 * 1024 * 1024  # bytes in one message; a larger one is not ours
 
@@ -52,7 +53,7 @@ def _encoders() -> dict[type, Callable[[Any, Callable[[Any], Any]], Any]]:
         bytes: lambda v, _: {"t": "bytes", "v": base64.b64encode(v).decode()},
         bytearray: lambda v, _: {"t": "bytearray", "v": base64.b64encode(v).decode()},
         Decimal: lambda v, _: {"t": "decimal", "v": str(v)},
-        Fraction: lambda v, _: {"t": "fraction", "v": [v.numerator, v.denominator]},
+        Fraction: lambda v, _: {"t": "fraction", "v": [format(v.numerator, "x"), format(v.denominator, "x")]},
         complex: lambda v, _: {"t": "complex", "v": [repr(v.real), repr(v.imag)]},
         datetime.date: lambda v, _: {"t": "date", "v": v.isoformat()},
         datetime.datetime: lambda v, _: {"t": "datetime", "v": v.isoformat()},
@@ -70,6 +71,8 @@ ENCODERS = _encoders()
 def encode(value: Any, other: Other, depth: int = 0) -> Any:
     """The JSON-ready form of `value`; `other` gives the form of what is not plain data."""
     kind = type(value)
+    if kind is int and value.bit_length() > BIG_INT_BITS:
+        return {"t": "int", "v": format(value, "x")}  # hexadecimal: no limit on digits either way
     if kind in (type(None), bool, int, str):
         return value
     if kind is float:
@@ -96,9 +99,10 @@ def _decoders() -> dict[str, Callable[[Any, Callable[[Any], Any]], Any]]:
         "bytes": lambda v, _: base64.b64decode(v, validate=True),
         "bytearray": lambda v, _: bytearray(base64.b64decode(v, validate=True)),
         "decimal": lambda v, _: Decimal(_text(v)),
-        "fraction": lambda v, _: Fraction(*_ints(v, 2)),
+        "fraction": lambda v, _: Fraction(*(int(_text(part), 16) for part in _pair(v))),
         "complex": lambda v, _: complex(float(_text(v[0])), float(_text(v[1]))),
         "float": lambda v, _: float(_text(v)),
+        "int": lambda v, _: int(_text(v), 16),
         "date": lambda v, _: datetime.date.fromisoformat(_text(v)),
         "datetime": lambda v, _: datetime.datetime.fromisoformat(_text(v)),
         "time": lambda v, _: datetime.time.fromisoformat(_text(v)),
@@ -115,6 +119,12 @@ def _text(value: Any) -> str:
     return value
 
 
+def _pair(value: Any) -> list[Any]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise ProtocolError("expected a pair")
+    return value
+
+
 def _ints(value: Any, count: int) -> list[int]:
     if not isinstance(value, list) or len(value) != count or any(type(v) is not int for v in value):
         raise ProtocolError(f"expected {count} integers")
@@ -122,6 +132,13 @@ def _ints(value: Any, count: int) -> list[int]:
 
 
 DECODERS = _decoders()
+VALUE_TYPES = (datetime.datetime, datetime.date, datetime.time, datetime.timedelta, Decimal, Fraction)
+
+
+def exact(value: Any, base: type) -> Any:
+    """An object of a subclass of one of VALUE_TYPES as the value of `base` it holds (a copy of the exact type)."""
+    data = ENCODERS[base](value, lambda inner: inner)
+    return DECODERS[data["t"]](data["v"], lambda inner: inner)
 
 
 def decode(data: Any, other: Other, depth: int = 0) -> Any:

@@ -2,36 +2,35 @@
 benchmark) written as fixtures of this suite, under a fixtures root of the user's (docs/fixtures.md).
 
 An exercise is a folder with `.meta/config.json` naming its solution (stub), test and example files, and
-`.docs/instructions.md` (plus `instructions.append.md`). Per exercise it writes `fixtures/<name>/` (the stub, the
-editor files, TASK.md from the instructions naming the files to change, the visible share of the tests, read-only)
-and `hidden_tests/<name>/` (every test, the test files' helpers beside them, the example as solution/), then grades
-the stub and the example the bench's way to fill in fixture.yaml's counts, in the grader the bench would use: their
-code is a stranger's, so it runs in a container, or on this machine only when asked (`--sandbox local`). An exercise
-it cannot take (a config naming files outside the exercise among the reasons) is reported with the reason; the
-others still import.
+`.docs/instructions.md` (plus `instructions.append.md`), read and checked by bench/score/exercise.py. Per exercise it
+writes `fixtures/<name>/` (the stub, the editor files, TASK.md from the instructions naming the files to change, the
+visible share of the tests, read-only) and `hidden_tests/<name>/` (every test, the test files' helpers beside them,
+the example as solution/), then grades the stub and the example the bench's way to fill in fixture.yaml's counts, in
+the grader the bench would use: their code is a stranger's, so it runs in a container, or on this machine only when
+asked (`--sandbox local`). An exercise it cannot take is reported with the reason in one short line; the others
+still import.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from bench.errors import FixtureError, PrerequisiteError
-from bench.fixtures.fixture import FIXTURE_FILE, SOLUTION_DIR, is_hidden_test, load_fixture
+from bench.fixtures.fixture import FIXTURE_FILE, SOLUTION_DIR, load_fixture
 from bench.fixtures.workcopy import solution_diff
+from bench.score.exercise import DOCS, Exercise, exercises_in, read_exercise
 from bench.score.graders import Grader, choose_grader
 from bench.score.grading import score_diff
 from bench.score.junit import count
 from bench.score.visible_share import visible_share
 
 __all__ = ["command", "import_all", "read_exercise", "visible_share"]
-CONFIG = Path(".meta/config.json")
 VISIBLE_SUFFIX = "_visible_test.py"  # the agent's read-only share of `x_test.py` is `x_visible_test.py`
 
 
@@ -55,89 +54,9 @@ class Imported:
         )
 
 
-@dataclass
-class Exercise:
-    folder: Path
-    solution: list[str]
-    tests: list[str]  # test files (test_*.py, *_test.py)
-    helpers: list[str]  # the config's other test files: modules the tests import
-    editor: list[str]  # read-only files the stub and the tests share
-    examples: dict[str, str] = field(default_factory=dict)  # solution file -> example file
-    blurb: str = ""
-
-    @property
-    def name(self) -> str:
-        return self.folder.name.replace("-", "_")
-
-
-def exercises_in(source: Path) -> list[Path]:
-    """An exercise folder, or the exercise folders inside `source` (a track's exercises/practice/)."""
-    if (source / CONFIG).is_file():
-        return [source]
-    if not source.is_dir():
-        raise FixtureError(f"{source} is not a folder")
-    found = sorted(p for p in source.iterdir() if p.is_dir() and not p.name.startswith("."))
-    if not found:
-        raise FixtureError(f"{source}: no exercise folders in it (each has {CONFIG})")
-    return found
-
-
-def read_exercise(folder: Path) -> Exercise:
-    """The exercise's files from its config; FixtureError naming why it cannot be a fixture."""
-    try:
-        files = json.loads((folder / CONFIG).read_text())["files"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise FixtureError(f"no readable {CONFIG} with a files table ({type(e).__name__}: {e})") from e
-
-    def listed(key: str) -> list[str]:
-        value = files.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise FixtureError(f"{CONFIG}: files.{key} is not a list of paths")
-        return value
-
-    solution, tests, examples, editor = listed("solution"), listed("test"), listed("example"), listed("editor")
-    named = [*solution, *tests, *examples, *editor]
-    outside = [rel for rel in named if Path(rel).is_absolute() or not _inside(folder, rel)]
-    if outside:
-        raise FixtureError(f"{CONFIG} names {', '.join(outside)}, outside the exercise")
-    foreign = [rel for rel in named if not rel.endswith(".py")]
-    if foreign:
-        raise FixtureError(f"not a Python exercise (files {', '.join(foreign)})")
-    if not solution or not [t for t in tests if is_hidden_test(t)]:
-        raise FixtureError(f"{CONFIG} names no solution file or no test file (test_*.py, *_test.py)")
-    missing = [rel for rel in named if not (folder / rel).is_file()]
-    if missing:
-        raise FixtureError(f"missing {', '.join(missing)} (named in {CONFIG})")
-    if not examples:
-        raise FixtureError("no example solution (files.example): nothing shows the task can be done")
-    if len(examples) != len(solution):
-        raise FixtureError(f"{len(examples)} example files for {len(solution)} solution files: cannot pair them")
-    if not (folder / ".docs/instructions.md").is_file():
-        raise FixtureError("no .docs/instructions.md")
-    blurb = json.loads((folder / CONFIG).read_text()).get("blurb", "")
-    return Exercise(
-        folder=folder,
-        solution=solution,
-        tests=[t for t in tests if is_hidden_test(t)],
-        helpers=[t for t in tests if not is_hidden_test(t)],
-        editor=editor,
-        examples=dict(zip(solution, examples, strict=True)),
-        blurb=blurb if isinstance(blurb, str) else "",
-    )
-
-
-def _inside(folder: Path, rel: str) -> bool:
-    """Whether `rel` (links followed) stays within the exercise's folder."""
-    try:
-        return (folder / rel).resolve().is_relative_to(folder.resolve())
-    except (OSError, RuntimeError):  # a link loop
-        return False
-
-
 def task_text(ex: Exercise, visible: list[str]) -> str:
     docs = ex.folder / ".docs"
-    names = ("introduction.md", "instructions.md", "instructions.append.md")
-    parts = [(docs / name).read_text().strip() for name in names if (docs / name).is_file()]
+    parts = [(docs / name).read_text().strip() for name in DOCS if (docs / name).is_file()]
     change = ", ".join(f"`{rel}`" for rel in ex.solution)
     footer = [f"Make your changes in {change}: that is where the tests look for your code."]
     if ex.editor:
@@ -198,11 +117,16 @@ def measure(imported: Imported, into: Path, grader: Grader) -> None:
         example = score_diff(fx, solution_diff(fx, Path(tmp) / "solution"), grader, Path(tmp) / "graded")
     _, total, broken = count(example.outcomes, fx.hidden_tests)
     if broken or not total:
-        raise FixtureError(f"its tests do not run on the example: {example.error or 'no test collected'}")
+        first = f"{broken[0]} does not collect" if broken else "no test collected"
+        raise FixtureError(f"its tests do not run on the example ({first})")
+    if stub.grading_tampered:
+        raise FixtureError(f"the stub's grading was flagged: {(stub.error or '')[:200]}")
     stub_passing, _, _ = count(stub.outcomes, fx.hidden_tests)
     solved, _, _ = count(example.outcomes, fx.hidden_tests)
-    if solved != total:
-        raise FixtureError(f"the example passes {solved} of its {total} tests: {example.error or 'see its tests'}")
+    if solved != total or example.grading_tampered:
+        failing = sorted(test for test, outcome in example.outcomes.items() if outcome != "passed")
+        first = f"first failing: {failing[0]}" if failing else "its grading was flagged"
+        raise FixtureError(f"the example passes {solved} of its {total} tests ({first})")
     imported.hidden_total, imported.expected_hidden_passing, imported.solution_passing = total, stub_passing, solved
     file = fx.path / FIXTURE_FILE
     head, _, _ = file.read_text().partition("\n")
@@ -287,6 +211,6 @@ def command(
     for done in imported:
         print(done.line(), flush=True)
     for name, why in refused.items():
-        print(f"{name}: not imported: {why}", flush=True)
+        print(f"{name}: not imported: {' '.join(why.split())[:300]}", flush=True)
     print(f"{len(imported)} imported, {len(refused)} not, into {into} (fixtures_root: {into})")
     return 0 if imported and not refused else 1

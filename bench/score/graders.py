@@ -88,6 +88,7 @@ class PytestRun:
     junit_xml: str | None = None
     witness: str = ""  # the witness plugin's records, one JSON line each
     witness_problem: str | None = None  # what the supervisor saw wrong on the witness's channel
+    unread: str | None = None  # why no junit XML was read back (none, not a file, too large, pytest killed)
 
 
 class Grader(Protocol):
@@ -132,6 +133,7 @@ def read_report(output: str, marker: str, sessions: int, timed_out: bool) -> lis
             junit_xml=run.get("junit"),
             witness=str(run.get("witness", "")),
             witness_problem=run.get("witness_problem"),
+            unread=run.get("unread") if isinstance(run.get("unread"), str) else None,
         )
         for run in runs
     ]

@@ -7,10 +7,10 @@ tests' package, and symlinks leading outside are deleted. The hidden tests never
 the grader with the sessions (bench.score.sessions), are written into each session's own copy, over any file of the
 same name, with the bench's canaries and witness (bench.score.tamper). pytest runs under `python -I`, with our own
 ini file (`-c`), `--noconftest`, `--import-mode=append` and no plugin autoloading, under a supervisor the tests
-cannot reach (bench.score.supervisor), and writes junit XML that we read test by test. A run whose canaries,
-witness or module resolution say the report was tampered with scores nothing: its counts stay empty and
-`grading_tampered` is set.
-"""
+cannot reach (bench.score.supervisor), and writes junit XML that we read test by test. Tests that import the code
+are judged twice, sealed and by plain pytest (bench.score.verdict). A grading whose canaries, witness, module
+resolution or judges say it was interfered with, or that gave no whole report, is flagged `grading_tampered`: the
+tests it cannot vouch for count as failed, never as "not measured"."""
 
 from __future__ import annotations
 
@@ -32,10 +32,12 @@ from bench.score.graders import Grader, PytestRun
 from bench.score.junit import collection_errors, count
 from bench.score.sessions import GRADING_DIR, INI_FILE, INI_TEXT, Planned, judge, plan_sessions, shadowing
 from bench.score.tests_added import count_tests_added, is_test_file
+from bench.score.verdict import combine
 
 PLANTED_NAMES = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py"})
 PACKAGE_FILE = "__init__.py"  # a new one in a test folder is run by pytest before any test: planted too
-JUNIT_NAMES = ("junit.xml", "junit-visible.xml")  # the run folder's copies of each session's report, in order
+# The run folder's copies of the sessions' reports: plain pytest's (the verdict) and the sealed judge's.
+JUNIT_NAMES = ("junit.xml", "junit-sealed.xml", "junit-visible.xml", "junit-visible-sealed.xml")
 SHADOW_NOTES = {  # what is true of a repository file named like a standard module, per grading style
     "program": "the program run from the repository may import them; the grading pytest never does",
     "library": "imports by those names get the real modules, in the tests' process and in the code's",
@@ -55,7 +57,9 @@ class Score:
     visible_tests_modified: list[str] = field(default_factory=list)
     outcomes: dict[str, str] = field(default_factory=dict)  # test id -> passed / failed / error / skipped
     error: str | None = None
-    grading_tampered: bool = False  # the canaries or the witness caught the agent's code rewriting the results
+    hidden_unsealed: int | None = None  # hidden tests graded by plain pytest alone (bench/score/verdict.py)
+    grading_confinement: str = ""  # what confined the sealed judge's code process (bench.score.tamper.Witness)
+    grading_tampered: bool = False  # the grading was interfered with: tests it cannot vouch for count as failed
     junit_reports: dict[str, str] = field(default_factory=dict, repr=False)  # file name -> a session's junit XML
 
     def note(self, problem: str) -> None:
@@ -64,6 +68,7 @@ class Score:
     def fill(self, row: ResultRow) -> None:
         row.hidden_passed, row.hidden_total = self.hidden_passed, self.hidden_total
         row.visible_passed, row.visible_total = self.visible_passed, self.visible_total
+        row.hidden_unsealed, row.grading_confinement = self.hidden_unsealed, self.grading_confinement
         row.files_changed, row.tests_added = self.files_changed, self.tests_added
         row.visible_tests_modified = list(self.visible_tests_modified)
 
@@ -177,8 +182,8 @@ def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, scores:
                 f"files named like standard or pytest modules ({SHADOW_NOTES[fx.grading]}): {', '.join(shadows)}"
             )
         if ambiguous:
-            score.grading_tampered = True
-            score.note(f"grading tampered: {ambiguous}; the hidden and visible counts are void")
+            score.grading_tampered, score.hidden_passed = True, 0
+            score.note(f"grading tampered: {ambiguous}; every hidden test counts as failed")
     if ambiguous:
         return
     plans = [plan_sessions(fx, copy) for _ in scores]
@@ -194,30 +199,26 @@ def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, scores:
 
 
 def _judge_into(fx: Fixture, score: Score, planned: list[Planned], runs: list[PytestRun], timeout_s: float) -> None:
-    outcomes: dict[str, str] = {}
-    for name, plan, run in zip(JUNIT_NAMES, planned, runs, strict=False):
+    for plan, run in zip(planned, runs, strict=True):
         if run.junit_xml is not None:
-            score.junit_reports[name] = run.junit_xml
-        judged = judge(plan, run, timeout_s)
-        if judged.tampered:
-            score.grading_tampered = True
-            score.note(f"grading tampered: {judged.tampered}; the hidden and visible counts are void")
-            return
-        if judged.outcomes is None:
-            score.note(judged.problem or "a grading session gave no report")
-            return
-        for note in judged.notes:
-            score.note(note)
-        outcomes.update(judged.outcomes)
-    score.outcomes = outcomes
+            score.junit_reports[plan.report] = run.junit_xml
+    found = combine(planned, [judge(plan, run, timeout_s) for plan, run in zip(planned, runs, strict=True)])
+    for note in found.notes:
+        score.note(note)
+    for flag in found.flags:
+        score.grading_tampered = True
+        score.note(f"grading tampered: {flag}")
+    score.outcomes = outcomes = found.outcomes
     hidden = fx.hidden_tests
     score.hidden_passed, hidden_seen, hidden_broken = count(outcomes, hidden)
     score.visible_passed, score.visible_total, visible_broken = count(outcomes, fx.visible_tests)
+    score.grading_confinement = found.confinement
+    score.hidden_unsealed = sum(test.split("::")[0] in hidden for test in found.unsealed)
     if hidden_broken or visible_broken:
         reasons = _collection_reasons(score.junit_reports, [*hidden, *fx.visible_tests])
         broken = [f"{file} ({reasons[file]})" if reasons.get(file) else file for file in hidden_broken + visible_broken]
         score.note(f"test files that failed to collect: {', '.join(broken)}")
-    if hidden_seen != fx.hidden_total:
+    if hidden_seen != fx.hidden_total and not score.grading_tampered:
         score.note(f"{hidden_seen} hidden tests ran, fixture.yaml says {fx.hidden_total}")
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .crossing import ProtocolError, decode, resolve_system
+from .crossing import VALUE_TYPES, ProtocolError, decode, resolve_system
 from .proxies import RemoteClass, RemoteError, RemoteFunction, RemoteObject, dunder
 
 REFUSED_MODULES = ("unittest", "doctest", "pdb", "bdb")
-PLAIN_TYPES = (int, float, complex, str, bytes, bytearray, tuple, list, dict, set, frozenset)
+PLAIN_TYPES = (int, float, complex, str, bytes, bytearray, tuple, list, dict, set, frozenset, *VALUE_TYPES)
 
 
 def _exception_str(self: BaseException) -> str:

@@ -4,9 +4,11 @@ objects whose every use is a request to the process that runs that code (bench/s
 What the judge holds is a handle; what it gets back is plain data (bench/score/crossing.py). So no code of the
 agent's runs in the judge, and nothing the code returns can compare, hash or print differently for a twin than for
 its original: comparing a stand-in object with a plain value (`assert result == "A"`) is decided here, by the
-object's builtin value when its class derives from a builtin type (a str subclass, a namedtuple), and is unequal
-otherwise; the code under test never sees the value it is compared with. Two stand-ins are compared by the code's
-own `__eq__`, where neither side holds a literal of the test's. The code's exceptions are raised here as
+object's builtin value when its class derives from a builtin type or a standard value type (a str subclass, a
+namedtuple, a Decimal or date subclass). Any other object is compared by the code's own `__eq__` (and `<` and the
+rest), with two stand-ins or with the plain value, as plain pytest compares it: the code decides such a verdict
+itself, and the mutant twins of a top-level `== literal` assertion (bench/score/canaries.py) catch an object equal to
+everything. The code's exceptions are raised here as
 exceptions of the same standard class, or of a stand-in exception class deriving from it, with the same arguments
 and message. A test may not subclass a stand-in class (CannotCross): its methods would run here while the code ran
 the originals.
@@ -38,8 +40,11 @@ class RemoteClass(type):
     _bench_cid: int | None  # the class's handle (an instance's is `_bench_id`)
 
     def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> RemoteClass:
-        if "_bench_cid" not in namespace and any(isinstance(base, RemoteClass) for base in bases):
-            raise CannotCross(f"{name} subclasses a class of the code under test, whose methods run in its own process")
+        remote = [base for base in bases if isinstance(base, RemoteClass)]
+        if "_bench_cid" not in namespace and remote:
+            why = f"{name} subclasses a class of the code under test, whose methods run in its own process"
+            remote[0]._bench_boundary.refuse(why)
+            raise CannotCross(why)
         return super().__new__(mcs, name, bases, namespace)
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
@@ -106,11 +111,12 @@ def _forward(name: str, result: type | None = None, reflected: bool = False) -> 
 
 def _compare(name: str) -> Any:
     def method(self: RemoteObject, other: Any) -> Any:
-        if _remote(other):
-            return type(self)._bench_boundary.request("op", self, name=name, args=[other])
-        if not type(self)._bench_plain:
-            return NotImplemented
-        return getattr(operator, name)(type(self)._bench_boundary.request("op", self, name="value"), other)
+        boundary = type(self)._bench_boundary
+        if type(self)._bench_plain and not _remote(other):
+            return getattr(operator, name)(boundary.request("op", self, name="value"), other)
+        if not _remote(other) and not _crosses(other):
+            return NotImplemented  # an object of the test's own: its reflected method may take it
+        return boundary.request("op", self, name=name, args=[other])  # the code's own comparison, as pytest has it
 
     return method
 

@@ -52,7 +52,8 @@ def print_score(score: Score, junit: list[Path]) -> None:
     touched = ", ".join(score.changed_paths) or "nothing"
     print(f"files changed  {_shown(score.files_changed)} non-test; the diff touches {touched}")
     print(f"tests added    {_shown(score.tests_added)}")
-    print(f"tampered       {'yes: the counts are void' if score.grading_tampered else 'no'}")
+    print(f"unsealed       {_shown(score.hidden_unsealed)} hidden tests graded by plain pytest alone")
+    print(f"tampered       {'yes: the tests it cannot vouch for count as failed' if score.grading_tampered else 'no'}")
     print(f"junit          {', '.join(map(str, junit)) or 'none written'}")
     print(f"error          {score.error or 'none'}")
 

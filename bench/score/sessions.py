@@ -65,13 +65,19 @@ def plugin_files() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Planned:
-    """One session as planned: which test files it holds (as test ids name them), its canaries, the grader's part."""
+    """One session as planned: which test files it holds (as test ids name them), its canaries, the grader's part,
+    its style (program, library: the sealed judge, open: plain pytest's verdict) and the name its report is kept as."""
 
     hidden: list[str]
     visible: list[str]
     canaries: Canaries
     session: Session
-    program_style: bool = False
+    style: str = "library"
+    report: str = "junit.xml"
+
+    @property
+    def program_style(self) -> bool:
+        return self.style == "program"
 
     @property
     def files(self) -> list[str]:
@@ -80,10 +86,15 @@ class Planned:
 
 @dataclass(frozen=True)
 class Judged:
-    outcomes: dict[str, str] | None  # test id -> outcome, the bench's canaries left out; None when not read
-    tampered: str | None  # why the report cannot be trusted
-    problem: str | None  # why there is no report (a timeout, no junit XML)
+    """What one session's report is worth. When it cannot be read whole (`void`: a timeout, no junit XML, a killed
+    pytest) the outcomes are the tests the witness saw pass; when it cannot be trusted (`tampered`), none."""
+
+    outcomes: dict[str, str]  # test id -> outcome, the bench's canaries left out
+    tampered: str | None = None  # why the report cannot be trusted: no test of it counts as passed
+    void: str | None = None  # why there is no whole report: the tests it did not report count as failed
     notes: tuple[str, ...] = ()  # how the session ran, when the score should say so (bench.score.tamper.Witness)
+    refused: frozenset[str] = frozenset()  # the sealed judge's tests that handed the code what cannot cross
+    confinement: str | None = None  # what confined the sealed judge's code process (bench.score.tamper.Witness)
 
 
 def _taken_names(copy: Path, sources: list[str]) -> set[str]:
@@ -93,26 +104,27 @@ def _taken_names(copy: Path, sources: list[str]) -> set[str]:
 
 
 def _session(
-    fx: Fixture, copy: Path, hidden: dict[str, str], visible: list[str], style: str, support: dict[str, str]
+    fx: Fixture, copy: Path, tests: tuple[dict[str, str], list[str]], style: str, support: dict[str, str], report: str
 ) -> Planned:
-    """A judged session of `hidden` (path -> text) and `visible` tests, with the hidden tests' `support` files beside
-    them (and in the repository copy too, where the fixture has them: the code may import those)."""
+    """A judged session of `tests`, hidden (path -> text) and visible (paths), with the hidden tests' `support` files
+    beside them (and in the repository copy too, where the fixture has them: the code may import those)."""
+    hidden, visible = tests
     texts = {**hidden, **{name: (fx.path / name).read_text() for name in visible}}
     taken = _taken_names(copy, list(texts.values()))
     canaries = Canaries(file=_unused(f"{canary_name()}.py", taken))
-    tests = dict(support)
+    files = dict(support)
     for name, text in texts.items():
-        if style == "library":
+        if style != "program":
             text, ids = add_mutants(text, taken)
             canaries.mutants[name] = ids
-        tests[name] = text
-    tests[canaries.file] = canaries.file_text()
-    files = {rel: text for rel, text in support.items() if (fx.path / rel).is_file()}  # the originals
+        files[name] = text
+    files[canaries.file] = canaries.file_text()
+    originals = {rel: text for rel, text in support.items() if (fx.path / rel).is_file()}
     run = [*hidden, *visible, canaries.file]
     session = Session(
-        list(JUDGED_ARGS), files, style=style, tests=tests, run=run, plugins=plugin_files(), hide=style == "program"
+        list(JUDGED_ARGS), originals, style=style, tests=files, run=run, plugins=plugin_files(), hide=style == "program"
     )
-    return Planned(list(hidden), visible, canaries, session, program_style=style == "program")
+    return Planned(list(hidden), visible, canaries, session, style=style, report=report)
 
 
 def _unused(name: str, taken: set[str]) -> str:
@@ -123,15 +135,23 @@ def _unused(name: str, taken: set[str]) -> str:
 
 
 def plan_sessions(fx: Fixture, copy: Path) -> list[Planned]:
-    """The sessions that grade `copy` (the agent's work, cleaned) against fixture `fx`."""
+    """The sessions that grade `copy` (the agent's work, cleaned) against fixture `fx`. Tests that import the code
+    are run twice: by the sealed judge first (the code in a process of its own), then by plain pytest (the code in
+    the tests' process), whose outcomes are the verdict where the sealed judge confirms them (bench/score/verdict.py);
+    the sealed one runs first, so nothing the code leaves behind in the open session reaches it."""
     hidden = {rel: (fx.hidden_dir / rel).read_text() for rel in fx.hidden_tests}
     support = {rel: (fx.hidden_dir / rel).read_text() for rel in fx.support_files}
     if fx.grading == "program":
-        return [
-            _session(fx=fx, copy=copy, hidden=hidden, visible=[], style="program", support=support),
-            _session(fx=fx, copy=copy, hidden={}, visible=fx.visible_tests, style="library", support=support),
-        ]
-    return [_session(fx=fx, copy=copy, hidden=hidden, visible=fx.visible_tests, style="library", support=support)]
+        tests: tuple[dict[str, str], list[str]] = ({}, fx.visible_tests)
+        first = [_session(fx=fx, copy=copy, tests=(hidden, []), style="program", support=support, report="junit.xml")]
+        names = ("junit-visible-sealed.xml", "junit-visible.xml")
+    else:
+        tests, first, names = (hidden, fx.visible_tests), [], ("junit-sealed.xml", "junit.xml")
+    return [
+        *first,
+        _session(fx=fx, copy=copy, tests=tests, style="library", support=support, report=names[0]),
+        _session(fx=fx, copy=copy, tests=tests, style="open", support=support, report=names[1]),
+    ]
 
 
 def shadowing(copy: Path) -> tuple[str | None, list[str]]:
@@ -152,22 +172,31 @@ def shadowing(copy: Path) -> tuple[str | None, list[str]]:
 
 
 def judge(planned: Planned, run: PytestRun, timeout_s: float) -> Judged:
-    """The outcomes of one session's report, or why it has none, or why it cannot be trusted."""
-    if run.timed_out or run.junit_xml is None:
-        why = f"timed out after {timeout_s:g}s" if run.timed_out else f"wrote no junit XML: {run.output.strip()[-300:]}"
-        return Judged(None, None, f"grading pytest {why}")
-    try:
-        outcomes = parse_junit(run.junit_xml, planned.files)
-    except ElementTree.ParseError as e:
-        return Judged(None, f"its junit XML does not parse ({e})", None)
+    """The outcomes of one session's report; why it is not whole, or why it cannot be trusted."""
     witness = read_witness(run.witness, run.witness_problem)
-    ours = (f"{GRADING_DIR}/",)
-    resolution = resolution_problem(witness.modules, planned.program_style, ours)
+    canary_ids = set(planned.canaries.expected())
+    refused = frozenset(witness.refused()) - canary_ids
+    void = None
+    if run.timed_out:
+        void = f"timed out after {timeout_s:g}s"
+    elif run.junit_xml is None:
+        why = f" ({run.unread})" if run.unread else ""
+        void = f"wrote no junit XML{why}: {run.output.strip()[-300:]}"
+    else:
+        try:
+            outcomes = parse_junit(run.junit_xml, planned.files)
+        except ElementTree.ParseError as e:
+            void = f"wrote junit XML that does not parse ({e})"
+    if void:
+        seen = {test_id: "passed" for test_id in witness.passed() if test_id not in canary_ids}
+        why = f"grading pytest {void}; the tests it did not report count as failed"
+        confinement = witness.confinement()
+        return Judged(seen, void=why, notes=tuple(witness.notes()), refused=refused, confinement=confinement)
+    resolution = resolution_problem(witness.modules, planned.program_style, (f"{GRADING_DIR}/",))
     tampered = tampering(
         outcomes=outcomes, canaries=planned.canaries, witness=witness, exit_code=run.exit_code, resolution=resolution
     )
     if tampered:
-        return Judged(None, tampered, None)
-    canary_ids = set(planned.canaries.expected())
+        return Judged({}, tampered=tampered, refused=refused, confinement=witness.confinement())
     kept = {test_id: o for test_id, o in outcomes.items() if test_id not in canary_ids}
-    return Judged(kept, None, None, tuple(witness.notes()))
+    return Judged(kept, notes=tuple(witness.notes()), refused=refused, confinement=witness.confinement())

@@ -92,9 +92,14 @@ class Boundary:
         try:
             return crossing.encode(value, reference)
         except crossing.CannotCross as e:
-            test = os.environ.get("PYTEST_CURRENT_TEST", "").rpartition(" ")[0] or "collection"
-            self.refused.setdefault(test, []).append(str(e))
+            self.refuse(str(e))
             raise
+
+    def refuse(self, why: str) -> None:
+        """Note that the current test (or the collection) handed the code what cannot cross: plain pytest alone
+        grades it (bench/score/verdict.py)."""
+        test = os.environ.get("PYTEST_CURRENT_TEST", "").rpartition(" ")[0] or "collection"
+        self.refused.setdefault(test, []).append(why)
 
     def decode(self, data: Any) -> Any:
         return decode_reply(self.stand, data)
@@ -188,6 +193,7 @@ class Boundary:
             "started": started,
             "confined": self.hello.get("confined"),
             "why": self.hello.get("why"),
+            "abi": self.hello.get("abi"),
             "refused": self.refused,
             "gone": self.gone,
         }
@@ -221,10 +227,18 @@ class Finder(importlib.abc.MetaPathFinder):
             return None
         if not parent and (name not in self.repository or name in self.tests):
             return None
-        if not parent and importlib.machinery.PathFinder.find_spec(name, self.system_path) is not None:
+        if not parent and system_module(name, self.system_path):
             return None  # the standard library and installed packages come first, as for a repository last on the path
         loader = Loader(self.boundary)
         return importlib.util.spec_from_loader(name, loader, origin="the code under test", is_package=True)
+
+
+def system_module(name: str, system_path: list[str]) -> bool:
+    """Whether the interpreter gives module `name` before a repository last on sys.path would: built into it (cmath
+    in Debian's python3), frozen, or a file on the system's path."""
+    if name in sys.builtin_module_names or importlib.machinery.FrozenImporter.find_spec(name) is not None:
+        return True
+    return importlib.machinery.PathFinder.find_spec(name, system_path) is not None
 
 
 def module_names(folder: Path, deep: bool) -> set[str]:

@@ -31,6 +31,8 @@ from . import crossing, landlock
 SYSTEM_FOLDERS = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/opt")
 # Builtin bases whose value an object of a subclass has (a str subclass is a str): the judge compares that value.
 PLAIN_BASES = (bool, int, float, complex, str, bytes, bytearray, tuple, list, dict, set, frozenset)
+# The standard library's value types, likewise (a Decimal subclass is a Decimal).
+VALUE_BASES = crossing.VALUE_TYPES
 OPERATIONS: dict[str, Any] = {
     "repr": repr,
     "str": str,
@@ -89,6 +91,9 @@ def plain_value(value: Any) -> Any:
     for base in PLAIN_BASES:
         if isinstance(value, base):
             return base(value) if base is not str else str.__str__(value)
+    for base in VALUE_BASES:
+        if isinstance(value, base):
+            return crossing.exact(value, base)
     return None
 
 
@@ -127,7 +132,7 @@ class Handles:
             described.update(kind="class", name=value.__name__, qualname=value.__qualname__, module=value.__module__)
             described["bases"] = [self.describe(base) for base in value.__bases__ if base is not object]
             described["exception"] = issubclass(value, BaseException)
-            described["plain"] = issubclass(value, PLAIN_BASES)
+            described["plain"] = issubclass(value, (*PLAIN_BASES, *VALUE_BASES))
             self.classes[id(value)] = described
         else:
             routine = inspect.isroutine(value)
@@ -158,7 +163,8 @@ class Handles:
         if data["t"] == "exc":
             kinds = [crossing.resolve_system(str(m), str(n), load=True) for m, n in data.get("mro", [])]
             kind = next((k for k in kinds if isinstance(k, type) and issubclass(k, BaseException)), Exception)
-            return kind(*self.decode(data.get("args", [])))
+            args = data.get("args")
+            return kind(*(self.decode(arg) for arg in (args if isinstance(args, list) else [])))
         raise crossing.ProtocolError(f"a value the judge cannot send: {str(data)[:100]}")
 
     def decode(self, data: Any) -> Any:
@@ -249,7 +255,9 @@ def serve(reader: IO[bytes], writer: IO[bytes], settings: dict[str, Any]) -> Non
     """Confine, say so, then answer requests until the judge closes its end."""
     repository, temporary = str(settings["repository"]), str(settings["temporary"])
     problem = confine_here(repository, temporary)
-    crossing.write_message(writer, {"hello": {"confined": problem is None, "why": problem}})
+    crossing.write_message(
+        writer, {"hello": {"confined": problem is None, "why": problem, "abi": landlock.abi_version()}}
+    )
     os.chdir(repository)
     sys.path.append(repository)  # last, as the repository always was: it shadows no standard module
     handles = Handles()

@@ -60,7 +60,9 @@ LAYOUT = {
 # pytest as `python -m pytest`, with no empty or relative entry on sys.path (the current folder is a repository
 # copy). A plain session (a solution's own tests): the plugin folder first, the repository last (after the standard
 # library and pytest, so it shadows neither). A judged one: the plugin folder only until the witness and (library-
-# style) the stand-ins of the repository's modules are imported; the repository on no path at all.
+# style) the stand-ins of the repository's modules are imported; the repository on no path at all, except in an open
+# session (plain pytest's verdict on library-style tests: the code in the tests' process), where it comes last, after
+# the tests' folder (a visible test is in both: the tests' copy is the one collected).
 BOOT = (
     "import os, sys\n"
     "plugins, style = sys.argv.pop(1), sys.argv.pop(1)\n"
@@ -77,6 +79,9 @@ BOOT = (
     "        import bench_grading.standin\n"
     "        bench_grading.standin.install()\n"
     "    sys.path.remove(plugins)\n"
+    "    if style == 'open':\n"
+    "        sys.path.append(os.path.join(os.path.dirname(plugins), 'tests'))\n"
+    "        sys.path.append(os.getcwd())\n"
     "import pytest\n"
     "sys.exit(pytest.main(sys.argv[1:], plugins=plugins_now))\n"
 )
@@ -136,6 +141,18 @@ def read_report(root: str, rel: str) -> str | None:
     return data.decode(errors="replace") if len(data) <= JUNIT_LIMIT else None
 
 
+def unread_because(path: str, code: int) -> str:
+    """Why no junit XML was read at `path` after pytest exited with status `code`."""
+    killed = f"pytest was killed by signal {-code}; " if code < 0 else ""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return f"{killed}there is none"
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+        return f"{killed}its path is not a file of its own"
+    return f"{killed}it is over {JUNIT_LIMIT} bytes" if info.st_size > JUNIT_LIMIT else f"{killed}it could not be read"
+
+
 def kill_left_over(pgid: int, kill_all: bool) -> None:
     """Kill what a session left: its process group, and (as PID 1 of the container) every other process."""
     with contextlib.suppress(OSError):
@@ -158,7 +175,9 @@ def prepare(run: dict[str, Any], folder: str, source: str) -> tuple[list[str], s
     os.makedirs(at["reports"])
     os.makedirs(at["temporary"])
     writable = [at["repository"], at["temporary"], at["reports"], "/dev"]
-    extra = {SEAL_VARIABLE: json.dumps({"session": folder, "writable": writable}), "TMPDIR": at["temporary"]}
+    keep = [at["repository"]] if run.get("style") == "open" else []  # the code's own folder, as plain pytest has it
+    seal = {"session": folder, "writable": writable, "keep": keep}
+    extra = {SEAL_VARIABLE: json.dumps(seal), "TMPDIR": at["temporary"]}
     if run.get("hide"):
         extra[HIDE_VARIABLE] = at["tests"]
     if run.get("style") == "library":
@@ -200,7 +219,9 @@ def run_session(run: dict[str, Any], folder: str, deadline: float, spec: dict[st
     elif decoy_bytes:
         problem = f"{decoy_bytes} bytes arrived on the witness's decoy channels, which only a forger writes to"
     junit = read_report(*os.path.split(junit_at)) if junit_at and not timed_out else None
+    unread = unread_because(junit_at, code) if junit_at and junit is None and not timed_out else None
     return {
+        "unread": unread,
         "exit_code": None if timed_out else code,
         "timed_out": timed_out,
         "output": output.text(),

@@ -65,6 +65,7 @@ class Canaries:
 @dataclass
 class Witness:
     raised: dict[str, bool] = field(default_factory=dict)  # test id -> whether any phase (or subtest) raised
+    phases: dict[str, set[str]] = field(default_factory=dict)  # test id -> the phases seen (setup, call, teardown)
     exit_status: int | None = None
     modules: dict[str, str] = field(default_factory=dict)  # module name -> file within the graded folder
     problems: list[str] = field(default_factory=list)
@@ -86,13 +87,34 @@ class Witness:
                 f"the code under test ran unconfined ({subject.get('why')}): it could read and write the "
                 "tests' folder while they were collected"
             )
-        refused = subject.get("refused") if isinstance(subject.get("refused"), dict) else {}
-        if refused:
-            tests = "; ".join(f"{test} ({', '.join(map(str, why))[:200]})" for test, why in sorted(refused.items()))
-            notes.append(f"tests that handed the code under test what cannot cross to its process: {tests}")
         if subject.get("gone"):
             notes.append(f"{subject['gone']}: the tests that used it afterwards failed")
         return notes
+
+    def confinement(self) -> str | None:
+        """Library-style: what confined the code under test's process, and what that left open; None when it never
+        started."""
+        subject = self.subject or {}
+        if not subject.get("started"):
+            return None
+        if subject.get("confined") is not True:
+            return f"none ({subject.get('why')})"
+        reported = subject.get("abi")
+        abi = reported if isinstance(reported, int) else 1
+        held = {"files": True, "tcp": abi >= 4, "signals": abi >= 6}
+        open_ = [name for name, holds in held.items() if not holds]
+        left = f"; open: {', '.join(open_)}" if open_ else ""
+        return f"landlock abi {abi}: {', '.join(name for name, holds in held.items() if holds)}{left}"
+
+    def passed(self) -> list[str]:
+        """The tests seen to the end of their teardown without raising in any phase."""
+        ended = {"call", "teardown"}
+        return [test for test, raised in self.raised.items() if not raised and ended <= self.phases[test]]
+
+    def refused(self) -> list[str]:
+        """Library-style: the tests that handed the code under test what cannot cross to its process."""
+        refused = (self.subject or {}).get("refused")
+        return [str(test) for test in refused] if isinstance(refused, dict) else []
 
 
 def read_witness(text: str, channel_problem: str | None = None) -> Witness:
@@ -117,6 +139,7 @@ def read_witness(text: str, channel_problem: str | None = None) -> Witness:
             continue
         test_id = str(record.get("test"))
         witness.raised[test_id] = witness.raised.get(test_id, False) or bool(record.get("raised"))
+        witness.phases.setdefault(test_id, set()).add(str(record.get("when")))
     return witness
 
 

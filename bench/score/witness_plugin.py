@@ -117,7 +117,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if not _SEAL:
         return
     inside = os.path.realpath(_SEAL["session"]) + os.sep
-    sys.path[:] = [p for p in sys.path if p and not (os.path.realpath(p) + os.sep).startswith(inside)]
+    keep = {os.path.realpath(p) for p in _SEAL.get("keep", [])}  # an open session's repository, last on the path
+
+    def stays(path: str) -> bool:
+        return os.path.realpath(path) in keep or not (os.path.realpath(path) + os.sep).startswith(inside)
+
+    sys.path[:] = [p for p in sys.path if p and stays(p)]
     why = landlock.confine([], list(_SEAL.get("writable", [])), limit_reads=False)
     _SEALED.update(sealed=why is None, why=why)
     if why is not None:

@@ -145,11 +145,18 @@ def appended(module: str, code: str) -> Callable[[Path], None]:
 
 
 def real_or_flagged(scores: list[Score], earned: int) -> list[str]:
-    """What went wrong with each grading that neither earned `earned` nor was flagged as tampered."""
+    """What went wrong with each grading that neither earned `earned` nor was flagged as tampered with no more than
+    that (a flagged grading's counts are numbers: the tests it cannot vouch for count as failed)."""
+
+    def sound(score: Score) -> bool:
+        if score.grading_tampered:
+            return score.hidden_passed is not None and score.hidden_passed <= earned
+        return score.hidden_passed == earned
+
     return [
         f"grading {i}: {score.hidden_passed} of {score.hidden_total} ({score.error})"
         for i, score in enumerate(scores)
-        if not score.grading_tampered and score.hidden_passed != earned
+        if not sound(score)
     ]
 
 

@@ -1,5 +1,6 @@
 """Library-style tests judged across a process boundary (bench/score/standin.py), through the real graders: what
-crosses and how, what is refused and said, and what the code under test's process cannot reach.
+crosses and how, what the sealed judge cannot take (plain pytest alone grades it, and it is counted), and what the
+code under test's process cannot reach.
 
 Each case is a small fixture written here under a fixtures root of the test's own; its hidden tests state what a
 test may expect of the code it imports, and the grading must count each as the code's behaviour earns.
@@ -16,6 +17,7 @@ import pytest
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.score.graders import Grader
 from bench.score.grading import Score, score_diff
+from bench.score.junit import parse_junit
 from bench.score.landlock import abi_version
 
 # Every test here starts child processes (a bench, make, pytest, a program): the process tier (tests/conftest.py).
@@ -199,9 +201,13 @@ import shapes
 
 def test_a_function_of_the_tests_cannot_cross():
     assert shapes.apply(lambda value: value * 2, 3) == 6
+"""
+
+EVERYTHING = """
+import shapes
 
 
-def test_an_object_equal_to_everything_equals_nothing_here():
+def test_an_object_equal_to_everything_is_caught_by_its_twins():
     assert shapes.anything() == "whatever the test expects"
 
 
@@ -320,6 +326,7 @@ def test_the_program_writes_nothing_pytest_imports_from():
 CASES: dict[str, dict[str, Any]] = {
     "values": {"code": {"shapes.py": SHAPES}, "tests": VALUES, "grading": "library"},
     "refused": {"code": {"shapes.py": SHAPES}, "tests": REFUSED, "grading": "library"},
+    "everything": {"code": {"shapes.py": SHAPES}, "tests": EVERYTHING, "grading": "library"},
     "subclassing": {"code": {"shapes.py": SHAPES}, "tests": SUBCLASSING, "grading": "library"},
     "probe": {"code": {"probe.py": PROBE}, "tests": PROBE_TESTS, "grading": "library"},
     "program_probe": {"code": {"probe.py": PROGRAM}, "tests": PROGRAM_TESTS, "grading": "program"},
@@ -357,6 +364,13 @@ def failed(score: Score) -> list[str]:
     return sorted(test for test, outcome in score.outcomes.items() if outcome != "passed")
 
 
+def sealed_failed(score: Score) -> list[str]:
+    """The tests of test_hidden_probe.py the sealed judge did not pass (plain pytest runs the code in its own process:
+    there it reaches what it likes, and the verdict is plain pytest's)."""
+    outcomes = parse_junit(score.junit_reports["junit-sealed.xml"], ["test_hidden_probe.py"])
+    return sorted(test.split("::")[-1] for test in score.outcomes if outcomes.get(test) != "passed")
+
+
 def test_what_tests_meet_in_the_code_behaves_as_in_their_own_process(
     cases: dict[str, Fixture], tmp_path: Path, grader: Grader
 ) -> None:
@@ -365,24 +379,30 @@ def test_what_tests_meet_in_the_code_behaves_as_in_their_own_process(
     assert (failed(score), score.hidden_passed, score.grading_tampered, score.error) == ([], 11, False, None)
 
 
-def test_what_cannot_cross_fails_the_test_that_tried_and_is_said(
+def test_what_cannot_cross_is_graded_by_plain_pytest_alone_and_counted(
     cases: dict[str, Fixture], tmp_path: Path, grader: Grader
 ) -> None:
     score = grade(cases["refused"], tmp_path, grader)
 
-    assert (score.hidden_passed, score.grading_tampered) == (0, False)
-    assert "tests that handed the code under test what cannot cross" in (score.error or "")
-    assert "test_a_function_of_the_tests_cannot_cross (a function of the tests' own" in (score.error or "")
+    assert (score.hidden_passed, score.hidden_unsealed, score.grading_tampered, score.error) == (1, 1, False, None)
+    assert "test_a_function_of_the_tests_cannot_cross" in sealed_failed(score)
 
 
-def test_a_class_of_the_code_cannot_be_subclassed_by_the_tests(
+def test_objects_equal_to_everything_are_flagged(cases: dict[str, Fixture], tmp_path: Path, grader: Grader) -> None:
+    """One is compared by the code's own `==`, as plain pytest compares it, and passes its mutant twins too; the
+    other derives from str, so the sealed judge compares what it holds, and fails the test plain pytest passed."""
+    score = grade(cases["everything"], tmp_path, grader)
+
+    assert (score.hidden_passed, score.grading_tampered) == (0, True), score.error
+
+
+def test_a_class_of_the_code_subclassed_by_the_tests_is_graded_by_plain_pytest_alone(
     cases: dict[str, Fixture], tmp_path: Path, grader: Grader
 ) -> None:
     score = grade(cases["subclassing"], tmp_path, grader)
 
-    assert score.hidden_passed == 0
-    assert "failed to collect: test_hidden_probe.py (" in (score.error or "")
-    assert "Bigger subclasses a class of the code under test" in (score.error or "")
+    assert (score.hidden_passed, score.hidden_unsealed, score.grading_tampered) == (1, 1, False), score.error
+    assert "Bigger subclasses a class of the code under test" in score.junit_reports["junit-sealed.xml"]
 
 
 @pytest.mark.skipif(abi_version() < 1, reason="this kernel has no Landlock: the code's process is not confined")
@@ -391,7 +411,7 @@ def test_the_code_under_test_reaches_nothing_of_the_judges(
 ) -> None:
     score = grade(cases["probe"], tmp_path, grader)
 
-    assert (failed(score), score.grading_tampered, score.error) == ([], False, None)
+    assert (sealed_failed(score), score.grading_tampered) == ([], False), score.error
 
 
 @pytest.mark.skipif(abi_version() < 1, reason="this kernel has no Landlock: the grading pytest is not sealed")

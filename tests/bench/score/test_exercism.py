@@ -264,3 +264,32 @@ def test_the_import_grades_in_docker_when_an_engine_answers(tmp_path: Path, caps
     assert out.startswith("grading the stubs and examples in docker (a Docker engine answers)")
     fx = load_fixture("grade_bands", tmp_path / "root")
     assert (fx.hidden_total, fx.expected_hidden_passing) == COUNTS["grade_bands"]
+
+
+def test_a_config_naming_the_example_as_an_editor_file_is_refused(tmp_path: Path) -> None:
+    folder = copied_exercise(tmp_path, "grade-bands", {"editor": [".meta/example.py"]})
+
+    imported, refused = import_all([folder], tmp_path / "root", 0.0, 20, force=False, grader=LocalGrader())
+
+    assert imported == [] and "names .meta/example.py as an editor file" in refused["grade-bands"]
+
+
+def test_a_docs_file_linking_out_of_the_exercise_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "secret.md").write_text("not for the agent\n")
+    folder = copied_exercise(tmp_path, "grade-bands", {})
+    (folder / ".docs" / "introduction.md").symlink_to(tmp_path / "secret.md")
+
+    imported, refused = import_all([folder], tmp_path / "root", 0.0, 20, force=False, grader=LocalGrader())
+
+    assert imported == [] and refused["grade-bands"] == ".docs/introduction.md leads outside the exercise"
+
+
+@pytest.mark.usefixtures("child_processes")
+def test_an_example_failing_tests_is_refused_in_one_short_line(tmp_path: Path) -> None:
+    folder = copied_exercise(tmp_path, "grade-bands", {})
+    (folder / ".meta/example.py").write_text("def band(score):\n    return 'A'\n")
+
+    imported, refused = import_all([folder], tmp_path / "root", 0.0, 20, force=False, grader=LocalGrader())
+
+    assert imported == [] and refused["grade-bands"].startswith("the example passes 1 of its 4 tests (first failing: ")
+    assert "\n" not in refused["grade-bands"] and len(refused["grade-bands"]) < 200

@@ -290,13 +290,14 @@ def test_code_that_breaks_collection_scores_a_measured_zero(todo: Fixture, tmp_p
 
 
 @pytest.mark.usefixtures("child_processes")
-def test_a_hanging_test_run_times_out_with_the_counts_left_empty(calc: Fixture, tmp_path: Path) -> None:
+def test_a_hanging_test_run_times_out_with_its_tests_failed_and_flagged(calc: Fixture, tmp_path: Path) -> None:
+    """A hang is no way to turn a failing grade into "not measured": the tests not reported count as failed."""
     hang = write(small_task.CODE, "import time\ntime.sleep(600)\n")
 
     score = grade(calc, tmp_path, agent_diff(calc, tmp_path, hang), timeout_s=2)
 
-    assert score.error is not None and "timed out" in score.error
-    assert (score.hidden_passed, score.visible_passed) == (None, None)
+    assert score.grading_tampered and score.error is not None and "timed out" in score.error
+    assert (score.hidden_passed, score.visible_passed) == (0, 0)
 
 
 @pytest.mark.usefixtures("child_processes")

@@ -213,3 +213,22 @@ def test_a_mutant_cannot_pass_where_its_original_passes() -> None:
             namespace[name]()  # type: ignore[operator]
     namespace["test_plain"]()  # type: ignore[operator]
     namespace["test_built_value"]()  # type: ignore[operator]
+
+
+def test_the_witness_says_which_tests_it_saw_pass_and_what_confined_the_code() -> None:
+    lines = [
+        {"test": "t.py::test_a", "when": "setup", "raised": False},
+        {"test": "t.py::test_a", "when": "call", "raised": False},
+        {"test": "t.py::test_a", "when": "teardown", "raised": False},
+        {"test": "t.py::test_b", "when": "setup", "raised": False},
+        {"test": "t.py::test_b", "when": "call", "raised": False},  # killed before its teardown
+        {"test": "t.py::test_c", "when": "call", "raised": True},
+    ]
+    ended = {"exit": 1, "subject": {"started": True, "confined": True, "abi": 3, "refused": {"t.py::test_c": ["x"]}}}
+    witness = read_witness("\n".join(json.dumps(line) for line in [*lines, ended]))
+
+    assert witness.passed() == ["t.py::test_a"]
+    assert witness.refused() == ["t.py::test_c"]
+    assert witness.confinement() == "landlock abi 3: files; open: tcp, signals"
+    unconfined = read_witness(json.dumps({"exit": 1, "subject": {"started": True, "why": "no Landlock"}}))
+    assert unconfined.confinement() == "none (no Landlock)"

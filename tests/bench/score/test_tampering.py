@@ -85,6 +85,13 @@ def append_to(name: str, code: str) -> Callable[[Path], None]:
     return edit
 
 
+def prepend_to(name: str, code: str) -> Callable[[Path], None]:
+    def edit(repo: Path) -> None:
+        (repo / name).write_text(code + "\n" + (repo / name).read_text())
+
+    return edit
+
+
 def append_to_todo(code: str) -> Callable[[Path], None]:
     return append_to("todo.py", code)
 
@@ -112,8 +119,8 @@ def ledger() -> Fixture:
     return load_fixture("ledger_repo")
 
 
-def grade(fx: Fixture, tmp_path: Path, grader: Grader, edit: Callable[[Path], None]) -> Score:
-    return score_diff(fx, agent_diff(fx, tmp_path, edit), grader, tmp_path / "work", timeout_s=180)
+def grade(fx: Fixture, tmp_path: Path, grader: Grader, edit: Callable[[Path], None], timeout_s: float = 180) -> Score:
+    return score_diff(fx, agent_diff(fx, tmp_path, edit), grader, tmp_path / "work", timeout_s=timeout_s)
 
 
 TODO_ORIGINAL, LEAP_ORIGINAL, LEDGER_ORIGINAL = (2, 6), (3, 5), (2, 8)  # what the untouched code earns
@@ -122,9 +129,10 @@ CALC_VISIBLE = int(small_task.UNTOUCHED[2])
 
 
 def assert_not_inflated(score: Score, original: tuple[int, int] = TODO_ORIGINAL) -> None:
-    """The untouched code earns `original`; anything else must be a void score flagged as tampered."""
+    """The untouched code earns `original`; anything else must be flagged as tampered, with no more passed than that
+    (the tests the grading cannot vouch for count as failed: never an empty, unmeasured count)."""
     if score.grading_tampered:
-        assert (score.hidden_passed, score.visible_passed) == (None, None)
+        assert score.hidden_passed is not None and score.hidden_passed <= original[0], score.error
         assert score.error is not None and "grading tampered" in score.error
     else:
         assert (score.hidden_passed, score.hidden_total) == original, score.error
@@ -392,11 +400,13 @@ def test_a_package_beside_the_module_is_flagged(
     score = grade(fx, tmp_path, grader, package_beside(module))
 
     assert score.grading_tampered and f"the package {module}/ stands in for {module}.py" in (score.error or "")
-    assert (score.hidden_passed, score.visible_passed) == (None, None)
+    assert score.hidden_passed == 0
 
 
-# (fixture, module, attack): each once rewrote the judging pytest from inside the code under test. todo_repo's
-# program-style grading (the program in the hidden tests' session, the module in the visible one) gets the subtlest.
+# (fixture, module, attack): each rewrites the pytest it runs in from inside the code under test. Plain pytest (the
+# verdict) runs the code in its own process, so there the attack works, but the sealed judge, where it finds no
+# pytest, confirms none of what it forged: the untouched counts, or flagged with no more. todo_repo's program-style
+# grading (the program in the hidden tests' session, the module in the visible one) gets the subtlest.
 IN_THE_MODULE = {
     "calc-reports": ("calc", "calc.py", PATCH_REPORTS.format(spare="")),
     "calc-junit": ("calc", "calc.py", REWRITE_JUNIT_AT_EXIT.format(spare="")),
@@ -410,7 +420,7 @@ ORIGINALS = {"todo": TODO_ORIGINAL, "calc": CALC_ORIGINAL, "leap": LEAP_ORIGINAL
 
 
 @pytest.mark.parametrize("case", IN_THE_MODULE.values(), ids=IN_THE_MODULE.keys())
-def test_an_attack_on_pytest_from_the_module_under_test_finds_no_pytest(
+def test_an_attack_on_pytest_from_the_module_under_test_earns_nothing_more(
     todo: Fixture,
     calc: Fixture,
     leap: Fixture,
@@ -425,7 +435,7 @@ def test_an_attack_on_pytest_from_the_module_under_test_finds_no_pytest(
 
     score = grade(fx, tmp_path, grader, append_to(module, attack))
 
-    assert (score.hidden_passed, score.hidden_total, score.grading_tampered) == (*ORIGINALS[name], False), score.error
+    assert_not_inflated(score, ORIGINALS[name])
 
 
 def test_a_forge_from_the_module_under_test_earns_nothing_more(leap: Fixture, tmp_path: Path, grader: Grader) -> None:

@@ -1,0 +1,119 @@
+"""An exercism exercise folder read (the layout of Aider's polyglot benchmark): `.meta/config.json` naming its solution
+(stub), test, example and editor files, and `.docs/`; and the checks that refuse one before anything of it is
+written (bench/score/exercism.py imports what passes).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.errors import FixtureError
+from bench.fixtures.fixture import is_hidden_test
+
+CONFIG = Path(".meta/config.json")
+DOCS = ("introduction.md", "instructions.md", "instructions.append.md")  # in .docs/, made into the task, in order
+
+
+@dataclass
+class Exercise:
+    folder: Path
+    solution: list[str]
+    tests: list[str]  # test files (test_*.py, *_test.py)
+    helpers: list[str]  # the config's other test files: modules the tests import
+    editor: list[str]  # read-only files the stub and the tests share
+    examples: dict[str, str] = field(default_factory=dict)  # solution file -> example file
+    blurb: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.folder.name.replace("-", "_")
+
+
+def exercises_in(source: Path) -> list[Path]:
+    """An exercise folder, or the exercise folders inside `source` (a track's exercises/practice/)."""
+    if (source / CONFIG).is_file():
+        return [source]
+    if not source.is_dir():
+        raise FixtureError(f"{source} is not a folder")
+    found = sorted(p for p in source.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not found:
+        raise FixtureError(f"{source}: no exercise folders in it (each has {CONFIG})")
+    return found
+
+
+def read_exercise(folder: Path) -> Exercise:
+    """The exercise's files from its config; FixtureError naming why it cannot be a fixture."""
+    try:
+        config = json.loads((folder / CONFIG).read_text())
+        files = config["files"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise FixtureError(f"no readable {CONFIG} with a files table ({type(e).__name__}: {e})") from e
+
+    def listed(key: str) -> list[str]:
+        value = files.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise FixtureError(f"{CONFIG}: files.{key} is not a list of paths")
+        return value
+
+    solution, tests, examples, editor = listed("solution"), listed("test"), listed("example"), listed("editor")
+    refuse_paths(folder, solution, tests, examples, editor)
+    if not examples:
+        raise FixtureError("no example solution (files.example): nothing shows the task can be done")
+    if len(examples) != len(solution):
+        raise FixtureError(f"{len(examples)} example files for {len(solution)} solution files: cannot pair them")
+    if not (folder / ".docs/instructions.md").is_file():
+        raise FixtureError("no .docs/instructions.md")
+    blurb = config.get("blurb", "")
+    return Exercise(
+        folder=folder,
+        solution=solution,
+        tests=[t for t in tests if is_hidden_test(t)],
+        helpers=[t for t in tests if not is_hidden_test(t)],
+        editor=editor,
+        examples=dict(zip(solution, examples, strict=True)),
+        blurb=blurb if isinstance(blurb, str) else "",
+    )
+
+
+def refuse_paths(folder: Path, solution: list[str], tests: list[str], examples: list[str], editor: list[str]) -> None:
+    """FixtureError when the config's paths leave the exercise, are not Python, are missing, or hand the agent an
+    example or a test as an editor file; or when a file of .docs/ links out of the exercise."""
+    named = [*solution, *tests, *examples, *editor]
+    outside = [rel for rel in named if Path(rel).is_absolute() or not _inside(folder, rel)]
+    if outside:
+        raise FixtureError(f"{CONFIG} names {', '.join(outside)}, outside the exercise")
+    foreign = [rel for rel in named if not rel.endswith(".py")]
+    if foreign:
+        raise FixtureError(f"not a Python exercise (files {', '.join(foreign)})")
+    if not solution or not [t for t in tests if is_hidden_test(t)]:
+        raise FixtureError(f"{CONFIG} names no solution file or no test file (test_*.py, *_test.py)")
+    leaked = sorted({rel for rel in editor if _same_file(folder, rel, [*examples, *tests])})
+    if leaked:
+        raise FixtureError(f"{CONFIG} names {', '.join(leaked)} as an editor file, which the agent would get")
+    docs = [
+        f".docs/{name}" for name in DOCS if (folder / ".docs" / name).is_symlink() or (folder / ".docs" / name).exists()
+    ]
+    linked = [rel for rel in docs if not _inside(folder, rel)]
+    if linked:
+        raise FixtureError(f"{', '.join(linked)} leads outside the exercise")
+    missing = [rel for rel in named if not (folder / rel).is_file()]
+    if missing:
+        raise FixtureError(f"missing {', '.join(missing)} (named in {CONFIG})")
+
+
+def _same_file(folder: Path, rel: str, others: list[str]) -> bool:
+    """Whether `rel` (links followed) is one of `others`."""
+    try:
+        return (folder / rel).resolve() in {(folder / other).resolve() for other in others}
+    except (OSError, RuntimeError):
+        return True
+
+
+def _inside(folder: Path, rel: str) -> bool:
+    """Whether `rel` (links followed) stays within the exercise's folder."""
+    try:
+        return (folder / rel).resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a link loop
+        return False

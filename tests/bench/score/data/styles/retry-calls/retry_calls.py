@@ -1,0 +1,6 @@
+def retry(function, attempts):
+    return function()
+
+
+def compose(f, g):
+    raise NotImplementedError
