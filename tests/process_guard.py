@@ -94,8 +94,14 @@ def forbidding(config: pytest.Config) -> bool:
 
 def warm_caches() -> None:
     """What a library starts a process for once, to fill a cache of its own, is done before the guard is on: with a
-    new home (a fresh clone, CI) matplotlib's first import lists the system's fonts with `fc-list`."""
+    new home (a fresh clone, CI) matplotlib's first import lists the system's fonts with `fc-list`; the agent asks
+    its interpreter's isolated path (`python -I`) once a process, before its first done check
+    (agent/check_python.py)."""
     import matplotlib.font_manager  # noqa: F401
+
+    from agent.check_python import interpreter_path
+
+    interpreter_path()
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -134,7 +134,8 @@ def suggestions(keys_per_file: Sequence[Sequence[GroupKey]]) -> list[str]:
         rests: dict[GroupKey, set[GroupKey]] = {}
         for key in alone:
             rests.setdefault(_rest(key, indexes), set()).add(key)
-        if any(len(keys) > 1 for keys in rests.values()):
+        # paired only where the setting itself differs (two presets of one agent are no question of `--by agent`)
+        if any(len({key[indexes[0]] for key in keys}) > 1 for keys in rests.values()):
             found.append(setting)
     return leading(found)
 

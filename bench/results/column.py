@@ -6,8 +6,11 @@ An empty cell means "not measured" (None), never 0. Lists (failure labels, paths
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import typing
 from dataclasses import dataclass, field
+from types import UnionType
 from typing import Any, Literal
 
 from bench.errors import ResultsError
@@ -121,3 +124,19 @@ def fits(kind: type, value: Value) -> bool:
     if kind is list:
         return isinstance(value, list) and all(isinstance(item, str) for item in value)
     return isinstance(value, kind)
+
+
+def columns_of(row_class: type) -> tuple[Column, ...]:
+    """The columns of a row dataclass whose fields are made with `col`, in field order, each with its kind taken from
+    the field's annotation."""
+    hints = typing.get_type_hints(row_class)
+    fields = dataclasses.fields(row_class)
+    return tuple(Column(f.name, _kind(hints[f.name]), **f.metadata["column"]) for f in fields)
+
+
+def _kind(annotation: object) -> type:
+    """`int | None` -> int; `list[str]` -> list; `str` -> str."""
+    if isinstance(annotation, UnionType) or typing.get_origin(annotation) is typing.Union:
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    origin = typing.get_origin(annotation)
+    return typing.cast(type, origin or annotation)

@@ -9,15 +9,13 @@ column is one field here plus the code that measures it.
 
 from __future__ import annotations
 
-import dataclasses
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from types import UnionType
 from typing import Any
 
-from bench.results.column import Column, Value, as_number, cell, col, fits
+from bench.results.column import Column, Value, as_number, cell, col, columns_of, fits
 from bench.results.server_time import ServerTimeColumns
 
 # How Flint was served (flint_serving): the model's own template, or forced to answer with one tool call each time.
@@ -304,8 +302,7 @@ class ResultRow(ServerTimeColumns):
 @cache
 def model() -> tuple[Column, ...]:
     """The columns, in CSV order, with their kind taken from the field's annotation."""
-    hints = typing.get_type_hints(ResultRow)
-    return tuple(Column(f.name, _kind(hints[f.name]), **f.metadata["column"]) for f in dataclasses.fields(ResultRow))
+    return columns_of(ResultRow)
 
 
 @cache
@@ -316,11 +313,3 @@ def columns_by_name() -> dict[str, Column]:
 @cache  # a row is made per run read: its text and list columns, found once
 def _empty_when_none() -> tuple[tuple[str, type], ...]:
     return tuple((column.name, column.kind) for column in model() if column.kind in (str, list))
-
-
-def _kind(annotation: object) -> type:
-    """`int | None` -> int; `list[str]` -> list; `str` -> str."""
-    if isinstance(annotation, UnionType) or typing.get_origin(annotation) is typing.Union:
-        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
-    origin = typing.get_origin(annotation)
-    return typing.cast(type, origin or annotation)

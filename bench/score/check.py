@@ -21,7 +21,8 @@ from bench.fixtures.workcopy import solution_diff
 from bench.json_documents import SCHEMA_VERSION
 from bench.score.canaries import candidates
 from bench.score.graders import Grader, LocalGrader, run_pytest
-from bench.score.grading import Score, clean_grading_copy, is_test_file, score_diff
+from bench.score.grading import Score, is_test_file, score_diff
+from bench.score.grading_copy import clean_grading_copy
 from bench.score.sessions import BASE_ARGS
 
 
