@@ -68,7 +68,7 @@ $(VENV)/.gpu: FORCE
 FORCE:
 
 .PHONY: setup bench test test-fast lint docs perf up down models gpu-check gpu-image gpu-rehearsal gpu-day-bundle bench-image \
-	fixtures-check lock base-prerequisites clean cpu-model FORCE
+	fixtures-check lock base-prerequisites clean cpu-model test-model FORCE
 
 # The venv is made with a Python the lock is for; then the lock's pins (pip first among them), then the project itself,
 # without resolving anything again (-qq: pip 26 shows setuptools' notes on editable installs even with --quiet).
@@ -184,10 +184,12 @@ lint: setup
 # then compiled once, not again by each worker and by each of the hundreds of Python processes the suite starts (the
 # sandboxes and the grader turn it off for the copies they run: agent/isolated_pytest.py, bench/sandbox/local.py).
 # The real-model bench of the tests (tests/e2e/test_cpu_real_model.py) serves Qwen2.5-Coder-0.5B: made ready first
-# (fetched and assembled once per machine, about a minute; then only checked).
-test: base-prerequisites lint
-	$(BIN)/python -m bench.llama.chunks qwen2.5-coder-0.5b
+# (fetched and assembled once per machine, about 40 s here; then only checked).
+test: base-prerequisites lint test-model
 	$(BASE_IMAGE) PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+
+test-model: $(VENV)/.deps
+	$(BIN)/python -m bench.llama.chunks qwen2.5-coder-0.5b
 
 # The fast tier: no llama-server, no container engine, no child process at all (the fakes of bench/testing/ stand
 # in; a test that starts one is marked by the fixture it starts it with, and --no-child-processes fails any other:
