@@ -103,7 +103,7 @@ SMOLLM2 = CpuModel(
     0,
     serving="forced",
 )
-CPU_MODELS = {
+CPU_MODELS: dict[str, CpuModel] = {
     model.name: model
     for model in (
         SMOLLM2,

@@ -56,7 +56,7 @@ def resolve(config: BenchConfig, small_model: bool) -> str:
         if not template.is_file():
             raise PrerequisiteError(f"flint_server_args: {TEMPLATE_FLAG} {template}: no such file")
         return own_template_serving(template)
-    setting = config.flint_tools
+    setting: str = config.flint_tools
     if setting == "auto":
         if not small_model:
             return NATIVE

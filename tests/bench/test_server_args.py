@@ -35,8 +35,8 @@ from bench.server_args import (
     check_owned_flags,
     flag_name,
     owned_flags,
-    passed_flags,
     parse_server_args,
+    passed_flags,
 )
 from bench.servers.external import ExternalServers
 from bench.submit.k8s import FLINT_PORT, JEFF_PORT, server
