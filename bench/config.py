@@ -18,6 +18,7 @@ from bench.errors import ConfigError
 from bench.setting_types import (
     DEFAULT_CTX,
     AgentName,
+    CpuModelName,
     Ctx,
     Device,
     DockerSize,
@@ -135,9 +136,11 @@ class BenchConfig(BaseModel):
     threads: Annotated[int, Field(ge=1, le=1024)] | None = None
     """llama-server -t of the servers the bench starts (None: all cores but one for embedded and CPU compose servers,
     the container's CPU limit for the Kubernetes sidecars, llama.cpp's own default for GPU compose servers)."""
-    flint_tools: Literal["auto", "forced", "native"] = "auto"
-    """How Flint is served: forced (every answer one tool call: bench/llama/forced_tools.py), native (the model's
-    own template), or auto (forced exactly when Flint is the small CPU model, which never calls tools otherwise)."""
+    flint_tools: Literal["auto", "forced", "fenced", "native"] = "auto"
+    """How Flint is served: forced (every answer one tool call: bench/llama/forced_tools.py), fenced (the project's
+    template docker/flint-fenced/flint.jinja, whose tool calls are ```json fences: llama.cpp's own parser reads the
+    model's calls), native (the model's own template, or yours: --chat-template-file in flint_server_args), or auto
+    (on a CPU serving cpu_model: forced for smollm2, fenced for the Qwen models; native anywhere else)."""
     sandbox_memory: DockerSize = "2g"
     """docker sandbox memory limit (a docker size: 2g, 512m)."""
     sandbox_cpus: Annotated[float, Field(gt=0, le=1024)] = 2.0
@@ -160,6 +163,11 @@ class BenchConfig(BaseModel):
     cpu_models: Literal["small", "configured"] = "small"
     """Servers on the CPU (embedded without a GPU build, compose's cpu profile): small (the small model as Flint and
     Jeff) or configured (the models above, as on a GPU)."""
+    cpu_model: CpuModelName = "smollm2"
+    """Flint's model on the CPU (with cpu_models: small): smollm2 (SmolLM2-135M, forced to call a tool at every step:
+    the harness measured, not a model), qwen2.5-coder-0.5b or qwen2.5-coder-1.5b (Qwen2.5-Coder-Instruct Q4_K_M,
+    assembled once from chunk packages and checked against Qwen's digest: bench/llama/cpu_models.py; it chooses its
+    own tool calls). Jeff stays SmolLM2. What each costs a step here: docs/running.md."""
     flint_server_args: FlintServerArgs = []
     """llama-server flags of your own for Flint (e.g. `-fa on -ctk q8_0 --cache-reuse 256`): a list, or one line
     split as a shell would. Flags the bench sets itself (model, window, host, port, slots, ...) are refused, naming

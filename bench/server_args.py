@@ -38,7 +38,10 @@ class Owned:
 
 
 MODEL = {"flint": "set flint_model (a file in models_dir) or flint_hf", "jeff": "set jeff_model or jeff_hf"}
-FLINT_TOOLS = "set flint_tools (forced: the bench's template and grammar; native: the model's own)"
+FLINT_TOOLS = (
+    "set flint_tools (forced: the bench's template and grammar; fenced: the bench's template for the Qwen CPU models; "
+    "native: the model's own), or give a template file of your own with --chat-template-file"
+)
 OWNED = (
     Owned("-m --model -mu --model-url -dr --docker-repo -hf -hfr --hf-repo -hff --hf-file", "the model", MODEL),
     Owned("-c --ctx-size", "the window", {"flint": "set ctx (--ctx, CTX=)", "jeff": "set jeff_ctx"}),
@@ -55,8 +58,7 @@ OWNED = (
     Owned("--ui --webui --no-ui --no-webui", "the web UI", "it stays off"),
     Owned("--log-colors --log-disable --log-jsonl --no-log-jsonl", "the log's form", "the bench reads plain log lines"),
     Owned(
-        "--jinja --no-jinja --chat-template --chat-template-file --grammar --grammar-file -j --json-schema -jf "
-        "--json-schema-file",
+        "--jinja --no-jinja --chat-template --grammar --grammar-file -j --json-schema -jf --json-schema-file",
         "how Flint answers",
         FLINT_TOOLS,
         roles=("flint",),
@@ -64,6 +66,9 @@ OWNED = (
     Owned("-rea --reasoning", "Jeff's thinking", "it stays off: Jeff answers in one short line", roles=("jeff",)),
 )
 OWNED_BY_FLAG = {(flag, role): owned for owned in OWNED for flag in owned.flags.split() for role in owned.roles}
+# Flags the bench passes in some modes and a user may give in others: Flint's chat template file is the bench's with
+# flint_tools forced or fenced, and the user's own beside native (bench/llama/serving.py refuses the two together).
+SHARED = {"flint": {"--chat-template-file"}, "jeff": set()}
 
 
 def parse_server_args(text: str, setting: str = "") -> list[str]:
@@ -104,3 +109,8 @@ def _line(setting: str, problem: str) -> str:
 def owned_flags(role: str) -> set[str]:
     """Every spelling the bench owns for `role`."""
     return {flag for flag, owner in OWNED_BY_FLAG if owner == role}
+
+
+def passed_flags(role: str) -> set[str]:
+    """Every spelling the bench may pass itself for `role`: its own, and the ones it shares with the user."""
+    return owned_flags(role) | SHARED[role]

@@ -29,6 +29,9 @@ SandboxKind = Literal["auto", "docker", "podman", "local"]
 ServerKind = Literal["auto", "compose", "embedded", "external"]
 SANDBOX_KINDS: tuple[str, ...] = get_args(SandboxKind)
 SERVER_KINDS: tuple[str, ...] = get_args(ServerKind)
+# Flint's models on a CPU (bench.llama.cpu_models.CPU_MODELS describes each; a test holds the two equal).
+CpuModelName = Literal["smollm2", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"]
+CPU_MODEL_NAMES: tuple[str, ...] = get_args(CpuModelName)
 MIN_CTX = 256  # below that nothing useful fits
 CTX_PAD = 256  # llama-server pads windows to multiples of this
 DEFAULT_CTX = 4096  # Flint's and Jeff's window unless asked otherwise (compose.yaml and .env.example agree: tested)

@@ -21,7 +21,7 @@ from bench.cli.options import (
     settings,
 )
 from bench.config import SETTINGS, BenchConfig
-from bench.setting_types import SERVER_KINDS
+from bench.setting_types import CPU_MODEL_NAMES, SERVER_KINDS
 
 log = logging.getLogger("bench.run.runner")
 TEXT = "run the agent on each fixture and append one row per run to a results CSV"
@@ -81,6 +81,9 @@ def run_flags(one: argparse.ArgumentParser) -> None:
     one.add_argument("--sandbox", metavar=SANDBOX_METAVAR, help="where the agent runs")
     one.add_argument("--servers", metavar="|".join(SERVER_KINDS), help="where Flint and Jeff run")
     one.add_argument("--out", help="results CSV (default: results/<date>-<sha>.csv)")
+    one.add_argument(
+        "--cpu-model", choices=CPU_MODEL_NAMES, help="Flint's model on the CPU (default smollm2, forced to call tools)"
+    )
     one.add_argument(
         "--resume", action="store_true", default=None, help="skip runs already in --out with the same inputs"
     )

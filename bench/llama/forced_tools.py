@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import ROOT
-from bench.errors import PrerequisiteError
 from bench.fixtures.fixture import Fixture, fixture_files
 from bench.results.schema import FORCED_SERVING, NATIVE_SERVING
 
@@ -154,16 +153,3 @@ def write_serving_files(folder: Path, ctx: int, fixtures: Sequence[Fixture]) -> 
     shutil.copyfile(TEMPLATE, template)
     grammar_file.write_text(grammar(ctx, repo_files(fixtures)))
     return ServingFiles(folder, template, grammar_file)
-
-
-def resolve(setting: str, small_model: bool) -> str:
-    """How Flint is served for the `flint_tools` setting; `small_model`: the bench starts Flint itself, on CPU, with
-    the small model (embedded servers, compose without a GPU). PrerequisiteError for `forced` anywhere else."""
-    if setting == "native" or (setting == "auto" and not small_model):
-        return NATIVE
-    if not small_model:
-        raise PrerequisiteError(
-            "flint_tools: forced serves the small model on CPU only (embedded servers, or compose without a GPU): "
-            "use flint_tools: auto or native with these servers"
-        )
-    return FORCED

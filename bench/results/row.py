@@ -18,8 +18,11 @@ from typing import Any
 from bench.results.column import Column, Value, as_number, cell, col, columns_of, fits
 from bench.results.server_time import ServerTimeColumns
 
-# How Flint was served (flint_serving): the model's own template, or forced to answer with one tool call each time.
+# How Flint was served (flint_serving): the model's own template, forced to answer with one tool call each time, the
+# project's fenced template (the model's own calls, read by llama.cpp's parser), or a template of the user's own
+# (followed by the first 12 hex digits of its sha256).
 NATIVE_SERVING, FORCED_SERVING = "native", "forced_tools"
+FENCED_SERVING, OWN_TEMPLATE_SERVING = "native-fenced", "native-template:"
 
 
 @dataclass
@@ -110,7 +113,9 @@ class ResultRow(ServerTimeColumns):
         "is noted in error"
     )
     flint_serving: str = col(
-        "native: the model's own template; forced_tools: every answer one tool call (never compared with native)",
+        "native: the model's own template; forced_tools: every answer one tool call (never compared with the "
+        "others); native-fenced: the project's template, whose tool calls are ```json fences (the model's own calls, "
+        "parsed by llama.cpp); native-template:SHA: the user's --chat-template-file, by its sha256's first 12 digits",
         compare="names",
         resume=True,
         per_file=True,

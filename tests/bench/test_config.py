@@ -87,6 +87,7 @@ WRONG = {
     "model_cache": (1, None),
     "fixtures_root": (1, None),
     "cpu_models": (True, "big"),
+    "cpu_model": (1, "qwen2.5-coder-7b"),
     "server_stall_limit_s": ('"10"', -1),
     "server_wait_s": ('"3m"', -1),
     "servers_shared": ('"yes"', None),

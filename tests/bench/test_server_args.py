@@ -36,6 +36,7 @@ from bench.server_args import (
     flag_name,
     owned_flags,
     parse_server_args,
+    passed_flags,
 )
 from bench.servers.external import ExternalServers
 from bench.submit.k8s import FLINT_PORT, JEFF_PORT, server
@@ -124,10 +125,10 @@ def test_every_flag_of_a_host_server_is_owned(tmp_path: Path, monkeypatch: pytes
     serving = ServingFiles(tmp_path, tmp_path / "t.jinja", tmp_path / "g.gbnf").llama_args()
     flint = LlamaProcess(Path("m.gguf"), 4096, tmp_path / "f.log", extra_args=serving, threads=2, gpu=gpu).command()
     jeff = LlamaProcess(Path("m.gguf"), 4096, tmp_path / "j.log", extra_args=JEFF_FLAGS, threads=2, gpu=gpu).command()
-    assert bench_flags(flint[1:]) <= owned_flags("flint"), bench_flags(flint[1:]) - owned_flags("flint")
-    assert bench_flags(jeff[1:]) <= owned_flags("jeff"), bench_flags(jeff[1:]) - owned_flags("jeff")
+    assert bench_flags(flint[1:]) <= passed_flags("flint"), bench_flags(flint[1:]) - passed_flags("flint")
+    assert bench_flags(jeff[1:]) <= passed_flags("jeff"), bench_flags(jeff[1:]) - passed_flags("jeff")
     hub = LlamaProcess(HubRef("o/r", "Q4"), 4096, tmp_path / "h.log").command()
-    assert "-hf" in hub and bench_flags(hub[1:]) <= owned_flags("flint")
+    assert "-hf" in hub and bench_flags(hub[1:]) <= passed_flags("flint")
 
 
 def compose_commands() -> dict[str, list[str]]:
@@ -142,7 +143,7 @@ def test_every_flag_of_a_compose_server_is_owned_and_the_users_own_come_last() -
     assert sorted(commands) == ["flint", "flint-cpu", "jeff", "jeff-cpu"]
     for name, args in commands.items():
         role = name.split("-")[0]
-        assert bench_flags(args) <= owned_flags(role), (name, bench_flags(args) - owned_flags(role))
+        assert bench_flags(args) <= passed_flags(role), (name, bench_flags(args) - passed_flags(role))
     text = (ROOT / "compose.yaml").read_text()
     for name in commands:
         variable = "${FLINT_SERVER_ARGS:-}" if name.startswith("flint") else "${JEFF_SERVER_ARGS:-}"
@@ -153,7 +154,7 @@ def test_every_flag_of_a_kubernetes_sidecar_is_owned_and_the_users_own_come_last
     settings = BenchConfig(ctx=[4096], flint_server_args=["-fa", "on"], jeff_server_args=["--cache-reuse", "8"])
     flint, jeff = server(settings, "flint", FLINT_PORT)["args"], server(settings, "jeff", JEFF_PORT)["args"]
     assert flint[-2:] == ["-fa", "on"] and jeff[-2:] == ["--cache-reuse", "8"]
-    assert bench_flags(flint[:-2]) <= owned_flags("flint") and bench_flags(jeff[:-2]) <= owned_flags("jeff")
+    assert bench_flags(flint[:-2]) <= passed_flags("flint") and bench_flags(jeff[:-2]) <= passed_flags("jeff")
 
 
 @pytest.mark.llama

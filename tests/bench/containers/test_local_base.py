@@ -76,7 +76,7 @@ def test_the_real_engine_here_is_answered_without_a_pull(
 def test_the_makefile_runs_tests_and_benches_on_the_chosen_image() -> None:
     makefile = (ROOT / "Makefile").read_text()
     assert "python -m bench.containers.local_base" in makefile
-    for target in ("test: base-prerequisites lint", "bench: base-prerequisites setup"):
+    for target in ("test: base-prerequisites lint test-model", "bench: base-prerequisites setup"):
         recipe = makefile.split(f"\n{target}\n", 1)[1].split("\n\n", 1)[0]
         # The line that runs pytest or the bench (after `make bench` says where its variables came from).
         runs = next(line.strip() for line in recipe.splitlines() if "$(BIN)/python" in line)

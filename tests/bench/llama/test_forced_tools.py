@@ -14,20 +14,16 @@ import pytest
 
 from agent.tools import TOOL_ARGS, parse_arguments
 from bench import ROOT
-from bench.errors import PrerequisiteError
 from bench.fixtures.fixture import load_fixture
 from bench.llama.binaries import find_llama_server, llama_env
 from bench.llama.forced_tools import (
-    FORCED,
     GRAMMAR_NAME,
-    NATIVE,
     NATIVE_DIR,
     TEMPLATE_NAME,
     RepoFile,
     grammar,
     part_chars,
     repo_files,
-    resolve,
     string_bound,
     write_serving_files,
 )
@@ -60,19 +56,6 @@ def test_a_large_file_is_read_in_parts_that_each_fit_a_quarter_of_the_window() -
 def test_no_files_is_refused() -> None:
     with pytest.raises(ValueError, match="at least one repository file"):
         grammar(2048, [])
-
-
-@pytest.mark.parametrize(
-    ("setting", "small_model", "serving"),
-    [("auto", True, FORCED), ("auto", False, NATIVE), ("forced", True, FORCED), ("native", True, NATIVE)],
-)
-def test_auto_forces_tool_calls_exactly_for_the_small_cpu_model(setting: str, small_model: bool, serving: str) -> None:
-    assert resolve(setting, small_model) == serving
-
-
-def test_forced_is_refused_where_the_bench_does_not_serve_the_small_model() -> None:
-    with pytest.raises(PrerequisiteError, match="flint_tools: forced serves the small model on CPU only"):
-        resolve("forced", small_model=False)
 
 
 def test_serving_files_are_what_compose_mounts(tmp_path: Path) -> None:
