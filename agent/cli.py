@@ -22,10 +22,11 @@ from agent.done import pytest_missing, take_snapshot
 from agent.guards import ProtectedTests
 from agent.jeff import Jeff
 from agent.loop import Agent, RunConfig, Stop
-from agent.presets import PRESETS
+from agent.presets import PRESETS, Preset
 from agent.reaper import Leftovers
 from agent.requests import RequestLog, beside
 from agent.server import ChatClient, Props, SetupError, read_props
+from agent.summary import JeffWriter
 from agent.tools import Workspace
 from agent.trace import Trace, agent_version
 
@@ -132,7 +133,16 @@ def build_agent(
         snapshot=take_snapshot(workspace.root),
         trace=trace,
         requests=requests,
+        summary_writer=summary_writer(args, preset),
     )
+
+
+def summary_writer(args: argparse.Namespace, preset: Preset) -> JeffWriter | None:
+    """Jeff as the writer of summaries (summary-jeff), his window read from his /props; None: Flint writes them."""
+    if preset.summary_by != "jeff":
+        return None
+    client = ChatClient(args.jeff, timeout=args.request_timeout, retries=args.retries, retry_delay=args.retry_delay)
+    return JeffWriter(client, read_props(args.jeff).n_ctx)
 
 
 def clear_at(args: argparse.Namespace) -> float:
@@ -169,6 +179,8 @@ def read_task(args: argparse.Namespace) -> str:
         raise UsageError(f"{missing}; the done check needs it")
     if args.approve == "jeff" and not args.jeff:
         raise UsageError("--approve jeff needs a Jeff server: pass --jeff URL or set JEFF_URL")
+    if PRESETS[args.preset].summary_by == "jeff" and not args.jeff:
+        raise UsageError(f"--preset {args.preset} has Jeff write summaries: pass --jeff URL or set JEFF_URL")
     if args.task_file is None:
         task = str(args.task)
     else:

@@ -14,12 +14,13 @@ from typing import Any
 
 from agent import prompts
 from agent.actions import Actions, restored_note
-from agent.clearing import RequestEstimate, clear_old
+from agent.clearing import ARTICLE, ROOM_ONLY, RequestEstimate, clear_old
 from agent.done import Snapshot, check_done
 from agent.event_bounds import valid_text
 from agent.presets import Preset
 from agent.requests import RequestLog
 from agent.server import ChatClient, ContextOverflow, Reply, RequestRejected, ServerError, UnparsedOutput
+from agent.summary import FlintWriter, Summaries, Writer
 from agent.trace import Trace
 
 Message = dict[str, Any]
@@ -57,6 +58,7 @@ class Agent:
         snapshot: Snapshot,
         trace: Trace,
         requests: RequestLog | None = None,
+        summary_writer: Writer | None = None,
     ) -> None:
         self.config = config
         self.preset = config.preset
@@ -73,6 +75,10 @@ class Agent:
             {"role": "system", "content": prompts.SYSTEM_PROMPT},
             {"role": "user", "content": config.task},
         ]
+        self.summaries: Summaries | None = None  # the summary presets' (agent/summary.py)
+        if self.preset.summary_by is not None:
+            writer = summary_writer or FlintWriter(self)
+            self.summaries = Summaries(writer, drops_turns=self.preset.clears_first)
 
     def run(self) -> Stop:
         """Take steps until one of them ends the run."""
@@ -239,11 +245,20 @@ class Agent:
             self.trace.emit("clear", step=self.step, reason="threshold", total_tokens=total, changed=changed)
 
     def clear_before_send(self) -> None:
-        """part3+: clear when the request about to go out is estimated past --clear-at (agent/clearing.py)."""
+        """part3+: clear when the request about to go out is estimated past --clear-at (agent/clearing.py); the
+        summary presets summarize instead, hybrid only when clearing was not enough (agent/summary.py)."""
         estimate = self.estimate.tokens_for(self.messages)
-        if estimate is not None and estimate > self.config.clear_at * self.config.n_ctx:
+        if not self.past_threshold(estimate):
+            return
+        if self.summaries is None or self.preset.clears_first:
             changed = self.clear()
             self.trace.emit("clear", step=self.step, reason="before_send", total_tokens=estimate, changed=changed)
+            estimate = self.estimate.tokens_for(self.messages)
+        if self.summaries is not None and self.past_threshold(estimate):
+            self.summaries.summarize(self, estimate)
+
+    def past_threshold(self, estimate: int | None) -> bool:
+        return estimate is not None and estimate > self.config.clear_at * self.config.n_ctx
 
     def clear_for_overflow(self, e: ContextOverflow) -> None:
         """After a 400 for size: clear and let the caller retry, or stop when that cannot help."""
@@ -257,7 +272,8 @@ class Agent:
 
     def clear(self) -> int:
         done_outputs = self.done_outputs if self.preset.clears_before_send else []
-        return clear_old(self.messages, self.config.keep, done_outputs)
+        how = ROOM_ONLY if self.preset.room_only else ARTICLE
+        return clear_old(self.messages, self.config.keep, done_outputs, how)
 
 
 def usage_count(usage: object, key: str) -> int | None:

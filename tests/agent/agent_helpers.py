@@ -25,6 +25,7 @@ EVENTS = {
     "approval",
     "done_check",
     "restored",
+    "summary",
     "stop",
 }
 
