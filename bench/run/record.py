@@ -12,6 +12,7 @@ from bench.llama.pin import build_mismatch
 from bench.measure.labels import Outcome, failure_labels
 from bench.measure.reprocessing import Attribution
 from bench.measure.sampler import GpuReading
+from bench.measure.summaries import summary_figures
 from bench.measure.time_split import ServerSpeeds, fill_time_split
 from bench.measure.tool_time import tools_seconds
 from bench.measure.trace import Event
@@ -100,6 +101,8 @@ class RunRecord:
         row.server_stall_s = self.server_stall_s
         if self.numbers is not None:
             _fill_numbers(row, self.numbers)
+        if self.numbers is not None and self.events:
+            _fill_summaries(row, self.events)
         if self.numbers is not None:
             fill_time_split(row, self.events, self.numbers, self.speeds, jeff_on=bool(self.inputs.jeff_model))
         if self.attribution is not None:
@@ -140,3 +143,10 @@ def _fill_split(row: ResultRow, attribution: Attribution) -> None:
     row.reprocessed_cold, row.reprocessed_new, row.reprocessed_answer = totals["cold"], totals["new"], totals["answer"]
     row.reprocessed_by_clearing, row.reprocessed_by_template = totals["clearing"], totals["template"]
     row.reprocessed_unexplained = totals["unexplained"]
+    row.reprocessed_by_summary = totals["summary"]
+
+
+def _fill_summaries(row: ResultRow, events: list[Event]) -> None:
+    figures = summary_figures(events)
+    row.summaries, row.summaries_left_out = figures.made, figures.left_out
+    row.summary_tokens, row.summary_model_s = figures.tokens, figures.model_s
