@@ -21,6 +21,7 @@ from agent.console import visible
 from agent.done import pytest_missing, take_snapshot
 from agent.guards import ProtectedTests
 from agent.jeff import Jeff
+from agent.jeff_first import JeffActor
 from agent.loop import Agent, RunConfig, Stop
 from agent.presets import PRESETS, Preset
 from agent.reaper import Leftovers
@@ -134,6 +135,7 @@ def build_agent(
         trace=trace,
         requests=requests,
         summary_writer=summary_writer(args, preset),
+        jeff_actor=jeff_actor(args, preset),
     )
 
 
@@ -143,6 +145,14 @@ def summary_writer(args: argparse.Namespace, preset: Preset) -> JeffWriter | Non
         return None
     client = ChatClient(args.jeff, timeout=args.request_timeout, retries=args.retries, retry_delay=args.retry_delay)
     return JeffWriter(client, read_props(args.jeff).n_ctx)
+
+
+def jeff_actor(args: argparse.Namespace, preset: Preset) -> JeffActor | None:
+    """Jeff taking steps (jeff-first, jeff-gate) with Flint's tools, at Flint's request timeout."""
+    if preset.jeff_acts is None:
+        return None
+    client = ChatClient(args.jeff, timeout=args.request_timeout, retries=args.retries, retry_delay=args.retry_delay)
+    return JeffActor(client, preset.jeff_acts, args.jeff_steps)
 
 
 def clear_at(args: argparse.Namespace) -> float:
@@ -164,6 +174,7 @@ def start_fields(args: argparse.Namespace, props: Props) -> dict[str, Any]:
         "keep": args.keep,
         "clear_at": clear_at(args),
         "max_steps": args.max_steps,
+        "jeff_steps": args.jeff_steps,
         "approve": args.approve,
         "sampling": args.sampling,
         "agent_version": agent_version(),
@@ -181,6 +192,8 @@ def read_task(args: argparse.Namespace) -> str:
         raise UsageError("--approve jeff needs a Jeff server: pass --jeff URL or set JEFF_URL")
     if PRESETS[args.preset].summary_by == "jeff" and not args.jeff:
         raise UsageError(f"--preset {args.preset} has Jeff write summaries: pass --jeff URL or set JEFF_URL")
+    if PRESETS[args.preset].jeff_acts and not args.jeff:
+        raise UsageError(f"--preset {args.preset} has Jeff take steps: pass --jeff URL or set JEFF_URL")
     if args.task_file is None:
         task = str(args.task)
     else:
@@ -207,11 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     jeff.add_argument(
         "--no-jeff", dest="jeff", action="store_const", const=None, help="no Jeff, even if JEFF_URL is set"
     )
-    parser.add_argument("--preset", choices=sorted(PRESETS), default="part3")
-    parser.add_argument(
-        "--keep", type=_whole_number(0), default=2, help="newest tool results never cleared (default 2)"
-    )
-    parser.add_argument("--clear-at", type=_fraction, default=0.5, help="clear past this share of the window")
+    add_preset_options(parser)
     parser.add_argument("--max-steps", type=_whole_number(1), default=30)
     default_approve = "ask" if sys.stdin is not None and sys.stdin.isatty() else "no"
     parser.add_argument("--approve", choices=APPROVE_MODES, default=default_approve)
@@ -225,6 +234,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--jeff-timeout", type=_limit, default=10.0, help="limit for each of Jeff's opinions (default 10 s)"
     )
     return parser
+
+
+def add_preset_options(parser: argparse.ArgumentParser) -> None:
+    """The preset and the settings it reads."""
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="part3")
+    parser.add_argument(
+        "--keep", type=_whole_number(0), default=2, help="newest tool results never cleared (default 2)"
+    )
+    parser.add_argument("--clear-at", type=_fraction, default=0.5, help="clear past this share of the window")
+    parser.add_argument(
+        "--jeff-steps", type=_whole_number(0), default=3, help="jeff-first: Jeff's steps before Flint takes over (3)"
+    )
 
 
 def _whole_number(minimum: int) -> Any:

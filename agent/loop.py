@@ -17,6 +17,7 @@ from agent.actions import Actions, restored_note
 from agent.clearing import ARTICLE, ROOM_ONLY, RequestEstimate, clear_old
 from agent.done import Snapshot, check_done
 from agent.event_bounds import valid_text
+from agent.jeff_first import JeffActor
 from agent.presets import Preset
 from agent.requests import RequestLog
 from agent.server import ChatClient, ContextOverflow, Reply, RequestRejected, ServerError, UnparsedOutput
@@ -59,6 +60,7 @@ class Agent:
         trace: Trace,
         requests: RequestLog | None = None,
         summary_writer: Writer | None = None,
+        jeff_actor: JeffActor | None = None,
     ) -> None:
         self.config = config
         self.preset = config.preset
@@ -75,6 +77,7 @@ class Agent:
             {"role": "system", "content": prompts.SYSTEM_PROMPT},
             {"role": "user", "content": config.task},
         ]
+        self.jeff_actor = jeff_actor  # jeff-first, jeff-gate: Jeff takes steps (agent/jeff_first.py)
         self.summaries: Summaries | None = None  # the summary presets' (agent/summary.py)
         if self.preset.summary_by is not None:
             writer = summary_writer or FlintWriter(self)
@@ -94,6 +97,8 @@ class Agent:
         self.step += 1
         if self.preset.clears_before_send:
             self.clear_before_send()
+        if self.jeff_actor is not None and self.jeff_actor.takes(self):
+            return
         try:
             reply = self.ask_flint()
         except UnparsedOutput as e:

@@ -14,6 +14,9 @@ summary   part3+ that summarizes instead of clearing: on part3+'s trigger, the m
 summary-jeff  as summary, written by Jeff
 hybrid    part3+ that clears first, and summarizes (Flint) the old turns only when the request is still past the
           threshold
+jeff-first  part3+ where Jeff acts first, with Flint's conversation and tools, for --jeff-steps steps (3) or until
+          he hands over; Flint takes every later step (agent/jeff_first.py)
+jeff-gate part3+ where Jeff, each step, reads a short state and takes the step himself or passes it to Flint
 
 part3+, strict, late and the summary presets clear only what the placeholder makes smaller (agent/clearing.py).
 
@@ -44,6 +47,7 @@ class Preset:
     room_only: bool = False  # clear only what the placeholder makes smaller (the article cleared every old result)
     summary_by: str | None = None  # summary presets: who writes the summary, flint or jeff (agent/summary.py)
     clears_first: bool = False  # hybrid: clear, and summarize the old turns only when that was not enough
+    jeff_acts: str | None = None  # jeff-first: Jeff acts first (first); jeff-gate: Jeff decides each step (gate)
 
     def clear_threshold(self, given: float) -> float:
         """The clearing threshold in force: the preset's own (late's 0.75), else the one given (--clear-at). The
@@ -76,4 +80,6 @@ PRESETS: dict[str, Preset] = {
     "summary": improved("summary", summary_by="flint"),
     "summary-jeff": improved("summary-jeff", summary_by="jeff"),
     "hybrid": improved("hybrid", summary_by="flint", clears_first=True),
+    "jeff-first": improved("jeff-first", jeff_acts="first"),
+    "jeff-gate": improved("jeff-gate", jeff_acts="gate"),
 }

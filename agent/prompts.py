@@ -242,3 +242,15 @@ def summary_material(limit: int, previous: str | None, material: str) -> str:
 def summary_message(summary: str) -> str:
     """The message after the task that holds the summary; later summaries replace it."""
     return f"[Summary of earlier work; its tool results were cleared to save context.]\n{summary}"
+
+
+# The small model first (presets jeff-first and jeff-gate; agent/jeff_first.py). jeff-first needs no words of its
+# own: Jeff gets Flint's conversation and tools, and hands over by answering without a tool call.
+JEFF_GATE_SYSTEM = (
+    "You decide who takes the next step of a coding agent: reply jeff when the step is simple (read a file, run "
+    "the tests, a small edit), or flint when it needs the large model. Reply with one word."
+)
+
+
+def jeff_gate_question(task: str, role: str, newest: str, messages: int) -> str:
+    return f"Task (start): {task}\nMessages so far: {messages}\nNewest ({role}, end): {newest}"

@@ -1,5 +1,6 @@
 """The summaries of a run (the trace's `summary` events, agent/summary.py): how many were used and left out, what
-they generated and the model time they took. A sum is None when a summary that was answered lacks the figure."""
+they generated and the model time they took (a sum is None when a summary that was answered lacks the figure); and
+what Jeff did in jeff-first and jeff-gate (`jeff_step` and `escalate` events, agent/jeff_first.py)."""
 
 from __future__ import annotations
 
@@ -34,3 +35,20 @@ def _number(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value)
+
+
+@dataclass(frozen=True)
+class JeffFirstFigures:
+    steps: int | None  # Jeff's actions with the tools
+    escalations: int | None
+    limit: int | None  # jeff-first's K
+
+
+def jeff_first_figures(events: list[Event], mode: str | None) -> JeffFirstFigures:
+    """Jeff's steps and the escalations; all None for a preset where Jeff does not take steps (`mode` None)."""
+    if mode is None:
+        return JeffFirstFigures(None, None, None)
+    acted = sum(1 for e in events if e.get("event") == "jeff_step" and e.get("kind") == "act" and e.get("tool_calls"))
+    escalations = sum(1 for e in events if e.get("event") == "escalate")
+    start = next((e for e in events if e.get("event") == "start"), {})
+    return JeffFirstFigures(acted, escalations, int_field(start.get("jeff_steps")) if mode == "first" else None)

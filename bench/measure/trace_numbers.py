@@ -115,6 +115,7 @@ def trace_numbers(events: list[Event], window: int | None = None, jeff_window: i
     jeff_on = bool(start and start.get("jeff"))
     answered = [e for e in events if e.get("event") == "jeff" and e.get("opinion") is not None]
     answered += [e for e in events if is_summary(e, "jeff") and e.get("timings") is not None]
+    answered += [e for e in events if e.get("event") == "jeff_step" and e.get("timings") is not None]
     jeff_usage = [reader.figures(e, "usage", jeff=True) for e in answered]
     jeff_timings = [reader.figures(e, "timings", jeff=True) for e in answered]
     refused = [e for e in events if is_context_400(e)]

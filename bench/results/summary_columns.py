@@ -1,7 +1,8 @@
-"""The row's columns for the summary presets (summary, summary-jeff, hybrid: agent/summary.py), in a block of their
-own between the servers' time (bench/results/server_time.py) and the rest of ResultRow, which extends this class.
-Figures come from the trace's `summary` events (bench/measure/summaries.py); files from before them read as not
-measured."""
+"""The row's columns for the series' next experiments: the summary presets (summary, summary-jeff, hybrid:
+agent/summary.py) and the small model first (jeff-first, jeff-gate: agent/jeff_first.py), in a block of their own
+between the servers' time (bench/results/server_time.py) and the rest of ResultRow, which extends this class.
+Figures come from the trace's `summary`, `jeff_step` and `escalate` events (bench/measure/summaries.py); files from
+before them read as not measured."""
 
 from __future__ import annotations
 
@@ -40,4 +41,18 @@ class SummaryColumns(ServerTimeColumns):
         "wrote (a cause of prompt_tokens_reprocessed, beside reprocessed_by_clearing)",
         unit="tokens",
         better="lower",
+    )
+    jeff_steps: int | None = col(
+        "steps Jeff took with the tools instead of Flint (jeff-first, jeff-gate); empty for presets where he does not",
+        unit="steps",
+    )
+    escalations: int | None = col(
+        "steps handed to Flint because of Jeff: jeff-first's one handover (at jeff_first_steps, or when Jeff said so, "
+        "was cut or failed), jeff-gate's every step he passed or could not take; empty for other presets",
+        unit="steps",
+    )
+    jeff_first_steps: int | None = col(
+        "jeff-first's setting K (jeff_steps): the steps Jeff may take before Flint takes over; empty for other presets",
+        unit="steps",
+        compare="setup",
     )

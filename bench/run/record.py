@@ -8,11 +8,12 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from agent.presets import PRESETS
 from bench.llama.pin import build_mismatch
 from bench.measure.labels import Outcome, failure_labels
 from bench.measure.reprocessing import Attribution
 from bench.measure.sampler import GpuReading
-from bench.measure.summaries import summary_figures
+from bench.measure.summaries import jeff_first_figures, summary_figures
 from bench.measure.time_split import ServerSpeeds, fill_time_split
 from bench.measure.tool_time import tools_seconds
 from bench.measure.trace import Event
@@ -150,3 +151,6 @@ def _fill_summaries(row: ResultRow, events: list[Event]) -> None:
     figures = summary_figures(events)
     row.summaries, row.summaries_left_out = figures.made, figures.left_out
     row.summary_tokens, row.summary_model_s = figures.tokens, figures.model_s
+    preset = PRESETS.get(row.preset)
+    jeff = jeff_first_figures(events, preset.jeff_acts if preset else None)
+    row.jeff_steps, row.escalations, row.jeff_first_steps = jeff.steps, jeff.escalations, jeff.limit

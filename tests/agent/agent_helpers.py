@@ -26,6 +26,8 @@ EVENTS = {
     "done_check",
     "restored",
     "summary",
+    "jeff_step",
+    "escalate",
     "stop",
 }
 

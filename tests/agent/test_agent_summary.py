@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_helpers import RunAgent
+from agent_helpers import AgentProcess, RunAgent
 
 from agent import prompts
 from agent.clearing import ROOM_ONLY, clear_old, is_placeholder
@@ -147,13 +147,9 @@ def test_jeff_writes_the_summary_in_summary_jeff(run_agent: RunAgent, repo: Path
     assert all("max_tokens" not in r for r in flint.requests)  # Flint was never asked for one
 
 
-def test_summary_jeff_without_jeff_is_a_usage_error(run_agent: RunAgent, repo: Path) -> None:
-    with FakeLlama([]) as flint:
-        try:
-            run_agent(repo, flint.url, "--preset", "summary-jeff")
-        except FileNotFoundError:  # no trace: the agent stopped at the usage error, before writing one
-            return
-    raise AssertionError("summary-jeff ran without Jeff")
+def test_summary_jeff_without_jeff_is_a_usage_error(agent_process: AgentProcess, repo: Path) -> None:
+    done = agent_process(["--repo", str(repo), "--task", "t", "--preset", "summary-jeff", "--no-jeff"])
+    assert done.returncode == 2 and "has Jeff write summaries: pass --jeff URL" in done.stderr
 
 
 def test_hybrid_clears_first_and_summarizes_only_when_that_is_not_enough(run_agent: RunAgent, repo: Path) -> None:
