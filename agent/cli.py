@@ -99,7 +99,8 @@ def build_agent(
     leftovers: Leftovers | None = None,
 ) -> Agent:
     preset = PRESETS[args.preset]
-    trace.emit("start", **start_fields(args, props))
+    jeff_window = read_props(args.jeff).n_ctx if preset.summary_by == "jeff" or preset.jeff_acts else None
+    trace.emit("start", **start_fields(args, props), jeff_n_ctx=jeff_window)
     if props.supports_tool_calls is False:
         print("note: the model's chat template has no tool-call support, so expect answers without tool calls")
     workspace = Workspace(args.repo, args.command_timeout, leftovers)
@@ -134,17 +135,17 @@ def build_agent(
         snapshot=take_snapshot(workspace.root),
         trace=trace,
         requests=requests,
-        summary_writer=summary_writer(args, preset),
+        summary_writer=summary_writer(args, preset, jeff_window),
         jeff_actor=jeff_actor(args, preset),
     )
 
 
-def summary_writer(args: argparse.Namespace, preset: Preset) -> JeffWriter | None:
-    """Jeff as the writer of summaries (summary-jeff), his window read from his /props; None: Flint writes them."""
-    if preset.summary_by != "jeff":
+def summary_writer(args: argparse.Namespace, preset: Preset, jeff_window: int | None) -> JeffWriter | None:
+    """Jeff as the writer of summaries (summary-jeff), in his window (his /props); None: Flint writes them."""
+    if preset.summary_by != "jeff" or jeff_window is None:
         return None
     client = ChatClient(args.jeff, timeout=args.request_timeout, retries=args.retries, retry_delay=args.retry_delay)
-    return JeffWriter(client, read_props(args.jeff).n_ctx)
+    return JeffWriter(client, jeff_window)
 
 
 def jeff_actor(args: argparse.Namespace, preset: Preset) -> JeffActor | None:

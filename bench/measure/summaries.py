@@ -44,6 +44,12 @@ class JeffFirstFigures:
     limit: int | None  # jeff-first's K
 
 
+def jeff_window(events: list[Event]) -> int | None:
+    """Jeff's window, where the agent read it (the presets where he summarizes or takes steps)."""
+    start = next((e for e in events if e.get("event") == "start"), {})
+    return int_field(start.get("jeff_n_ctx"))
+
+
 def jeff_first_figures(events: list[Event], mode: str | None) -> JeffFirstFigures:
     """Jeff's steps and the escalations; all None for a preset where Jeff does not take steps (`mode` None)."""
     if mode is None:

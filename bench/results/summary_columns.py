@@ -56,3 +56,9 @@ class SummaryColumns(ServerTimeColumns):
         unit="steps",
         compare="setup",
     )
+    jeff_window: int | None = col(
+        "Jeff's window as his server reported it, for the presets where he summarizes or takes steps (jeff_ctx); "
+        "empty for the others",
+        unit="tokens",
+        compare="setup",
+    )

@@ -13,7 +13,7 @@ from bench.llama.pin import build_mismatch
 from bench.measure.labels import Outcome, failure_labels
 from bench.measure.reprocessing import Attribution
 from bench.measure.sampler import GpuReading
-from bench.measure.summaries import jeff_first_figures, summary_figures
+from bench.measure.summaries import jeff_first_figures, jeff_window, summary_figures
 from bench.measure.time_split import ServerSpeeds, fill_time_split
 from bench.measure.tool_time import tools_seconds
 from bench.measure.trace import Event
@@ -154,3 +154,4 @@ def _fill_summaries(row: ResultRow, events: list[Event]) -> None:
     preset = PRESETS.get(row.preset)
     jeff = jeff_first_figures(events, preset.jeff_acts if preset else None)
     row.jeff_steps, row.escalations, row.jeff_first_steps = jeff.steps, jeff.escalations, jeff.limit
+    row.jeff_window = jeff_window(events)

@@ -21,7 +21,7 @@ def test_jeff_first_hands_over_at_k(run_agent: RunAgent, repo: Path) -> None:
     assert [e["step"] for e in run.of("response")] == [3] and run.stop["reason"] == "done"
     first = flint.requests[0]["messages"]  # Flint sees Jeff's two calls and their results as the run's own
     assert [m["role"] for m in first[2:]] == ["assistant", "tool", "assistant", "tool"]
-    assert len(jeff.requests) == 2 and run.events[0]["jeff_steps"] == 2
+    assert len(jeff.requests) == 2 and (run.events[0]["jeff_steps"], run.events[0]["jeff_n_ctx"]) == (2, 4096)
 
 
 def test_jeff_first_hands_over_when_jeff_says_so(run_agent: RunAgent, repo: Path) -> None:
