@@ -14,7 +14,7 @@ from typing import Any
 
 from agent import prompts
 from agent.actions import Actions, restored_note
-from agent.clearing import ARTICLE, ROOM_ONLY, RequestEstimate, clear_old
+from agent.clearing import ARTICLE, ROOM_ONLY, RequestEstimate, clear_old, conversation_chars
 from agent.done import Snapshot, check_done
 from agent.event_bounds import valid_text
 from agent.jeff_first import JeffActor
@@ -246,8 +246,9 @@ class Agent:
         if not self.preset.clears or total is None:
             return
         if total > self.config.clear_at * self.config.n_ctx:
+            before = conversation_chars(self.messages)
             changed = clear_old(self.messages, self.config.keep)
-            self.trace.emit("clear", step=self.step, reason="threshold", total_tokens=total, changed=changed)
+            self.report_clear("threshold", total, changed, before)
 
     def clear_before_send(self) -> None:
         """part3+: clear when the request about to go out is estimated past --clear-at (agent/clearing.py); the
@@ -256,8 +257,8 @@ class Agent:
         if not self.past_threshold(estimate):
             return
         if self.summaries is None or self.preset.clears_first:
-            changed = self.clear()
-            self.trace.emit("clear", step=self.step, reason="before_send", total_tokens=estimate, changed=changed)
+            before = conversation_chars(self.messages)
+            self.report_clear("before_send", estimate, self.clear(), before)
             estimate = self.estimate.tokens_for(self.messages)
         if self.summaries is not None and self.past_threshold(estimate):
             self.summaries.summarize(self, estimate)
@@ -270,10 +271,15 @@ class Agent:
         too_big = f"the request ({e.extra.get('n_prompt_tokens', '?')} tokens) does not fit the window"
         if not self.preset.clears:
             raise Stop("context_exhausted", too_big)
+        before = conversation_chars(self.messages)
         changed = self.clear()
-        self.trace.emit("clear", step=self.step, reason="context_400", total_tokens=None, changed=changed)
+        self.report_clear("context_400", None, changed, before)
         if changed == 0:
             raise Stop("context_exhausted", f"{too_big}, and nothing is left to clear")
+
+    def report_clear(self, reason: str, total: int | None, changed: int, chars_before: int) -> None:
+        freed = chars_before - conversation_chars(self.messages)  # what the clearing took out, against what it costs
+        self.trace.emit("clear", step=self.step, reason=reason, total_tokens=total, changed=changed, freed_chars=freed)
 
     def clear(self) -> int:
         done_outputs = self.done_outputs if self.preset.clears_before_send else []

@@ -87,7 +87,7 @@ class Summaries:
             return False
         self.tried.add(proposal.key)
         written = self.writer.write(agent.step, messages, previous_summary(messages, self.at), proposal.material)
-        applied = False
+        applied, chars_before = False, conversation_chars(messages)
         if written.text:
             inserted = self.at is None
             after = with_summary(proposal, self.at, written.text)
@@ -103,6 +103,7 @@ class Summaries:
             material_chars=len(proposal.material),
             summary_chars=len(written.text or ""),
             applied=applied,
+            freed_chars=chars_before - conversation_chars(messages),  # 0 when not applied
             usage=written.usage,
             timings=written.timings,
             seconds=round(written.seconds, 3),

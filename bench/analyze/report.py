@@ -20,6 +20,7 @@ from typing import Any
 
 from bench.analyze.causes import causes_section
 from bench.analyze.changes import CONFIRMED, fmt_metric
+from bench.analyze.clearings import clearings_section
 from bench.analyze.plots import (
     GPU_COLUMNS,
     RUNS_DRAWN,
@@ -187,6 +188,7 @@ def written_report(csv_path: Path, out_dir: Path, skip_bad_rows: bool = False) -
         plot_group(runs, title, out_dir / figure)
         out += group_section(title, runs, figure, out_dir)
         out += causes_section(runs, runs_dir, title, out_dir, f"causes-{index}-{slug(title)}.png")
+        out += clearings_section(runs, runs_dir)
     report = out_dir / "report.md"
     report.write_text("\n".join(out).rstrip() + "\n", encoding="utf-8")
     return report, report_document(csv_path, report, rows, groups, constant)

@@ -54,11 +54,9 @@ class SummaryColumns(ServerTimeColumns):
     jeff_first_steps: int | None = col(
         "jeff-first's setting K (jeff_steps): the steps Jeff may take before Flint takes over; empty for other presets",
         unit="steps",
-        compare="setup",
     )
     jeff_window: int | None = col(
         "Jeff's window as his server reported it, for the presets where he summarizes or takes steps (jeff_ctx); "
         "empty for the others",
         unit="tokens",
-        compare="setup",
     )

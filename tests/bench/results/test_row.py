@@ -57,8 +57,6 @@ def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -
         "flash_attn",
         "flint_server_args",
         "jeff_server_args",  # and the servers' own
-        "jeff_first_steps",  # jeff-first's K
-        "jeff_window",  # Jeff's window where he summarizes or takes steps
     }
     assert set(schema.INPUT_COLUMNS) == {
         "fixture",
