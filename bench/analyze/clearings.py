@@ -19,18 +19,19 @@ def changes(events: list[Event], split: list[dict[str, Any]] | None) -> list[lis
     characters it freed (and about how many tokens, at the agent's CHARS_PER_TOKEN), and the tokens the next
     request to Flint computed again because of it (its split's clearing and summary causes)."""
     by_request = {r.get("request"): r for r in split or []}
-    lines, pending = [], []
+    lines: list[list[str]] = []
+    pending: list[list[str]] = []  # changes since the last request: step, what, characters freed
     for event in events:
         kind = event.get("event")
         if (kind == "clear" and event.get("changed")) or (kind == "summary" and event.get("applied")):
             what = f"summary ({event.get('by')})" if kind == "summary" else f"clearing ({event.get('reason')})"
-            pending.append([str(event.get("step")), what, int_field(event.get("freed_chars"))])
+            freed = int_field(event.get("freed_chars"))
+            shown = "n/a" if freed is None else f"{freed:,} (≈{freed // CHARS_PER_TOKEN:,} tokens)"
+            pending.append([str(event.get("step")), what, shown])
         elif kind == "response" and pending:
             found = by_request.get(event.get("request"))
             again = "n/a" if found is None else str(int(found.get("clearing") or 0) + int(found.get("summary") or 0))
-            for step, what, freed in pending:
-                shown = "n/a" if freed is None else f"{freed:,} (≈{freed // CHARS_PER_TOKEN:,} tokens)"
-                lines.append([step, what, shown, again])
+            lines += [[*change, again] for change in pending]
             pending = []
     return lines
 
