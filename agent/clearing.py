@@ -8,13 +8,18 @@ tool call keeps its result and the history stays valid for the server. A second 
 
 part3+ and strict add two things: the output of older failed done checks is cleared as well (the newest is kept),
 and `RequestEstimate` says how big the next request will be, so that clearing can happen before it is sent.
+
+`Clearing(room_only=True)` (part3+, strict, late and the summary presets) replaces only what its placeholder makes
+smaller: the article's placeholder (77 characters) is longer than a short tool error, and clearing that saves
+nothing still makes the server compute the rest of the conversation again. The article's presets clear as it did.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agent import prompts
@@ -28,38 +33,64 @@ FILE_TEXT_ARGS = ("content", "old", "new")
 CHARS_PER_TOKEN = 3
 
 
-def clear_old(messages: list[Message], keep: int, done_outputs: Sequence[int] = ()) -> int:
+@dataclass(frozen=True)
+class Clearing:
+    """How old material is replaced: the article's way (every old result, whatever its size), or only where the
+    placeholder is shorter (`room_only`); `tool_placeholder` words a cleared tool result (the summary presets' own)."""
+
+    room_only: bool = False
+    tool_placeholder: Callable[[int], str] = prompts.cleared_tool_result
+
+    def replaces(self, text: str, placeholder: str) -> bool:
+        return not is_placeholder(text) and not (self.room_only and len(placeholder) >= len(text))
+
+
+ARTICLE = Clearing()
+ROOM_ONLY = Clearing(room_only=True)
+
+
+def clear_old(messages: list[Message], keep: int, done_outputs: Sequence[int] = (), how: Clearing = ARTICLE) -> int:
     """Clear before the newest `keep` tool results (and, for part3+, all but the newest done-check output at the
     positions `done_outputs`), in place. Returns how many messages changed."""
     changed = 0
-    tool_positions = [i for i, m in enumerate(messages) if m.get("role") == "tool"]
-    if len(tool_positions) > keep:
-        boundary = tool_positions[-keep] if keep > 0 else len(messages)
-        changed += sum(_clear_message(m) for m in messages[:boundary])
+    for position in clear_boundary_positions(messages, keep):
+        changed += _clear_message(messages[position], how)
     for position in list(done_outputs)[:-1]:
-        changed += _clear_done_output(messages[position])
+        changed += _clear_done_output(messages[position], how)
     return changed
+
+
+def clear_boundary_positions(messages: list[Message], keep: int) -> range:
+    """The positions a clearing looks at: everything before the newest `keep` tool results (none when there are
+    no more than `keep`)."""
+    tool_positions = [i for i, m in enumerate(messages) if m.get("role") == "tool"]
+    if len(tool_positions) <= keep:
+        return range(0)
+    return range(tool_positions[-keep] if keep > 0 else len(messages))
 
 
 def is_placeholder(text: object) -> bool:
     return isinstance(text, str) and text.startswith(prompts.CLEARED_MARK)
 
 
-def _clear_message(message: Message) -> bool:
+def _clear_message(message: Message, how: Clearing) -> bool:
     """The article's clearing of one message; True when it changed (as the article's json.dumps comparison says)."""
     content = message.get("content")
-    if message.get("role") == "tool" and isinstance(content, str) and not is_placeholder(content):
-        message["content"] = prompts.cleared_tool_result(len(content))
+    if message.get("role") == "tool" and isinstance(content, str):
+        placeholder = how.tool_placeholder(len(content))
+        if not how.replaces(content, placeholder):
+            return False
+        message["content"] = placeholder
         return True
     if message.get("role") != "assistant":
         return False
     changed = message.pop("reasoning_content", None) is not None  # old thinking
     for call in message.get("tool_calls") or []:  # file text the model wrote: the file itself still has it
-        changed = _clear_call_arguments(call.get("function") or {}) or changed
+        changed = _clear_call_arguments(call.get("function") or {}, how) or changed
     return changed
 
 
-def _clear_call_arguments(function: dict[str, Any]) -> bool:
+def _clear_call_arguments(function: dict[str, Any], how: Clearing) -> bool:
     before = function.get("arguments")
     try:
         args = json.loads(before or "{}")
@@ -67,17 +98,21 @@ def _clear_call_arguments(function: dict[str, Any]) -> bool:
         return False
     if not isinstance(args, dict):
         return False
+    replaced = False
     for key in FILE_TEXT_ARGS:
         value = args.get(key)
-        if isinstance(value, str) and not is_placeholder(value):
+        if isinstance(value, str) and how.replaces(value, prompts.cleared_argument(len(value))):
             args[key] = prompts.cleared_argument(len(value))
+            replaced = True
+    if how.room_only and not replaced:
+        return False  # nothing made smaller: the arguments stay byte for byte as sent
     function["arguments"] = json.dumps(args)  # as the article did: old arguments are written back re-serialized
     return bool(function["arguments"] != before)
 
 
-def _clear_done_output(message: Message) -> bool:
+def _clear_done_output(message: Message, how: Clearing) -> bool:
     content = message.get("content")
-    if not isinstance(content, str) or is_placeholder(content):
+    if not isinstance(content, str) or not how.replaces(content, prompts.cleared_test_output(len(content))):
         return False
     message["content"] = prompts.cleared_test_output(len(content))
     return True

@@ -22,11 +22,13 @@ from agent.done import pytest_missing, take_snapshot
 from agent.endings import Terminated, ending_on_signals
 from agent.guards import ProtectedTests
 from agent.jeff import Jeff
+from agent.jeff_first import JeffActor
 from agent.loop import Agent, RunConfig, Stop
-from agent.presets import PRESETS
+from agent.presets import PRESETS, Preset
 from agent.reaper import Leftovers
 from agent.requests import RequestLog, beside
 from agent.server import ChatClient, Props, SetupError, read_props
+from agent.summary import JeffWriter
 from agent.tools import Workspace, unreadable_paths
 from agent.trace import Trace, agent_version
 
@@ -110,7 +112,9 @@ def build_agent(
     leftovers: Leftovers | None = None,
 ) -> Agent:
     preset = PRESETS[args.preset]
-    trace.emit("start", **start_fields(args, props), unreadable=unreadable_paths(Path(os.path.realpath(args.repo))))
+    jeff_window = read_props(args.jeff).n_ctx if preset.summary_by == "jeff" or preset.jeff_acts else None
+    unreadable = unreadable_paths(Path(os.path.realpath(args.repo)))
+    trace.emit("start", **start_fields(args, props), unreadable=unreadable, jeff_n_ctx=jeff_window)
     if props.supports_tool_calls is False:
         console.say("note: the model's chat template has no tool-call support, so expect answers without tool calls")
     workspace = Workspace(args.repo, args.command_timeout, leftovers)
@@ -145,7 +149,25 @@ def build_agent(
         snapshot=take_snapshot(workspace.root),
         trace=trace,
         requests=requests,
+        summary_writer=summary_writer(args, preset, jeff_window),
+        jeff_actor=jeff_actor(args, preset),
     )
+
+
+def summary_writer(args: argparse.Namespace, preset: Preset, jeff_window: int | None) -> JeffWriter | None:
+    """Jeff as the writer of summaries (summary-jeff), in his window (his /props); None: Flint writes them."""
+    if preset.summary_by != "jeff" or jeff_window is None:
+        return None
+    client = ChatClient(args.jeff, timeout=args.request_timeout, retries=args.retries, retry_delay=args.retry_delay)
+    return JeffWriter(client, jeff_window)
+
+
+def jeff_actor(args: argparse.Namespace, preset: Preset) -> JeffActor | None:
+    """Jeff taking steps (jeff-first, jeff-gate) with Flint's tools, at Flint's request timeout."""
+    if preset.jeff_acts is None:
+        return None
+    client = ChatClient(args.jeff, timeout=args.request_timeout, retries=args.retries, retry_delay=args.retry_delay)
+    return JeffActor(client, preset.jeff_acts, args.jeff_steps)
 
 
 def clear_at(args: argparse.Namespace) -> float:
@@ -167,6 +189,7 @@ def start_fields(args: argparse.Namespace, props: Props) -> dict[str, Any]:
         "keep": args.keep,
         "clear_at": clear_at(args),
         "max_steps": args.max_steps,
+        "jeff_steps": args.jeff_steps,
         "approve": args.approve,
         "sampling": args.sampling,
         "agent_version": agent_version(),
@@ -179,6 +202,10 @@ def read_task(args: argparse.Namespace) -> str:
         raise UsageError(f"--repo {args.repo} is not a folder: pass the repository the agent should work in")
     if args.approve == "jeff" and not args.jeff:
         raise UsageError("--approve jeff needs a Jeff server: pass --jeff URL or set JEFF_URL")
+    if PRESETS[args.preset].summary_by == "jeff" and not args.jeff:
+        raise UsageError(f"--preset {args.preset} has Jeff write summaries: pass --jeff URL or set JEFF_URL")
+    if PRESETS[args.preset].jeff_acts and not args.jeff:
+        raise UsageError(f"--preset {args.preset} has Jeff take steps: pass --jeff URL or set JEFF_URL")
     if args.task_file is None:
         task = str(args.task)
     else:
@@ -208,11 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     jeff.add_argument(
         "--no-jeff", dest="jeff", action="store_const", const=None, help="no Jeff, even if JEFF_URL is set"
     )
-    parser.add_argument("--preset", choices=sorted(PRESETS), default="part3")
-    parser.add_argument(
-        "--keep", type=_whole_number(0), default=2, help="newest tool results never cleared (default 2)"
-    )
-    parser.add_argument("--clear-at", type=_fraction, default=0.5, help="clear past this share of the window")
+    add_preset_options(parser)
     parser.add_argument("--max-steps", type=_whole_number(1), default=30)
     default_approve = "ask" if sys.stdin is not None and sys.stdin.isatty() else "no"
     parser.add_argument("--approve", choices=APPROVE_MODES, default=default_approve)
@@ -226,6 +249,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--jeff-timeout", type=_limit, default=10.0, help="limit for each of Jeff's opinions (default 10 s)"
     )
     return parser
+
+
+def add_preset_options(parser: argparse.ArgumentParser) -> None:
+    """The preset and the settings it reads."""
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="part3")
+    parser.add_argument(
+        "--keep", type=_whole_number(0), default=2, help="newest tool results never cleared (default 2)"
+    )
+    parser.add_argument("--clear-at", type=_fraction, default=0.5, help="clear past this share of the window")
+    parser.add_argument(
+        "--jeff-steps", type=_whole_number(0), default=3, help="jeff-first: Jeff's steps before Flint takes over (3)"
+    )
 
 
 def _whole_number(minimum: int) -> Any:

@@ -14,12 +14,14 @@ from typing import Any
 
 from agent import prompts
 from agent.actions import Actions, restored_note
-from agent.clearing import RequestEstimate, clear_old
+from agent.clearing import ARTICLE, ROOM_ONLY, RequestEstimate, clear_old, conversation_chars
 from agent.done import Snapshot, check_done
 from agent.event_bounds import valid_text
+from agent.jeff_first import JeffActor
 from agent.presets import Preset
 from agent.requests import RequestLog
 from agent.server import ChatClient, ContextOverflow, Reply, RequestRejected, ServerError, UnparsedOutput
+from agent.summary import FlintWriter, Summaries, Writer
 from agent.trace import Trace
 
 Message = dict[str, Any]
@@ -57,6 +59,8 @@ class Agent:
         snapshot: Snapshot,
         trace: Trace,
         requests: RequestLog | None = None,
+        summary_writer: Writer | None = None,
+        jeff_actor: JeffActor | None = None,
     ) -> None:
         self.config = config
         self.preset = config.preset
@@ -73,6 +77,11 @@ class Agent:
             {"role": "system", "content": prompts.SYSTEM_PROMPT},
             {"role": "user", "content": config.task},
         ]
+        self.jeff_actor = jeff_actor  # jeff-first, jeff-gate: Jeff takes steps (agent/jeff_first.py)
+        self.summaries: Summaries | None = None  # the summary presets' (agent/summary.py)
+        if self.preset.summary_by is not None:
+            writer = summary_writer or FlintWriter(self)
+            self.summaries = Summaries(writer, drops_turns=self.preset.clears_first)
 
     def run(self) -> Stop:
         """Take steps until one of them ends the run."""
@@ -88,6 +97,8 @@ class Agent:
         self.step += 1
         if self.preset.clears_before_send:
             self.clear_before_send()
+        if self.jeff_actor is not None and self.jeff_actor.takes(self):
+            return
         try:
             reply = self.ask_flint()
         except UnparsedOutput as e:
@@ -235,29 +246,45 @@ class Agent:
         if not self.preset.clears or total is None:
             return
         if total > self.config.clear_at * self.config.n_ctx:
+            before = conversation_chars(self.messages)
             changed = clear_old(self.messages, self.config.keep)
-            self.trace.emit("clear", step=self.step, reason="threshold", total_tokens=total, changed=changed)
+            self.report_clear("threshold", total, changed, before)
 
     def clear_before_send(self) -> None:
-        """part3+: clear when the request about to go out is estimated past --clear-at (agent/clearing.py)."""
+        """part3+: clear when the request about to go out is estimated past --clear-at (agent/clearing.py); the
+        summary presets summarize instead, hybrid only when clearing was not enough (agent/summary.py)."""
         estimate = self.estimate.tokens_for(self.messages)
-        if estimate is not None and estimate > self.config.clear_at * self.config.n_ctx:
-            changed = self.clear()
-            self.trace.emit("clear", step=self.step, reason="before_send", total_tokens=estimate, changed=changed)
+        if not self.past_threshold(estimate):
+            return
+        if self.summaries is None or self.preset.clears_first:
+            before = conversation_chars(self.messages)
+            self.report_clear("before_send", estimate, self.clear(), before)
+            estimate = self.estimate.tokens_for(self.messages)
+        if self.summaries is not None and self.past_threshold(estimate):
+            self.summaries.summarize(self, estimate)
+
+    def past_threshold(self, estimate: int | None) -> bool:
+        return estimate is not None and estimate > self.config.clear_at * self.config.n_ctx
 
     def clear_for_overflow(self, e: ContextOverflow) -> None:
         """After a 400 for size: clear and let the caller retry, or stop when that cannot help."""
         too_big = f"the request ({e.extra.get('n_prompt_tokens', '?')} tokens) does not fit the window"
         if not self.preset.clears:
             raise Stop("context_exhausted", too_big)
+        before = conversation_chars(self.messages)
         changed = self.clear()
-        self.trace.emit("clear", step=self.step, reason="context_400", total_tokens=None, changed=changed)
+        self.report_clear("context_400", None, changed, before)
         if changed == 0:
             raise Stop("context_exhausted", f"{too_big}, and nothing is left to clear")
 
+    def report_clear(self, reason: str, total: int | None, changed: int, chars_before: int) -> None:
+        freed = chars_before - conversation_chars(self.messages)  # what the clearing took out, against what it costs
+        self.trace.emit("clear", step=self.step, reason=reason, total_tokens=total, changed=changed, freed_chars=freed)
+
     def clear(self) -> int:
         done_outputs = self.done_outputs if self.preset.clears_before_send else []
-        return clear_old(self.messages, self.config.keep, done_outputs)
+        how = ROOM_ONLY if self.preset.room_only else ARTICLE
+        return clear_old(self.messages, self.config.keep, done_outputs, how)
 
 
 def usage_count(usage: object, key: str) -> int | None:

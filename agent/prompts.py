@@ -208,3 +208,49 @@ JEFF_SYSTEM = (
 
 def jeff_question(command: str) -> str:
     return f"Command: {command}"
+
+
+# Summarizing instead of clearing (presets summary, summary-jeff and hybrid; agent/summary.py). Not the article's:
+# the article left summaries open. SUMMARY_TOKENS is the most a summary may take (the request's max_tokens).
+SUMMARY_TOKENS = 200
+SUMMARIZED_TOOL_RESULT = "[cleared into the summary: {chars} characters]"  # starts with CLEARED_MARK: left alone
+SUMMARY_SYSTEM = (
+    "You summarize the earlier work of a coding agent so that it can go on without the full text. Reply with the "
+    "summary only: the facts it found (file names, what they hold, command results, errors) and what it changed."
+)
+
+
+def summarized_tool_result(chars: int) -> str:
+    return SUMMARIZED_TOOL_RESULT.format(chars=chars)
+
+
+def summary_request(limit: int, keep: int) -> str:
+    """What Flint is asked, after the conversation as it stands (so that the server reuses its cached prompt)."""
+    return (
+        f"Before you go on: in at most {limit} tokens, summarize what the tool results before the newest {keep} "
+        "showed and what you changed, so that you can continue without them. Reply with the summary only, without "
+        "calling a tool."
+    )
+
+
+def summary_material(limit: int, previous: str | None, material: str) -> str:
+    """What Jeff is asked: the material itself (Jeff has not seen the conversation)."""
+    earlier = f"The summary so far:\n{previous}\n\n" if previous else ""
+    return f"{earlier}In at most {limit} tokens, summarize this earlier work of a coding agent:\n{material}"
+
+
+def summary_message(summary: str) -> str:
+    """The message after the task that holds the summary; later summaries replace it."""
+    return f"[Summary of earlier work; its tool results were cleared to save context.]\n{summary}"
+
+
+# The small model first (presets jeff-first and jeff-gate; agent/jeff_first.py). jeff-first needs no words of its
+# own: Jeff gets Flint's conversation and tools, and hands over by answering without a tool call.
+JEFF_GATE_SYSTEM = (
+    "You decide who takes the next step of a coding agent: reply jeff when the step is simple (read a file, run "
+    "the tests, a small edit), or flint when it needs the large model. Reply with one word."
+)
+
+
+def jeff_gate_question(task: str, role: str, newest: str, messages: int) -> str:
+    return f"Task (start): {task}\nMessages so far: {messages}\nNewest ({role}, end): {newest}"

@@ -101,6 +101,9 @@ class BenchConfig(BaseModel):
     """Fields merged into every request to Flint (agent --sampling)."""
     use_jeff: bool = True
     """Ask Jeff for an opinion on each shell command."""
+    jeff_steps: Annotated[int, Field(ge=0, le=1000)] = 3
+    """Agent --jeff-steps: in preset jeff-first, the steps Jeff takes before Flint takes over (K; he may hand over
+    sooner). Recorded in the rows of jeff-first runs (jeff_first_steps)."""
     agent_retries: Annotated[int, Field(ge=0, le=20)] = 4
     """Agent --retries: how often a failed request to a server is retried before the run stops server_error."""
     agent_retry_delay_s: Annotated[float, Field(ge=0, le=600)] = 1.0

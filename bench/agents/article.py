@@ -12,12 +12,16 @@ import functools
 from pathlib import Path
 
 import agent
-from agent.clearing import RequestEstimate, clear_old, conversation_chars
+from agent import prompts
+from agent.clearing import ARTICLE as ARTICLE_CLEARING
+from agent.clearing import CHARS_PER_TOKEN, RequestEstimate, clear_old, conversation_chars
+from agent.clearing import ROOM_ONLY as ROOM_ONLY_CLEARING
 from agent.command_user import ENV as COMMAND_USER_ENV
 from agent.presets import PRESETS, Preset
 from agent.prompts import SYSTEM_PROMPT, TOOL_SPECS
 from agent.requests import RequestLog, common_prefix
 from agent.server import Props, SetupError, props_from
+from agent.summary import SUMMARY_AT, propose_replacing, with_summary
 from agent.tools import is_test_file
 from agent.trace import agent_version
 from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place
@@ -28,6 +32,13 @@ AGENT_HOME = Path(agent.__file__).resolve().parent.parent
 __all__ = [
     "AGENT_HOME",
     "ARTICLE",
+    "ARTICLE_CLEARING",
+    "CHARS_PER_TOKEN",
+    "ROOM_ONLY_CLEARING",
+    "SUMMARY_AT",
+    "prompts",
+    "propose_replacing",
+    "with_summary",
     "COMMAND_USER_ENV",
     "PRESETS",
     "SYSTEM_PROMPT",
@@ -57,7 +68,7 @@ def launch(place: Place, settings: AgentSettings) -> Launch:
     argv += ["--keep", str(settings.keep), "--clear-at", str(settings.clear_at), "--approve", "yes"]
     argv += ["--sampling", settings.sampling, "--retries", str(settings.retries)]
     argv += ["--retry-delay", str(settings.retry_delay_s), "--request-timeout", str(settings.request_timeout_s)]
-    argv += ["--jeff-timeout", str(settings.jeff_timeout_s)]
+    argv += ["--jeff-timeout", str(settings.jeff_timeout_s), "--jeff-steps", str(settings.jeff_steps)]
     env = {COMMAND_USER_ENV: place.command_user} if place.command_user else {}
     return Launch(argv, env)
 

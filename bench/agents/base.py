@@ -49,6 +49,7 @@ class AgentSettings:
     retry_delay_s: float
     request_timeout_s: float
     jeff_timeout_s: float
+    jeff_steps: int  # the article's jeff-first: the steps Jeff takes before Flint
 
 
 @dataclass(frozen=True)

@@ -24,15 +24,17 @@ CAUSE_COLOURS = {
     "new": "#9cc3e6",
     "answer": "#e9a23b",
     "clearing": "#d1495b",
+    "summary": "#3d8b5f",
     "template": "#8c3b9e",
     "unexplained": "#3b3b3b",
 }
-CAUSES = ("cold", "new", "answer", "clearing", "template", "unexplained")  # bench/measure/reprocessing.py's
+CAUSES = ("cold", "new", "answer", "clearing", "summary", "template", "unexplained")  # bench/measure/reprocessing.py's
 CAUSE_COLUMNS = {
     "cold": "reprocessed_cold",
     "new": "reprocessed_new",
     "answer": "reprocessed_answer",
     "clearing": "reprocessed_by_clearing",
+    "summary": "reprocessed_by_summary",
     "template": "reprocessed_by_template",
     "unexplained": "reprocessed_unexplained",
 }

@@ -30,6 +30,12 @@ SHOWN_METRICS = [
     "peak_gpu_mib_jeff",
     "peak_gpu_mib_device",
 ]
+# The series' next experiments (bench/results/summary_columns.py), with the steps and model time by role: shown only
+# where some run summarized or let Jeff take steps, so that other comparisons keep their table.
+EXPERIMENT_METRICS = {
+    "summaries": ["summaries", "summaries_left_out", "summary_tokens", "summary_model_s", "reprocessed_by_summary"],
+    "jeff_steps": ["jeff_steps", "escalations", "steps", "flint_model_s", "jeff_model_s"],
+}
 NO_BASELINE = (
     "no earlier run of this configuration to compare with (--strict); if it changed on purpose (a new model, "
     "preset or setting), declare it and start a new baseline"
@@ -108,6 +114,7 @@ def build(options: CompareOptions) -> Comparison:
     groups, labels, intro = _grouped(tables, file_labels(options.files), options)
     all_rows = [row for table in tables for row in agent_runs(table)]
     metrics = [m for m in SHOWN_METRICS if measured(all_rows, m)]
+    metrics += [m for key, shown in EXPERIMENT_METRICS.items() if any(measured(all_rows, key)) for m in shown]
     metrics += [g.metric for g in gates if g.metric in LOWER_IS_BETTER and g.metric not in metrics]
     unmeasured = [m for m in SHOWN_METRICS if m not in metrics]
     constant = constant_columns(list(dict.fromkeys(group_key(row) for table in tables for row in table)))

@@ -20,6 +20,7 @@ from typing import Any
 
 from bench.analyze.causes import causes_section
 from bench.analyze.changes import CONFIRMED, fmt_metric
+from bench.analyze.clearings import clearings_section
 from bench.analyze.plots import (
     GPU_COLUMNS,
     RUNS_DRAWN,
@@ -189,6 +190,7 @@ def written_report(csv_path: Path, out_dir: Path, skip_bad_rows: bool = False) -
         out += causes_section(
             runs=runs, runs_dir=runs_dir, title=title, out_dir=out_dir, figure=f"causes-{index}-{slug(title)}.png"
         )
+        out += clearings_section(runs, runs_dir)
     report = out_dir / "report.md"
     report.write_text("\n".join(out).rstrip() + "\n", encoding="utf-8")
     return report, report_document(csv_path=csv_path, report=report, rows=rows, groups=groups, constant=constant)

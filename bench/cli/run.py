@@ -70,6 +70,13 @@ def add(sub: Subparsers) -> None:
 
 
 def run_flags(one: argparse.ArgumentParser) -> None:
+    matrix_flags(one)
+    server_flags(one)
+    output_flags(one)
+
+
+def matrix_flags(one: argparse.ArgumentParser) -> None:
+    """What runs: the windows, the agents and their presets, the tasks, how often and how long."""
     config_flag(one)
     ctx_flag(one, "context sizes, e.g. 4096,8192")
     one.add_argument("--presets", type=csv_list, help="agent presets, e.g. part2,part3")
@@ -79,13 +86,13 @@ def run_flags(one: argparse.ArgumentParser) -> None:
     one.add_argument("--reps", type=int, help="runs per (fixture, preset, ctx)")
     one.add_argument("--max-steps", type=int, help="step limit per run (default: the fixture's)")
     one.add_argument("--sandbox", metavar=SANDBOX_METAVAR, help="where the agent runs")
+
+
+def server_flags(one: argparse.ArgumentParser) -> None:
+    """Where Flint and Jeff run, on which models, with which flags of the user's own."""
     one.add_argument("--servers", metavar="|".join(SERVER_KINDS), help="where Flint and Jeff run")
-    one.add_argument("--out", help="results CSV (default: results/<date>-<sha>.csv)")
     one.add_argument(
         "--cpu-model", choices=CPU_MODEL_NAMES, help="Flint's model on the CPU (default smollm2, forced to call tools)"
-    )
-    one.add_argument(
-        "--resume", action="store_true", default=None, help="skip runs already in --out with the same inputs"
     )
     one.add_argument("--flint-url", help="with --servers external: Flint's URL (default $FLINT_URL)")
     one.add_argument("--jeff-url", help="with --servers external: Jeff's URL (default $JEFF_URL; none: no Jeff)")
@@ -106,6 +113,14 @@ def run_flags(one: argparse.ArgumentParser) -> None:
             help=f"llama-server flags of your own for {role.title()}, one quoted line, e.g. '-fa on --cache-reuse 256' "
             f"(a single flag: --{role}-server-args=--swa-full)",
         )
+
+
+def output_flags(one: argparse.ArgumentParser) -> None:
+    """Where the rows go, and whether to continue a file, only list the runs, or run one shard."""
+    one.add_argument("--out", help="results CSV (default: results/<date>-<sha>.csv)")
+    one.add_argument(
+        "--resume", action="store_true", default=None, help="skip runs already in --out with the same inputs"
+    )
     one.add_argument(
         "--dry-run", action="store_true", help="list the runs and every setting with where it came from; run nothing"
     )

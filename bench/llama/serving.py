@@ -16,7 +16,7 @@ from bench.config import BenchConfig
 from bench.errors import PrerequisiteError
 from bench.llama.cpu_models import CPU_MODELS
 from bench.llama.forced_tools import GRAMMAR_NAME, TEMPLATE_NAME
-from bench.results.row import FENCED_SERVING, FORCED_SERVING, NATIVE_SERVING, OWN_TEMPLATE_SERVING
+from bench.results.serving import FENCED_SERVING, FORCED_SERVING, NATIVE_SERVING, OWN_TEMPLATE_SERVING
 
 NATIVE, FORCED, FENCED = NATIVE_SERVING, FORCED_SERVING, FENCED_SERVING
 # The fenced template and an empty grammar, in the layout compose's cpu profile mounts (as docker/flint-native).

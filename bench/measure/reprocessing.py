@@ -14,6 +14,8 @@ sent back). Each token the server computed anew lies in one region of the new pr
                  chat template's own rendering of it (re-serialized tool calls, reasoning it leaves out, end-of-turn
                  tokens), or the agent's (an empty object for arguments that were not one)
     clearing     material sent before, processed again because a clearing changed an earlier message
+    summary      the same where a summary changed it (summary, summary-jeff, hybrid: agent/summary.py; a step that
+                 cleared and summarized counts here), and the question of a summary Flint was asked to write
     template     material sent before and unchanged by the agent, processed again because the chat template rendered
                  it differently this time (e.g. dropping the reasoning of earlier turns)
     unexplained  tokens the server had and did not reuse: server-side loss (a sliding-window model without a
@@ -37,7 +39,7 @@ from bench.errors import BenchError
 from bench.measure.request_log import Body, RequestBodies
 from bench.measure.trace import Event, int_field
 
-CAUSES = ("cold", "new", "answer", "clearing", "template", "unexplained")
+CAUSES = ("cold", "new", "answer", "clearing", "summary", "template", "unexplained")
 # A user message that ends a rendering right after the previous answer: where it starts, the answer has ended.
 _END_MARK: dict[str, Any] = {"role": "user", "content": "\u2063"}
 
@@ -113,9 +115,12 @@ def _attribute(events: list[Event], bodies: RequestBodies, tokenizer: Tokenizer)
     result = Attribution("ok")
     previous: tuple[Body, list[int]] | None = None  # what the server's slot last processed
     missing = 0
+    changed_by = "clearing"  # what changed the history since the previous request: a clearing, or a summary
     for event in events:
         body = bodies.get(event.get("request"))
-        if event.get("event") == "response":
+        if event.get("event") == "summary" and event.get("applied"):
+            changed_by = "summary"
+        if event.get("event") == "response" or (event.get("event") == "summary" and "request" in event):
             timings = event["timings"] if isinstance(event.get("timings"), dict) else {}
             cache_n, prompt_n = int_field(timings.get("cache_n")), int_field(timings.get("prompt_n"))
             if body is None or cache_n is None or prompt_n is None:
@@ -130,7 +135,12 @@ def _attribute(events: list[Event], bodies: RequestBodies, tokenizer: Tokenizer)
                 cache_n=cache_n,
                 prompt_tokens=cache_n + prompt_n,
                 tokenizer=tokenizer,
+                changed_by=changed_by,
             )
+            if event.get("event") == "summary":
+                _charge_question(split, tokens, cache_n, body, tokenizer)
+            else:
+                changed_by = "clearing"
             step = int_field(event.get("step")) or 0
             result.requests.append(
                 RequestSplit(
@@ -159,6 +169,14 @@ def _attribute(events: list[Event], bodies: RequestBodies, tokenizer: Tokenizer)
     return result
 
 
+def _charge_question(split: dict[str, int], tokens: list[int], cache_n: int, body: Body, tokenizer: Tokenizer) -> None:
+    """A summary Flint was asked for: the question at the end of its prompt is the summary's cost, not new material."""
+    start = _end_of(tokens, tokenizer, body, [*body["messages"][:-1], _END_MARK])
+    moved = min(split["new"], len(tokens) - max(cache_n, start))
+    split["new"] -= max(0, moved)
+    split["summary"] += max(0, moved)
+
+
 def split_request(
     previous: tuple[Body, list[int]] | None,
     body: Body,
@@ -166,6 +184,7 @@ def split_request(
     cache_n: int,
     prompt_tokens: int,
     tokenizer: Tokenizer,
+    changed_by: str = "clearing",
 ) -> dict[str, int]:
     """prompt_n (= prompt_tokens - cache_n) of one request, split by cause."""
     split = dict.fromkeys(CAUSES, 0)
@@ -189,6 +208,7 @@ def split_request(
         old_end=old_end,
         answer_end=max(old_end, answer_end),
         history_changed=history_changed,
+        changed_by=changed_by,
     )
 
 
@@ -198,13 +218,22 @@ def _end_of(tokens: Sequence[int], tokenizer: Tokenizer, body: Body, messages: l
 
 
 def split_positions(
-    cache_n: int, n: int, diverge: int, previous_n: int, old_end: int, answer_end: int, history_changed: bool
+    cache_n: int,
+    n: int,
+    diverge: int,
+    previous_n: int,
+    old_end: int,
+    answer_end: int,
+    history_changed: bool,
+    changed_by: str = "clearing",
 ) -> dict[str, int]:
     """Classify the positions the server computed anew, [cache_n, n), by the region of the prompt they lie in.
 
     The server could have reused up to `diverge` when the prompts differ inside the previous one, else at least the
     whole previous prompt (and possibly part of the answer after it); never the whole prompt (one token is always
     computed). Regions: old messages [.., old_end), the previous answer [old_end, answer_end), new material after.
+    What made the prompt differ before the answer: `changed_by` (a clearing or a summary) when the agent changed
+    the history, else the template.
     """
     split = dict.fromkeys(CAUSES, 0)
     reusable = diverge if diverge < previous_n else previous_n
@@ -213,7 +242,7 @@ def split_positions(
     reusable = min(reusable, end)
     start = max(cache_n, reusable)
     split["unexplained"] = max(0, reusable - cache_n)
-    earlier = "clearing" if history_changed else "template"  # what made the prompt differ before the answer
+    earlier = changed_by if history_changed else "template"
     split[earlier] += _overlap(start, end, 0, old_end)
     answer_cause = earlier if diverge < old_end else "answer"
     split[answer_cause] += _overlap(start, end, old_end, answer_end)

@@ -84,15 +84,27 @@ def _server_ms(timings: list[dict[str, Any]]) -> float | None:
     return _sum(t.get(key) for t in timings for key in ("prompt_ms", "predicted_ms"))
 
 
+def is_summary(event: Event, by: str) -> bool:
+    """A summary written by `by` (flint or jeff): the summary presets (agent/summary.py)."""
+    return event.get("event") == "summary" and event.get("by") == by
+
+
+def flint_summaries(events: list[Event]) -> list[Event]:
+    """The summaries Flint was asked to write that it answered: requests to Flint beside the steps' (they count in
+    its tokens, its /metrics and its model time, never in `steps`)."""
+    return [e for e in events if is_summary(e, "flint") and "request" in e and e.get("timings") is not None]
+
+
 def trace_numbers(events: list[Event], window: int | None = None, jeff_window: int | None = None) -> TraceNumbers:
     """The row's figures from a trace. Sums run over Flint's responses; Jeff's answered opinions are summed apart.
     `window` and `jeff_window` bound the token counts (default: the window the trace's start event names)."""
     responses = [e for e in events if e.get("event") == "response"]
+    flint_answers = [*responses, *flint_summaries(events)]  # every request to Flint that was answered
     start, stop = next((e for e in events if e.get("event") == "start"), None), stop_event(events)
     start_n_ctx = int_field(start.get("n_ctx")) if start else None
     reader = FigureReader(window or start_n_ctx, jeff_window or window or start_n_ctx)
-    usages = [reader.figures(e, "usage") for e in responses]
-    timings = [reader.figures(e, "timings") for e in responses]
+    usages = [reader.figures(e, "usage") for e in flint_answers]
+    timings = [reader.figures(e, "timings") for e in flint_answers]
     jeff_on = bool(start and start.get("jeff"))
     jeff_ms, jeff = _jeff_numbers(events, reader, jeff_on)
     refused = [e for e in events if is_context_400(e)]
@@ -122,6 +134,8 @@ def trace_numbers(events: list[Event], window: int | None = None, jeff_window: i
 def _jeff_numbers(events: list[Event], reader: FigureReader, jeff_on: bool) -> tuple[float | None, dict[str, Any]]:
     """Jeff's server milliseconds, and the row's figures of Jeff: his answered opinions summed apart from Flint's."""
     answered = [e for e in events if e.get("event") == "jeff" and e.get("opinion") is not None]
+    answered += [e for e in events if is_summary(e, "jeff") and e.get("timings") is not None]
+    answered += [e for e in events if e.get("event") == "jeff_step" and e.get("timings") is not None]
     usage = [reader.figures(e, "usage", jeff=True) for e in answered]
     timings = [reader.figures(e, "timings", jeff=True) for e in answered]
     asked = any(e.get("event") == "jeff" for e in events)

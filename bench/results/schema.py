@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from bench.results.row import FORCED_SERVING as FORCED_SERVING  # the values of flint_serving
-from bench.results.row import NATIVE_SERVING as NATIVE_SERVING
 from bench.results.row import model
+from bench.results.serving import FORCED_SERVING as FORCED_SERVING  # the values of flint_serving
+from bench.results.serving import NATIVE_SERVING as NATIVE_SERVING
 
 MODEL = model()
 COLUMNS = [c.name for c in MODEL]

@@ -155,6 +155,7 @@ class RunInputs:
     jeff_server_args: str = ""
     shard: str = ""  # `I/N` when the bench runs one shard of the plan (bench.run.shards)
     servers_shared: bool = False  # the servers serve the matrix's other shards too, one at a time
+    jeff_steps: int = 3  # jeff-first: Jeff's steps before Flint takes over (agent --jeff-steps)
 
     @classmethod
     def of(
@@ -199,6 +200,7 @@ class RunInputs:
             jeff_server_args=shlex.join(config.jeff_server_args) if config.use_jeff else "",  # Jeff off: none ran
             shard=config.shard or "",
             servers_shared=config.servers_shared,
+            jeff_steps=config.jeff_steps,
         )
 
     def fill(self, row: ResultRow) -> None:
@@ -245,5 +247,6 @@ class RunInputs:
             retry_delay_s=self.agent_retry_delay_s,
             request_timeout_s=self.request_timeout_s,
             jeff_timeout_s=self.jeff_timeout_s,
+            jeff_steps=self.jeff_steps,
         )
         return AgentCommand(agent_kind(self.planned.agent), settings)

@@ -8,10 +8,12 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from bench.agents.article import PRESETS
 from bench.llama.pin import build_mismatch
 from bench.measure.labels import Outcome, failure_labels
 from bench.measure.reprocessing import Attribution
 from bench.measure.sampler import GpuReading
+from bench.measure.summaries import jeff_first_figures, jeff_window, summary_figures
 from bench.measure.time_split import ServerSpeeds, fill_time_split
 from bench.measure.tool_time import tools_seconds
 from bench.measure.trace import Event
@@ -100,6 +102,8 @@ class RunRecord:
         row.server_stall_s = self.server_stall_s
         if self.numbers is not None:
             _fill_numbers(row, self.numbers)
+        if self.numbers is not None and self.events:
+            _fill_summaries(row, self.events)
         if self.numbers is not None:
             fill_time_split(row, self.events, self.numbers, self.speeds, jeff_on=bool(self.inputs.jeff_model))
         if self.attribution is not None:
@@ -140,3 +144,14 @@ def _fill_split(row: ResultRow, attribution: Attribution) -> None:
     row.reprocessed_cold, row.reprocessed_new, row.reprocessed_answer = totals["cold"], totals["new"], totals["answer"]
     row.reprocessed_by_clearing, row.reprocessed_by_template = totals["clearing"], totals["template"]
     row.reprocessed_unexplained = totals["unexplained"]
+    row.reprocessed_by_summary = totals["summary"]
+
+
+def _fill_summaries(row: ResultRow, events: list[Event]) -> None:
+    figures = summary_figures(events)
+    row.summaries, row.summaries_left_out = figures.made, figures.left_out
+    row.summary_tokens, row.summary_model_s = figures.tokens, figures.model_s
+    preset = PRESETS.get(row.preset)
+    jeff = jeff_first_figures(events, preset.jeff_acts if preset else None)
+    row.jeff_steps, row.escalations, row.jeff_first_steps = jeff.steps, jeff.escalations, jeff.limit
+    row.jeff_window = jeff_window(events)

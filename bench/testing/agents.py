@@ -23,5 +23,6 @@ def article_run(*flags: str, config: BenchConfig | None = None, preset: str = "p
         retry_delay_s=config.agent_retry_delay_s,
         request_timeout_s=config.request_timeout_s,
         jeff_timeout_s=config.jeff_timeout_s,
+        jeff_steps=config.jeff_steps,
     )
     return AgentCommand(agent_kind("article"), settings, flags)

@@ -25,6 +25,9 @@ EVENTS = {
     "approval",
     "done_check",
     "restored",
+    "summary",
+    "jeff_step",
+    "escalate",
     "stop",
 }
 

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bench.analyze.prediction_file import load_predictions
 from bench.config import SETTINGS, load_config
 from bench.errors import ConfigError
 
@@ -60,6 +61,7 @@ WRONG = {
     "clear_at": ('"0.5"', 1.5),
     "sampling": ("[0.7]", {"temperature": [1]}),
     "use_jeff": ('"no"', None),
+    "jeff_steps": ('"three"', -1),
     "agent_retries": (1.5, 99),
     "agent_retry_delay_s": ('"1s"', -1),
     "run_timeout_s": ('"soon"', -5),
@@ -247,3 +249,10 @@ def test_the_repository_may_take_at_most_half_the_sandbox_memory() -> None:
     assert load_config(None, {"sandbox_repo_size": "1g"}).sandbox_repo_size == "1g"  # half of the default 2g
     with pytest.raises(ConfigError, match="sandbox_repo_size 2g is more than half of sandbox_memory 2g"):
         load_config(None, {"sandbox_repo_size": "2g"})
+
+
+def test_the_summaries_matrix_and_its_predictions_load() -> None:
+    root = Path(__file__).resolve().parents[2]
+    matrix = load_config(root / "experiments" / "summaries.yaml", {}).matrix()
+    assert len(matrix) == 2 * 5 * 3  # two fixtures, five presets, three windows
+    assert len(load_predictions(root / "predictions-summaries.yaml")) == 6

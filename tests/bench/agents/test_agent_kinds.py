@@ -40,7 +40,7 @@ def test_the_article_kind_builds_the_agents_command_line() -> None:
 def _settings(config: BenchConfig):  # type: ignore[no-untyped-def]
     from bench.agents.base import AgentSettings
 
-    return AgentSettings("late", 4096, 30, config.keep, 0.75, "{}", 0, 1.0, 60.0, 30.0)
+    return AgentSettings("late", 4096, 30, config.keep, 0.75, "{}", 0, 1.0, 60.0, 30.0, config.jeff_steps)
 
 
 def test_an_unknown_agent_is_refused_naming_the_kinds() -> None:

@@ -478,3 +478,19 @@ def test_one_file_of_two_presets_names_the_by_that_compares_them(tmp_path: Path)
     assert f"These configurations differ in `preset`: `bench compare {one} --by preset` gives verdicts" in text
     text, _ = compare([write_results(tmp_path / "one.csv", runs("a", [1, 2]))])
     assert "These configurations differ" not in text  # one configuration: nothing to pair
+
+
+def test_by_preset_shows_the_summaries_and_jeffs_steps_where_a_run_has_them(tmp_path: Path, capsys: Capture) -> None:
+    rows = [
+        *runs("p", [100, 104, 98, 101, 99], preset="part3+", summaries="0", reprocessed_by_summary="0"),
+        *runs("s", [110, 112, 109, 111, 113], preset="summary", summaries="2", reprocessed_by_summary="900"),
+    ]
+    one = write_results(tmp_path / "presets.csv", rows)
+    assert main(["compare", one, "--by", "preset"]) == 0
+    out = capsys.readouterr().out
+    assert "| reprocessed_by_summary | 0 [0–0] | 900 [900–900] |" in out
+    line = next(line for line in out.splitlines() if line.startswith("| reprocessed_by_summary | +900"))
+    assert line.endswith("| beyond noise |")
+    assert "jeff_steps" not in out and "escalations" not in out  # no run let Jeff take a step
+    plain = write_results(tmp_path / "plain.csv", runs("q", [100, 101], summaries="0"))
+    assert main(["compare", plain, plain]) == 0 and "summaries" not in capsys.readouterr().out

@@ -107,3 +107,23 @@ def test_a_low_water_mark_clears_only_down_to_it() -> None:
 def test_a_policy_that_is_not_one_is_refused_with_the_forms_that_are(text: str) -> None:
     with pytest.raises(ConfigError, match="policy"):
         parse_policy(text)
+
+
+def test_a_summary_policy_replaces_what_before_clears_and_counts_its_question(tmp_path: Path) -> None:
+    with fake_llama.FakeLlama(reads(8), n_ctx=4096) as flint:
+        run_dir = agent_run(tmp_path, flint, "part3+", 8)
+        timeline = load_timeline(run_dir)
+        with ServerTokenizer(flint.url) as tokenizer:
+            cleared = replay(timeline, parse_policy("before:0.5"), tokenizer)
+            summarized = replay(timeline, parse_policy("summary:200"), tokenizer)
+            longer = replay(timeline, parse_policy("summary:600"), tokenizer)
+    assert summarized.clearings == cleared.clearings > 0  # at the same moments
+    first = next(i for i, (a, b) in enumerate(zip(cleared.prompt_n, summarized.prompt_n, strict=True)) if a != b)
+    assert summarized.prompt_n[first] > cleared.prompt_n[first]  # the question, and the block after the task
+    assert longer.total > summarized.total > cleared.total
+
+
+@pytest.mark.parametrize("text", ["summary", "summary:0", "summary:1.5", "summary:200:2", "summary:200:0.5:0.6"])
+def test_a_summary_policy_needs_its_size_in_tokens(text: str) -> None:
+    with pytest.raises(ConfigError, match="summary:S"):
+        parse_policy(text)

@@ -312,8 +312,8 @@ def test_the_report_shows_the_time_split_and_the_causes_stacked_per_step(tmp_pat
         "| efficiency |" in report
     )
     assert "| rep 1 | 40 | 20.5 | 12.5 | 8 | 4.5 | 13 | 1 | 1 | 18.2 | 6.8 | 46% |" in report
-    assert "| rep 1 | 900 | 60 | n/a | 340 | n/a | n/a | ok |" in report
-    assert "| rep 2 | n/a | n/a | n/a | n/a | n/a | n/a | unavailable |" in report
+    assert "| rep 1 | 900 | 60 | n/a | 340 | n/a | n/a | n/a | ok |" in report
+    assert "| rep 2 | n/a | n/a | n/a | n/a | n/a | n/a | n/a | unavailable |" in report
     (figure,) = (tmp_path / "report").glob("causes-1-*.png")
     assert figure.name in report and figure.read_bytes().startswith(PNG_SIGNATURE)
 
@@ -324,7 +324,7 @@ def test_a_large_groups_causes_are_one_line_of_medians_and_one_panel(tmp_path: P
         split = [{"step": 1, "cold": 900}, {"step": 2, "new": 100}]
         (tmp_path / "runs" / f"r{i}" / "reprocessed.json").write_text(json.dumps({"requests": split}))
     text = write_report(results, tmp_path / "report").read_text(encoding="utf-8")
-    assert "| median of 20 | 900 | 100 | n/a | n/a | n/a | n/a | ok 20 |" in text
+    assert "| median of 20 | 900 | 100 | n/a | n/a | n/a | n/a | n/a | ok 20 |" in text
     (figure,) = (tmp_path / "report").glob("causes-1-*.png")
     assert max(png_size(figure)) <= 1000
 
