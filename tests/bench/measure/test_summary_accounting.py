@@ -21,6 +21,9 @@ from bench.measure.trace_numbers import trace_numbers
 from bench.testing import fake_llama
 from bench.testing.fake_llama import FakeLlama
 
+# The agent runs in this process to its done check, whose pytest is a child process: not the fast tier.
+pytestmark = pytest.mark.usefixtures("child_processes")
+
 FILLER = "".join(f"RECORD_{j} = {j}  # filler to take up room\n" for j in range(40))
 
 
