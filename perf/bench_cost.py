@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import bench.run.one_run as one_run
 import bench.run.runner as runner
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError
@@ -60,12 +61,12 @@ def timed_grading(bench: TimedBench, grade: Callable[..., Any]) -> Callable[...,
 def shares(config: BenchConfig) -> list[float]:
     """Per run: the bench's own time / the run's wall time, in percent."""
     bench = TimedBench(config)
-    original = runner.score_run_dir
-    runner.score_run_dir = timed_grading(bench, original)  # type: ignore[assignment]
+    original = one_run.score_run_dir
+    one_run.score_run_dir = timed_grading(bench, original)  # type: ignore[assignment]
     try:
         rows = bench.run()
     finally:
-        runner.score_run_dir = original  # type: ignore[assignment]
+        one_run.score_run_dir = original  # type: ignore[assignment]
     out = []
     for row, spent, grading in zip(rows, bench.spent, bench.grading, strict=True):
         wall = float(row["wall_s"])

@@ -31,6 +31,7 @@ from bench.sandbox.docker import DockerSandbox
 from bench.sandbox.local import LocalSandbox
 from bench.servers.base import Endpoints
 from bench.setting_types import size_bytes
+from bench.testing.agents import article_run
 from perf.figures import Figure, Unavailable, figure, timed
 
 CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens, the agent's first request is refused
@@ -48,7 +49,9 @@ def lifecycle(sandbox: DockerSandbox | LocalSandbox) -> None:
         workdir, out = Path(tmp) / "repo", Path(tmp) / "out"
         out.mkdir()
         make_work_copy(fixture, workdir)
-        run = sandbox.run_agent(workdir, out, str(fixture.task_file), fixture.visible_tests, ["--retries", "0"])
+        run = sandbox.run_agent(
+            workdir, out, str(fixture.task_file), fixture.visible_tests, article_run("--retries", "0")
+        )
         if run.infra_error:
             raise RuntimeError(f"the sandbox failed: {run.infra_error}")
 

@@ -462,7 +462,7 @@ def test_what_a_night_without_earlier_nights_is(
         monkeypatch.setenv("GITHUB_API_URL", api)
         monkeypatch.setenv("GITHUB_REPOSITORY", "owner/repo")
         monkeypatch.setenv("DEFAULT_BRANCH", "main")
-        nights, said, failed = module.decide(tmp_path)
+        nights, said, failed, _ = module.decide(tmp_path)
     assert (nights, failed) == ([], fails) and says in said
 
 

@@ -617,7 +617,11 @@ def test_a_start_up_hook_in_the_command_users_site_does_not_reach_the_check(
         fake_llama.prose("Done now."),
     )
     run = sandboxes(flint_url).run_agent(
-        workdir, out_dir, "TASK.md", ["test_todo.py"], ["--preset", "part3+", "--approve", "no", "--max-steps", "4"]
+        workdir,
+        out_dir,
+        "TASK.md",
+        ["test_todo.py"],
+        article_run("--approve", "no", "--max-steps", "4", preset="part3+"),
     )
     assert run.infra_error is None and not run.timed_out, run.output[-2000:]
     assert (workdir / "hook-installed").exists()  # the first check imported the new test, which installed its hook

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fake_flint_bench import fake_flint_config
@@ -14,6 +15,8 @@ from bench.errors import ResultsError, ServerStartError
 from bench.fixtures.fixture import load_fixture
 from bench.results.append import read_rows
 from bench.run.runner import Bench
+from bench.sandbox.base import AgentRun
+from bench.sandbox.local import LocalSandbox
 from bench.testing import fake_llama
 
 # Every test here starts child processes: the fast tier leaves them out (tests/conftest.py).
@@ -216,19 +219,30 @@ def test_a_diff_over_the_limit_is_named_in_error_and_not_kept(tmp_path: Path) ->
 
 # The agent writes its trace at its own offset (agent/trace.py), so its next lines overwrite the start of what the
 # command appends: 16 KB of blanks go first and take that, leaving the deep line whole (a blank line is no event).
-DEEP_LINE = (
-    "python3 -c \"open('../out/events.jsonl', 'a').write(' ' * 16384 + chr(10) + "
-    '\'{\\"event\\": \\"response\\", \\"usage\\": \' '
-    "+ '{\\\"a\\\": ' * 981 + '1' + '}' * 982 + chr(10))\""
-)
+DEEP_LINE = '{"event": "response", "usage": ' + '{"a": ' * 981 + "1" + "}" * 982 + "\n"
 
 
-def test_absurd_server_figures_stay_out_of_the_row_and_a_981_deep_usage_ends_one_run_only(tmp_path: Path) -> None:
-    """A `usage` nested 981 levels deep in the trace (the agent now bounds the server's; here the model's command
-    writes one, as a local sandbox allows) costs its own run at most, and the bench goes on; in the next run a
-    hostile server's negative and 1e308 token counts are unreadable: empty cells and a note."""
+def test_absurd_server_figures_stay_out_of_the_row_and_a_981_deep_usage_ends_one_run_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `usage` nested 981 levels deep in the trace (the agent bounds the server's and keeps its trace's end its
+    own; here a hostile agent process is played by appending one once it has ended) costs its own run at most, and
+    the bench goes on; in the next run a hostile server's negative and 1e308 token counts are unreadable: empty
+    cells and a note."""
+    run_agent = LocalSandbox.run_agent
+    appended: list[Path] = []
+
+    def hostile_once(self: LocalSandbox, workdir: Path, out_dir: Path, *args: Any, **kwargs: Any) -> AgentRun:
+        run = run_agent(self, workdir, out_dir, *args, **kwargs)
+        if not appended:
+            with open(out_dir / "events.jsonl", "a") as trace:
+                trace.write(" " * 16384 + "\n" + DEEP_LINE)
+            appended.append(out_dir)
+        return run
+
+    monkeypatch.setattr(LocalSandbox, "run_agent", hostile_once)
     absurd = {**fake_llama.prose("done"), "usage": {"prompt_tokens": -5, "completion_tokens": 1e308}}
-    replies = [fake_llama.tool_call("run", {"command": DEEP_LINE}), fake_llama.prose("done"), absurd]
+    replies = [fake_llama.prose("done"), absurd]
     with fake_llama.FakeLlama(replies) as flint:
         first, second = Bench(small_config(tmp_path, flint, reps=2)).run()
 
