@@ -34,17 +34,23 @@ class TimedBench(runner.Bench):
         self.spent: list[float] = []  # per run: measuring and recording, grading included
         self.grading: list[float] = []
 
-    def run_one(self, *args: Any) -> RunRecord:
-        start = time.perf_counter()
-        record = super().run_one(*args)
-        self.spent.append(time.perf_counter() - start)
-        return record
-
     def _record(self, record: RunRecord, progress: Any) -> None:
         start = time.perf_counter()
         super()._record(record, progress)
         if self.spent:
             self.spent[-1] += time.perf_counter() - start
+
+
+def timed_run(bench: TimedBench, run: Callable[..., RunRecord]) -> Callable[..., RunRecord]:
+    """bench.run.one_run.run_one, timed: one run's measuring, grading included (its recording is added after)."""
+
+    def run_timed(*args: Any, **kwargs: Any) -> RunRecord:
+        start = time.perf_counter()
+        record = run(*args, **kwargs)
+        bench.spent.append(time.perf_counter() - start)
+        return record
+
+    return run_timed
 
 
 def timed_grading(bench: TimedBench, grade: Callable[..., Any]) -> Callable[..., Any]:
@@ -61,12 +67,14 @@ def timed_grading(bench: TimedBench, grade: Callable[..., Any]) -> Callable[...,
 def shares(config: BenchConfig) -> list[float]:
     """Per run: the bench's own time / the run's wall time, in percent."""
     bench = TimedBench(config)
-    original = one_run.score_run_dir
+    original, original_run = one_run.score_run_dir, runner.run_one
     one_run.score_run_dir = timed_grading(bench, original)  # type: ignore[assignment]
+    runner.run_one = timed_run(bench, original_run)  # type: ignore[assignment]
     try:
         rows = bench.run()
     finally:
         one_run.score_run_dir = original  # type: ignore[assignment]
+        runner.run_one = original_run  # type: ignore[assignment]
     out = []
     for row, spent, grading in zip(rows, bench.spent, bench.grading, strict=True):
         wall = float(row["wall_s"])

@@ -6,9 +6,12 @@ import logging
 
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError, ServerStartError
-from bench.llama.api import is_healthy
+from bench.llama.api import is_healthy, wait_healthy
 from bench.llama.serving import external_serving
 from bench.servers.base import Endpoints, check_windows
+
+# Someone else's server answers /health within this: one probe of 2 s refused a server busy beside a loaded machine.
+HEALTHY_WITHIN_S = 10.0
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +35,7 @@ class ExternalServers:
 
     def start(self, ctx: int) -> Endpoints:
         for role, url in (("Flint", self.flint_url), ("Jeff", self.jeff_url)):
-            if url and not is_healthy(url):
+            if url and not wait_healthy([url], HEALTHY_WITHIN_S):
                 raise ServerStartError(
                     f"{role}: no healthy llama-server answers at {url}/health: start it or fix the URL"
                 )
