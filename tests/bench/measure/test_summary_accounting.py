@@ -43,7 +43,7 @@ def run(tmp_path: Path, flint: FakeLlama, *args: str) -> list[dict[str, Any]]:
     repo.mkdir()
     for i in range(6):
         (repo / f"big{i}.py").write_text(FILLER)
-    (repo / "test_calc.py").write_text("def test_add():\n    assert 1 + 2 == 3\n")
+    (repo / "test_calc.py").write_text("def test_add():\n    assert 2 + 1 == 3\n")
     events = tmp_path / "events.jsonl"
     argv = ["--repo", str(repo), "--task", "Add sub.", "--flint", flint.url, "--events", str(events)]
     with contextlib.redirect_stdout(io.StringIO()):
