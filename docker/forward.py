@@ -36,7 +36,7 @@ import json
 import signal
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 # Beside this file wherever it runs (the sandbox image's /opt/agentbench, compose.yaml's gates): the script's folder
 # is first on sys.path.
@@ -74,6 +74,36 @@ def parse_head(head: bytes) -> tuple[str, str, list[tuple[str, str]]]:
     return parts[0], parts[1], headers
 
 
+async def read_head(reader: asyncio.StreamReader) -> tuple[str, str, list[tuple[str, str]]]:
+    """Method, target and headers of the next request; Refused when its head is over HEAD_LIMIT or malformed."""
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.LimitOverrunError:
+        raise Refused(431, "Request Header Fields Too Large", "request head too large") from None
+    return parse_head(head)
+
+
+def body_length(headers: list[tuple[str, str]]) -> int:
+    """The request body's length; Refused when it is chunked, its Content-Length unclear, or over BODY_LIMIT."""
+    names = [name.lower() for name, _ in headers]
+    if "transfer-encoding" in names:
+        raise Refused(411, "Length Required", "request bodies must have a Content-Length")
+    lengths = {value for name, value in headers if name.lower() == "content-length"}
+    if len(lengths) > 1 or not all(value.isdigit() for value in lengths):
+        raise Refused(400, "Bad Request", "conflicting or malformed Content-Length")
+    length = int(lengths.pop()) if lengths else 0
+    if length > BODY_LIMIT:
+        raise Refused(413, "Content Too Large", f"request body over {BODY_LIMIT} bytes")
+    return length
+
+
+def request_out(method: str, target: str, headers: list[tuple[str, str]], body: bytes) -> bytes:
+    """The request as it goes on: hop-by-hop headers dropped, its own length, and `Connection: close`."""
+    kept = "".join(f"{n}: {v}\r\n" for n, v in headers if n.lower() not in HOP_BY_HOP | {"content-length"})
+    head_out = f"{method} {target} HTTP/1.1\r\n{kept}Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    return head_out.encode("latin-1") + body
+
+
 class Gate:
     """One listening port: its target server, the run's sampling settings, the server's window once read."""
 
@@ -103,25 +133,13 @@ class Gate:
     async def read_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
         """The request to send upstream; Refused when it is malformed, not on the allowed list, or not the
         agent's."""
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.LimitOverrunError:
-            raise Refused(431, "Request Header Fields Too Large", "request head too large") from None
-        method, target, headers = parse_head(head)
+        method, target, headers = await read_head(reader)
         path = target.split("?", 1)[0]
         if (method, path) not in ALLOWED:
             raise Refused(403, "Forbidden", f"{method} {path} is not forwarded to the model server")
         if "?" in target:
             raise Refused(403, "Forbidden", "query strings are not forwarded to the model server")
-        names = [name.lower() for name, _ in headers]
-        if "transfer-encoding" in names:
-            raise Refused(411, "Length Required", "request bodies must have a Content-Length")
-        lengths = {value for name, value in headers if name.lower() == "content-length"}
-        if len(lengths) > 1 or not all(value.isdigit() for value in lengths):
-            raise Refused(400, "Bad Request", "conflicting or malformed Content-Length")
-        length = int(lengths.pop()) if lengths else 0
-        if length > BODY_LIMIT:
-            raise Refused(413, "Content Too Large", f"request body over {BODY_LIMIT} bytes")
+        length = body_length(headers)
         if method == "GET" and length:
             raise Refused(400, "Bad Request", "a GET request has no body")
         if any(name.lower() == "expect" and "100-continue" in value.lower() for name, value in headers):
@@ -130,11 +148,7 @@ class Gate:
         if method == "POST":
             window = await self.server_window() if b'"max_tokens"' in body else None
             body = json.dumps(check_chat(body, self.sampling, window)).encode()
-        kept = "".join(
-            f"{name}: {value}\r\n" for name, value in headers if name.lower() not in HOP_BY_HOP | {"content-length"}
-        )
-        head_out = f"{method} {path} HTTP/1.1\r\n{kept}Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-        return head_out.encode("latin-1") + body
+        return request_out(method, path, headers, body)
 
     async def exchange(self, client_reader: asyncio.StreamReader, client: asyncio.StreamWriter) -> None:
         try:
@@ -168,9 +182,17 @@ class Gate:
         await relay(*args)
 
 
+class AnswerReader(Protocol):
+    """What relay reads the server's answer from: a StreamReader, or the recording proxy's copying one."""
+
+    async def readuntil(self, separator: bytes) -> bytes: ...
+
+    async def read(self, n: int) -> bytes: ...
+
+
 async def relay(
     request: bytes,
-    upstream_reader: asyncio.StreamReader,
+    upstream_reader: AnswerReader,
     upstream: asyncio.StreamWriter,
     client: asyncio.StreamWriter,
     answered: list[bool],

@@ -31,15 +31,14 @@ from typing import IO, Any
 
 from chat_body import Refused
 from forward import (
-    BODY_LIMIT,
     EXCHANGE_TIMEOUT_S,
     HEAD_LIMIT,
-    HOP_BY_HOP,
     Connections,
     Gate,
-    close_after,
-    error_response,
-    parse_head,
+    body_length,
+    read_head,
+    relay,
+    request_out,
 )
 
 ROUTES = frozenset(
@@ -121,30 +120,15 @@ class RecordingGate(Gate):
         self.pending: dict[int, dict[str, Any]] = {}  # each request being relayed (by its client): route and body
 
     async def read_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.LimitOverrunError:
-            raise Refused(431, "Request Header Fields Too Large", "request head too large") from None
-        method, target, headers = parse_head(head)
+        method, target, headers = await read_head(reader)
         path = target.split("?", 1)[0]
         if (method, path) not in ROUTES:
             raise Refused(403, "Forbidden", f"{method} {path} is not passed to the model server")
-        names = [name.lower() for name, _ in headers]
-        if "transfer-encoding" in names:
-            raise Refused(411, "Length Required", "request bodies must have a Content-Length")
-        lengths = {value for name, value in headers if name.lower() == "content-length"}
-        if len(lengths) > 1 or not all(value.isdigit() for value in lengths):
-            raise Refused(400, "Bad Request", "conflicting or malformed Content-Length")
-        length = int(lengths.pop()) if lengths else 0
-        if length > BODY_LIMIT:
-            raise Refused(413, "Content Too Large", f"request body over {BODY_LIMIT} bytes")
-        body = await reader.readexactly(length)
+        body = await reader.readexactly(body_length(headers))
         request = _json(body) or body.decode("utf-8", "replace")
         sent = round(time.monotonic() - self.started, 3)  # the answer's wait starts here, not at the agent's start
         self.pending[id(writer)] = {"t_sent": sent, "route": f"{method} {path}", "request": request}
-        kept = "".join(f"{n}: {v}\r\n" for n, v in headers if n.lower() not in HOP_BY_HOP | {"content-length"})
-        head_out = f"{method} {target} HTTP/1.1\r\n{kept}Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-        return head_out.encode("latin-1") + body
+        return request_out(method, target, headers, body)
 
     def record(self, request: dict[str, Any], head: bytes, raw: bytes, complete: bool) -> None:
         entry = {"t": round(time.monotonic() - self.started, 3), **request, **answer_figures(head, raw)}
@@ -163,24 +147,29 @@ class RecordingGate(Gate):
     ) -> None:
         """forward.relay, keeping a copy of the answer (up to ANSWER_LIMIT) to record once it ends."""
         recorded = self.pending.pop(id(client), {})
-        upstream.write(request)
-        await upstream.drain()
+        answer, complete = CopiedAnswer(upstream_reader), False
         try:
-            head = await upstream_reader.readuntil(b"\r\n\r\n")
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-            client.write(error_response(502, "Bad Gateway", "the model server sent no HTTP response"))
-            return
-        answered.append(True)
-        client.write(close_after(head))
-        kept, complete = b"", False
-        try:
-            while data := await upstream_reader.read(65536):
-                client.write(data)
-                kept += data[: max(0, ANSWER_LIMIT - len(kept))]
-                await client.drain()
-            complete = len(kept) < ANSWER_LIMIT
+            await relay(request, answer, upstream, client, answered)
+            complete = len(answer.kept) < ANSWER_LIMIT
         finally:
-            self.record(recorded, head, kept, complete)
+            if answered:  # the server answered (no head: the client got a 502 and there is nothing to record)
+                self.record(recorded, answer.head, answer.kept, complete)
+
+
+class CopiedAnswer:
+    """The server's answer as forward.relay reads it: its head, and a copy of its body up to ANSWER_LIMIT bytes."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self.reader, self.head, self.kept = reader, b"", b""
+
+    async def readuntil(self, separator: bytes) -> bytes:
+        self.head = await self.reader.readuntil(separator)
+        return self.head
+
+    async def read(self, n: int) -> bytes:
+        data = await self.reader.read(n)
+        self.kept += data[: max(0, ANSWER_LIMIT - len(self.kept))]
+        return data
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -5,7 +5,9 @@ real server, streamed and not: tests/integration/test_record_proxy_real.py)."""
 from __future__ import annotations
 
 import json
+import socket
 import sys
+import threading
 from pathlib import Path
 
 import httpx
@@ -69,3 +71,23 @@ def test_the_proxy_passes_the_model_api_refuses_the_rest_and_logs_each_exchange(
     assert chat["route"] == "POST /v1/chat/completions" and chat["request"]["messages"][0]["content"] == "hi"
     assert chat["timings"] == answer.json()["timings"] and chat["usage"] == answer.json()["usage"]
     assert chat["streamed"] is False and chat["finish_reason"] == "stop"
+
+
+def test_a_server_that_closes_without_answering_is_a_502_and_nothing_is_logged(tmp_path: Path) -> None:
+    log = tmp_path / "proxy.jsonl"
+    with socket.socket() as silent:  # accepts, reads the request, closes: no HTTP answer
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+
+        def close_each() -> None:
+            connection, _ = silent.accept()
+            with connection:
+                connection.recv(65536)
+
+        closer = threading.Thread(target=close_each, daemon=True)
+        closer.start()
+        with RecordingProxy(f"http://127.0.0.1:{port}", log) as url:
+            assert httpx.get(url + "/health", timeout=30).status_code == 502
+        closer.join(10)
+    assert log.read_text() == ""
