@@ -18,6 +18,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
+from submit_helpers import k8s_argv
 
 from bench.cli import build_parser, main, settings
 from bench.config import BenchConfig
@@ -31,33 +32,11 @@ KUBERNETES = "1.33"  # the oldest release the manifests are kept valid for (side
 # A `python` that records its arguments, one per line, and a blank line after each call.
 RECORDER = '#!/bin/sh\nfor arg; do printf "%s\\n" "$arg" >> "$CALLS"; done; echo >> "$CALLS"\n'
 IMAGE = "registry.example/agent-bench:1"
-# Given, as --image is: by default Jeff's image is named by a hash of the installed llama-server (make setup).
-JEFF_IMAGE = "r.example/llama-cpu:b1"
 
 
 def render(tmp_path: Path, *flags: str, run: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    config = tmp_path / "settings.yaml"
-    config.write_text("use_jeff: true\nreps: 3\npresets: [part2, part3]\n")
-    argv = [
-        "submit",
-        "k8s",
-        "--shards",
-        "3",
-        "--image",
-        IMAGE,
-        "--jeff-image",
-        JEFF_IMAGE,
-        "--config",
-        str(config),
-        "--results",
-        str(tmp_path / "m1"),
-        *flags,
-        "--",
-        "--ctx",
-        "8192",
-        *run,
-    ]
+    settings = "use_jeff: true\nreps: 3\npresets: [part2, part3]\n"
+    argv = k8s_argv(tmp_path, settings, "--ctx", "8192", *run, shards=3, image=IMAGE, results="m1", options=flags)
     assert main(argv) == 0
     return list(yaml.safe_load_all((tmp_path / "m1" / "k8s" / "matrix.yaml").read_text()))
 
@@ -341,25 +320,7 @@ def test_the_models_job_fetches_each_hub_model_once_then_marks_the_submission(tm
 
 
 def test_a_matrix_of_several_windows_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    config = tmp_path / "settings.yaml"
-    config.write_text("use_jeff: false\n")
-    argv = [
-        "submit",
-        "k8s",
-        "--shards",
-        "2",
-        "--image",
-        "i:1",
-        "--jeff-image",
-        JEFF_IMAGE,
-        "--config",
-        str(config),
-        "--results",
-        str(tmp_path / "m"),
-        "--",
-        "--ctx",
-        "4096,8192",
-    ]
+    argv = k8s_argv(tmp_path, "use_jeff: false\n", "--ctx", "4096,8192")
     assert main(argv) == 2
     assert "one matrix per --ctx" in capsys.readouterr().err
     assert not (tmp_path / "m" / "k8s").exists()

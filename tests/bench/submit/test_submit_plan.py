@@ -6,35 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
+from submit_helpers import k8s_argv
 
 from bench.cli import build_parser, main, settings
 from bench.config import load_config
 
-# Given: by default Jeff's image is named by a hash of the installed llama-server (make setup).
-JEFF_IMAGE = "r.example/llama-cpu:b1"
-
 
 def submit(tmp_path: Path, *flags: str, results: str = "m") -> int:
-    config = tmp_path / "settings.yaml"
-    config.write_text("use_jeff: false\nreps: 2\n")
-    return main(
-        [
-            "submit",
-            "k8s",
-            "--shards",
-            "2",
-            "--image",
-            "i:1",
-            "--jeff-image",
-            JEFF_IMAGE,
-            "--config",
-            str(config),
-            "--results",
-            str(tmp_path / results),
-            "--",
-            *flags,
-        ]
-    )
+    return main(k8s_argv(tmp_path, "use_jeff: false\nreps: 2\n", *flags, results=results))
 
 
 def test_the_written_settings_are_the_matrix_bench_run_would_run_with_those_flags(tmp_path: Path) -> None:
@@ -65,26 +44,7 @@ def test_apply_without_kubectl_writes_the_manifests_and_says_how_to_apply_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no kubectl here
-    config = tmp_path / "settings.yaml"
-    config.write_text("use_jeff: false\n")
-    argv = [
-        "submit",
-        "k8s",
-        "--shards",
-        "2",
-        "--image",
-        "i:1",
-        "--jeff-image",
-        JEFF_IMAGE,
-        "--config",
-        str(config),
-        "--results",
-        str(tmp_path / "m"),
-        "--apply",
-        "--",
-        "--ctx",
-        "4096",
-    ]
+    argv = k8s_argv(tmp_path, "use_jeff: false\n", "--ctx", "4096", options=["--apply"])
     assert main(argv) == 0
     assert "kubectl not found" in capsys.readouterr().out
     assert (tmp_path / "m" / "k8s" / "matrix.yaml").is_file() and os.environ["PATH"] == str(tmp_path / "empty")

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+from submit_helpers import k8s_argv
 
 from bench.cli import main
 from bench.cli.run import run_settings
@@ -18,33 +19,9 @@ from bench.submit.slurm import SlurmOptions, shards_script
 
 OWN = ["--flint-server-args", "-fa on -ctk q8_0", "--jeff-server-args", "--cache-reuse 64"]
 
-# Given: by default Jeff's image is named by a hash of the installed llama-server (make setup).
-JEFF_IMAGE = "r.example/llama-cpu:b1"
-
 
 def submit_k8s(tmp_path: Path, *flags: str) -> int:
-    config = tmp_path / "settings.yaml"
-    config.write_text("use_jeff: true\n")
-    return main(
-        [
-            "submit",
-            "k8s",
-            "--shards",
-            "2",
-            "--image",
-            "i:1",
-            "--jeff-image",
-            JEFF_IMAGE,
-            "--config",
-            str(config),
-            "--results",
-            str(tmp_path / "m"),
-            "--",
-            "--ctx",
-            "4096",
-            *flags,
-        ]
-    )
+    return main(k8s_argv(tmp_path, "use_jeff: true\n", "--ctx", "4096", *flags))
 
 
 def test_the_sidecars_end_with_the_users_flags_and_the_pods_settings_keep_them(tmp_path: Path) -> None:
