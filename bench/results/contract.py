@@ -1,6 +1,6 @@
 """The contract's columns of the results row (docs/results.md; DESIGN's list, in this order): other tools read them
-by name and position, so they come first and change only with the contract. The row's other columns and its
-methods are in bench/results/row.py (ResultRow extends this class)."""
+by name and position, so they come first and change only with the contract. The row's other column groups
+follow (bench/results/row.py composes them)."""
 
 from __future__ import annotations
 

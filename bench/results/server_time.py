@@ -1,19 +1,18 @@
 """The row's columns on the servers' side of a run's time (bench/measure/time_split.py, bench/measure/floor.py):
 Flint's and Jeff's model time split into prefill and decode, the time Flint's requests spent outside the server's
 own timings, and the floor at llama-bench's speeds with what the server costs beyond it. They come right after the
-contract's columns (bench/results/contract.py), which ResultRow extends through this class; files from before them
-read as not measured."""
+contract's columns (bench/results/contract.py) in the row (bench/results/row.py composes the groups); files from
+before them read as not measured."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from bench.results.column import col
-from bench.results.contract import ContractColumns
 
 
 @dataclass
-class ServerTimeColumns(ContractColumns):
+class ServerTimeColumns:
     """Where the model time went; None means not measured (an empty cell)."""
 
     flint_prompt_s: float | None = col(

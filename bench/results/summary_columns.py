@@ -1,6 +1,6 @@
 """The row's columns for the series' next experiments: the summary presets (summary, summary-jeff, hybrid:
-agent/summary.py) and the small model first (jeff-first, jeff-gate: agent/jeff_first.py), in a block of their own
-between the servers' time (bench/results/server_time.py) and the rest of ResultRow, which extends this class.
+agent/summary.py) and the small model first (jeff-first, jeff-gate: agent/jeff_first.py), in a group of their own
+between the servers' time (bench/results/server_time.py) and the detail (bench/results/detail_columns.py).
 Figures come from the trace's `summary`, `jeff_step` and `escalate` events (bench/measure/summaries.py); files from
 before them read as not measured."""
 
@@ -9,11 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bench.results.column import col
-from bench.results.server_time import ServerTimeColumns
 
 
 @dataclass
-class SummaryColumns(ServerTimeColumns):
+class SummaryColumns:
     """What the run's summaries cost; None means not measured (an empty cell), 0 that the run made none."""
 
     summaries: int | None = col(

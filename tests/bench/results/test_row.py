@@ -7,9 +7,12 @@ import pytest
 from bench import ROOT
 from bench.errors import ResultsError
 from bench.results import schema
-from bench.results.column import KINDS
+from bench.results.column import KINDS, columns_of
 from bench.results.docs import render
-from bench.results.row import ResultRow
+from bench.results.row import ROW_GROUPS, ResultRow
+
+# The example files the repository ships (results/ also holds a user's own files, of any age).
+EXAMPLES = ("cpu-example-a.csv", "cpu-example-b.csv", "cpu-late.csv", "example/cpu-presets.csv")
 
 
 def full_row() -> ResultRow:
@@ -22,6 +25,16 @@ def test_docs_results_md_is_generated_from_the_model() -> None:
     assert (ROOT / "docs" / "results.md").read_text(encoding="utf-8") == render(), (
         "docs/results.md is out of date: run python -m bench.results.docs"
     )
+
+
+def test_the_row_is_its_column_groups_side_by_side_in_the_shipped_files_order() -> None:
+    """Each group of columns stands alone (none extends another); the row is theirs in ROW_GROUPS' order, which is
+    the header of the example files shipped in results/ (written before the row was split into groups)."""
+    assert all(group.__bases__ == (object,) for group in ROW_GROUPS)
+    assert [column.name for group in ROW_GROUPS for column in columns_of(group)] == schema.COLUMNS
+    for name in EXAMPLES:
+        example = ROOT / "results" / name
+        assert example.read_text(encoding="utf-8").splitlines()[0].split(",") == schema.COLUMNS, example.name
 
 
 def test_every_column_has_a_one_line_doc_and_a_known_type() -> None:
