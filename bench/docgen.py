@@ -196,7 +196,7 @@ def render_replay_example() -> str:
 
 PAGES = {
     CONFIG_PAGE: render_config,
-    results_docs.PAGE: results_docs.render,
+    ROOT / results_docs.PAGE: results_docs.render,
     JSON_PAGE: render_json,
     REPLAY_PAGE: render_replay_example,
     **examples.PAGES,

@@ -134,7 +134,7 @@ def check_servers(config: BenchConfig, ctx: int) -> list[Check]:
         host = probe_host(client)  # the one look at the host
         kind, reason = where_servers_run(host)
         servers: Any = (
-            make_compose_servers(config, client, gpu=True, names=names)
+            make_compose_servers(config, client, gpu=True, names=names, checkout=ROOT)
             if kind == "compose"
             else EmbeddedServers(config, ROOT / "results" / "gpu-check", gpu=bool(host.llama_gpus))
         )
@@ -163,7 +163,7 @@ def memory_checks(config: BenchConfig, servers: Any, compose: bool, ctx: int) ->
     """The servers started at `ctx`, each given a window-filling request while sampled, then stopped: each one's
     memory as NVML saw it against what its own log says it allocated."""
     pin = resolve_pin(config.gpu_device)
-    context = bare_context_mib(pin.device, config.gpu_sample_interval_s)
+    context = bare_context_mib(pin.device, config.gpu_sample_interval_s, ROOT)
     with verbose_servers():
         endpoints = servers.start(ctx)
     matcher: ProcessMatcher = (

@@ -15,15 +15,15 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from bench import ROOT
 from bench.containers.engine import docker_or_none
 from bench.containers.images import DEFAULT_LLAMA_BASE, DEFAULT_SANDBOX_BASE, image_exists
 
 LOCAL_IMAGE = "agentbench/base:bookworm"  # the name .ci/run gives it too
 DEFAULT_BASES = (DEFAULT_SANDBOX_BASE, DEFAULT_LLAMA_BASE)
-MAKE_SCRIPT = ROOT / ".ci" / "base-image.sh"
+MAKE_SCRIPT = Path(".ci/base-image.sh")  # in the checkout
 
 
 @dataclass(frozen=True)
@@ -64,16 +64,18 @@ def _pull(client: Any) -> Callable[[str], str | None]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from bench import ROOT  # `make` runs this: the checkout is the one this module is in
+
     setting = os.environ.get("AGENTBENCH_BASE_IMAGE", "")
     client = None if setting else docker_or_none()
     present = (lambda image: image_exists(client, image)) if client is not None else (lambda image: False)
     choice = choose(setting, client is not None, present, _pull(client))
     if "--prerequisites" in (sys.argv[1:] if argv is None else argv):  # debootstrap: installed, or one line why not
-        checked = ["bash", str(MAKE_SCRIPT), "--prerequisites", LOCAL_IMAGE]
+        checked = ["bash", str(ROOT / MAKE_SCRIPT), "--prerequisites", LOCAL_IMAGE]
         return subprocess.run(checked, stdout=sys.stderr, check=False).returncode if choice.make else 0
     if choice.make:
         print(f"base image: {choice.why}; making {LOCAL_IMAGE} from this machine's apt mirror (once)", file=sys.stderr)
-        made = subprocess.run(["bash", str(MAKE_SCRIPT), LOCAL_IMAGE], stdout=sys.stderr, check=False)
+        made = subprocess.run(["bash", str(ROOT / MAKE_SCRIPT), LOCAL_IMAGE], stdout=sys.stderr, check=False)
         if made.returncode != 0:
             print(
                 f"base image: making {LOCAL_IMAGE} failed (above); set AGENTBENCH_BASE_IMAGE to a local Debian image "

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
-from bench import ROOT
 from bench.llama.buffers import BreakdownRow, breakdown_in_log, buffers_in_log, on_gpu
 from bench.measure.cuda_probe import ProbeError, held
 from bench.measure.roles import PidMatcher
@@ -88,10 +88,11 @@ def compare(memory: ServerMemory) -> tuple[str, str]:
     return ("FAIL" if problems else "ok"), "; ".join(problems + lines)
 
 
-def bare_context_mib(device: str, interval_s: float) -> int | None:
-    """What a CUDA context alone takes on the card, measured in a probe process; None when it cannot be."""
+def bare_context_mib(device: str, interval_s: float, checkout: Path) -> int | None:
+    """What a CUDA context alone takes on the card, measured in a probe process started in `checkout` (this
+    repository); None when it cannot be."""
     try:
-        with held(0, device=device, cwd=str(ROOT)) as probe:
+        with held(0, device=device, cwd=str(checkout)) as probe:
             sampler = GpuSampler(PidMatcher({"flint": probe.caller_pid}), interval_s=interval_s)
             sampler.baseline()
             sampler.start()

@@ -17,7 +17,6 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from bench import ROOT
 from bench.llama.cuda_image import LLAMA_BUILD, fetch_sdist
 from bench.llama.source_tree import extract_source
 
@@ -55,19 +54,22 @@ def fetch_gguf(out: Path) -> None:
     )
 
 
-def checkout_bytes() -> int:
-    """What the device tool sends of the checkout: its tracked files and its untracked ones git does not ignore."""
+def checkout_bytes(checkout: Path) -> int:
+    """What the device tool sends of `checkout` (this repository): its tracked files and its untracked ones git
+    does not ignore."""
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
+        cwd=checkout,
         capture_output=True,
         check=True,
     ).stdout.split(b"\0")
-    paths = (ROOT / name.decode() for name in listed if name)
+    paths = (checkout / name.decode() for name in listed if name)
     return sum(path.stat().st_size for path in paths if path.is_file())
 
 
 def main(argv: list[str] | None = None) -> int:
+    from bench import ROOT  # `make` runs this: the checkout is the one this module is in
+
     parser = argparse.ArgumentParser(prog="python -m bench.rehearsal.source", description=__doc__)
     parser.add_argument("--out", default=str(ROOT / ".gpu-day"), help="the folder to carry (default .gpu-day)")
     out = Path(parser.parse_args(argv).out)
@@ -75,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     archive = write_source(fetch_sdist(), out)
     fetch_gguf(out)
     bundle = sum(path.stat().st_size for path in out.iterdir() if path.is_file())
-    checkout = checkout_bytes()
+    checkout = checkout_bytes(ROOT)
     total = bundle + checkout
     print(f"{archive.name}: {archive.stat().st_size / 2**20:.1f} MiB; {out} in all: {bundle / 2**20:.1f} MiB")
     print(f"with the checkout ({checkout / 2**20:.1f} MiB): {total / 2**20:.1f} of the device's 64 MiB")

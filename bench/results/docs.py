@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 
-from bench import ROOT
 from bench.results.column import KINDS, Column
 from bench.results.schema import AGENT_STOP_REASONS, INFRA_STOP_REASON, MODEL
 
-PAGE = ROOT / "docs" / "results.md"
+PAGE = Path("docs/results.md")  # in the checkout
 
 INTRO = f"""\
 # Results columns
@@ -71,8 +71,10 @@ def render() -> str:
 
 
 def main() -> int:
-    PAGE.write_text(render(), encoding="utf-8")
-    print(f"wrote {PAGE}")
+    from bench import ROOT  # run as a script: the checkout is the one this module is in
+
+    (ROOT / PAGE).write_text(render(), encoding="utf-8")
+    print(f"wrote {ROOT / PAGE}")
     return 0
 
 

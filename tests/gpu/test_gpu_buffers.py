@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import ROOT
 from bench.llama.binaries import find_small_model
 from bench.llama.devices import llama_gpu_devices
 from bench.llama.gpu_pin import resolve_pin
@@ -29,7 +30,7 @@ def test_nvml_shows_the_logged_gpu_buffers_plus_a_measured_excess(tmp_path: Path
     if not devices:
         pytest.skip("the installed llama-server sees no GPU: `make setup GPU=cuda` builds one that does")
     pin = resolve_pin("0")
-    context = bare_context_mib(pin.device, 0.1)
+    context = bare_context_mib(pin.device, 0.1, ROOT)
     server = LlamaProcess(find_small_model(), ctx, tmp_path / "server.log", gpu=True, extra_args=["-lv", "4"], pin=pin)
     server.start(120)
     try:
