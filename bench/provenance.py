@@ -8,8 +8,6 @@ import os
 import subprocess
 from pathlib import Path
 
-from bench import ROOT
-
 
 def git(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """git in `folder`, with the user's own configuration: our repository, not an agent's copy (for that, see
@@ -20,21 +18,22 @@ def git(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=30)
 
 
-def _git(*args: str) -> str:
+def _git(checkout: Path, *args: str) -> str:
     try:
-        out = git(ROOT, *args)
+        out = git(checkout, *args)
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
-def git_sha() -> str:
-    return _git("rev-parse", "HEAD")
+def git_sha(checkout: Path) -> str:
+    """The commit `checkout` (this repository) is at; "" when it is not a git checkout."""
+    return _git(checkout, "rev-parse", "HEAD")
 
 
-def git_dirty() -> bool:
-    """Uncommitted changes outside results/ (results are written while benching)."""
-    status = _git("status", "--porcelain", "--", ".", ":(exclude)results")
+def git_dirty(checkout: Path) -> bool:
+    """Uncommitted changes in `checkout` outside results/ (results are written while benching)."""
+    status = _git(checkout, "status", "--porcelain", "--", ".", ":(exclude)results")
     return bool(status)
 
 

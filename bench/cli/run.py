@@ -8,6 +8,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench import ROOT
 from bench.cli.options import (
     DEFAULT_CONFIG,
     SANDBOX_METAVAR,
@@ -40,11 +41,11 @@ def run(args: argparse.Namespace) -> int:
         from bench.run.dry_run import dry_run
 
         path = Path(args.config)
-        print(dry_run(settings(args), path if path.exists() else None, given_flags(args)))
+        print(dry_run(settings(args), path if path.exists() else None, given_flags(args), ROOT))
         return 0
     signal.signal(signal.SIGTERM, on_sigterm)  # a CI timeout or `kill` stops servers and keeps rows, like Ctrl-C
     signal.signal(signal.SIGINT, on_sigint)  # Ctrl-C during a finished run's grading waits for its row
-    bench = Bench(settings(args))
+    bench = Bench(settings(args), checkout=ROOT)
     try:
         rows = bench.run()
     except KeyboardInterrupt as stop:  # main() says it; this says how to go on

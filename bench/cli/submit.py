@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from bench import ROOT
 from bench.cli.options import DEFAULT_CONFIG, Subparsers, verbosity_flags
 from bench.cli.run import run_settings
 
@@ -16,6 +17,7 @@ def submit(args: argparse.Namespace) -> int:
         options = SubmitOptions(
             args.engine,
             args.shards,
+            ROOT,
             args.results,
             partition=args.partition,
             gpus_per_task=args.gpus_per_task,
@@ -26,6 +28,7 @@ def submit(args: argparse.Namespace) -> int:
         options = SubmitOptions(
             args.engine,
             args.shards,
+            ROOT,
             args.results,
             image=args.image,
             flint_image=args.flint_image,

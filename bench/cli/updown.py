@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import argparse
 
+from bench import ROOT
 from bench.cli.options import Subparsers, add_command, config_flag, ctx_flag, settings
 
 
 def up(args: argparse.Namespace) -> int:
     from bench.servers import updown
 
-    return updown.up(settings(args))
+    return updown.up(settings(args), ROOT)
 
 
 def down(args: argparse.Namespace) -> int:
     from bench.servers import updown
 
-    return updown.down(settings(args))
+    return updown.down(settings(args), ROOT)
 
 
 def add(sub: Subparsers) -> None:

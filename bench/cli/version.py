@@ -26,8 +26,8 @@ def versions() -> list[str]:
     from bench.llama.pin import installed_build
     from bench.provenance import git_dirty, git_sha
 
-    sha = git_sha()
-    checkout = f"{sha[:12]}{' with uncommitted changes' if git_dirty() else ''}" if sha else "not a git checkout"
+    sha = git_sha(ROOT)
+    checkout = f"{sha[:12]}{' with uncommitted changes' if git_dirty(ROOT) else ''}" if sha else "not a git checkout"
     return [f"bench {package_version()}", f"git {checkout}", f"llama.cpp {installed_build()}"]
 
 

@@ -49,8 +49,10 @@ class Factory:
         sandboxes: Sandboxes | None = None,
         ownership: Ownership | None = None,
         server_kind: Kind | None = None,
+        checkout: Path,
     ) -> None:
         self.config = config
+        self.checkout = checkout  # this repository: the files its sandboxes and servers are built of
         self.sandbox = sandbox
         self.servers = servers
         self.host = host
@@ -64,16 +66,17 @@ class Factory:
         self.engine: Any = engine.client if engine is not None else (host.docker if under_docker else None)
 
     @classmethod
-    def for_config(cls, config: BenchConfig) -> Factory:
+    def for_config(cls, config: BenchConfig, checkout: Path) -> Factory:
         host = Host.probe(config)
-        return cls(config, choose_sandbox(config.sandbox, host.docker), choose_servers(config.servers, host.gpu), host)
+        sandbox, servers = choose_sandbox(config.sandbox, host.docker), choose_servers(config.servers, host.gpu)
+        return cls(config, sandbox, servers, host, checkout=checkout)
 
     @classmethod
-    def for_configs(cls, configs: Sequence[BenchConfig]) -> list[Factory]:
+    def for_configs(cls, configs: Sequence[BenchConfig], checkout: Path) -> list[Factory]:
         """One factory per worker (bench.run.workers.worker_configs), the host looked at once for all of them."""
         host = Host.probe(configs[0])
         sandbox, servers = choose_sandbox(configs[0].sandbox, host.docker), choose_servers(configs[0].servers, host.gpu)
-        return [cls(config, sandbox, servers, host) for config in configs]
+        return [cls(config, sandbox, servers, host, checkout=checkout) for config in configs]
 
     def make_servers(self, log_dir: Path, fixtures: Sequence[Fixture]) -> Servers:
         """Servers of the chosen kind (bench.servers.kinds) for a plan on `fixtures` (forced tool calls offer their
@@ -87,5 +90,6 @@ class Factory:
             server_host=self.sandboxes.server_host(),
             ownership=self.ownership,
             names=self.names,
+            checkout=self.checkout,
         )
         return self.server_kind.make(making)

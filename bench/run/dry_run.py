@@ -39,11 +39,11 @@ def sources(path: Path | None, given: Mapping[str, Any]) -> dict[str, str]:
     return found
 
 
-def dry_run(config: BenchConfig, path: Path | None, given: Mapping[str, Any]) -> str:
+def dry_run(config: BenchConfig, path: Path | None, given: Mapping[str, Any], checkout: Path) -> str:
     """The runs, the results file and the settings, as text."""
     shard = Shard.parse(config.shard) if config.shard else None
     plan = shard_plan(plan_runs(config), shard)
-    out = shard_out(results_file(config), shard)
+    out = shard_out(results_file(config, checkout), shard)
     lines = [f"bench run --dry-run: {len(plan)} runs into {out}; nothing is started"]
     for index, run in enumerate(plan[:LISTED_RUNS], start=1):
         lines.append(f"  run {index}/{len(plan)} {run.fixture.name} {run.preset} ctx={run.ctx} rep={run.rep}")

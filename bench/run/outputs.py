@@ -9,7 +9,6 @@ import os
 from datetime import datetime
 from pathlib import Path
 
-from bench import ROOT
 from bench.errors import ConfigError
 from bench.provenance import git_sha
 
@@ -45,6 +44,7 @@ def log_file(out: Path) -> Path:
     return out.with_name(out.name + ".log")
 
 
-def default_out() -> Path:
-    sha = git_sha()[:7] or "nogit"
-    return ROOT / "results" / f"{datetime.now():%Y%m%d-%H%M%S}-{sha}.csv"
+def default_out(checkout: Path) -> Path:
+    """A new results file in `checkout`'s results/, named by date and commit."""
+    sha = git_sha(checkout)[:7] or "nogit"
+    return checkout / "results" / f"{datetime.now():%Y%m%d-%H%M%S}-{sha}.csv"

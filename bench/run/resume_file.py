@@ -48,12 +48,13 @@ def _key(cells: Cells, columns: Cells) -> tuple[str, ...]:
     return tuple(cells.get(column, "") for column in columns)
 
 
-def results_file(config: BenchConfig) -> Path:
+def results_file(config: BenchConfig, checkout: Path) -> Path:
     """The file a bench writes before any shard suffix: --out, else with --resume the newest unfinished file of its
-    matrix (one line says which, in the user's spelling), else a new one named by date and commit."""
+    matrix (one line says which, in the user's spelling), else a new one in `checkout`'s results/ named by date and
+    commit."""
     if config.out:
         return Path(config.out)
-    new = default_out()
+    new = default_out(checkout)
     if not config.resume or config.shard:
         return new
     planned = [matrix_cells(run, config) for run in plan_runs(config)]

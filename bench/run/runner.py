@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 
 from bench import stopping
 from bench.config import BenchConfig
@@ -52,20 +53,28 @@ class Bench:
     e.g. made by a test; else built here from `worker_configs`)."""
 
     def __init__(
-        self, config: BenchConfig, factory: Factory | None = None, *, factories: Sequence[Factory] = ()
+        self,
+        config: BenchConfig,
+        factory: Factory | None = None,
+        *,
+        factories: Sequence[Factory] = (),
+        checkout: Path,
     ) -> None:
+        # `checkout`: this repository, whose commit the rows record and whose results/ a new file goes to
         self.settings = config  # as given: the workers' own settings come from it (bench.run.workers)
         self.shard = Shard.parse(config.shard) if config.shard else None
-        self.out = shard_out(results_file(config), self.shard)  # --resume alone: the newest of its matrix
+        self.out = shard_out(results_file(config, checkout), self.shard)  # --resume alone: the newest of its matrix
         check_writable(self.out)
-        self.factories = list(factories) or ([factory] if factory else Factory.for_configs(worker_configs(config)))
+        self.factories = list(factories) or (
+            [factory] if factory else Factory.for_configs(worker_configs(config), checkout)
+        )
         self.factory = self.factories[0]
         self.config = self.factory.config  # the first worker's: its card, its share of the cores
         self.worker_label = worker_label(self.config, config, 1)
         self.choice = (self.factory.sandbox.kind, self.factory.servers.kind)
         # host servers of the installed package: its build, for the comparison key (bench.llama.pin.package_build)
         self.server_package = package_build() if self.factory.server_kind.package_build else ""
-        self.provenance = Provenance(git_sha(), git_dirty())  # read once, not per run
+        self.provenance = Provenance(git_sha(checkout), git_dirty(checkout))  # read once, not per run
         self.writer = RowWriter(self.out)
         self.rows: list[Row] = self.writer.rows
         self.current_ctx: int | None = None  # the window this bench's servers serve now (the queue prefers it)

@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench import ROOT, stopping
+from bench import stopping
 from bench.config import BenchConfig
 from bench.containers.engine import docker_client
 from bench.containers.names import BenchNames
@@ -43,7 +43,7 @@ from bench.servers.base import Endpoints, Gates, check_windows, default_threads,
 from bench.servers.compose_cli import ComposeCli, find_compose
 from bench.servers.container_exit import refuse_exited
 
-COMPOSE_FILE = ROOT / "compose.yaml"
+COMPOSE_FILE = Path("compose.yaml")  # in the checkout
 log = logging.getLogger(__name__)
 
 
@@ -74,8 +74,10 @@ class ComposeServers:
         log_dir: Path | None = None,
         names: BenchNames | None = None,
         fixtures: Sequence[Fixture] = (),
+        checkout: Path,
     ) -> None:
         self.config = config
+        self.checkout = checkout  # this repository: compose.yaml, and results/ for logs when no log_dir is given
         # A bench's project and its gates' network interface are its instance's (so that the bench's firewall rule
         # covers it, bench.containers.names); `bench up` (names None) has fixed ones.
         self.project = names.compose_project if names else COMPOSE_PROJECT
@@ -107,7 +109,7 @@ class ComposeServers:
 
     def _compose(self, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[str]:
         profile = [] if self.gpu else ["--profile", "cpu"]
-        cmd = [*self.cli.argv, "-p", self.project, "-f", str(COMPOSE_FILE), *profile, *args]
+        cmd = [*self.cli.argv, "-p", self.project, "-f", str(self.checkout / COMPOSE_FILE), *profile, *args]
         result = stopping.run(cmd, env=self.env or None, timeout_s=timeout)  # a worker's stop is seen (bench.stopping)
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -215,7 +217,7 @@ class ComposeServers:
         """What the cpu profile mounts as Flint's template and grammar: forced tool calls written for this window,
         docker/flint-fenced's template, the user's own template, or docker/flint-native's empty files (the model's
         own template, no grammar)."""
-        folder = (self.log_dir or ROOT / "results" / "runs" / "servers") / f"flint-{ctx}"
+        folder = (self.log_dir or self.checkout / "results" / "runs" / "servers") / f"flint-{ctx}"
         template = user_template(self.config.flint_server_args)
         if self.serving == FORCED:
             return write_serving_files(folder, ctx, self.fixtures).folder.resolve()
@@ -279,11 +281,14 @@ def make_compose_servers(
     log_dir: Path | None = None,
     names: BenchNames | None = None,
     fixtures: Sequence[Fixture] = (),
+    checkout: Path,
 ) -> ComposeServers:
     """compose.yaml's GPU services where NVML found a GPU (`gpu`), else its cpu profile (whose image is built
     here). The GPU image, when it is ours, is built here too, once; a published tag that does not exist is one line
     naming the fix (bench.llama.cuda_image)."""
     if gpu and build_image:
         ensure_gpu_image(client, config.llama_image)
-    cpu_image = ensure_llama_cpu_image(client) if not gpu and build_image else ""
-    return ComposeServers(config, gpu=gpu, cpu_image=cpu_image, log_dir=log_dir, names=names, fixtures=fixtures)
+    cpu_image = ensure_llama_cpu_image(client, checkout) if not gpu and build_image else ""
+    return ComposeServers(
+        config, gpu=gpu, cpu_image=cpu_image, log_dir=log_dir, names=names, fixtures=fixtures, checkout=checkout
+    )

@@ -38,6 +38,7 @@ class Making:
     server_host: str  # where host servers listen: the sandbox kind's choice
     ownership: Ownership
     names: BenchNames
+    checkout: Path  # this repository: compose.yaml, the Dockerfiles
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ def _compose(making: Making) -> Servers:
         log_dir=making.log_dir,
         names=making.names,
         fixtures=making.fixtures,
+        checkout=making.checkout,
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 
 from bench.config import BenchConfig
 from bench.containers.engine import docker_client
@@ -21,18 +22,19 @@ log = logging.getLogger(__name__)
 UP_PORTS = {"FLINT_PORT": 8080, "JEFF_PORT": 8081}
 
 
-def _servers(config: BenchConfig, *, build_image: bool) -> ComposeServers:
+def _servers(config: BenchConfig, checkout: Path, *, build_image: bool) -> ComposeServers:
     root = fixtures_root(config.fixtures_root)
     fixtures = [load_fixture(name, root) for name in config.fixtures]  # what forced tool calls offer (flint_tools)
     client = docker_client()
-    return make_compose_servers(config, client, gpu=nvidia_gpu_present(), build_image=build_image, fixtures=fixtures)
+    gpu = nvidia_gpu_present()
+    return make_compose_servers(config, client, gpu=gpu, build_image=build_image, fixtures=fixtures, checkout=checkout)
 
 
-def up(config: BenchConfig) -> int:
+def up(config: BenchConfig, checkout: Path) -> int:
     """Flint at the settings' (first) window, Jeff at jeff_ctx, on the ports of $FLINT_PORT and $JEFF_PORT."""
     if len(config.ctx) != 1:
         raise ConfigError(f"bench up serves one window, not {config.ctx}: pass --ctx N")
-    servers = _servers(config, build_image=True)
+    servers = _servers(config, checkout, build_image=True)
     flint_port, jeff_port = (int(os.environ.get(name) or default) for name, default in UP_PORTS.items())
     (ctx,) = config.ctx
     endpoints = servers.start(ctx, ports=(flint_port, jeff_port))
@@ -41,8 +43,8 @@ def up(config: BenchConfig) -> int:
     return 0
 
 
-def down(config: BenchConfig) -> int:
-    servers = _servers(config, build_image=False)  # down stops what runs, builds nothing
+def down(config: BenchConfig, checkout: Path) -> int:
+    servers = _servers(config, checkout, build_image=False)  # down stops what runs, builds nothing
     for gpu in (True, False):  # whichever variant `up` started
         servers.gpu = gpu
         servers.env = dict(os.environ)

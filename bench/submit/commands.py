@@ -23,6 +23,7 @@ class SubmitOptions:
 
     engine: str  # slurm | k8s
     shards: int
+    checkout: Path  # this repository: where Slurm's jobs run, what the bench image holds
     results: str | None = None  # the matrix's folder; None: results/submit-<date>-<time>
     partition: str | None = None  # slurm: sbatch --partition
     gpus_per_task: int | None = None  # slurm: sbatch --gpus-per-task
@@ -59,7 +60,9 @@ def slurm(options: SubmitOptions, settings: BenchConfig) -> int:
     config = write_matrix_settings(settings, folder)
     plan = Submission(options.shards, str(folder), str(config), python=sys.executable)
     serial = settings.servers_shared
-    return slurm.command(plan, slurm.SlurmOptions(options.partition, options.gpus_per_task, options.time, serial))
+    return slurm.command(
+        plan, slurm.SlurmOptions(options.checkout, options.partition, options.gpus_per_task, options.time, serial)
+    )
 
 
 def one_server_per_shard(settings: BenchConfig, options: SubmitOptions) -> BenchConfig:
@@ -102,8 +105,8 @@ def pod_images(options: SubmitOptions, settings: BenchConfig) -> Images:
     from bench.llama.cpu_image import llama_cpu_image
     from bench.submit.image import bench_image
 
-    bench = options.image or bench_image()
-    jeff = options.jeff_image or llama_cpu_image()
+    bench = options.image or bench_image(options.checkout)
+    jeff = options.jeff_image or llama_cpu_image(options.checkout)
     images = Images(bench, options.flint_image or settings.llama_image, jeff)
     for flag, image in (("--image", images.bench), ("--flint-image", images.flint), ("--jeff-image", images.jeff)):
         fixed_image(flag, image)

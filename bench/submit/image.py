@@ -19,26 +19,25 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from bench import ROOT
 from bench.containers.engine import docker_client
 from bench.containers.images import DEFAULT_SANDBOX_BASE, base_image, build_image, digest, image_exists
 from bench.errors import PrerequisiteError
 from bench.llama.cpu_image import ensure_llama_cpu_image
 
-DOCKERFILE = ROOT / "docker" / "bench.Dockerfile"
+DOCKERFILE = Path("docker/bench.Dockerfile")  # in the checkout
 REPO = "agentbench/bench"
 PACKAGE = "local-agent-bench"
 
 
-def tracked_files() -> list[str]:
+def tracked_files(checkout: Path) -> list[str]:
     """The checkout's files as git knows them (nothing ignored, built or cached goes into the image)."""
     try:
         listed = subprocess.run(
-            ["git", "-C", str(ROOT), "ls-files", "-z", "--cached"], capture_output=True, check=True, timeout=60
+            ["git", "-C", str(checkout), "ls-files", "-z", "--cached"], capture_output=True, check=True, timeout=60
         ).stdout
     except (OSError, subprocess.CalledProcessError) as e:
         raise PrerequisiteError(f"the bench image is made from a git checkout of this repository ({e})") from e
-    return sorted(name for name in listed.decode().split("\0") if name and (ROOT / name).is_file())
+    return sorted(name for name in listed.decode().split("\0") if name and (checkout / name).is_file())
 
 
 def dependency_pins() -> list[str]:
@@ -52,9 +51,9 @@ def dependency_pins() -> list[str]:
         raise PrerequisiteError(f"{e.name or PACKAGE} is not installed here: run `make setup` first") from e
 
 
-def bench_tag(base: str, files: list[str], pins: list[str]) -> str:
-    parts = [base.encode(), *(pin.encode() for pin in pins), DOCKERFILE.read_bytes()]
-    parts += [name.encode() + (ROOT / name).read_bytes() for name in files]
+def bench_tag(checkout: Path, base: str, files: list[str], pins: list[str]) -> str:
+    parts = [base.encode(), *(pin.encode() for pin in pins), (checkout / DOCKERFILE).read_bytes()]
+    parts += [name.encode() + (checkout / name).read_bytes() for name in files]
     return f"{REPO}:{digest(parts)}"
 
 
@@ -67,16 +66,16 @@ def fetch_wheels(pins: list[str], folder: Path) -> None:
         raise PrerequisiteError(f"pip could not fetch the bench's dependencies as wheels: {tail}")
 
 
-def bench_image() -> str:
-    """The tag the bench image of this checkout has (or will have, once built)."""
-    return bench_tag(base_image(DEFAULT_SANDBOX_BASE), tracked_files(), dependency_pins())
+def bench_image(checkout: Path) -> str:
+    """The tag the bench image of `checkout` has (or will have, once built)."""
+    return bench_tag(checkout, base_image(DEFAULT_SANDBOX_BASE), tracked_files(checkout), dependency_pins())
 
 
-def ensure_bench_image(client: Any) -> str:
-    """The bench image of this checkout, built if missing; returns its tag."""
+def ensure_bench_image(client: Any, checkout: Path) -> str:
+    """The bench image of `checkout` (this repository), built if missing; returns its tag."""
     base = base_image(DEFAULT_SANDBOX_BASE)
-    files, pins = tracked_files(), dependency_pins()
-    tag = bench_tag(base, files, pins)
+    files, pins = tracked_files(checkout), dependency_pins()
+    tag = bench_tag(checkout, base, files, pins)
     if image_exists(client, tag):
         return tag
     with tempfile.TemporaryDirectory(prefix="agentbench-image-") as tmp:
@@ -85,17 +84,19 @@ def ensure_bench_image(client: Any) -> str:
         for name in files:
             target = context / "checkout" / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, target)
-        shutil.copy(DOCKERFILE, context / "Dockerfile")
+            shutil.copy2(checkout / name, target)
+        shutil.copy(checkout / DOCKERFILE, context / "Dockerfile")
         build_image(client=client, context=context, dockerfile=context / "Dockerfile", tag=tag, base=base)
     return tag
 
 
 def main() -> int:
     """The images of `bench submit k8s`'s pods this machine builds: the bench's and Jeff's CPU llama-server."""
+    from bench import ROOT  # `make bench-image` runs this: the checkout is the one this module is in
+
     try:
         client = docker_client()
-        tag, jeff = ensure_bench_image(client), ensure_llama_cpu_image(client)
+        tag, jeff = ensure_bench_image(client, ROOT), ensure_llama_cpu_image(client, ROOT)
     except PrerequisiteError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -15,7 +15,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import ROOT
 from bench.errors import ConfigError, PrerequisiteError
 from bench.submit.plan import GRACE_S, MERGED_CSV, Submission, merge_shell, shell_line
 
@@ -24,6 +23,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class SlurmOptions:
+    checkout: Path  # this repository: where each job runs (sbatch --chdir)
     partition: str | None = None
     gpus_per_task: int | None = None
     time: str | None = None  # sbatch --time: minutes, or [D-]HH:MM:SS
@@ -31,7 +31,7 @@ class SlurmOptions:
 
 
 def directives(job_name: str, output: str, options: SlurmOptions, *, gpus: bool) -> list[str]:
-    lines = [f"--job-name={job_name}", f"--output={output}", f"--chdir={ROOT}", "--ntasks=1"]
+    lines = [f"--job-name={job_name}", f"--output={output}", f"--chdir={options.checkout}", "--ntasks=1"]
     # Before its time limit, the bench alone (B:, the batch shell it replaced) gets SIGTERM with GRACE_S left to
     # write the row of a run that has just ended (bench/run/finishing.py), then exits 143.
     lines.append(f"--signal=B:TERM@{GRACE_S}")

@@ -8,7 +8,7 @@ cross-check of the trace against /metrics holds as it would for a real run. Grad
 
     servers = FakeServers()
     sandboxes = FakeSandboxes(servers, [ScriptedRun(files={"todo.py": solution}), ScriptedRun(exit_code=None)])
-    rows = Bench(config, FakeFactory(config, servers, sandboxes)).run()
+    rows = Bench(config, FakeFactory(config, servers, sandboxes, checkout=ROOT), checkout=ROOT).run()
 """
 
 from __future__ import annotations
@@ -196,9 +196,15 @@ def given_kind(name: str, servers: Servers) -> Kind:
 class FakeFactory(Factory):
     """The runner's factory, building the fakes instead of probing this host."""
 
-    def __init__(self, config: BenchConfig, servers: FakeServers, sandboxes: Sandboxes) -> None:
+    def __init__(self, config: BenchConfig, servers: FakeServers, sandboxes: Sandboxes, *, checkout: Path) -> None:
         fake = Choice("fake", "a test's fakes")  # sandboxes: FakeSandboxes, or a real kind to run a real agent
         super().__init__(
-            config, fake, fake, Host(None, NO_GPU), sandboxes=sandboxes, server_kind=given_kind("fake", servers)
+            config,
+            fake,
+            fake,
+            Host(None, NO_GPU),
+            sandboxes=sandboxes,
+            server_kind=given_kind("fake", servers),
+            checkout=checkout,
         )
         self.fake_servers = servers

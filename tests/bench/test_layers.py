@@ -123,6 +123,49 @@ def test_only_the_article_kind_imports_the_agent() -> None:
     assert importers == ["bench.agents.article"]
 
 
+# Where this repository is (bench.ROOT): the entry points hold it (the commands of `bench`, the scripts that `make`
+# runs) and pass it to the modules that need its files, which take it as an argument (`checkout`).
+ENTRY_POINTS = {"bench.cli", "bench.__main__", "bench.docgen", "bench.docgen_examples", "bench.gpu_check"}
+ENTRY_POINTS |= {"bench.rehearsal.__main__"}
+# Library modules that are also scripts of `make` (python -m): they read ROOT in their main() only.
+SCRIPTS = {"bench.containers.local_base", "bench.rehearsal.source", "bench.results.docs", "bench.submit.image"}
+# Library modules that still import ROOT (issue 45): their callers are to pass it. This list only shrinks.
+NOT_YET_PASSED = {
+    "bench.containers.agent_image",
+    "bench.containers.images",
+    "bench.fixtures.fixture",
+    "bench.llama.cuda_image",
+    "bench.llama.forced_tools",
+    "bench.llama.serving",
+    "bench.sandbox.record_proxy",
+}
+
+
+def imports_root_outside_main(path: Path) -> bool:
+    """Whether `path` imports bench.ROOT anywhere but inside a function named main."""
+    tree = ast.parse(path.read_text())
+    in_main = {
+        id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == "main" for n in ast.walk(f)
+    }
+    return any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "bench"
+        and any(alias.name == "ROOT" for alias in node.names)
+        and id(node) not in in_main
+        for node in ast.walk(tree)
+    )
+
+
+def test_only_the_entry_points_import_the_repositorys_root() -> None:
+    """A module that needs the checkout's files (a Dockerfile, compose.yaml, results/) is given the checkout by its
+    caller, so that it can be read, tested and used knowing only its arguments."""
+    importers = {m for m, path in bench_modules().items() if "bench.ROOT" in imports_of(path)}
+    entries = {m for m in importers if m in ENTRY_POINTS or m.rsplit(".", 1)[0] in ENTRY_POINTS}
+    scripts = {m for m in importers & SCRIPTS if not imports_root_outside_main(bench_modules()[m])}
+    assert sorted(importers - entries - scripts - NOT_YET_PASSED) == []
+    assert sorted(NOT_YET_PASSED - importers) == [], "these pass ROOT now: remove them from NOT_YET_PASSED"
+
+
 def test_analyze_reads_results_and_nothing_that_makes_them() -> None:
     """analyze reads what benches wrote (rows and traces): nothing above results in the data flow, not the runner,
     the servers or the sandboxes."""

@@ -19,6 +19,7 @@ from host_matrix.recorded import Host, cards, startup_log
 from host_matrix.test_bench_cards import stand_in_server, started
 from small_task import SETTINGS
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError
 from bench.llama.models import models_for
@@ -146,10 +147,10 @@ def test_a_card_cuda_cannot_see_under_the_pin_is_refused_before_a_server_starts(
 def test_compose_passes_the_card_as_its_device_ids(on_host: Any, tmp_path: Path, device: str) -> None:
     host = on_host(Host(gpus="gpus-4.txt", mig="mig-4.txt") if device.startswith("MIG") else Host(gpus="gpus-8.txt"))
     (worker,) = worker_configs(settings(tmp_path, gpu_device=device))
-    servers = ComposeServers(worker, gpu=True)
+    servers = ComposeServers(worker, gpu=True, checkout=ROOT)
     env = servers._environment(4096, models_for(worker, True), tmp_path / "cache", 18080, 18081)
     rendered = subprocess.run(
-        [*servers.cli.argv, "-p", "matrix", "-f", str(COMPOSE_FILE), "config"],
+        [*servers.cli.argv, "-p", "matrix", "-f", str(ROOT / COMPOSE_FILE), "config"],
         env=env,
         capture_output=True,
         text=True,
@@ -183,7 +184,11 @@ class GpuServers(FakeServers):
 def pipeline(tmp: Path, servers: GpuServers, reps: int = 1) -> Bench:
     """A bench of the suite's small task (tests/small_task.py): these tests read the servers' cards, not the grading."""
     config = BenchConfig(**SETTINGS, use_jeff=False, presets=["part3"], out=str(tmp / "results.csv"), reps=reps)
-    return Bench(config, FakeFactory(config, servers, FakeSandboxes(servers, [ScriptedRun()] * reps)))
+    return Bench(
+        config,
+        FakeFactory(config, servers, FakeSandboxes(servers, [ScriptedRun()] * reps), checkout=ROOT),
+        checkout=ROOT,
+    )
 
 
 def test_a_server_on_its_card_is_warmed_up_before_its_speed_is_measured(on_host: Any, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from small_task import SETTINGS
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.run.runner import Bench
 
@@ -36,7 +37,7 @@ def agent_bench(tmp_path: Path, sandbox: str) -> BenchConfig:
 
 @pytest.mark.parametrize("sandbox", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 def test_mini_swe_agent_gets_the_articles_row(tmp_path: Path, sandbox: str) -> None:
-    (row,) = Bench(agent_bench(tmp_path, sandbox)).run()
+    (row,) = Bench(agent_bench(tmp_path, sandbox), checkout=ROOT).run()
     assert (row["agent"], row["agent_version"], row["preset"]) == ("mini-swe-agent", "2.4.6", "")
     assert row["stop_reason"] in ("done", "step_limit"), row["error"]
     assert int(row["steps"]) >= 1 and row["reprocessed_check"] == "ok", row["error"]

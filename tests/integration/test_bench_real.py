@@ -47,7 +47,7 @@ def small_bench(tmp_path: Path, **changes: Any) -> BenchConfig:
 def test_flint_killed_mid_run_is_recorded_and_the_next_run_gets_fresh_servers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bench = Bench(small_bench(tmp_path, reps=2))
+    bench = Bench(small_bench(tmp_path, reps=2), checkout=ROOT)
     killed: list[int] = []
     original = Progress.on_event
 

@@ -113,7 +113,9 @@ def test_compose_cpu_profile_fetches_into_the_host_cache_once(tmp_path: Path, mo
     cache = tmp_path / "cache"
     config = BenchConfig(cpu_models="configured", model_cache=str(cache), jeff_ctx=512)
     names = BenchNames(new_instance_id())  # a bench's own project: other tests' compose projects run beside it
-    servers = ComposeServers(config, gpu=False, cpu_image=ensure_llama_cpu_image(client), names=names)
+    servers = ComposeServers(
+        config, gpu=False, cpu_image=ensure_llama_cpu_image(client, ROOT), names=names, checkout=ROOT
+    )
     # The containers reach this host at its address on Docker's default bridge, so the stand-in listens there.
     gateway = default_bridge_address(client)
     with HubStandIn(default_models_as(small), host=gateway) as hub:

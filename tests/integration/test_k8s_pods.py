@@ -42,7 +42,7 @@ BACK_OFF_S = 2.0
 
 def test_the_jobs_start_their_probes_pass_and_a_sidecar_restarted_mid_run_costs_only_that_run(tmp_path: Path) -> None:
     client = docker_client()
-    bench, llama = ensure_bench_image(client), ensure_llama_cpu_image(client)
+    bench, llama = ensure_bench_image(client, ROOT), ensure_llama_cpu_image(client, ROOT)
     documents = submit(tmp_path, bench, llama)
     names = BenchNames(new_instance_id())
     network = client.networks.create(f"{names.prefix}-pods", internal=True, labels=names.labels("k8s-network"))

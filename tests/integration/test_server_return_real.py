@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from small_task import SETTINGS
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.llama.binaries import find_small_model
 from bench.llama.process import LlamaProcess, free_port
@@ -69,7 +70,7 @@ def test_flint_down_3_s_in_run_2_of_4_costs_only_run_2_which_runs_again(tmp_path
         out=str(tmp_path / "results.csv"),
     )
     try:
-        rows = Bench(settings).run()
+        rows = Bench(settings, checkout=ROOT).run()
     finally:
         outage.join()
         for server in servers:

@@ -128,10 +128,12 @@ FLINT_OWN = ["--cache-reuse", "256", "--chat-template-kwargs", '{"note": "it\'s 
 @pytest.mark.parametrize("compose_line", ["plugin", "v1"], indirect=True)
 def test_compose_cpu_profile_up_reachable_from_sandbox_network_and_down(compose_line: Any, tmp_path: Path) -> None:
     client: Any = docker_client()
-    image = ensure_llama_cpu_image(client)
+    image = ensure_llama_cpu_image(client, ROOT)
     names = BenchNames(new_instance_id())  # a bench's own project: other tests' compose projects run beside it
     own = BenchConfig(jeff_ctx=512, flint_server_args=FLINT_OWN, jeff_server_args=["--cache-reuse", "64"])
-    servers = ComposeServers(own, gpu=False, cpu_image=image, log_dir=tmp_path, names=names, fixtures=FIXTURES)
+    servers = ComposeServers(
+        own, gpu=False, cpu_image=image, log_dir=tmp_path, names=names, fixtures=FIXTURES, checkout=ROOT
+    )
     try:
         endpoints = servers.start(1024)
         # The user's own flags end each service's command, split as a shell would (a quoted value with a space and
@@ -220,7 +222,12 @@ def test_a_compose_server_whose_model_cannot_load_is_refused_at_once(compose_lin
     )
     names = BenchNames(new_instance_id())
     servers = ComposeServers(
-        config, gpu=False, cpu_image=ensure_llama_cpu_image(docker_client()), log_dir=tmp_path, names=names
+        config,
+        gpu=False,
+        cpu_image=ensure_llama_cpu_image(docker_client(), ROOT),
+        log_dir=tmp_path,
+        names=names,
+        checkout=ROOT,
     )
     started = time.monotonic()
     with pytest.raises(ServerStartError, match=r"flint exited with status \d+ while loading.*its log's last line: \S"):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from small_task import SETTINGS
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.results.append import read_rows
 from bench.run.runner import Bench
@@ -32,7 +33,7 @@ def test_two_cpu_pairs_share_the_plan_and_write_one_file(tmp_path: Path) -> None
         agent_retries=1,
         agent_retry_delay_s=0.1,
     )
-    bench = Bench(config)
+    bench = Bench(config, checkout=ROOT)
     assert len(bench.factories) == 2 and bench.factories[0].names != bench.factories[1].names
     rows = bench.run()
     assert sorted(row["rep"] for row in rows) == ["1", "2"] and read_rows(tmp_path / "results.csv") == rows

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import small_task
 
+from bench import ROOT
 from bench.analyze.view import view_data
 from bench.analyze.view_page import render
 from bench.cli import main
@@ -177,7 +178,7 @@ def bench_file(folder: Path, runs: list[ScriptedRun]) -> Path:
     out = folder / "results.csv"
     config = BenchConfig(use_jeff=False, presets=["part3"], out=str(out), reps=len(runs), **small_task.SETTINGS)
     servers = FakeServers()
-    Bench(config, FakeFactory(config, servers, FakeSandboxes(servers, runs))).run()
+    Bench(config, FakeFactory(config, servers, FakeSandboxes(servers, runs), checkout=ROOT), checkout=ROOT).run()
     return out
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.errors import ConfigError, PrerequisiteError
 from bench.llama.hub import HubRef
@@ -46,7 +47,7 @@ def test_the_cpu_serves_the_small_model_unless_told_otherwise() -> None:
 
 
 def test_compose_gets_hf_for_references_and_m_for_files(tmp_path: Path) -> None:
-    servers = ComposeServers(BenchConfig(), gpu=True)
+    servers = ComposeServers(BenchConfig(), gpu=True, checkout=ROOT)
     flint = tmp_path / "flint.gguf"
     variables = servers._model_variables(Models(flint, HubRef("o/jeff", "Q8_0")), tmp_path / "cache")
     assert variables == {

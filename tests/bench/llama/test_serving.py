@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import ROOT
 from bench.config import BenchConfig, load_config
 from bench.errors import ConfigError, PrerequisiteError
 from bench.llama.forced_tools import GRAMMAR_NAME, TEMPLATE_NAME
@@ -86,7 +87,7 @@ def test_the_fenced_template_is_given_to_embedded_servers_and_mounted_by_compose
     assert template_args(NATIVE) == [] and template_args(FORCED) == []
     assert "```json" in (FENCED_DIR / TEMPLATE_NAME).read_text()
     assert (FENCED_DIR / GRAMMAR_NAME).read_text() == ""  # no grammar of the bench's: llama.cpp derives its own
-    servers = ComposeServers(BenchConfig(cpu_model="qwen2.5-coder-0.5b"), gpu=False)
+    servers = ComposeServers(BenchConfig(cpu_model="qwen2.5-coder-0.5b"), gpu=False, checkout=ROOT)
     assert servers.serving == FENCED and servers._serving_dir(2048) == FENCED_DIR
 
 
@@ -94,7 +95,7 @@ def test_compose_mounts_a_template_of_ones_own_and_keeps_the_rest_of_the_flags(t
     template = tmp_path / "mine.jinja"
     template.write_text("{{ 'mine' }}")
     config = BenchConfig(flint_server_args=["-fa", "on", "--chat-template-file", str(template), "--swa-full"])
-    servers = ComposeServers(config, gpu=False, log_dir=tmp_path / "logs")
+    servers = ComposeServers(config, gpu=False, log_dir=tmp_path / "logs", checkout=ROOT)
     folder = servers._serving_dir(2048)
     assert (folder / TEMPLATE_NAME).read_text() == "{{ 'mine' }}" and (folder / GRAMMAR_NAME).read_text() == ""
     models = Models(tmp_path / "flint.gguf", tmp_path / "jeff.gguf")
@@ -104,4 +105,4 @@ def test_compose_mounts_a_template_of_ones_own_and_keeps_the_rest_of_the_flags(t
 
 def test_compose_gpu_services_refuse_a_template(tmp_path: Path) -> None:
     with pytest.raises(PrerequisiteError, match="compose's GPU services take no template"):
-        ComposeServers(BenchConfig(flint_tools="fenced"), gpu=True)
+        ComposeServers(BenchConfig(flint_tools="fenced"), gpu=True, checkout=ROOT)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.run import choices
 from bench.servers.choose import HostGpu
@@ -26,7 +27,7 @@ def test_a_bench_probes_the_engine_and_the_gpus_once_and_builds_on_what_it_found
     monkeypatch.setattr("bench.servers.embedded.embedded_on_gpu", lambda: pytest.fail("the GPUs were asked again"))
     monkeypatch.setenv("CONTAINER_HOST", "unix:///nonexistent/podman.sock")  # no podman either: local
 
-    factory = choices.Factory.for_config(BenchConfig(sandbox="auto", servers="auto"))
+    factory = choices.Factory.for_config(BenchConfig(sandbox="auto", servers="auto"), ROOT)
     servers: Any = factory.make_servers(tmp_path, [])
 
     assert calls == ["docker", "gpu"]
@@ -37,7 +38,7 @@ def test_a_bench_probes_the_engine_and_the_gpus_once_and_builds_on_what_it_found
 def test_nothing_is_probed_that_the_settings_do_not_need(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(choices, "docker_or_none", lambda: pytest.fail("Docker was probed"))
     monkeypatch.setattr(choices, "probe_host", lambda docker: pytest.fail("the GPUs were probed"))
-    factory = choices.Factory.for_config(BenchConfig(sandbox="local", servers="external", flint_url="http://h:1"))
+    factory = choices.Factory.for_config(BenchConfig(sandbox="local", servers="external", flint_url="http://h:1"), ROOT)
     assert (factory.sandbox.kind, factory.servers.kind) == ("local", "external")
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from small_task import SETTINGS, UNTOUCHED
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.errors import ServerStartError
 from bench.fixtures.fixture import load_fixture
@@ -25,7 +26,7 @@ SOLVED = {"todo.py": (SOLUTION / "todo.py").read_text(), "test_due.py": (SOLUTIO
 def bench(tmp_path: Path, servers: FakeServers, runs: list[ScriptedRun], **changes: object) -> Bench:
     settings: dict[str, object] = {"use_jeff": False, "presets": ["part3"], "out": str(tmp_path / "results.csv")}
     config = BenchConfig(**(settings | changes))  # type: ignore[arg-type]
-    return Bench(config, FakeFactory(config, servers, FakeSandboxes(servers, runs)))
+    return Bench(config, FakeFactory(config, servers, FakeSandboxes(servers, runs), checkout=ROOT), checkout=ROOT)
 
 
 def test_a_scripted_solution_is_graded_and_its_trace_agrees_with_the_servers_counter(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pyte
 import pytest
 from small_task import SETTINGS
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.run.display import Display, LaneProgress
 from bench.run.progress import MatrixClock, Progress
@@ -97,7 +98,11 @@ def test_a_bench_at_80_columns_ends_with_its_groups_results_and_next_commands(
     settings = {"use_jeff": False, "presets": ["part3", "late"], "reps": 2, "out": str(tmp_path / "results.csv")}
     config = BenchConfig(**(settings | SETTINGS))  # type: ignore[arg-type]
     servers = FakeServers()
-    Bench(config, FakeFactory(config, servers, FakeSandboxes(servers, [ScriptedRun(steps=25)] * 4))).run()
+    Bench(
+        config,
+        FakeFactory(config, servers, FakeSandboxes(servers, [ScriptedRun(steps=25)] * 4), checkout=ROOT),
+        checkout=ROOT,
+    ).run()
     shown = screen(terminal.getvalue())
     runs = [line for line in shown if line.startswith("run ")]
     assert [line.split(" calc ")[0] for line in runs] == ["run 1/4", "run 2/4", "run 3/4", "run 4/4"]

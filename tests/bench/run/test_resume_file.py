@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from small_task import SETTINGS
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.results.schema import COLUMNS
 from bench.run import resume_file
@@ -59,20 +60,20 @@ def test_resume_without_out_says_which_file_it_continues_in_the_users_spelling(
 ) -> None:
     caplog.set_level(logging.INFO)
     new = tmp_path / "20261206-140000-abc.csv"
-    monkeypatch.setattr(resume_file, "default_out", lambda: new)
+    monkeypatch.setattr(resume_file, "default_out", lambda checkout: new)
     monkeypatch.setenv(FROM_MAKE, "1")
-    assert resume_file.results_file(config(resume=True)) == new  # nothing to continue: a new file, said
+    assert resume_file.results_file(config(resume=True), ROOT) == new  # nothing to continue: a new file, said
     assert (
         f"RESUME=1 without OUT=: no unfinished results file of this matrix in {tmp_path}; starting {new}" in caplog.text
     )
     unfinished = write(tmp_path / "20261206-100000-abc.csv", rows_of(config(), 3), age_s=60)
-    assert resume_file.results_file(config(resume=True)) == unfinished
+    assert resume_file.results_file(config(resume=True), ROOT) == unfinished
     assert (
         f"RESUME=1 without OUT=: continuing {unfinished}, the newest unfinished file of this matrix (3 of 4 runs)"
         in caplog.text
     )
-    assert resume_file.results_file(config()) == new  # without RESUME: always a new file
-    assert resume_file.results_file(config(resume=True, out=str(tmp_path / "x.csv"))) == tmp_path / "x.csv"
+    assert resume_file.results_file(config(), ROOT) == new  # without RESUME: always a new file
+    assert resume_file.results_file(config(resume=True, out=str(tmp_path / "x.csv")), ROOT) == tmp_path / "x.csv"
 
 
 def test_the_command_that_continues_is_the_one_typed_with_resume() -> None:

@@ -10,6 +10,7 @@ import pytest
 from fake_flint_bench import fake_flint_config
 from small_task import SETTINGS
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.errors import ResultsError
 from bench.results.append import read_rows
@@ -29,14 +30,14 @@ def config(tmp_path: Path, flint: fake_llama.FakeLlama, flags: list[str], **chan
 def test_resume_skips_runs_of_the_same_flags_and_refuses_a_file_of_other_flags(tmp_path: Path) -> None:
     own = ["-fa", "on", "--chat-template-kwargs", '{"a": "b c"}']
     with fake_llama.FakeLlama() as flint:
-        (first,) = Bench(config(tmp_path, flint, own)).run()
+        (first,) = Bench(config(tmp_path, flint, own), checkout=ROOT).run()
         assert first["flint_server_args"] == '-fa on --chat-template-kwargs \'{"a": "b c"}\''
         served = len(flint.requests)
-        assert Bench(config(tmp_path, flint, list(own), resume=True)).run() == []
+        assert Bench(config(tmp_path, flint, list(own), resume=True), checkout=ROOT).run() == []
         assert len(flint.requests) == served  # the same flags: measured already, nothing ran again
-        more = Bench(config(tmp_path, flint, list(own), resume=True, reps=2)).run()
+        more = Bench(config(tmp_path, flint, list(own), resume=True, reps=2), checkout=ROOT).run()
         assert [row["rep"] for row in more] == ["2"]
         for other, shown in ((["-fa", "off"], "-fa off"), ([], "empty")):
             with pytest.raises(ResultsError, match=f"different flint_server_args .* vs {shown}, this bench's"):
-                Bench(config(tmp_path, flint, other, resume=True, reps=2)).run()
+                Bench(config(tmp_path, flint, other, resume=True, reps=2), checkout=ROOT).run()
     assert [row["flint_server_args"] for row in read_rows(tmp_path / "results.csv")] == [first["flint_server_args"]] * 2

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from small_task import CODE, SETTINGS
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.errors import ServerStartError
 from bench.measure.stall import SLACK_S, server_stall
@@ -159,7 +160,7 @@ READ = fake_llama.tool_call("read_file", {"path": CODE})
 @pytest.mark.usefixtures("child_processes")
 def test_a_hung_flint_makes_the_run_infra_error_naming_it(tmp_path: Path) -> None:
     with fake_llama.FakeLlama([READ, fake_llama.hang()]) as flint:
-        (row,) = Bench(config(tmp_path, flint.url, request_timeout_s=1.0)).run()
+        (row,) = Bench(config(tmp_path, flint.url, request_timeout_s=1.0), checkout=ROOT).run()
     assert row["stop_reason"] == "infra_error"
     assert f"Flint ({flint.url}) hung: 1 request(s) at step 2 got no answer in time" in row["error"]
     assert "infrastructure" in row["failure_labels"]
@@ -181,7 +182,7 @@ def test_a_flint_that_restarts_on_the_same_port_is_caught(tmp_path: Path) -> Non
     supervisor = threading.Thread(target=come_back)
     supervisor.start()
     try:
-        (row,) = Bench(config(tmp_path, first.url, agent_retries=3, agent_retry_delay_s=0.5)).run()
+        (row,) = Bench(config(tmp_path, first.url, agent_retries=3, agent_retry_delay_s=0.5), checkout=ROOT).run()
     finally:
         supervisor.join()
         for fake in second:
@@ -221,7 +222,7 @@ def test_a_flint_stopped_with_sigstop_is_a_stall_not_harness_time(
 
     stopper = threading.Thread(target=stop_during_the_second_request)
     stopper.start()
-    (row,) = Bench(config(tmp_path, url, server_stall_limit_s=2.0)).run()
+    (row,) = Bench(config(tmp_path, url, server_stall_limit_s=2.0), checkout=ROOT).run()
     stopper.join()
     assert row["stop_reason"] == "infra_error" and row["claimed_done"] == "true"
     assert f"servers stalled: Flint ({url})" in row["error"] and "above server_stall_limit_s=2" in row["error"]
@@ -239,7 +240,7 @@ def test_a_jeff_that_dies_is_named_and_his_figures_are_empty(tmp_path: Path) -> 
     flint_replies = [fake_llama.tool_call("run", {"command": "ls"}), fake_llama.prose("Done.")]
     with fake_llama.FakeLlama(flint_replies) as flint, fake_llama.FakeLlama([fake_llama.die()]) as jeff:
         settings = config(tmp_path, flint.url, use_jeff=True, jeff_url=jeff.url, reps=2)
-        died, dead = Bench(settings).run()
+        died, dead = Bench(settings, checkout=ROOT).run()
     assert died["stop_reason"] == "infra_error" and f"Jeff ({jeff.url}) died during the run" in died["error"]
     assert died["jeff_requests"] == "1"
     assert (died["jeff_prompt_tokens"], died["jeff_completion_tokens"], died["jeff_model_s"]) == ("", "", "")
@@ -253,7 +254,7 @@ def test_jeff_dead_before_the_first_run_stops_the_bench_naming_him(tmp_path: Pat
     url = gone.url
     gone.server.server_close()
     with fake_llama.FakeLlama() as flint, pytest.raises(ServerStartError, match=f"Jeff: .* at {url}/health"):
-        Bench(config(tmp_path, flint.url, use_jeff=True, jeff_url=url)).run()
+        Bench(config(tmp_path, flint.url, use_jeff=True, jeff_url=url), checkout=ROOT).run()
 
 
 def test_a_counter_that_grew_less_than_the_answers_reported_is_a_restart_no_probe_saw() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from small_task import CODE, SETTINGS
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.errors import ServerStartError
 from bench.results.append import read_rows
@@ -102,7 +103,7 @@ def test_a_flint_that_dies_mid_run_and_comes_back_costs_only_the_attempt_it_cut_
     later: list[fake_llama.FakeLlama] = []
     supervisor = restart_after(first, 1.0, later)  # back after 1 s: past the wait's first two polls
     try:
-        (row,) = Bench(config(tmp_path, first.url)).run()
+        (row,) = Bench(config(tmp_path, first.url), checkout=ROOT).run()
     finally:
         supervisor.join()
         for fake in later:
@@ -133,7 +134,7 @@ def test_a_flint_down_between_runs_is_waited_for_and_the_next_run_runs_normally(
     monkeypatch.setattr(Bench, "_record", outage_after_the_first_row)
     try:
         started = time.monotonic()
-        rows = Bench(config(tmp_path, first.url, reps=2)).run()
+        rows = Bench(config(tmp_path, first.url, reps=2), checkout=ROOT).run()
         took = time.monotonic() - started
     finally:
         for fake in later[1:]:
@@ -147,7 +148,7 @@ def test_a_flint_gone_for_good_books_the_run_it_cut_short_and_stops_the_bench_in
     with fake_llama.FakeLlama([READ, fake_llama.die()]) as flint:
         started = time.monotonic()
         with pytest.raises(ServerStartError, match="did not answer /health again within server_wait_s=1.5"):
-            Bench(config(tmp_path, flint.url, reps=3, server_wait_s=1.5)).run()
+            Bench(config(tmp_path, flint.url, reps=3, server_wait_s=1.5), checkout=ROOT).run()
         waited = time.monotonic() - started
     (row,) = read_rows(tmp_path / "results.csv")  # the runs after it are not burnt: --resume runs them later
     assert row["stop_reason"] == "infra_error" and "died during the run" in row["error"]
@@ -169,12 +170,14 @@ def test_compose_servers_that_do_not_come_back_are_waited_for_then_started_again
     settings = BenchConfig(
         **SETTINGS, use_jeff=False, presets=["part3"], reps=2, server_wait_s=1.0, out=str(tmp_path / "r.csv")
     )
-    factory = FakeFactory(settings, servers, FakeSandboxes(servers, [ScriptedRun(kill_servers=True), ScriptedRun()]))
+    factory = FakeFactory(
+        settings, servers, FakeSandboxes(servers, [ScriptedRun(kill_servers=True), ScriptedRun()]), checkout=ROOT
+    )
     factory.server_kind = replace(
         KINDS["compose"], make=lambda making: servers, needs_gpu_probe=False, needs_docker=False, pins_a_card=False
     )
     started = time.monotonic()
-    first, second = Bench(settings, factory).run()
+    first, second = Bench(settings, factory, checkout=ROOT).run()
     assert time.monotonic() - started >= 1.0  # server_wait_s was waited out before the restart
     assert first["stop_reason"] == "infra_error" and "did not answer again within server_wait_s=1" in first["error"]
     assert second["stop_reason"] == "done" and second["error"] == ""

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from small_task import SETTINGS
 
 from agent.server import Props
+from bench import ROOT
 from bench.cli import main
 from bench.config import BenchConfig
 from bench.errors import ConfigError, ResultsError
@@ -180,7 +181,7 @@ MATRIX = {**SETTINGS, "presets": ["part3"], "ctx": [4096], "reps": 3}
 def run_shard(tmp_path: Path, shard: str, runs: Sequence[ScriptedRun] = (), **changes: object) -> list[Row]:
     config = BenchConfig(use_jeff=False, out=str(tmp_path / "m.csv"), shard=shard, **(MATRIX | changes))  # type: ignore[arg-type]
     servers = FakeServers()
-    return Bench(config, FakeFactory(config, servers, FakeSandboxes(servers, runs))).run()
+    return Bench(config, FakeFactory(config, servers, FakeSandboxes(servers, runs), checkout=ROOT), checkout=ROOT).run()
 
 
 @pytest.mark.processes  # each run is graded by pytest in a child process

@@ -118,8 +118,8 @@ def two_workers(tmp_path: Path, scripts: list[list[ScriptedRun]], **changes: obj
     factories = []
     for worker, script in zip(worker_configs(config), scripts, strict=True):
         servers = FakeServers()
-        factories.append(FakeFactory(worker, servers, FakeSandboxes(servers, script)))
-    return Bench(config, factories=factories), config
+        factories.append(FakeFactory(worker, servers, FakeSandboxes(servers, script), checkout=ROOT))
+    return Bench(config, factories=factories, checkout=ROOT), config
 
 
 def planned(config: BenchConfig) -> list[tuple[str, str]]:
@@ -195,8 +195,8 @@ def test_ctrl_c_while_each_workers_agent_runs_cuts_both_runs_short_at_once(tmp_p
     factories = []
     for worker in worker_configs(config):
         servers = HungServers()
-        factories.append(FakeFactory(worker, servers, LocalSandboxes(worker)))  # type: ignore[arg-type]
-    bench = Bench(config, factories=factories)
+        factories.append(FakeFactory(worker, servers, LocalSandboxes(worker), checkout=ROOT))  # type: ignore[arg-type]
+    bench = Bench(config, factories=factories, checkout=ROOT)
     flints = [factory.fake_servers for factory in factories]
 
     def both_agents_wait() -> bool:  # each agent, a process of its own, has asked its Flint

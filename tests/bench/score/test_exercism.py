@@ -16,6 +16,7 @@ import httpx
 import pytest
 import yaml
 
+from bench import ROOT
 from bench.cli import main
 from bench.config import BenchConfig, Choice
 from bench.errors import PrerequisiteError
@@ -160,18 +161,22 @@ def test_a_task_too_long_for_the_window_is_an_error_naming_the_window(root: Path
 
 
 def test_a_bench_on_the_outside_root_records_it_and_the_fixtures_hash(root: Path, tmp_path: Path) -> None:
-    dirty = git_dirty()
+    dirty = git_dirty(ROOT)
     example = (EXERCISES / "tally-counter/.meta/example.py").read_text()
     settings = {"use_jeff": False, "out": str(tmp_path / "results.csv"), "fixtures": ["tally_counter"]}
     config = BenchConfig(**settings, fixtures_root=str(root))  # type: ignore[arg-type]
     servers = FakeServers()
     (row,) = Bench(
-        config, FakeFactory(config, servers, FakeSandboxes(servers, [ScriptedRun(files={"tally_counter.py": example})]))
+        config,
+        FakeFactory(
+            config, servers, FakeSandboxes(servers, [ScriptedRun(files={"tally_counter.py": example})]), checkout=ROOT
+        ),
+        checkout=ROOT,
     ).run()
     assert (row["hidden_passed"], row["hidden_total"]) == ("7", "7")
     assert row["fixtures_root"] == str(root) and row["fixture_sha"] == fixture_hash(load_fixture("tally_counter", root))
     assert read_rows(tmp_path / "results.csv") == [row]
-    assert git_dirty() == dirty  # the outside root changes nothing in the checkout
+    assert git_dirty(ROOT) == dirty  # the outside root changes nothing in the checkout
 
 
 def test_fixtures_root_flag_and_setting_reach_check_and_refuse_a_wrong_folder(

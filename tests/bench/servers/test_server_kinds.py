@@ -8,6 +8,7 @@ from typing import get_args
 
 import pytest
 
+from bench import ROOT
 from bench.config import BenchConfig, Choice
 from bench.errors import ConfigError
 from bench.run import choices
@@ -51,13 +52,13 @@ def test_an_unknown_kind_is_refused_with_the_known_ones() -> None:
     config = BenchConfig(sandbox="local", servers="external", flint_url="http://127.0.0.1:1")
     host = choices.Host(None, NO_GPU)
     with pytest.raises(ConfigError, match="the kinds are embedded, compose, external"):  # before anything is made
-        choices.Factory(config, Choice("local", "asked"), Choice("cloud", "typo"), host)
+        choices.Factory(config, Choice("local", "asked"), Choice("cloud", "typo"), host, checkout=ROOT)
 
 
 def test_the_factory_makes_the_chosen_kind(tmp_path: Path) -> None:
     config = BenchConfig(sandbox="local", servers="external", flint_url="http://127.0.0.1:1")
     host = choices.Host(None, NO_GPU)
-    factory = choices.Factory(config, Choice("local", "asked"), Choice("external", "asked"), host)
+    factory = choices.Factory(config, Choice("local", "asked"), Choice("external", "asked"), host, checkout=ROOT)
     servers = factory.make_servers(tmp_path, [])
     assert isinstance(servers, ExternalServers) and servers.flint_url == "http://127.0.0.1:1"
     assert factory.engine is None  # no sandbox engine and no Docker kind: nothing of an engine to clean up

@@ -6,6 +6,7 @@ import logging
 
 import pytest
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.servers.base import default_threads, threads_warning
 from bench.servers.compose import ComposeServers
@@ -22,9 +23,9 @@ def test_a_setting_of_every_core_or_more_is_warned_about() -> None:
 
 def test_cpu_servers_say_it_when_they_are_made(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
-        ComposeServers(BenchConfig(threads=1024), gpu=False)
+        ComposeServers(BenchConfig(threads=1024), gpu=False, checkout=ROOT)
     assert "threads 1024 is at least this machine's" in caplog.text
     caplog.clear()
     with caplog.at_level(logging.WARNING):
-        ComposeServers(BenchConfig(threads=1024), gpu=True)  # a GPU server's threads only feed the GPU
+        ComposeServers(BenchConfig(threads=1024), gpu=True, checkout=ROOT)  # a GPU server's threads only feed the GPU
     assert "threads 1024" not in caplog.text

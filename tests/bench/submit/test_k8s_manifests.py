@@ -20,6 +20,7 @@ import pytest
 import yaml
 from submit_helpers import k8s_argv
 
+from bench import ROOT
 from bench.cli import build_parser, main, settings
 from bench.config import BenchConfig
 from bench.llama.cpu_image import llama_cpu_image
@@ -120,8 +121,8 @@ def test_the_images_default_to_the_ones_this_checkout_builds_and_are_settable(
     assert main([*argv, "--", "--ctx", "4096"]) == 0
     documents = list(yaml.safe_load_all((tmp_path / "m" / "k8s" / "matrix.yaml").read_text()))
     shards = pod(documents, "-shards")
-    assert shards["containers"][0]["image"] == bench_image()  # make bench-image's tag
-    assert [c["image"] for c in shards["initContainers"][1:]] == [BenchConfig().llama_image, llama_cpu_image()]
+    assert shards["containers"][0]["image"] == bench_image(ROOT)  # make bench-image's tag
+    assert [c["image"] for c in shards["initContainers"][1:]] == [BenchConfig().llama_image, llama_cpu_image(ROOT)]
     given = render(
         tmp_path / "given", "--flint-image", "r.example/flint:b1", "--jeff-image", "r.example/jeff@sha256:ab"
     )

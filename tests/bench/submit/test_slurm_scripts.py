@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import ROOT
 from bench.cli import main
 from bench.config import load_config
 from bench.submit.plan import GRACE_S, Submission
@@ -23,9 +24,9 @@ PLAN = Submission(3, "/data/matrix", "/data/matrix/bench.yaml", python="/opt/ven
 @pytest.mark.parametrize(
     "script",
     [
-        shards_script(PLAN, SlurmOptions()),
-        shards_script(PLAN, SlurmOptions(gpus_per_task=1)),
-        merge_script(PLAN, SlurmOptions()),
+        shards_script(PLAN, SlurmOptions(ROOT)),
+        shards_script(PLAN, SlurmOptions(ROOT, gpus_per_task=1)),
+        merge_script(PLAN, SlurmOptions(ROOT)),
     ],
     ids=["shards", "shards-gpu", "merge"],
 )
@@ -43,7 +44,7 @@ def test_the_scripts_are_shellcheck_clean(script: str, tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("child_processes")
 def test_task_i_runs_shard_i_of_n_and_resumes_its_own_file(tmp_path: Path) -> None:
-    script = shards_script(PLAN, SlurmOptions(partition="gpu", gpus_per_task=1, time="4:00:00"))
+    script = shards_script(PLAN, SlurmOptions(ROOT, partition="gpu", gpus_per_task=1, time="4:00:00"))
     assert "#SBATCH --array=1-3" in script
     for directive in ("--partition=gpu", "--gpus-per-task=1", "--time=4:00:00", "--output=/data/matrix/slurm/shard-%a"):
         assert f"#SBATCH {directive}" in script
@@ -71,13 +72,13 @@ def test_task_i_runs_shard_i_of_n_and_resumes_its_own_file(tmp_path: Path) -> No
 
 
 def test_the_merge_job_asks_for_no_gpu() -> None:
-    script = merge_script(PLAN, SlurmOptions(gpus_per_task=1))
+    script = merge_script(PLAN, SlurmOptions(ROOT, gpus_per_task=1))
     assert "--gpus-per-task" not in script and "--require-complete" in script
 
 
 @pytest.mark.usefixtures("child_processes")
 def test_with_gpus_each_task_pins_the_bench_to_the_card_slurm_gave_it() -> None:
-    script = shards_script(PLAN, SlurmOptions(gpus_per_task=1))
+    script = shards_script(PLAN, SlurmOptions(ROOT, gpus_per_task=1))
     preamble = script.split("\nexec ")[0]  # everything before the bench starts
     for visible, device in (("3", "3"), ("GPU-1f2e,GPU-77aa", "GPU-1f2e"), ("", "")):
         shown = subprocess.run(
@@ -88,16 +89,16 @@ def test_with_gpus_each_task_pins_the_bench_to_the_card_slurm_gave_it() -> None:
             check=True,
         )
         assert shown.stdout.strip() == device
-    assert "GPU_DEVICE" not in shards_script(PLAN, SlurmOptions())  # no GPUs asked for: the settings' own card
+    assert "GPU_DEVICE" not in shards_script(PLAN, SlurmOptions(ROOT))  # no GPUs asked for: the settings' own card
 
 
 def test_before_its_time_limit_the_bench_alone_gets_sigterm_with_time_to_write_its_row() -> None:
-    assert f"#SBATCH --signal=B:TERM@{GRACE_S}" in shards_script(PLAN, SlurmOptions())
+    assert f"#SBATCH --signal=B:TERM@{GRACE_S}" in shards_script(PLAN, SlurmOptions(ROOT))
 
 
 def test_shards_that_share_one_external_server_run_one_task_at_a_time() -> None:
-    assert "#SBATCH --array=1-3%1" in shards_script(PLAN, SlurmOptions(serial=True))
-    assert "#SBATCH --array=1-3\n" in shards_script(PLAN, SlurmOptions())
+    assert "#SBATCH --array=1-3%1" in shards_script(PLAN, SlurmOptions(ROOT, serial=True))
+    assert "#SBATCH --array=1-3\n" in shards_script(PLAN, SlurmOptions(ROOT))
 
 
 def test_two_shards_against_one_external_server_are_refused_or_shared_and_said(
