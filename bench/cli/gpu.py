@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from bench import ROOT
 from bench.cli.options import Subparsers, add_command, config_flag, ctx_flag, settings
 
 
@@ -17,7 +18,7 @@ def gpu_check(args: argparse.Namespace) -> int:
 def gpu_image(args: argparse.Namespace) -> int:
     from bench.llama.cuda_image import command
 
-    return command()
+    return command(ROOT)
 
 
 def add(sub: Subparsers) -> None:

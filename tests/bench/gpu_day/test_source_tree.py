@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import ROOT
 from bench.llama.cuda_image import build_context, fetch_sdist
 from bench.llama.source_tree import used_by_build
 from bench.rehearsal.build_llama import Toolkit, bounded, configure_command, find_toolkit
@@ -71,7 +72,7 @@ def test_the_image_context_and_the_carried_source_are_a_fraction_of_the_sdist(
 ) -> None:
     context = tmp_path / "context"
     context.mkdir()
-    size = build_context(sdist, context)
+    size = build_context(sdist, context, ROOT)
     assert 10 * 2**20 < size < 32 * 2**20, size  # of 179 MB
     files = {str(p.relative_to(context)) for p in context.rglob("*") if p.is_file()}
     assert {"Dockerfile", *(f"llama.cpp/{path}" for path in KEPT)} <= files
