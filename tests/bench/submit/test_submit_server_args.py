@@ -11,6 +11,7 @@ import pytest
 import yaml
 from submit_helpers import k8s_argv
 
+from bench import ROOT
 from bench.cli import main
 from bench.cli.run import run_settings
 from bench.config import load_config
@@ -40,7 +41,7 @@ def test_slurms_tasks_read_the_flags_from_the_matrixs_settings_file(tmp_path: Pa
     settings = run_settings("", ["--servers", "embedded", *OWN])
     path = write_matrix_settings(settings, tmp_path)
     assert load_config(path, {}).flint_server_args == ["-fa", "on", "-ctk", "q8_0"]
-    script = shards_script(Submission(2, str(tmp_path), str(path)), SlurmOptions())
+    script = shards_script(Submission(2, str(tmp_path), str(path)), SlurmOptions(ROOT))
     assert f"--config {path}" in script  # every task's `bench run` starts its servers from that file
 
 
