@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from bench import ROOT
 from bench.cli.options import (
     SANDBOX_METAVAR,
     Subparsers,
@@ -36,6 +37,7 @@ def fixtures_import(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         force=args.force,
         sandbox=args.sandbox,
+        checkout=ROOT,
     )
 
 

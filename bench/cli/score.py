@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from bench import ROOT
 from bench.cli.options import SANDBOX_METAVAR, Subparsers, add_command, config_flag, root_flag, settings
 
 
@@ -21,7 +22,7 @@ def score(args: argparse.Namespace) -> int:
         json=args.json,
         fixtures_root=config.fixtures_root,
     )
-    return command(options)
+    return command(options, ROOT)
 
 
 def add(sub: Subparsers) -> None:

@@ -12,11 +12,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench import ROOT
 from bench.containers.images import build_image, digest, image_exists
 from bench.errors import PrerequisiteError
 
-AGENT_DOCKERFILE = ROOT / "docker" / "agent.Dockerfile"
+AGENT_DOCKERFILE = Path("docker/agent.Dockerfile")  # in the checkout
 AGENT_REPO = "agentbench/agent"
 DOWNLOAD_TIMEOUT_S = 1800
 log = logging.getLogger(__name__)
@@ -27,14 +26,17 @@ def agent_home(name: str) -> str:
     return f"/opt/agents/{name}"
 
 
-def agent_tag(sandbox_image: str, name: str, requirements: tuple[str, ...]) -> str:
-    parts = [sandbox_image.encode(), name.encode(), *(r.encode() for r in requirements), AGENT_DOCKERFILE.read_bytes()]
+def agent_tag(sandbox_image: str, name: str, requirements: tuple[str, ...], checkout: Path) -> str:
+    dockerfile = (checkout / AGENT_DOCKERFILE).read_bytes()
+    parts = [sandbox_image.encode(), name.encode(), *(r.encode() for r in requirements), dockerfile]
     return f"{AGENT_REPO}-{name}:{digest(parts)}"
 
 
-def ensure_agent_image(client: Any, sandbox_image: str, name: str, requirements: tuple[str, ...]) -> str:
-    """The image of agent `name` on `sandbox_image`, built if missing; returns its tag."""
-    tag = agent_tag(sandbox_image, name, requirements)
+def ensure_agent_image(
+    client: Any, sandbox_image: str, name: str, requirements: tuple[str, ...], checkout: Path
+) -> str:
+    """The image of agent `name` on `sandbox_image` (by `checkout`'s Dockerfile), built if missing; returns its tag."""
+    tag = agent_tag(sandbox_image, name, requirements, checkout)
     if image_exists(client, tag):
         return tag
     with tempfile.TemporaryDirectory(prefix="agentbench-agent-image-") as tmp:
@@ -47,7 +49,7 @@ def ensure_agent_image(client: Any, sandbox_image: str, name: str, requirements:
         if done.returncode != 0:
             tail = (done.stderr or done.stdout).strip()[-400:]
             raise PrerequisiteError(f"could not fetch {' '.join(requirements)} for the {name} image: {tail}")
-        shutil.copy(AGENT_DOCKERFILE, context / "Dockerfile")
+        shutil.copy(checkout / AGENT_DOCKERFILE, context / "Dockerfile")
         build_image(
             client, context, context / "Dockerfile", tag, sandbox_image, NAME=name, REQUIREMENTS=" ".join(requirements)
         )

@@ -12,17 +12,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from bench import ROOT
 from bench.containers.engine import SANDBOX_UID
 from bench.errors import PrerequisiteError
 
-SANDBOX_DOCKERFILE = ROOT / "docker" / "sandbox.Dockerfile"
+SANDBOX_DOCKERFILE = Path("docker/sandbox.Dockerfile")  # in the checkout, as the files below
 # The forwarder (bench/containers/forwarder.py runs it in the sandbox image): the script and the body checks it imports;
 # the recording proxy that imports both (bench/containers/recorder.py).
 FORWARDER_FILES = (
-    ROOT / "docker" / "forward.py",
-    ROOT / "docker" / "chat_body.py",
-    ROOT / "docker" / "record_proxy.py",
+    Path("docker/forward.py"),
+    Path("docker/chat_body.py"),
+    Path("docker/record_proxy.py"),
 )
 SANDBOX_REPO = "agentbench/sandbox"
 DEFAULT_SANDBOX_BASE = "python:3.11-slim-bookworm"
@@ -44,10 +43,11 @@ def _files(folder: Path, pattern: str) -> list[Path]:
     return sorted(p for p in folder.rglob(pattern) if "__pycache__" not in p.parts)
 
 
-def sandbox_tag(base: str) -> str:
-    sources = [SANDBOX_DOCKERFILE, *FORWARDER_FILES, *_files(ROOT / "agent", "*.py")]
+def sandbox_tag(base: str, checkout: Path) -> str:
+    """The sandbox image's tag: a hash of its base and of the files of `checkout` (this repository) it holds."""
+    agent = [p.relative_to(checkout) for p in _files(checkout / "agent", "*.py")]
     parts = [base.encode(), f"uid={SANDBOX_UID}".encode()]
-    parts += [str(p.relative_to(ROOT)).encode() + p.read_bytes() for p in sources]
+    parts += [str(p).encode() + (checkout / p).read_bytes() for p in [SANDBOX_DOCKERFILE, *FORWARDER_FILES, *agent]]
     return f"{SANDBOX_REPO}:{digest(parts)}"
 
 
@@ -83,12 +83,17 @@ def build_image(client: Any, context: Path, dockerfile: Path, tag: str, base: st
         ) from e
 
 
-def ensure_sandbox_image(client: Any) -> str:
-    """The sandbox image for the current agent/ sources, built if missing; returns its tag."""
+def ensure_sandbox_image(client: Any, checkout: Path) -> str:
+    """The sandbox image for the agent/ sources of `checkout` (this repository), built if missing; returns its tag."""
     base = base_image(DEFAULT_SANDBOX_BASE)
-    tag = sandbox_tag(base)
+    tag = sandbox_tag(base, checkout)
     if not image_exists(client, tag):
         build_image(
-            client=client, context=ROOT, dockerfile=SANDBOX_DOCKERFILE, tag=tag, base=base, UID=str(SANDBOX_UID)
+            client=client,
+            context=checkout,
+            dockerfile=checkout / SANDBOX_DOCKERFILE,
+            tag=tag,
+            base=base,
+            UID=str(SANDBOX_UID),
         )
     return tag

@@ -58,7 +58,9 @@ class Factory:
         self.host = host
         self.ownership = ownership or Ownership.new()
         self.names = BenchNames(self.ownership.instance)
-        self.sandboxes = sandboxes or make_sandboxes(sandbox.kind, config, self.names, docker=host.docker)
+        self.sandboxes = sandboxes or make_sandboxes(
+            sandbox.kind, config, self.names, docker=host.docker, checkout=checkout
+        )
         engine = self.sandboxes.engine
         # The engine whose objects this instance may leave behind (bench.run.instance removes them).
         self.server_kind = server_kind or kind(servers.kind)  # an unknown kind is refused here, before anything runs

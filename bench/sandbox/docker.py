@@ -46,13 +46,13 @@ class DockerSandboxes:
 
     kind = "docker"
 
-    def __init__(self, config: BenchConfig, names: BenchNames, *, docker: Any = None) -> None:
+    def __init__(self, config: BenchConfig, names: BenchNames, *, docker: Any = None, checkout: Path) -> None:
         self.config = config
         client = self._client(docker)
-        self.engine = Engine(self.kind, client, ensure_sandbox_image(client), names)
+        self.engine = Engine(self.kind, client, ensure_sandbox_image(client, checkout), names)
         self.forwarder = Forwarder(client, self.engine.image, names, config.sampling)  # passes the run's sampling
         self.reach: Reach | None = None
-        self.others = OtherAgents(client, self.engine.image, names)
+        self.others = OtherAgents(client, self.engine.image, names, checkout)
         self.repo = RepoVolume(self.engine.client, self.engine.image, names, size_bytes(config.sandbox_repo_size))
 
     @staticmethod

@@ -28,6 +28,7 @@ class OtherAgents:
     client: Any
     sandbox_image: str
     names: BenchNames
+    checkout: Path  # this repository: the agent image's Dockerfile
     flint: tuple[str, int] | None = None  # Flint on this host, as containers reach it; None: behind compose's gates
     images: dict[str, str] = field(default_factory=dict)
 
@@ -35,7 +36,9 @@ class OtherAgents:
         if kind.name not in self.images:
             pip = kind.install.pip
             self.images[kind.name] = (
-                ensure_agent_image(self.client, self.sandbox_image, kind.name, pip) if pip else self.sandbox_image
+                ensure_agent_image(self.client, self.sandbox_image, kind.name, pip, self.checkout)
+                if pip
+                else self.sandbox_image
             )
         return self.images[kind.name]
 

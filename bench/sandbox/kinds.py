@@ -6,6 +6,7 @@ A new kind is one module with a class like DockerSandboxes (bench.sandbox.base.S
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from bench.config import BenchConfig, Choice
@@ -16,7 +17,7 @@ from bench.sandbox.docker import DockerSandboxes
 from bench.sandbox.local import LocalSandboxes
 from bench.sandbox.podman import PodmanSandboxes, podman_client
 
-# name -> class(config, names, *, docker=the bench's Docker client or None)
+# name -> class(config, names, *, docker=the bench's Docker client or None, checkout=this repository)
 KINDS: dict[str, Callable[..., Sandboxes]] = {
     "docker": DockerSandboxes,
     "podman": PodmanSandboxes,
@@ -38,6 +39,9 @@ def choose_sandbox(requested: str, docker: Any) -> Choice:
     return Choice("podman", "no Docker engine answers, podman's API does")
 
 
-def make_sandboxes(kind: str, config: BenchConfig, names: BenchNames, docker: Any = None) -> Sandboxes:
-    """The sandboxes of `kind` for one bench; `docker` is the bench's Docker client, when it holds one."""
-    return KINDS[kind](config, names, docker=docker)
+def make_sandboxes(
+    kind: str, config: BenchConfig, names: BenchNames, docker: Any = None, *, checkout: Path
+) -> Sandboxes:
+    """The sandboxes of `kind` for one bench; `docker` is the bench's Docker client, when it holds one; `checkout`
+    this repository (the sandbox image's files, the recording proxy)."""
+    return KINDS[kind](config, names, docker=docker, checkout=checkout)

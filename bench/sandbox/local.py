@@ -26,8 +26,11 @@ class LocalSandboxes:
     kind = "local"
     engine = None  # no container engine: grading runs here too
 
-    def __init__(self, config: BenchConfig, names: BenchNames | None = None, *, docker: Any = None) -> None:
+    def __init__(
+        self, config: BenchConfig, names: BenchNames | None = None, *, docker: Any = None, checkout: Path
+    ) -> None:
         self.timeout_s = config.run_timeout_s
+        self.checkout = checkout  # this repository: the recording proxy's script
         self.endpoints: Endpoints | None = None
 
     def server_host(self) -> str:
@@ -42,7 +45,7 @@ class LocalSandboxes:
     def sandbox(self, run_label: str) -> LocalSandbox:
         if self.endpoints is None:
             raise SandboxError("the sandboxes were not connected to servers (connect() first)")
-        return LocalSandbox(self.endpoints, self.timeout_s)
+        return LocalSandbox(self.endpoints, self.timeout_s, self.checkout)
 
     def close(self) -> None:
         """Nothing of its own outlives a run."""
@@ -53,9 +56,10 @@ class LocalSandbox:
 
     trace_owner: int | None = None  # the model's commands run as the agent's user here: they could write the trace
 
-    def __init__(self, endpoints: Endpoints, timeout_s: float) -> None:
+    def __init__(self, endpoints: Endpoints, timeout_s: float, checkout: Path) -> None:
         self.endpoints = endpoints
         self.timeout_s = timeout_s
+        self.checkout = checkout
 
     def run_agent(
         self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent: AgentCommand
@@ -70,7 +74,9 @@ class LocalSandbox:
             return self._run(
                 workdir, out_dir, task_file, agent, flint_url=self.endpoints.flint_url, installed=installed
             )
-        with RecordingProxy(self.endpoints.flint_url, out_dir / PROXY_LOG) as proxy_url:  # its log: the run's trace
+        with RecordingProxy(
+            self.endpoints.flint_url, out_dir / PROXY_LOG, checkout=self.checkout
+        ) as proxy_url:  # its log: the run's trace
             return self._run(workdir, out_dir, task_file, agent, flint_url=proxy_url, installed=installed)
 
     def _run(

@@ -106,8 +106,8 @@ class PodmanSandboxes(DockerSandboxes):
 
     kind = "podman"
 
-    def __init__(self, config: BenchConfig, names: BenchNames, *, docker: Any = None) -> None:
-        super().__init__(config, names)
+    def __init__(self, config: BenchConfig, names: BenchNames, *, docker: Any = None, checkout: Path) -> None:
+        super().__init__(config, names, checkout=checkout)
         self.holder: Any = None
 
     @staticmethod

@@ -10,25 +10,25 @@ from pathlib import Path
 from types import TracebackType
 from urllib.parse import urlsplit
 
-from bench import ROOT
 from bench.errors import SandboxError
 
-PROXY_SCRIPT = ROOT / "docker" / "record_proxy.py"
+PROXY_SCRIPT = Path("docker/record_proxy.py")  # in the checkout
 PROXY_LOG = "proxy.jsonl"  # in the run's out folder
 START_TIMEOUT_S = 30
 
 
 class RecordingProxy:
-    """`with RecordingProxy(flint_url, log) as url:` the agent's Flint while the block runs."""
+    """`with RecordingProxy(flint_url, log, checkout=...) as url:` the agent's Flint while the block runs (the script
+    of `checkout`, this repository)."""
 
-    def __init__(self, target_url: str, log: Path, host: str = "127.0.0.1") -> None:
+    def __init__(self, target_url: str, log: Path, host: str = "127.0.0.1", *, checkout: Path) -> None:
         parts = urlsplit(target_url)
         self.target = f"{parts.hostname}:{parts.port or 80}"
-        self.log, self.host = log, host
+        self.log, self.host, self.script = log, host, checkout / PROXY_SCRIPT
         self.process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> str:
-        command = [sys.executable, str(PROXY_SCRIPT), "--log", str(self.log), f"{self.host}:0={self.target}"]
+        command = [sys.executable, str(self.script), "--log", str(self.log), f"{self.host}:0={self.target}"]
         # Its own folder first on sys.path: it imports forward.py and chat_body.py from there.
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         assert self.process.stdout is not None

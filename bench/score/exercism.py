@@ -176,10 +176,10 @@ def import_all(
     return imported, refused
 
 
-def import_grader(requested: str) -> Grader:
+def import_grader(requested: str, checkout: Path) -> Grader:
     """The grader the bench would use; this machine's own only when asked for (the exercises' code is a stranger's).
     Says which."""
-    grader, kind, why = choose_grader(requested)
+    grader, kind, why = choose_grader(requested, checkout)
     if kind == "local" and requested != "local":
         raise PrerequisiteError(
             f"no sandbox to grade the exercises' stubs and examples in ({why}): start Docker or podman, or give "
@@ -197,12 +197,15 @@ def command(
     max_steps: int = 30,
     force: bool = False,
     sandbox: str = "auto",
+    *,
+    checkout: Path,
 ) -> int:
-    """One line per exercise; 0 when at least one imported and none was refused, 1 otherwise."""
+    """One line per exercise; 0 when at least one imported and none was refused, 1 otherwise (`checkout`: this
+    repository, whose sandbox image grades the stubs and examples)."""
     if not 0 <= visible <= 1:
         raise FixtureError(f"--visible {visible}: a share from 0 (every test hidden) to 1")
     into = into.expanduser().absolute()
-    grader = import_grader(sandbox)
+    grader = import_grader(sandbox, checkout)
     (into / "fixtures").mkdir(parents=True, exist_ok=True)
     (into / "hidden_tests").mkdir(parents=True, exist_ok=True)
     imported, refused = import_all(

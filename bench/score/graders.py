@@ -221,13 +221,14 @@ def grader_for(engine: Engine | None) -> Grader:
     return DockerGrader(engine.client, engine.image, labels=engine.names.labels("grader"))
 
 
-def make_grader(requested: str) -> Grader:
+def make_grader(requested: str, checkout: Path) -> Grader:
     """`bench score --sandbox KIND`: the grader of that sandbox kind (`auto` as bench run chooses it)."""
-    return choose_grader(requested)[0]
+    return choose_grader(requested, checkout)[0]
 
 
-def choose_grader(requested: str) -> tuple[Grader, str, str]:
-    """The grader of sandbox kind `requested` (`auto` as bench run chooses it), the kind and why it was chosen."""
+def choose_grader(requested: str, checkout: Path) -> tuple[Grader, str, str]:
+    """The grader of sandbox kind `requested` (`auto` as bench run chooses it), the kind and why it was chosen
+    (`checkout`: this repository, whose sandbox image a container grader runs in)."""
     from bench.config import BenchConfig
     from bench.containers.engine import docker_or_none
     from bench.containers.names import BenchNames
@@ -236,5 +237,7 @@ def choose_grader(requested: str) -> tuple[Grader, str, str]:
 
     docker = docker_or_none() if requested in ("auto", "docker") else None
     choice = choose_sandbox(requested, docker)
-    engine = make_sandboxes(choice.kind, BenchConfig(), BenchNames(new_instance_id()), docker=docker).engine
+    engine = make_sandboxes(
+        choice.kind, BenchConfig(), BenchNames(new_instance_id()), docker=docker, checkout=checkout
+    ).engine
     return grader_for(engine), choice.kind, choice.reason

@@ -71,13 +71,14 @@ class ScoreOptions:
     fixtures_root: str = ""
 
 
-def command(options: ScoreOptions) -> int:
-    """Grade and print; 0 when graded (a tampered or failing score included), 2 on bad arguments."""
+def command(options: ScoreOptions, checkout: Path) -> int:
+    """Grade and print; 0 when graded (a tampered or failing score included), 2 on bad arguments. `checkout`: this
+    repository (the sandbox image a container grader runs)."""
     root = fixtures_root(options.fixtures_root) if options.fixtures_root else None
     fixture, repo = options.fixture, options.repo
     if options.run_dir and (fixture or repo):
         raise ConfigError("bench score: give a run folder, or --fixture NAME --repo DIR, not both")
-    grader = make_grader(options.sandbox)
+    grader = make_grader(options.sandbox, checkout)
     if options.run_dir:
         run_dir = options.run_dir
         score = score_run_dir(run_dir, grader, root)

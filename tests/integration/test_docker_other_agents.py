@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from bench import ROOT
 from bench.agents.base import AgentCommand, AgentSettings
 from bench.config import BenchConfig
 from bench.containers.engine import docker_client
@@ -39,7 +40,7 @@ def sandboxes(tmp_path: Path) -> Iterator[tuple[DockerSandboxes, FakeLlama]]:
     ownership = Ownership.new()
     ownership.docker = True
     names = BenchNames(ownership.instance)
-    kind = DockerSandboxes(BenchConfig(sandbox_repo_size="8m"), names, docker=client)
+    kind = DockerSandboxes(BenchConfig(sandbox_repo_size="8m"), names, docker=client, checkout=ROOT)
     flint = FakeLlama(host=bridge_gateway(client, names)).start()
     try:
         props = flint_props(flint)

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.containers.engine import LABEL, docker_client, remove_container, run_container
 from bench.containers.forwarder import Forwarder
@@ -57,7 +58,7 @@ def client() -> Any:
 
 @pytest.fixture(scope="module")
 def image(client: Any) -> str:
-    return ensure_sandbox_image(client)
+    return ensure_sandbox_image(client, ROOT)
 
 
 @pytest.fixture(scope="module")

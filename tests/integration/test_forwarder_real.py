@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.containers.engine import LABEL, docker_client
 from bench.containers.names import BenchNames
@@ -84,7 +85,7 @@ def served(
     ownership = Ownership.new()
     ownership.docker = True
     config = BenchConfig(use_jeff=False, sampling={"temperature": 0.0, "seed": 42})
-    sandboxes = DockerSandboxes(config, BenchNames(ownership.instance), docker=client)
+    sandboxes = DockerSandboxes(config, BenchNames(ownership.instance), docker=client, checkout=ROOT)
     servers = EmbeddedServers(
         config,
         tmp_path_factory.mktemp("servers"),

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from agent.server import Props
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.containers.names import OWNER_LABEL, BenchNames
 from bench.fixtures.fixture import load_fixture
@@ -53,7 +54,7 @@ def kind() -> Iterator[PodmanSandboxes]:
     """One bench's podman sandboxes (repository limited to 8 MB), removed with everything they made at the end."""
     record = Ownership.new()
     record.docker = True
-    sandboxes = PodmanSandboxes(BenchConfig(sandbox_repo_size="8m"), BenchNames(record.instance))
+    sandboxes = PodmanSandboxes(BenchConfig(sandbox_repo_size="8m"), BenchNames(record.instance), checkout=ROOT)
     yield sandboxes
     sandboxes.close()
     remove_instance(record, sandboxes.engine.client)
@@ -150,7 +151,7 @@ def test_closing_a_podman_bench_leaves_nothing_behind(tmp_path: Path) -> None:
     record = Ownership.new()
     record.docker = True
     names = BenchNames(record.instance)
-    sandboxes = PodmanSandboxes(BenchConfig(), names)
+    sandboxes = PodmanSandboxes(BenchConfig(), names, checkout=ROOT)
     client = sandboxes.engine.client
     with fake_llama.FakeLlama(host=sandboxes.server_host()) as flint:
         sandboxes.connect(endpoints(flint.url, flint.url))

@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench import ROOT
 from bench.llama.api import prompt_counter
 from bench.llama.binaries import find_small_model
 from bench.llama.process import LlamaProcess
@@ -34,7 +35,7 @@ def test_streamed_and_plain_answers_are_relayed_and_recorded_as_the_server_count
 ) -> None:
     log = tmp_path / "proxy.jsonl"
     before = prompt_counter(server.url)
-    with RecordingProxy(server.url, log) as url:
+    with RecordingProxy(server.url, log, checkout=ROOT) as url:
         plain = httpx.post(f"{url}/v1/chat/completions", json=ASK, timeout=120).json()
         with httpx.stream("POST", f"{url}/v1/chat/completions", json={**ASK, "stream": True}, timeout=120) as r:
             lines = [line for line in r.iter_lines() if line.startswith("data: ")]

@@ -161,7 +161,7 @@ def test_compose_cpu_profile_up_reachable_from_sandbox_network_and_down(compose_
         assert endpoints.gates.network not in upstream  # Flint's server is on the servers' network only
         (address,) = [n["IPAddress"] for n in upstream.values()]
         output = client.containers.run(
-            ensure_sandbox_image(client),
+            ensure_sandbox_image(client, ROOT),
             ["python3", "-c", GATE_PROBE, address],
             network=endpoints.gates.network,
             remove=True,

@@ -78,7 +78,9 @@ def test_a_new_agent_kind_runs_through_the_pipeline_and_gets_the_articles_row(
     monkeypatch.setitem(KINDS, "tiny", tiny(SOLVED))
     config = BenchConfig(agents=["tiny"], use_jeff=False, sandbox="local", out=str(tmp_path / "r.csv"))
     servers = FakeServers()
-    (row,) = Bench(config, FakeFactory(config, servers, LocalSandboxes(config), checkout=ROOT), checkout=ROOT).run()
+    (row,) = Bench(
+        config, FakeFactory(config, servers, LocalSandboxes(config, checkout=ROOT), checkout=ROOT), checkout=ROOT
+    ).run()
     assert (row["agent"], row["agent_version"], row["api_dialect"], row["preset"]) == (
         "tiny",
         "0.1",

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from bench import ROOT
 from bench.containers.engine import docker_client
 from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
@@ -55,7 +56,7 @@ def test_speeds_come_from_the_servers_own_timings_and_a_server_without_them_has_
 def test_a_containers_settings_are_read_from_the_engine() -> None:
     """compose's servers: the settings come from the container's arguments and environment, as Docker reports them."""
     client = docker_client()
-    image = ensure_sandbox_image(client)
+    image = ensure_sandbox_image(client, ROOT)
     args = ["sh", "-c", "sleep 30", "sh", "--swa-full", "--cache-ram", "0", "--ctx-checkpoints", "8"]
     labels = BenchNames(Ownership.new().instance).labels("reuse-test")
     container = client.containers.run(

@@ -195,7 +195,7 @@ def test_ctrl_c_while_each_workers_agent_runs_cuts_both_runs_short_at_once(tmp_p
     factories = []
     for worker in worker_configs(config):
         servers = HungServers()
-        factories.append(FakeFactory(worker, servers, LocalSandboxes(worker), checkout=ROOT))  # type: ignore[arg-type]
+        factories.append(FakeFactory(worker, servers, LocalSandboxes(worker, checkout=ROOT), checkout=ROOT))  # type: ignore[arg-type]
     bench = Bench(config, factories=factories, checkout=ROOT)
     flints = [factory.fake_servers for factory in factories]
 

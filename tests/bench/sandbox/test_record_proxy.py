@@ -56,7 +56,7 @@ def test_a_messages_streams_usage_adds_up_over_its_events() -> None:
 
 def test_the_proxy_passes_the_model_api_refuses_the_rest_and_logs_each_exchange(tmp_path: Path) -> None:
     log = tmp_path / "proxy.jsonl"
-    with FakeLlama() as flint, RecordingProxy(flint.url, log) as url:
+    with FakeLlama() as flint, RecordingProxy(flint.url, log, checkout=ROOT) as url:
         for path in ("/slots", "/metrics", "/v1/completions"):
             assert httpx.get(url + path).status_code == 403, path
         assert httpx.post(url + "/slots/0?action=save", json={"filename": "x"}).status_code == 403
@@ -87,7 +87,7 @@ def test_a_server_that_closes_without_answering_is_a_502_and_nothing_is_logged(t
 
         closer = threading.Thread(target=close_each, daemon=True)
         closer.start()
-        with RecordingProxy(f"http://127.0.0.1:{port}", log) as url:
+        with RecordingProxy(f"http://127.0.0.1:{port}", log, checkout=ROOT) as url:
             assert httpx.get(url + "/health", timeout=30).status_code == 502
         closer.join(10)
     assert log.read_text() == ""

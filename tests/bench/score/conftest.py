@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import small_task
 
+from bench import ROOT
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.score.graders import Grader, LocalGrader
 
@@ -34,4 +35,4 @@ def grader(request: pytest.FixtureRequest) -> Iterator[Grader]:
     from bench.score.graders import DockerGrader
 
     client: Any = docker_client()
-    yield DockerGrader(client, ensure_sandbox_image(client))
+    yield DockerGrader(client, ensure_sandbox_image(client, ROOT))

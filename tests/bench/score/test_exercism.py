@@ -219,7 +219,7 @@ def test_the_docker_grader_gets_the_support_files_too(root: Path, tmp_path: Path
     solved = tmp_path / "solved"
     shutil.copytree(root / "fixtures/order_totals", solved, ignore=shutil.ignore_patterns("fixture.yaml"))
     shutil.copy(EXERCISES / "order-totals/.meta/example.py", solved / "order_totals.py")
-    score, junit = score_folder("order_totals", solved, make_grader("docker"), root, tmp_path / "score")
+    score, junit = score_folder("order_totals", solved, make_grader("docker", ROOT), root, tmp_path / "score")
     assert (score.hidden_passed, score.hidden_total, score.error, score.grading_tampered) == (4, 4, None, False)
     assert junit and junit[0].is_file()
 
@@ -258,13 +258,13 @@ def test_the_import_grades_on_this_machine_only_when_asked_and_says_so(
     assert "grade_bands: imported" in out
     monkeypatch.setattr("bench.sandbox.kinds.choose_sandbox", lambda *_: Choice("local", "no engine answers"))
     with pytest.raises(PrerequisiteError, match="give --sandbox local to run their code on this machine"):
-        import_command([EXERCISES / "grade-bands"], tmp_path / "auto/root")
+        import_command([EXERCISES / "grade-bands"], tmp_path / "auto/root", checkout=ROOT)
     assert not (tmp_path / "auto/root/fixtures/grade_bands").exists()
 
 
 @pytest.mark.docker
 def test_the_import_grades_in_docker_when_an_engine_answers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert import_command([EXERCISES / "grade-bands"], tmp_path / "root") == 0
+    assert import_command([EXERCISES / "grade-bands"], tmp_path / "root", checkout=ROOT) == 0
     out = capsys.readouterr().out
     assert out.startswith("grading the stubs and examples in docker (a Docker engine answers)")
     fx = load_fixture("grade_bands", tmp_path / "root")

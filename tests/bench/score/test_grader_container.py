@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from bench import ROOT
 from bench.score.graders import DockerGrader, GraderLimits, run_pytest
 from bench.score.sessions import GRADING_DIR, WITNESS_MODULE, plugin_files
 
@@ -122,7 +123,7 @@ def test_the_grader_container_is_locked_down(tmp_path: Path) -> None:
     for rel, text in plugin_files().items():  # the witness among them: it makes pytest non-dumpable
         (tmp_path / GRADING_DIR / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / GRADING_DIR / rel).write_text(text)
-    grader = DockerGrader(client, ensure_sandbox_image(client), limits)
+    grader = DockerGrader(client, ensure_sandbox_image(client, ROOT), limits)
     args = ["-q", "-p", "no:cacheprovider", "-p", WITNESS_MODULE, "test_probe.py"]
     run = run_pytest(grader, tmp_path, args, timeout_s=180, plugins=GRADING_DIR)
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import small_task
 
+from bench import ROOT
 from bench.errors import ScoringError
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import capture_diff, make_work_copy, solution_diff
@@ -416,7 +417,7 @@ def test_score_run_dir_without_a_diff_is_a_scoring_error(todo: Fixture, tmp_path
 def test_score_command_prints_the_score(calc: Fixture, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run_dir = run_dir_with(tmp_path, calc, "")
 
-    status = command(ScoreOptions(sandbox="local", run_dir=run_dir, fixtures_root=str(small_task.ROOT)))
+    status = command(ScoreOptions(sandbox="local", run_dir=run_dir, fixtures_root=str(small_task.ROOT)), ROOT)
 
     out = capsys.readouterr().out
     hidden, total, visible = small_task.UNTOUCHED
@@ -433,7 +434,7 @@ def test_the_docker_grader_gives_the_same_scores(todo: Fixture, tmp_path: Path) 
     from bench.score.graders import DockerGrader
 
     client = docker_client()
-    grader = DockerGrader(client, ensure_sandbox_image(client))
+    grader = DockerGrader(client, ensure_sandbox_image(client, ROOT))
     planted = agent_diff(todo, tmp_path / "planted", ATTACKS["conftest forcing passes"])
     solved = solution_diff(todo, tmp_path / "solution")
 
