@@ -214,6 +214,8 @@ FIXTURES_CHECK = document(
                     "ok": {"type": "boolean"},
                     "problems": TEXTS,
                     "summary": {"type": "string"},
+                    "code_decided": {"type": ["array", "null"], "items": {"type": "string"}},
+                    "unsealed": INT_OR_NULL,
                 }
             ),
         },

@@ -11,6 +11,7 @@ import ast
 import json
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench.config import BenchConfig
@@ -46,21 +47,31 @@ def layout_problems(fx: Fixture) -> list[str]:
     return problems
 
 
+@dataclass
+class Checked:
+    """What `fixtures check` found of one fixture."""
+
+    problems: list[str]  # empty when sound
+    summary: str  # one line: what was measured
+    code_decided: list[str] | None = None  # hidden tests whose verdict the code's own answer gave; None: not graded
+    unsealed: int | None = None  # hidden tests graded by plain pytest alone; None: not graded
+
+
 def check_fixture(
     name: str, root: Path | None = None, window: int | None = None, tokenizer_url: str | None = None
-) -> tuple[list[str], str]:
-    """Problems with fixture `name` (empty when sound) and a one-line account of what was measured; with `window`,
-    whether its task fits that window (bench.fixtures.window)."""
+) -> Checked:
+    """Fixture `name`'s problems and a one-line account of what was measured; with `window`, whether its task fits
+    that window (bench.fixtures.window)."""
     try:
         fx = load_fixture(name, root)
     except FixtureError as e:
-        return [str(e)], "fixture.yaml rejected"
+        return Checked([str(e)], "fixture.yaml rejected")
     problems = layout_problems(fx)
     if problems:
-        return problems, "layout"
+        return Checked(problems, "layout")
     fit = task_fit(fx, window, tokenizer_url) if window else None
     if fit and not fit.fits:
-        return [str(fit.problem())], fit.note()
+        return Checked([str(fit.problem())], fit.note())
     grader = LocalGrader()
     with tempfile.TemporaryDirectory(prefix=f"bench-check-{name}-") as tmp:
         original = score_diff(fx, "", grader, Path(tmp) / "original")
@@ -84,7 +95,18 @@ def check_fixture(
     untwinned = untwinned_tests(fx)
     if untwinned:
         summary += f"; no canary can twin {', '.join(untwinned)} (no top-level == assertion against a literal)"
-    return problems, summary
+    decided = sorted(set(original.code_decided) | set(solved.code_decided))
+    unsealed = max(original.hidden_unsealed or 0, solved.hidden_unsealed or 0)
+    summary += f"; {decided_note(decided, fx.hidden_total)}; {unsealed} graded by plain pytest alone"
+    return Checked(problems, summary, code_decided=decided, unsealed=unsealed)
+
+
+def decided_note(decided: list[str], total: int) -> str:
+    """How many hidden tests the code decides itself (bench/score/proxies.py decides), and which."""
+    named = f" ({', '.join(decided)})" if decided else ""
+    return (
+        f"the code's own ==, <, in, truth or arithmetic on the tests' values decides {len(decided)} of {total}{named}"
+    )
 
 
 def untwinned_tests(fx: Fixture) -> list[str]:
@@ -151,10 +173,20 @@ def command(names: Sequence[str] = (), config: BenchConfig | None = None, as_jso
         raise FixtureError(f"no fixtures found under {folder}")
     found = []
     for name in names:
-        problems, summary = check_fixture(name, root, smallest_window(config, name), config.flint_url)
-        found.append({"name": name, "ok": not problems, "problems": problems, "summary": summary})
+        checked = check_fixture(name, root, smallest_window(config, name), config.flint_url)
+        problems = checked.problems
+        found.append(
+            {
+                "name": name,
+                "ok": not problems,
+                "problems": problems,
+                "summary": checked.summary,
+                "code_decided": checked.code_decided,
+                "unsealed": checked.unsealed,
+            }
+        )
         if not as_json:
-            print(f"{name}: {'FAILED: ' + '; '.join(problems) if problems else 'ok'} ({summary})", flush=True)
+            print(f"{name}: {'FAILED: ' + '; '.join(problems) if problems else 'ok'} ({checked.summary})", flush=True)
     sound = all(fixture["ok"] for fixture in found)
     if as_json:
         head = {"command": "fixtures check", "schema_version": SCHEMA_VERSION, "root": str(root), "ok": sound}

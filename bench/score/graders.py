@@ -1,6 +1,7 @@
 """Where grading pytest runs: a locked-down container (docker), or a subprocess here (local).
 
-Both start the grading supervisor (bench/score/supervisor.py) as `python -I -B -c SOURCE`, with the sessions to
+Both start the grading supervisor (bench/score/supervisor.py) as `python -I -B -c SOURCE`, behind a filter that
+refuses it and its children any Unix socket (bench/score/socket_filter.py: the engine's socket), with the sessions to
 run in its environment (GRADING_SPEC), never on its command line or on disk: the hidden tests travel there, so
 no file the tests' code could read holds them before pytest has imported them. The supervisor copies the prepared
 folder afresh for each session, writes the session's files into the copy, runs pytest and prints one report after a
@@ -27,6 +28,10 @@ from bench.processes import run_to_end
 from bench.sandbox.base import Engine
 
 SUPERVISOR_SOURCE = Path(__file__).with_name("supervisor.py").read_text()  # this package's, not the checkout's
+# Installs the socket filter, then becomes `python -I -B -c SUPERVISOR_SOURCE` (its argument) in the same process.
+BOOT_SOURCE = Path(__file__).with_name("socket_filter.py").read_text() + (
+    "\ninstall()\nimport sys\nos.execv(sys.executable, [sys.executable, '-I', '-B', '-c', sys.argv[1]])\n"
+)
 SPEC_VARIABLE = "BENCH_GRADING_SPEC"
 SPEC_CHUNK = 100_000  # characters per environment variable (Linux takes up to 128 KiB each)
 SPEC_LIMIT = 1_500_000  # characters in all, well within the 2 MiB the kernel allows a process's arguments
@@ -175,7 +180,7 @@ class DockerGrader:
             image=self.image,
             user=user,
             working_dir="/",
-            command=["python3", "-I", "-B", "-c", SUPERVISOR_SOURCE],
+            command=["python3", "-I", "-B", "-c", BOOT_SOURCE, SUPERVISOR_SOURCE],
             volumes={str(workdir): {"bind": "/src", "mode": "ro"}},
             tmpfs={
                 "/grade": f"size={limits.work_dir_size},mode=0700,uid={uid},gid={gid},exec",
@@ -205,7 +210,7 @@ class LocalGrader:
             # -I: no PYTHON* variables, no user site, and no folder of ours on sys.path at start-up; -B: no .pyc.
             env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHON", "BENCH_"))}
             env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", **spec_environment(spec))
-            command = [sys.executable, "-I", "-B", "-c", SUPERVISOR_SOURCE]
+            command = [sys.executable, "-I", "-B", "-c", BOOT_SOURCE, SUPERVISOR_SOURCE]
             _, timed_out, output = run_to_end(
                 command, cwd=scratch, env=env, timeout_s=timeout_s + 30, output_limit=REPORT_LIMIT
             )

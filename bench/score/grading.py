@@ -55,6 +55,7 @@ class Score:
     outcomes: dict[str, str] = field(default_factory=dict)  # test id -> passed / failed / error / skipped
     error: str | None = None
     hidden_unsealed: int | None = None  # hidden tests graded by plain pytest alone (bench/score/verdict.py)
+    code_decided: list[str] = field(default_factory=list)  # hidden tests whose verdict the code's answer gave
     grading_confinement: str = ""  # what confined the sealed judge's code process (bench.score.tamper.Witness)
     grading_tampered: bool = False  # the grading was interfered with: tests it cannot vouch for count as failed
     junit_reports: dict[str, str] = field(default_factory=dict, repr=False)  # file name -> a session's junit XML
@@ -137,6 +138,7 @@ def _judge_into(fx: Fixture, score: Score, planned: list[Planned], runs: list[Py
     score.visible_passed, score.visible_total, visible_broken = count(outcomes, fx.visible_tests)
     score.grading_confinement = found.confinement
     score.hidden_unsealed = sum(test.split("::")[0] in hidden for test in found.unsealed)
+    score.code_decided = sorted(test for test in found.decided if test.split("::")[0] in hidden)
     if hidden_broken or visible_broken:
         reasons = _collection_reasons(score.junit_reports, [*hidden, *fx.visible_tests])
         broken = [f"{file} ({reasons[file]})" if reasons.get(file) else file for file in hidden_broken + visible_broken]

@@ -139,6 +139,16 @@ ARITHMETIC = (
 )
 
 
+VERDICTS = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "contains", "bool"})
+
+
+def decides(name: str, operands: list[Any]) -> bool:
+    """Whether the code's answer to this operation on its object may be a test's verdict: a comparison or membership
+    it answers itself (not by a builtin value), its truth, or arithmetic handed one of the tests' own values (a
+    tolerance check's `result - expected`). docs/fixtures.md, "What the code still decides"."""
+    return name in VERDICTS or name in ARITHMETIC and not all(map(_remote, operands))
+
+
 class RemoteObject(metaclass=RemoteClass):
     """An object of the code under test, by handle; every use of it is a request."""
 

@@ -94,6 +94,7 @@ class Judged:
     void: str | None = None  # why there is no whole report: the tests it did not report count as failed
     notes: tuple[str, ...] = ()  # how the session ran, when the score should say so (bench.score.tamper.Witness)
     refused: frozenset[str] = frozenset()  # the sealed judge's tests that handed the code what cannot cross
+    decided: frozenset[str] = frozenset()  # the sealed judge's tests in which the code answered a verdict's operation
     confinement: str | None = None  # what confined the sealed judge's code process (bench.score.tamper.Witness)
 
 
@@ -176,6 +177,7 @@ def judge(planned: Planned, run: PytestRun, timeout_s: float) -> Judged:
     witness = read_witness(run.witness, run.witness_problem)
     canary_ids = set(planned.canaries.expected())
     refused = frozenset(witness.refused()) - canary_ids
+    decided = frozenset(witness.decided()) - canary_ids
     void = None
     if run.timed_out:
         void = f"timed out after {timeout_s:g}s"
@@ -191,7 +193,8 @@ def judge(planned: Planned, run: PytestRun, timeout_s: float) -> Judged:
         seen = {test_id: "passed" for test_id in witness.passed() if test_id not in canary_ids}
         why = f"grading pytest {void}; the tests it did not report count as failed"
         confinement = witness.confinement()
-        return Judged(seen, void=why, notes=tuple(witness.notes()), refused=refused, confinement=confinement)
+        notes = tuple(witness.notes())
+        return Judged(seen, void=why, notes=notes, refused=refused, decided=decided, confinement=confinement)
     resolution = resolution_problem(witness.modules, planned.program_style, (f"{GRADING_DIR}/",))
     tampered = tampering(
         outcomes=outcomes, canaries=planned.canaries, witness=witness, exit_code=run.exit_code, resolution=resolution
@@ -199,4 +202,5 @@ def judge(planned: Planned, run: PytestRun, timeout_s: float) -> Judged:
     if tampered:
         return Judged({}, tampered=tampered, refused=refused, confinement=witness.confinement())
     kept = {test_id: o for test_id, o in outcomes.items() if test_id not in canary_ids}
-    return Judged(kept, notes=tuple(witness.notes()), refused=refused, confinement=witness.confinement())
+    notes = tuple(witness.notes())
+    return Judged(kept, notes=notes, refused=refused, decided=decided, confinement=witness.confinement())

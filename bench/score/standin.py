@@ -28,7 +28,7 @@ from typing import Any
 
 from . import crossing
 from .handles import Stand, decode_reply
-from .proxies import RemoteModule, reference
+from .proxies import RemoteModule, decides, reference
 
 SETTINGS_VARIABLE = "BENCH_STANDIN"
 COMPANIONS = ("crossing", "landlock", "subject")  # the sources the code's process runs, sent on its pipe
@@ -54,6 +54,11 @@ class CodeGone(RuntimeError):
     """The process that ran the code under test has ended (the code called os._exit, or crashed)."""
 
 
+def current_test() -> str:
+    """The test being run (its id), or "collection" while the test modules are imported."""
+    return os.environ.get("PYTEST_CURRENT_TEST", "").rpartition(" ")[0] or "collection"
+
+
 class Boundary:
     """The judge's end of the code's process: starts it, sends requests, turns replies into values or exceptions."""
 
@@ -67,11 +72,15 @@ class Boundary:
         self.environment: dict[Any, Any] = {}
         self.hello: dict[str, Any] = {}
         self.refused: dict[str, list[str]] = {}
+        self.decided: dict[str, list[str]] = {}  # test -> the operations whose answer the code gave (proxies.decides)
         self.gone: str | None = None
         self.output = os.dup(2)  # the session's own stderr, before pytest captures it: the process's fds 1 and 2
         self.turn = threading.Lock()  # one request at a time on the pipe, whatever threads the tests start
 
     def request(self, op: str, target: Any = None, **fields: Any) -> Any:
+        if op == "op" and decides(fields["name"], [target, *fields.get("args", [])]):
+            asked = self.decided.setdefault(current_test(), [])
+            asked += [] if fields["name"] in asked else [fields["name"]]
         message: dict[str, Any] = {"op": op}
         if target is not None:
             message["target"] = self.encode(target)
@@ -98,8 +107,7 @@ class Boundary:
     def refuse(self, why: str) -> None:
         """Note that the current test (or the collection) handed the code what cannot cross: plain pytest alone
         grades it (bench/score/verdict.py)."""
-        test = os.environ.get("PYTEST_CURRENT_TEST", "").rpartition(" ")[0] or "collection"
-        self.refused.setdefault(test, []).append(why)
+        self.refused.setdefault(current_test(), []).append(why)
 
     def decode(self, data: Any) -> Any:
         return decode_reply(self.stand, data)
@@ -194,7 +202,9 @@ class Boundary:
             "confined": self.hello.get("confined"),
             "why": self.hello.get("why"),
             "abi": self.hello.get("abi"),
+            "unix_sockets_closed": self.hello.get("unix_sockets_closed"),
             "refused": self.refused,
+            "decided": self.decided,
             "gone": self.gone,
         }
 

@@ -22,6 +22,7 @@ import inspect
 import io
 import operator
 import os
+import socket
 import sys
 import types
 from typing import IO, Any
@@ -251,12 +252,29 @@ def confine_here(repository: str, temporary: str) -> str | None:
     return landlock.confine(sorted(readable), [repository, temporary, "/dev"], limit_reads=True, deny_network=True)
 
 
+def unix_sockets_closed() -> bool:
+    """Whether this process can make no Unix socket (the graders' filter, bench/score/socket_filter.py, holds)."""
+    try:
+        socket.socket(socket.AF_UNIX).close()
+    except PermissionError:
+        return True
+    return False
+
+
 def serve(reader: IO[bytes], writer: IO[bytes], settings: dict[str, Any]) -> None:
     """Confine, say so, then answer requests until the judge closes its end."""
     repository, temporary = str(settings["repository"]), str(settings["temporary"])
     problem = confine_here(repository, temporary)
     crossing.write_message(
-        writer, {"hello": {"confined": problem is None, "why": problem, "abi": landlock.abi_version()}}
+        writer,
+        {
+            "hello": {
+                "confined": problem is None,
+                "why": problem,
+                "abi": landlock.abi_version(),
+                "unix_sockets_closed": unix_sockets_closed(),
+            }
+        },
     )
     os.chdir(repository)
     sys.path.append(repository)  # last, as the repository always was: it shadows no standard module

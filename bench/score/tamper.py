@@ -101,7 +101,8 @@ class Witness:
             return f"none ({subject.get('why')})"
         reported = subject.get("abi")
         abi = reported if isinstance(reported, int) else 1
-        held = {"files": True, "tcp": abi >= 4, "signals": abi >= 6}
+        closed = subject.get("unix_sockets_closed") is True  # bench/score/socket_filter.py
+        held = {"files": True, "tcp": abi >= 4, "signals": abi >= 6, "unix sockets": closed}
         open_ = [name for name, holds in held.items() if not holds]
         left = f"; open: {', '.join(open_)}" if open_ else ""
         return f"landlock abi {abi}: {', '.join(name for name, holds in held.items() if holds)}{left}"
@@ -110,6 +111,12 @@ class Witness:
         """The tests seen to the end of their teardown without raising in any phase."""
         ended = {"call", "teardown"}
         return [test for test, raised in self.raised.items() if not raised and ended <= self.phases[test]]
+
+    def decided(self) -> list[str]:
+        """The sealed judge's tests in which the code answered a comparison, membership, truth or arithmetic on the
+        tests' values itself (bench/score/proxies.py decides)."""
+        decided = (self.subject or {}).get("decided")
+        return [str(test) for test in decided] if isinstance(decided, dict) else []
 
     def refused(self) -> list[str]:
         """Library-style: the tests that handed the code under test what cannot cross to its process."""

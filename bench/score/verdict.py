@@ -29,6 +29,7 @@ class Verdict:
     flags: list[str] = field(default_factory=list)  # why the grading is flagged tampered
     notes: list[str] = field(default_factory=list)  # how the sessions ran
     unsealed: set[str] = field(default_factory=set)  # tests graded by plain pytest alone
+    decided: set[str] = field(default_factory=set)  # tests in which the code answered a verdict's operation itself
     confinement: str = ""  # what confined the sealed judge's code process; "" when none ran
 
 
@@ -51,6 +52,7 @@ def combine(planned: list[Planned], judged: list[Judged]) -> Verdict:
         if plan.style == "library":
             sealed.update(result.outcomes)
             refused |= result.refused
+            found.decided |= result.decided
             found.confinement = found.confinement or result.confinement or ""
             checked.update([*plan.hidden, *plan.visible])
         else:
@@ -72,4 +74,5 @@ def combine(planned: list[Planned], judged: list[Judged]) -> Verdict:
             "they count as failed"
         )
     found.unsealed = {test for test in refused if test in found.outcomes}
+    found.decided &= set(found.outcomes)
     return found

@@ -13,11 +13,15 @@ Each must earn exactly what the code's real behaviour earns, or be flagged, in e
 GRADINGS is how many times each twin-aware attack is graded, each time with canaries of its own. The attack beat the
 old defences in 13 of 20 gradings at the least (ledger_repo; the stubs 20 of 20): a regression to a defence of that
 chance goes unseen in 8 gradings with a probability under (7/20)**8, about 2 in 10,000 (in 20: about 1 in 10**9).
-Until the CI time round it was 20; 8 cost 8/20 of the time, each grading being a pytest session.
+Until the CI time round it was 20; 8 cost 8/20 of the time, each grading being a pytest session. The planted
+standard module is no game of chance: the suite grades it once. BENCH_ATTACK_GRADINGS=20 grades every attack here (and
+test_shadow.py's) that many times, as issue 47 measures it: `BENCH_ATTACK_GRADINGS=20 pytest -m "docker or not docker"
+tests/bench/score/test_attacks.py tests/bench/score/test_shadow.py`.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -36,7 +40,8 @@ pytestmark = pytest.mark.usefixtures("child_processes")
 DATA = Path(__file__).parent / "data"
 TWIN_AWARE_PLUGIN = (DATA / "attacks/twin_aware_plugin.py").read_text()
 PLANTED_JSON = (DATA / "attacks/planted_json.py").read_text()
-GRADINGS = 8  # gradings of each twin-aware attack (the module's docstring says why 8 do)
+MEASURED = int(os.environ.get("BENCH_ATTACK_GRADINGS", "0"))  # gradings of every attack, when set (the docstring)
+GRADINGS = MEASURED or 8  # gradings of each twin-aware attack (the module's docstring says why 8 do)
 
 # (fixture, module the plugin is appended to, what the untouched code earns of how many)
 LIBRARY_TARGETS = {
@@ -183,7 +188,6 @@ def test_a_planted_standard_module_the_program_imports_gains_nothing(
     def plant(repo: Path) -> None:
         (repo / "json.py").write_text(PLANTED_JSON)
 
-    (score,) = grade_times(fx, tmp_path, grader, plant, 1)
-
-    assert (score.hidden_passed, score.hidden_total, score.grading_tampered) == (2, 6, False), score.error
-    assert score.error is not None and "json.py" in score.error and "never imported" not in score.error
+    for score in grade_times(fx, tmp_path, grader, plant, MEASURED or 1):
+        assert (score.hidden_passed, score.hidden_total, score.grading_tampered) == (2, 6, False), score.error
+        assert score.error is not None and "json.py" in score.error and "never imported" not in score.error

@@ -15,6 +15,7 @@ from test_tampering import grade, write
 
 from bench.fixtures.fixture import load_fixture
 from bench.fixtures.workcopy import solution_diff
+from bench.score.check import check_fixture
 from bench.score.graders import Grader
 from bench.score.grading import score_diff
 
@@ -59,3 +60,18 @@ def test_the_code_decides_its_own_comparisons(tmp_path: Path, grader: Grader) ->
     assert (cheat.hidden_passed, cheat.grading_tampered) == (3, False), cheat.error
     assert cheat.outcomes["test_hidden_ratios.py::test_equal_to_a_fraction"] == "failed"
     assert everything.grading_tampered and everything.hidden_passed == 0, everything.error
+
+
+def test_fixtures_check_counts_the_tests_the_code_decides() -> None:
+    """Measured in the sealed judge's gradings of the untouched code and the solution: ratios' four tests each ask the
+    code (its ==, its subtraction with the tests' Fraction, its membership); circle's code answers plain floats, which
+    the judge compares itself."""
+    data = Path(__file__).parent / "data"
+
+    ratios, circle = check_fixture("ratios", data), check_fixture("circle", data)
+
+    assert ratios.problems == [] and circle.problems == [], (ratios.problems, circle.problems)
+    tests = ["halves_make_a_whole", "a_third_within_a_thousandth", "between_holds_its_ends", "equal_to_a_fraction"]
+    assert ratios.code_decided == sorted(f"test_hidden_ratios.py::test_{test}" for test in tests)
+    assert "decides 4 of 4" in ratios.summary and (ratios.unsealed, circle.unsealed) == (0, 0)
+    assert circle.code_decided == [] and "decides 0 of 2" in circle.summary

@@ -212,7 +212,8 @@ def test_capture_diff_without_a_repository_says_so(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("child_processes")
 def test_fixtures_check_passes_for_todo_repo() -> None:
-    problems, summary = check_fixture("todo_repo")
+    checked = check_fixture("todo_repo")
+    problems, summary = checked.problems, checked.summary
 
     assert problems == []
     assert "original: hidden 2/6, visible 3/3" in summary and "solution: hidden 6/6, visible 3/3" in summary
@@ -222,7 +223,8 @@ def test_fixtures_check_passes_for_todo_repo() -> None:
 def test_the_suites_small_task_passes_fixtures_check_as_its_runs_expect() -> None:
     """tests/small_task.py's task, which the runner's, faults', shards' and workers' tests run: a grading of one
     pytest, with the counts those tests assert."""
-    problems, summary = check_fixture(small_task.NAME, small_task.ROOT)
+    checked = check_fixture(small_task.NAME, small_task.ROOT)
+    problems, summary = checked.problems, checked.summary
 
     assert problems == []
     hidden, total, visible = small_task.UNTOUCHED
@@ -235,7 +237,8 @@ def test_the_suites_small_task_passes_fixtures_check_as_its_runs_expect() -> Non
 def test_fixtures_check_reports_a_wrong_expected_count(calc_tree: Path) -> None:
     edit_calc_yaml(calc_tree, expected_hidden_passing=2)
 
-    problems, _ = check_fixture(small_task.NAME, calc_tree)
+    checked = check_fixture(small_task.NAME, calc_tree)
+    problems = checked.problems
 
     assert problems == ["original: 1 of 3 hidden tests pass, expected 2"]
 
@@ -244,7 +247,8 @@ def test_fixtures_check_reports_a_wrong_expected_count(calc_tree: Path) -> None:
 def test_fixtures_check_reports_a_wrong_hidden_total(calc_tree: Path) -> None:
     edit_calc_yaml(calc_tree, hidden_total=2, expected_hidden_passing=1)
 
-    problems, _ = check_fixture(small_task.NAME, calc_tree)
+    checked = check_fixture(small_task.NAME, calc_tree)
+    problems = checked.problems
 
     assert any("3 hidden tests ran, fixture.yaml says 2" in p for p in problems)
 
@@ -252,7 +256,8 @@ def test_fixtures_check_reports_a_wrong_hidden_total(calc_tree: Path) -> None:
 def test_fixtures_check_reports_a_hidden_test_named_like_a_fixture_file(tree: Path) -> None:
     shutil.copy(tree / "hidden_tests/todo_repo/test_hidden_due_dates.py", tree / "fixtures/todo_repo/")
 
-    problems, _ = check_fixture("todo_repo", tree)
+    checked = check_fixture("todo_repo", tree)
+    problems = checked.problems
 
     assert problems == ["hidden test test_hidden_due_dates.py has the name of a fixture or solution file"]
 
@@ -262,7 +267,8 @@ def test_fixtures_check_reports_a_solution_that_does_not_solve(calc_tree: Path) 
     hidden = calc_tree / f"hidden_tests/{small_task.NAME}"
     shutil.copy(calc_tree / f"fixtures/{small_task.NAME}/{small_task.CODE}", hidden / f"solution/{small_task.CODE}")
 
-    problems, _ = check_fixture(small_task.NAME, calc_tree)
+    checked = check_fixture(small_task.NAME, calc_tree)
+    problems = checked.problems
 
     assert "solution: 1 of 3 hidden tests pass, expected 3" in problems
     assert any(p.startswith("solution: its own tests fail (test_sub_mul.py)") for p in problems)
@@ -273,7 +279,8 @@ def test_fixtures_check_reports_visible_tests_failing_on_the_original(calc_tree:
     visible = calc_tree / f"fixtures/{small_task.NAME}/{small_task.VISIBLE_TEST}"
     visible.write_text(visible.read_text().replace("add(2, 3) == 5", "add(2, 3) == 6"))
 
-    problems, _ = check_fixture(small_task.NAME, calc_tree)
+    checked = check_fixture(small_task.NAME, calc_tree)
+    problems = checked.problems
 
     assert "original: 0 of 1 visible tests pass, expected all" in problems
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_tampering import grade, write
+from test_attacks import MEASURED, grade_times
+from test_tampering import write
 
 from bench.fixtures.fixture import load_fixture
 from bench.score.graders import Grader
@@ -27,6 +28,6 @@ def test_built_in_and_frozen_modules_count_as_the_systems(tmp_path: Path) -> Non
 def test_a_built_in_module_shadow_earns_nothing(tmp_path: Path, grader: Grader) -> None:
     circle = load_fixture("circle", Path(__file__).parent / "data")
 
-    score = grade(circle, tmp_path, grader, write("cmath.py", SHADOW))
+    scores = grade_times(circle, tmp_path, grader, write("cmath.py", SHADOW), MEASURED or 1)
 
-    assert (score.hidden_passed, score.hidden_total) == (1, 2), score.error
+    assert [(score.hidden_passed, score.hidden_total) for score in scores] == [(1, 2)] * len(scores), scores[0].error

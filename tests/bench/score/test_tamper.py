@@ -229,6 +229,10 @@ def test_the_witness_says_which_tests_it_saw_pass_and_what_confined_the_code() -
 
     assert witness.passed() == ["t.py::test_a"]
     assert witness.refused() == ["t.py::test_c"]
-    assert witness.confinement() == "landlock abi 3: files; open: tcp, signals"
+    assert witness.confinement() == "landlock abi 3: files; open: tcp, signals, unix sockets"
+    subject = {"started": True, "confined": True, "abi": 6, "unix_sockets_closed": True}
+    assert read_witness(json.dumps({"exit": 0, "subject": subject})).confinement() == (
+        "landlock abi 6: files, tcp, signals, unix sockets"
+    )
     unconfined = read_witness(json.dumps({"exit": 1, "subject": {"started": True, "why": "no Landlock"}}))
     assert unconfined.confinement() == "none (no Landlock)"
