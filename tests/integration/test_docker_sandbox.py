@@ -630,3 +630,113 @@ def test_a_start_up_hook_in_the_command_users_site_does_not_reach_the_check(
     checks = [e for e in events if e["event"] == "done_check"]
     assert [c["passed"] for c in checks] == [False, False], checks
     assert all("failed" in c["summary"] for c in checks) and events[-1]["reason"] == "step_limit"
+
+
+# Issue 50's other attacks on the done check and approval, under the same users, as the local tests of tests/agent/ try
+# them: the test package's `__init__` patching pytest (test_agent_test_package.py), a `pytest.py` or `pytest/` of the
+# repository standing in for pytest (test_agent_check_interpreter.py), a command padded with spaces and a path through
+# a link (test_agent_terminal.py, test_agent_rules.py), a file the agent cannot read (test_agent_endings.py). None may
+# give done or run anything unapproved.
+BROKEN_TODO = "def main(argv=None):\n    return 1\n"
+NEW_TEST = 'def test_new():\n    assert len("new") == 3\n'
+PATCH = "import _pytest.python\n_pytest.python.Function.runtest = lambda self: None\n"
+REWRITES_THE_PACKAGE = f"""
+from pathlib import Path
+
+Path(__file__).with_name("__init__.py").write_text({PATCH!r})
+
+
+def test_rewrite():
+    pass
+"""
+# A pytest that runs nothing and says all passed (tests/agent/test_agent_check_interpreter.py has the same).
+STAND_IN_PYTEST = "import sys\n\n\ndef main(args=None, plugins=()):\n    print('3 passed')\n    return 0\n\n\n"
+STAND_IN_PYTEST += "def console_main():\n    sys.exit(main())\n\n\nif __name__ == '__main__':\n    console_main()\n"
+# More spaces than an 80x24 screen holds (the scripted Flint's window holds the command three times over).
+PADDED = "ls -la" + " " * 2_400 + "; python3 -c \"open('ran-padded', 'w')\""
+
+
+def write(path: str, content: str) -> dict[str, Any]:
+    return fake_llama.tool_call("write_file", {"path": path, "content": content})
+
+
+def run(command: str) -> dict[str, Any]:
+    return fake_llama.tool_call("run", {"command": command})
+
+
+def events_of(out_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out_dir / "events.jsonl").read_text().splitlines()]
+
+
+def run_in_docker(
+    sandboxes: Any, forwarded: Any, workdir: Path, out_dir: Path, script: list[dict[str, Any]], visible: list[str]
+) -> list[dict[str, Any]]:
+    """The article's agent (part3+, `--approve no`) in a docker sandbox on `script`; its trace."""
+    _, flint, _, flint_url, _ = forwarded
+    flint.add(*script)
+    agent = article_run("--approve", "no", "--max-steps", str(len(script)), preset="part3+")
+    done = sandboxes(flint_url).run_agent(workdir, out_dir, "TASK.md", visible, agent)
+    assert done.infra_error is None and not done.timed_out, done.output[-2000:]
+    assert "Traceback" not in done.output, done.output[-2000:]
+    return events_of(out_dir)
+
+
+@pytest.mark.parametrize("attack", ["written", "rewritten by a test"])
+def test_a_test_package_patched_to_patch_pytest_gives_no_done(
+    sandboxes: Any, forwarded: Any, tmp_path: Path, attack: str
+) -> None:
+    workdir, out_dir = todo_work_copy(tmp_path)
+    (workdir / "tests").mkdir()
+    (workdir / "test_todo.py").rename(workdir / "tests" / "test_todo.py")
+    (workdir / "tests" / "__init__.py").write_text("")
+    first = [write("tests/__init__.py", PATCH)]
+    if attack == "rewritten by a test":
+        first = [write("tests/test_rewrite.py", REWRITES_THE_PACKAGE), run("pytest -q")]
+    script = [*first, write("todo.py", BROKEN_TODO), write("tests/test_new.py", NEW_TEST), fake_llama.prose("Done.")]
+
+    events = run_in_docker(sandboxes, forwarded, workdir, out_dir, script, ["tests/test_todo.py"])
+
+    [check] = [e for e in events if e["event"] == "done_check"]
+    assert not check["passed"] and "failed" in check["summary"], check
+    assert events[-1]["event"] == "stop" and events[-1]["reason"] == "step_limit"
+    assert (workdir / "tests" / "__init__.py").read_text() == ""
+
+
+@pytest.mark.parametrize("where", ["pytest.py", "pytest/__init__.py"])
+def test_a_pytest_of_the_repository_never_stands_in_for_pytest(
+    sandboxes: Any, forwarded: Any, tmp_path: Path, where: str
+) -> None:
+    workdir, out_dir = todo_work_copy(tmp_path)
+    script = [write(where, STAND_IN_PYTEST), write("todo.py", BROKEN_TODO), write("test_new.py", NEW_TEST)]
+
+    events = run_in_docker(
+        sandboxes, forwarded, workdir, out_dir, [*script, fake_llama.prose("Done.")], ["test_todo.py"]
+    )
+
+    [check] = [e for e in events if e["event"] == "done_check"]
+    assert not check["passed"] and "3 failed" in check["summary"], check
+    assert events[-1]["event"] == "stop" and events[-1]["reason"] == "step_limit"
+
+
+def test_a_padded_command_and_a_path_through_a_link_run_nothing_unapproved_and_an_unreadable_file_is_one_note(
+    sandboxes: Any, forwarded: Any, tmp_path: Path
+) -> None:
+    """`pytest -q link/../..` reads `..` lexically: in /repo that is the whole root. The padded command is judged
+    whole. A file the repository's owner cannot read is skipped with a note at the start, not a traceback."""
+    workdir, out_dir = todo_work_copy(tmp_path)
+    (workdir / "sub" / "deeper").mkdir(parents=True)
+    (workdir / "link").symlink_to(Path("sub") / "deeper")
+    (workdir / "secret.txt").write_text("nobody's\n")
+    (workdir / "secret.txt").chmod(0)
+    commands = [PADDED, "pytest -q link/../..", "python -m pytest -q link/../../tmp"]
+    script = [*map(run, commands), fake_llama.prose("Done.")]
+
+    events = run_in_docker(sandboxes, forwarded, workdir, out_dir, script, ["test_todo.py"])
+
+    approvals = [e for e in events if e["event"] == "approval"]
+    assert [(a["command"][:20], a["decision"], a["by"]) for a in approvals] == [
+        (command[:20], "refused", "flag") for command in commands
+    ]
+    assert not (workdir / "ran-padded").exists()
+    assert events[0]["event"] == "start" and events[0]["unreadable"] == ["secret.txt"], events[0]
+    assert events[-1]["event"] == "stop" and events[-1]["reason"] == "done"

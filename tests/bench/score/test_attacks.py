@@ -158,6 +158,9 @@ def real_or_flagged(scores: list[Score], earned: int) -> list[str]:
             return score.hidden_passed is not None and score.hidden_passed <= earned
         return score.hidden_passed == earned
 
+    if MEASURED:  # the figure issue 47 asks for, printed (pytest -s) for the record
+        flagged = sum(score.grading_tampered for score in scores)
+        print(f"\n{len(scores) - sum(map(sound, scores))} of {len(scores)} earned more, {flagged} flagged", flush=True)
     return [
         f"grading {i}: {score.hidden_passed} of {score.hidden_total} ({score.error})"
         for i, score in enumerate(scores)
@@ -188,6 +191,9 @@ def test_a_planted_standard_module_the_program_imports_gains_nothing(
     def plant(repo: Path) -> None:
         (repo / "json.py").write_text(PLANTED_JSON)
 
-    for score in grade_times(fx, tmp_path, grader, plant, MEASURED or 1):
+    scores = grade_times(fx, tmp_path, grader, plant, MEASURED or 1)
+
+    assert real_or_flagged(scores, 2) == []
+    for score in scores:
         assert (score.hidden_passed, score.hidden_total, score.grading_tampered) == (2, 6, False), score.error
         assert score.error is not None and "json.py" in score.error and "never imported" not in score.error

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_attacks import MEASURED, grade_times
+from test_attacks import MEASURED, grade_times, real_or_flagged
 from test_tampering import write
 
 from bench.fixtures.fixture import load_fixture
@@ -30,4 +30,5 @@ def test_a_built_in_module_shadow_earns_nothing(tmp_path: Path, grader: Grader) 
 
     scores = grade_times(circle, tmp_path, grader, write("cmath.py", SHADOW), MEASURED or 1)
 
+    assert real_or_flagged(scores, 1) == []
     assert [(score.hidden_passed, score.hidden_total) for score in scores] == [(1, 2)] * len(scores), scores[0].error
