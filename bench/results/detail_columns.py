@@ -36,8 +36,9 @@ class DetailColumns:
         unit="tests",
     )
     grading_confinement: str = col(
-        "what confined the code under test's process in the sealed judge: `landlock abi N: files, tcp, signals` (and "
-        "what it left open), or `none (why)`; empty where no code of the repository was imported (docs/security.md)",
+        "what confined the code under test's process in the sealed judge: `landlock abi N: files, tcp, signals, unix "
+        "sockets` (and what it left open), or `none (why)`; empty where no code of the repository was imported "
+        "(docs/security.md)",
     )
     visible_tests_modified: list[str] = col(
         "visible tests the agent changed through the shell (reported, not used for grading)",

@@ -412,6 +412,7 @@ def test_the_code_under_test_reaches_nothing_of_the_judges(
     score = grade(cases["probe"], tmp_path, grader)
 
     assert (sealed_failed(score), score.grading_tampered) == ([], False), score.error
+    assert "unix sockets" in score.grading_confinement.split(";")[0], score.grading_confinement  # socket_filter.py
 
 
 @pytest.mark.skipif(abi_version() < 1, reason="this kernel has no Landlock: the grading pytest is not sealed")
