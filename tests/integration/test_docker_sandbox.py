@@ -5,12 +5,15 @@ emptied between runs, grading without a network."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import docker.errors
 import pytest
 
 from bench import ROOT
@@ -740,3 +743,41 @@ def test_a_padded_command_and_a_path_through_a_link_run_nothing_unapproved_and_a
     assert not (workdir / "ran-padded").exists()
     assert events[0]["event"] == "start" and events[0]["unreadable"] == ["secret.txt"], events[0]
     assert events[-1]["event"] == "stop" and events[-1]["reason"] == "done"
+
+
+def test_sigterm_mid_command_ends_the_agent_with_stop_and_one_line(
+    client: Any, names: BenchNames, sandboxes: Any, forwarded: Any, tmp_path: Path
+) -> None:
+    """As `docker stop` ends a sandbox: SIGTERM to the agent (the container's first process) while a command of the
+    model's runs: the agent ends at once (not after the command's 60 s), the trace ends with `stop`, and it says so in
+    one line. Whether the command's session is killed is tests/agent/test_agent_endings.py's: here the container's
+    end would kill it anyway."""
+    workdir, out_dir = todo_work_copy(tmp_path)
+    script = [run("sleep 60"), fake_llama.prose("Done.")]
+    _, flint, _, flint_url, _ = forwarded
+    flint.add(*script)
+    agent = article_run("--approve", "yes", "--max-steps", "2", preset="part3+")
+    ended: list[Any] = []
+    runner = threading.Thread(
+        target=lambda: ended.append(
+            sandboxes(flint_url).run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], agent)
+        )
+    )
+    started = time.monotonic()
+    runner.start()
+    sandbox = None
+    while sandbox is None and time.monotonic() - started < 60:
+        time.sleep(0.2)
+        for container in client.containers.list(filters={"label": f"agentbench.instance={names.instance}"}):
+            with contextlib.suppress(docker.errors.APIError):  # it may end between the listing and the question
+                if any("sleep 60" in " ".join(row) for row in container.top()["Processes"] or []):
+                    sandbox = container
+    assert sandbox is not None, "the command never started"
+    sandbox.kill(signal="SIGTERM")
+    runner.join(60)
+
+    [done] = ended
+    assert not done.timed_out and time.monotonic() - started < 50, done.output[-2000:]
+    assert "Traceback" not in done.output and "ended by SIGTERM" in done.output, done.output[-2000:]
+    stop = events_of(out_dir)[-1]
+    assert stop["event"] == "stop" and stop["reason"] == "interrupted" and "SIGTERM" in stop["message"], stop
