@@ -42,6 +42,7 @@ TWIN_AWARE_PLUGIN = (DATA / "attacks/twin_aware_plugin.py").read_text()
 PLANTED_JSON = (DATA / "attacks/planted_json.py").read_text()
 MEASURED = int(os.environ.get("BENCH_ATTACK_GRADINGS", "0"))  # gradings of every attack, when set (the docstring)
 GRADINGS = MEASURED or 8  # gradings of each twin-aware attack (the module's docstring says why 8 do)
+BATCH = 8  # gradings in one run of the grader: 20 of todo_repo's sessions pack to more than the grader's spec takes
 
 # (fixture, module the plugin is appended to, what the untouched code earns of how many)
 LIBRARY_TARGETS = {
@@ -138,8 +139,12 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def grade_times(fx: Fixture, tmp_path: Path, grader: Grader, edit: Callable[[Path], None], times: int) -> list[Score]:
-    """`times` gradings of the same work, each with canaries of its own, in one run of the grader."""
-    return score_diff_times(fx, agent_diff(fx, tmp_path, edit), grader, tmp_path / "work", times, timeout_s=120)
+    """`times` gradings of the same work, each with canaries of its own, in runs of the grader of at most BATCH."""
+    diff, scores = agent_diff(fx, tmp_path, edit), []
+    while len(scores) < times:
+        batch = min(BATCH, times - len(scores))
+        scores += score_diff_times(fx, diff, grader, tmp_path / "work", batch, timeout_s=120)
+    return scores
 
 
 def appended(module: str, code: str) -> Callable[[Path], None]:
