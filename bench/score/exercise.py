@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.errors import FixtureError
-from bench.fixtures.fixture import is_hidden_test
+from bench.languages.base import Language
+from bench.languages.kinds import KINDS
 
 CONFIG = Path(".meta/config.json")
 DOCS = ("introduction.md", "instructions.md", "instructions.append.md")  # in .docs/, made into the task, in order
@@ -25,6 +26,8 @@ class Exercise:
     editor: list[str]  # read-only files the stub and the tests share
     examples: dict[str, str] = field(default_factory=dict)  # solution file -> example file
     blurb: str = ""
+    language: str = "python"
+    build: list[str] = field(default_factory=list)  # the language's build files the exercise has (go.mod)
 
     @property
     def name(self) -> str:
@@ -58,37 +61,62 @@ def read_exercise(folder: Path) -> Exercise:
         return value
 
     solution, tests, examples, editor = listed("solution"), listed("test"), listed("example"), listed("editor")
-    refuse_paths(folder, solution, tests, examples, editor)
+    lang = refuse_paths(folder, solution, tests, examples, editor)
     if not examples:
         raise FixtureError("no example solution (files.example): nothing shows the task can be done")
-    if len(examples) != len(solution):
-        raise FixtureError(f"{len(examples)} example files for {len(solution)} solution files: cannot pair them")
+    pairs = pair_examples(solution, examples)
     if not (folder / ".docs/instructions.md").is_file():
         raise FixtureError("no .docs/instructions.md")
     blurb = config.get("blurb", "")
     return Exercise(
         folder=folder,
         solution=solution,
-        tests=[t for t in tests if is_hidden_test(t)],
-        helpers=[t for t in tests if not is_hidden_test(t)],
+        tests=[t for t in tests if lang.is_test_file(t)],
+        helpers=[t for t in tests if not lang.is_test_file(t)],
         editor=editor,
-        examples=dict(zip(solution, examples, strict=True)),
+        examples=pairs,
         blurb=blurb if isinstance(blurb, str) else "",
+        language=lang.name,
+        build=[rel for rel in lang.build_files if (folder / rel).is_file() and _inside(folder, rel)],
     )
 
 
-def refuse_paths(folder: Path, solution: list[str], tests: list[str], examples: list[str], editor: list[str]) -> None:
-    """FixtureError when the config's paths leave the exercise, are not Python, are missing, or hand the agent an
-    example or a test as an editor file; or when a file of .docs/ links out of the exercise."""
+def pair_examples(solution: list[str], examples: list[str]) -> dict[str, str]:
+    """Solution file -> example file: in order when they are as many; else by suffix (Rust's stub names its
+    Cargo.toml too, for which there is no example: the stub's is the one)."""
+    if len(examples) == len(solution):
+        return dict(zip(solution, examples, strict=True))
+    by_suffix = {Path(rel).suffix: rel for rel in solution}
+    suffixes = [Path(rel).suffix for rel in examples]
+    if len(by_suffix) == len(solution) and len(set(suffixes)) == len(examples) and set(suffixes) <= set(by_suffix):
+        return {by_suffix[Path(rel).suffix]: rel for rel in examples}
+    raise FixtureError(f"{len(examples)} example files for {len(solution)} solution files: cannot pair them")
+
+
+def language_of(named: list[str]) -> Language:
+    """The language whose files the config names (Python when they are its); FixtureError when none has them all."""
+    for lang in KINDS.values():
+        if named and all(rel.endswith(lang.source_suffixes) for rel in named):
+            return lang
+    foreign = [rel for rel in named if not rel.endswith(KINDS["python"].source_suffixes)]
+    others = ", ".join(name for name in KINDS if name != "python")
+    raise FixtureError(f"not a Python exercise, nor one of {others} (files {', '.join(foreign)})")
+
+
+def refuse_paths(
+    folder: Path, solution: list[str], tests: list[str], examples: list[str], editor: list[str]
+) -> Language:
+    """The exercise's language; FixtureError when the config's paths leave the exercise, are of no language the bench
+    grades, are missing, or hand the agent an example or a test as an editor file; or when a file of .docs/ links out
+    of the exercise."""
     named = [*solution, *tests, *examples, *editor]
     outside = [rel for rel in named if Path(rel).is_absolute() or not _inside(folder, rel)]
     if outside:
         raise FixtureError(f"{CONFIG} names {', '.join(outside)}, outside the exercise")
-    foreign = [rel for rel in named if not rel.endswith(".py")]
-    if foreign:
-        raise FixtureError(f"not a Python exercise (files {', '.join(foreign)})")
-    if not solution or not [t for t in tests if is_hidden_test(t)]:
-        raise FixtureError(f"{CONFIG} names no solution file or no test file (test_*.py, *_test.py)")
+    lang = language_of(named)
+    if not solution or not [t for t in tests if lang.is_test_file(t)]:
+        patterns = ", ".join(lang.test_patterns)
+        raise FixtureError(f"{CONFIG} names no solution file or no test file ({patterns})")
     leaked = sorted({rel for rel in editor if _same_file(folder, rel, [*examples, *tests])})
     if leaked:
         raise FixtureError(f"{CONFIG} names {', '.join(leaked)} as an editor file, which the agent would get")
@@ -101,6 +129,7 @@ def refuse_paths(folder: Path, solution: list[str], tests: list[str], examples: 
     missing = [rel for rel in named if not (folder / rel).is_file()]
     if missing:
         raise FixtureError(f"missing {', '.join(missing)} (named in {CONFIG})")
+    return lang
 
 
 def _same_file(folder: Path, rel: str, others: list[str]) -> bool:

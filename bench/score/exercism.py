@@ -24,6 +24,7 @@ import yaml
 from bench.errors import FixtureError, PrerequisiteError
 from bench.fixtures.fixture import FIXTURE_FILE, SOLUTION_DIR, load_fixture
 from bench.fixtures.workcopy import solution_diff
+from bench.languages.kinds import language
 from bench.score.exercise import DOCS, Exercise, exercises_in, read_exercise
 from bench.score.graders import Grader, choose_grader
 from bench.score.grading import score_diff
@@ -32,6 +33,7 @@ from bench.score.visible_share import visible_share
 
 __all__ = ["command", "import_all", "read_exercise", "visible_share"]
 VISIBLE_SUFFIX = "_visible_test.py"  # the agent's read-only share of `x_test.py` is `x_visible_test.py`
+IGNORED = {"python": b"__pycache__/\n.pytest_cache/\n", "rust": b"target/\n"}  # the fixture's .gitignore
 
 
 @dataclass
@@ -61,7 +63,13 @@ def task_text(ex: Exercise, visible: list[str]) -> str:
     footer = [f"Make your changes in {change}: that is where the tests look for your code."]
     if ex.editor:
         footer.append(f"{', '.join(f'`{rel}`' for rel in ex.editor)} must stay as it is.")
-    if visible:
+    if ex.language != "python":
+        command = language(ex.language).test_command
+        footer.append(
+            f"The tests that check your work are hidden: read the instructions closely. `{command}` builds and runs "
+            "the tests there are; before you finish, add tests of your own beside the code."
+        )
+    elif visible:
         footer.append(
             f"Some of the tests are in {', '.join(f'`{rel}`' for rel in visible)} (read-only; run them with pytest); "
             "more tests of the same behaviour are hidden."
@@ -78,16 +86,16 @@ def write_exercise(ex: Exercise, into: Path, share: float, max_steps: int) -> Im
     """The fixture's and the hidden folder's files, with placeholder counts (filled in by `measure`)."""
     fixture, hidden = into / "fixtures" / ex.name, into / "hidden_tests" / ex.name
     visible: dict[str, str] = {}
-    for rel in ex.tests:
+    for rel in ex.tests if ex.language == "python" else []:  # the share is cut from Python's syntax tree
         text = visible_share((ex.folder / rel).read_text(), share) if share > 0 else None
         if text is not None:
             visible[rel.removesuffix(".py").removesuffix("_test").removeprefix("test_") + VISIBLE_SUFFIX] = text
-    given = {rel: (ex.folder / rel).read_bytes() for rel in [*ex.solution, *ex.editor]}
+    given = {rel: (ex.folder / rel).read_bytes() for rel in [*ex.solution, *ex.editor, *ex.build]}
     if visible:  # the visible tests import the helpers too
         given.update({rel: (ex.folder / rel).read_bytes() for rel in ex.helpers})
     given.update({rel: text.encode() for rel, text in visible.items()})
     given["TASK.md"] = task_text(ex, list(visible)).encode()
-    given[".gitignore"] = b"__pycache__/\n.pytest_cache/\n"
+    given[".gitignore"] = IGNORED.get(ex.language, b"")
     secret = {rel: (ex.folder / rel).read_bytes() for rel in [*ex.tests, *ex.helpers, *ex.editor]}
     secret.update({f"{SOLUTION_DIR}/{sol}": (ex.folder / example).read_bytes() for sol, example in ex.examples.items()})
     for folder, files in ((fixture, given), (hidden, secret)):
@@ -105,6 +113,8 @@ def write_exercise(ex: Exercise, into: Path, share: float, max_steps: int) -> Im
         "grading": "library",
         "solution_adds_tests": False,
     }
+    if ex.language != "python":
+        meta["language"] = ex.language
     (fixture / FIXTURE_FILE).write_text(f"# Imported from exercism exercise {ex.folder.name}.\n" + yaml.safe_dump(meta))
     return Imported(ex.name, sorted(given), sorted(secret))
 
@@ -117,7 +127,7 @@ def measure(imported: Imported, into: Path, grader: Grader) -> None:
         example = score_diff(fx, solution_diff(fx, Path(tmp) / "solution"), grader, Path(tmp) / "graded")
     _, total, broken = count(example.outcomes, fx.hidden_tests)
     if broken or not total:
-        first = f"{broken[0]} does not collect" if broken else "no test collected"
+        first = f"{broken[0]} does not collect" if broken else example.error or "no test collected"
         raise FixtureError(f"its tests do not run on the example ({first})")
     if stub.grading_tampered:
         raise FixtureError(f"the stub's grading was flagged: {(stub.error or '')[:200]}")

@@ -19,16 +19,16 @@ import dataclasses
 import json
 import tempfile
 import xml.etree.ElementTree as ElementTree
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bench.errors import FixtureError, ScoringError
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import make_work_copy, run_git
-from bench.results.row import ResultRow
 from bench.score.graders import Grader, PytestRun
 from bench.score.grading_copy import changed_paths, clean_grading_copy, remove
 from bench.score.junit import collection_errors, count
+from bench.score.language_grading import grade_language
+from bench.score.score import Score
 from bench.score.sessions import Planned, judge, plan_sessions, shadowing
 from bench.score.tests_added import count_tests_added, is_test_file
 from bench.score.verdict import combine
@@ -39,41 +39,6 @@ SHADOW_NOTES = {  # what is true of a repository file named like a standard modu
     "program": "the program run from the repository may import them; the grading pytest never does",
     "library": "imports by those names get the real modules, in the tests' process and in the code's",
 }
-
-
-@dataclass
-class Score:
-    fixture: str
-    hidden_total: int
-    hidden_passed: int | None = None
-    visible_passed: int | None = None
-    visible_total: int | None = None
-    files_changed: int | None = None  # non-test files the diff adds, changes or deletes
-    changed_paths: list[str] = field(default_factory=list)  # every path in the diff
-    tests_added: int | None = None  # new test functions, parametrized cases counted once
-    visible_tests_modified: list[str] = field(default_factory=list)
-    outcomes: dict[str, str] = field(default_factory=dict)  # test id -> passed / failed / error / skipped
-    error: str | None = None
-    hidden_unsealed: int | None = None  # hidden tests graded by plain pytest alone (bench/score/verdict.py)
-    code_decided: list[str] = field(default_factory=list)  # hidden tests whose verdict the code's answer gave
-    grading_confinement: str = ""  # what confined the sealed judge's code process (bench.score.tamper.Witness)
-    grading_tampered: bool = False  # the grading was interfered with: tests it cannot vouch for count as failed
-    junit_reports: dict[str, str] = field(default_factory=dict, repr=False)  # file name -> a session's junit XML
-
-    def note(self, problem: str) -> None:
-        self.error = f"{self.error}; {problem}" if self.error else problem
-
-    def fill(self, row: ResultRow) -> None:
-        row.hidden_passed, row.hidden_total = self.hidden_passed, self.hidden_total
-        row.visible_passed, row.visible_total = self.visible_passed, self.visible_total
-        row.hidden_unsealed, row.grading_confinement = self.hidden_unsealed, self.grading_confinement
-        row.files_changed, row.tests_added = self.files_changed, self.tests_added
-        row.visible_tests_modified = list(self.visible_tests_modified)
-
-    def as_json(self) -> dict[str, object]:
-        data = asdict(self)
-        data.pop("junit_reports")
-        return data
 
 
 def apply_agent_diff(fx: Fixture, diff: str, copy: Path, base: str, score: Score) -> bool:
@@ -87,12 +52,17 @@ def apply_agent_diff(fx: Fixture, diff: str, copy: Path, base: str, score: Score
         score.note(f"the agent's diff does not apply to a clean copy of {fx.name}: {e}")
         return False
     score.changed_paths = changed_paths(copy, base)
-    score.files_changed = sum(not is_test_file(p) for p in score.changed_paths)
+    score.files_changed = sum(not is_test_of(fx, p) for p in score.changed_paths)
     score.visible_tests_modified = [p for p in score.changed_paths if p in fx.visible_tests]
     if score.visible_tests_modified:
         modified = ", ".join(score.visible_tests_modified)
         score.note(f"visible tests modified by the agent (graded with the originals): {modified}")
     return True
+
+
+def is_test_of(fx: Fixture, path: str) -> bool:
+    """A test file of the fixture's language (for Python, pytest's names and conftest.py)."""
+    return is_test_file(path) if fx.language == "python" else fx.is_test(path)
 
 
 def run_tests(fx: Fixture, copy: Path, grader: Grader, timeout_s: float, scores: list[Score]) -> None:
@@ -172,6 +142,9 @@ def score_diff_times(
     base = make_work_copy(fx, copy)
     if not apply_agent_diff(fx=fx, diff=diff, copy=copy, base=base, score=score):
         return [copy_of(score) for _ in range(times)]
+    if fx.language != "python":  # one run of the language's test command: no canaries to vary between gradings
+        grade_language(fx=fx, copy=copy, score=score, grader=grader, timeout_s=timeout_s)
+        return [score, *(copy_of(score) for _ in range(times - 1))]
     removed = clean_grading_copy(fx, copy)
     if removed:
         score.note(f"ignored files the agent planted: {', '.join(sorted(set(removed)))}")

@@ -31,7 +31,7 @@ LAYERS = [
         "untrusted",
         "json_documents",
     },
-    {"config", "setting_types", "server_args", "environment", "results", "agents"},
+    {"config", "setting_types", "server_args", "environment", "results", "agents", "languages"},
     {"containers", "measure"},
     {"fixtures"},
     {"llama"},

@@ -1,0 +1,20 @@
+"""The languages by name: one line per module of bench/languages/."""
+
+from __future__ import annotations
+
+from bench.errors import FixtureError
+from bench.languages.base import Language
+from bench.languages.go import GO
+from bench.languages.python import PYTHON
+from bench.languages.rust import RUST
+
+KINDS: dict[str, Language] = {language.name: language for language in (PYTHON, GO, RUST)}
+DEFAULT = "python"
+
+
+def language(name: str) -> Language:
+    """The language called `name`; FixtureError naming those there are."""
+    found = KINDS.get(name)
+    if found is None:
+        raise FixtureError(f"unknown language {name!r}: one of {', '.join(KINDS)}")
+    return found

@@ -1,0 +1,3 @@
+module bracketdepth
+
+go 1.18
