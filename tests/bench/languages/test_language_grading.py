@@ -1,0 +1,166 @@
+"""Fixtures in Go and Rust end to end in Docker: the polyglot-layout exercises written here (data/polyglot) imported
+and checked (the stub below full marks, the example at full marks) in the docker grader, in each language's sandbox
+image; then graded as an agent's work is: planted and changed tests detected, a change that does not compile counted
+failed with the compiler's first error, and a bench run to a graded row."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.config import BenchConfig
+from bench.containers.engine import docker_client
+from bench.containers.images import ensure_sandbox_image
+from bench.containers.names import BenchNames
+from bench.fixtures.fixture import Fixture, load_fixture
+from bench.fixtures.workcopy import folder_diff
+from bench.ownership import new_instance_id
+from bench.run.runner import Bench
+from bench.sandbox.base import Engine
+from bench.score.exercism import import_all
+from bench.score.graders import DockerGrader
+from bench.score.grading import score_diff
+from bench.score.language_grading import REPORT_NAME
+from bench.score.score import Score
+from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+POLYGLOT = Path(__file__).parent / "data" / "polyglot"
+
+
+class Case:
+    def __init__(self, name: str, slug: str, solution: str, example: str, total: int, stub: int, **bad: str) -> None:
+        self.name, self.slug, self.solution, self.example = name, slug, solution, example
+        self.total, self.stub = total, stub
+        self.planted, self.planted_text = bad["planted"], bad["planted_text"]
+        self.broken, self.first_error = bad["broken"], bad["first_error"]
+
+
+CASES = {
+    "go": Case(
+        "bracket_depth",
+        "bracket-depth",
+        "bracket_depth.go",
+        ".meta/example.go",
+        total=8,
+        stub=1,
+        # A planted test that passes, and one that redeclares a hidden test (the package would not compile with it).
+        planted="mine_test.go",
+        planted_text='package bracketdepth\nimport "testing"\nfunc TestMine(t *testing.T) {}\n'
+        "func TestMaxDepth(t *testing.T) {}\n",
+        broken="package bracketdepth\n\nfunc MaxDepth(text string) (int, error) {\n\treturn 0\n}\n",
+        first_error="bracket_depth.go:4:9: not enough return values",
+    ),
+    "rust": Case(
+        "digital_root",
+        "digital-root",
+        "src/lib.rs",
+        ".meta/example.rs",
+        total=6,
+        stub=0,
+        planted="tests/mine.rs",
+        planted_text="#[test]\nfn mine() {}\n#[test]\nfn zero_has_root_zero() { panic!() }\n",
+        broken='pub fn digital_root(n: u64) -> u64 { n + "x" }\npub fn is_harshad(n: u64) -> bool { n > 0 }\n',
+        first_error="error[E0277]: cannot add `&str` to `u64` (src/lib.rs:1:40)",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def client() -> Any:
+    return docker_client()
+
+
+@pytest.fixture(scope="module")
+def grader(client: Any) -> DockerGrader:
+    return DockerGrader(client, ensure_sandbox_image(client))
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory, grader: DockerGrader) -> Path:
+    into = tmp_path_factory.mktemp("polyglot-root")
+    imported, refused = import_all([POLYGLOT / "go", POLYGLOT / "rust"], into, 0.0, 10, force=False, grader=grader)
+    assert refused == {}
+    assert {i.name: (i.hidden_total, i.expected_hidden_passing, i.solution_passing) for i in imported} == {
+        case.name: (case.total, case.stub, case.total) for case in CASES.values()
+    }
+    return into
+
+
+def graded(fx: Fixture, grader: DockerGrader, tmp_path: Path, files: dict[str, str]) -> Score:
+    """`files` written over a copy of the fixture (the agent's work), graded as a run is."""
+    work = tmp_path / "work"
+    shutil.copytree(fx.path, work, ignore=shutil.ignore_patterns("fixture.yaml"))
+    for rel, text in files.items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_text(text)
+    return score_diff(fx, folder_diff(fx, work, tmp_path / "repo"), grader, tmp_path / "grading")
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
+def test_the_imported_fixture_says_its_language_and_hides_every_test(root: Path, lang: str) -> None:
+    case = CASES[lang]
+    fx = load_fixture(case.name, root)
+    assert (fx.language, fx.hidden_total, fx.expected_hidden_passing, fx.visible_tests) == (
+        lang,
+        case.total,
+        case.stub,
+        [],
+    )
+    assert not any(fx.is_test(rel.as_posix()) for rel in fx.path.rglob("*") if rel.is_file())
+    assert f"`{fx.command}`" in (fx.path / "TASK.md").read_text()
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
+def test_planted_tests_are_left_out_and_counted_and_the_example_gets_full_marks(
+    root: Path, grader: DockerGrader, tmp_path: Path, lang: str
+) -> None:
+    case = CASES[lang]
+    fx = load_fixture(case.name, root)
+    example = (POLYGLOT / lang / case.slug / case.example).read_text()
+    score = graded(fx, grader, tmp_path, {case.solution: example, case.planted: case.planted_text})
+    assert (score.hidden_passed, score.hidden_total) == (case.total, case.total), score.error
+    assert score.tests_added == 2 and score.files_changed == 1
+    assert score.error == f"ignored files the agent planted: {case.planted}"
+    assert REPORT_NAME in score.junit_reports
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
+def test_code_that_does_not_compile_fails_every_test_with_the_compilers_first_error(
+    root: Path, grader: DockerGrader, tmp_path: Path, lang: str
+) -> None:
+    case = CASES[lang]
+    score = graded(load_fixture(case.name, root), grader, tmp_path, {case.solution: case.broken})
+    assert (score.hidden_passed, score.hidden_total) == (0, case.total)
+    assert score.error is not None and "the tests do not compile, every one counts as failed" in score.error
+    assert case.first_error in score.error
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
+def test_a_hidden_test_the_agent_wrote_at_its_path_is_graded_as_the_original(
+    root: Path, grader: DockerGrader, tmp_path: Path, lang: str
+) -> None:
+    """The agent guesses the hidden test's file name and writes a test there that passes: the original replaces it."""
+    case = CASES[lang]
+    fx = load_fixture(case.name, root)
+    hidden = fx.hidden_tests[0]
+    score = graded(fx, grader, tmp_path, {hidden: case.planted_text.replace("TestMaxDepth", "TestOther")})
+    assert score.hidden_passed == case.stub and score.tests_added == 2
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
+def test_a_bench_run_on_the_fixture_gives_a_graded_row(root: Path, client: Any, tmp_path: Path, lang: str) -> None:
+    case = CASES[lang]
+    example = (POLYGLOT / lang / case.slug / case.example).read_text()
+    config = BenchConfig(
+        use_jeff=False, out=str(tmp_path / "results.csv"), fixtures=[case.name], fixtures_root=str(root)
+    )  # type: ignore[call-arg]
+    servers = FakeServers()
+    sandboxes = FakeSandboxes(servers, [ScriptedRun(files={case.solution: example})])
+    sandboxes.engine = Engine("docker", client, ensure_sandbox_image(client), BenchNames(new_instance_id()))  # type: ignore[assignment]
+    (row,) = Bench(config, FakeFactory(config, servers, sandboxes)).run()
+    assert (row["hidden_passed"], row["hidden_total"], row["files_changed"]) == (str(case.total), str(case.total), "1")
