@@ -21,7 +21,7 @@ from bench.fixtures.window import task_fit
 from bench.fixtures.workcopy import solution_diff
 from bench.json_documents import SCHEMA_VERSION
 from bench.score.canaries import candidates
-from bench.score.graders import Grader, LocalGrader, run_pytest
+from bench.score.graders import Grader, LocalGrader, choose_grader, run_pytest
 from bench.score.grading import Score, is_test_file, score_diff
 from bench.score.grading_copy import clean_grading_copy
 from bench.score.sessions import BASE_ARGS
@@ -72,7 +72,8 @@ def check_fixture(
     fit = task_fit(fx, window, tokenizer_url) if window else None
     if fit and not fit.fits:
         return Checked([str(fit.problem())], fit.note())
-    grader = LocalGrader()
+    # Another language's toolchain is in its sandbox image: graded in Docker where an engine answers.
+    grader = LocalGrader() if fx.language == "python" else choose_grader("auto")[0]
     with tempfile.TemporaryDirectory(prefix=f"bench-check-{name}-") as tmp:
         original = score_diff(fx, "", grader, Path(tmp) / "original")
         solved = score_diff(fx, solution_diff(fx, Path(tmp) / "solution"), grader, Path(tmp) / "graded")
@@ -112,8 +113,8 @@ def decided_note(decided: list[str], total: int) -> str:
 def untwinned_tests(fx: Fixture) -> list[str]:
     """Hidden tests of a library-style fixture that no mutant canary can be made of (bench/score/canaries.py): a
     plugin that makes failing tests pass would meet no twin of theirs."""
-    if fx.grading == "program":
-        return []  # their process runs none of the agent's code: nothing to twin
+    if fx.grading == "program" or fx.language != "python":
+        return []  # their process runs none of the agent's code, or there are no canaries: nothing to twin
     found = []
     for rel in fx.hidden_tests:
         tree = ast.parse((fx.hidden_dir / rel).read_text())
@@ -124,7 +125,10 @@ def untwinned_tests(fx: Fixture) -> list[str]:
 
 
 def _solution_tests_problems(fx: Fixture, solved_copy: Path, grader: Grader) -> list[str]:
-    """The solution's own new tests must pass on the solution, graded the same way as everything else."""
+    """The solution's own new tests must pass on the solution, graded the same way as everything else (Python's:
+    another language's grading leaves a solution's new test files out, and counts them)."""
+    if fx.language != "python":
+        return []
     rel = [p.relative_to(fx.solution_dir).as_posix() for p in fx.solution_dir.rglob("*.py")]
     tests = [p for p in rel if is_test_file(p) and p not in fx.visible_tests]
     if not tests:

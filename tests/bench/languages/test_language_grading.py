@@ -20,6 +20,7 @@ from bench.fixtures.workcopy import folder_diff
 from bench.ownership import new_instance_id
 from bench.run.runner import Bench
 from bench.sandbox.base import Engine
+from bench.score.check import check_fixture
 from bench.score.exercism import import_all
 from bench.score.graders import DockerGrader
 from bench.score.grading import score_diff
@@ -164,3 +165,11 @@ def test_a_bench_run_on_the_fixture_gives_a_graded_row(root: Path, client: Any, 
     sandboxes.engine = Engine("docker", client, ensure_sandbox_image(client), BenchNames(new_instance_id()))  # type: ignore[assignment]
     (row,) = Bench(config, FakeFactory(config, servers, sandboxes)).run()
     assert (row["hidden_passed"], row["hidden_total"], row["files_changed"]) == (str(case.total), str(case.total), "1")
+
+
+def test_fixtures_check_passes_each_imported_fixture(root: Path) -> None:
+    """`fixtures check` grades another language's fixture in its image (Docker here): original and solution."""
+    for case in CASES.values():
+        problems, summary = check_fixture(case.name, root)
+        assert problems == [], case.name
+        assert f"original: hidden {case.stub}/{case.total}" in summary and f"solution: hidden {case.total}/" in summary
