@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from bench.errors import FixtureError
 from bench.languages.base import Language
+from bench.languages.cpp import CPP
 from bench.languages.go import GO
 from bench.languages.python import PYTHON
 from bench.languages.rust import RUST
 
-KINDS: dict[str, Language] = {language.name: language for language in (PYTHON, GO, RUST)}
+KINDS: dict[str, Language] = {language.name: language for language in (PYTHON, GO, RUST, CPP)}
 DEFAULT = "python"
 
 

@@ -2,8 +2,8 @@
 
 libtest's `--format json` is unstable: RUSTC_BOOTSTRAP=1 lets the stable toolchain (Debian bookworm's rustc 1.63)
 take it. Its events do not say which test binary they come from; cargo names each binary on stderr, in the order it
-runs them (`Running` and the test file, `Doc-tests` and the crate), and each binary's events begin with a `suite` `started`
-event: the n-th such event belongs to the n-th name. A test's id is `FILE::name`. `--include-ignored` runs the
+runs them (`Running` and the test file, `Doc-tests` and the crate), and each binary's events begin with a `suite`
+`started` event: the n-th such event belongs to the n-th name. A test's id is `FILE::name`. `--include-ignored` runs the
 tests exercism marks `#[ignore]` (all but the first). When the tests do not build, cargo's first `error` line (with
 the place it points at) is the compiler's first error.
 """

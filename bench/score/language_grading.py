@@ -11,7 +11,6 @@ tests do not build, every hidden test counts as failed and the compiler's first 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from bench.fixtures.fixture import Fixture, fixture_files
@@ -71,9 +70,11 @@ def _file_of(lang: Language, test: str, sources: dict[str, str]) -> str | None:
     """The test file that defines `test`: the language's own rule, else the file defining its top-level name."""
     if lang.file_of is not None:
         return lang.file_of(test, list(sources))
-    top = re.split(r"/|::", test)[0]
     names = lang.test_names or (lambda _: [])
-    return next((rel for rel, text in sources.items() if top in names(text)), None)
+    for rel, text in sources.items():
+        if any(test == name or test.startswith((f"{name}/", f"{name}::")) for name in names(text)):
+            return rel
+    return None
 
 
 def count_new_tests(fx: Fixture, copy: Path, changed: list[str]) -> int:

@@ -1,7 +1,7 @@
-"""Fixtures in Go and Rust end to end in Docker: the polyglot-layout exercises written here (data/polyglot) imported
-and checked (the stub below full marks, the example at full marks) in the docker grader, in each language's sandbox
-image; then graded as an agent's work is: planted and changed tests detected, a change that does not compile counted
-failed with the compiler's first error, and a bench run to a graded row."""
+"""Fixtures in Go, Rust and C++ end to end in Docker: the polyglot-layout exercises written here (data/polyglot)
+imported and checked (the stub below full marks, the example at full marks) in the docker grader, in each language's
+sandbox image; then graded as an agent's work is: planted and changed tests detected, a change that does not compile
+counted failed with the compiler's first error, and a bench run to a graded row."""
 
 from __future__ import annotations
 
@@ -68,6 +68,18 @@ CASES = {
         broken='pub fn digital_root(n: u64) -> u64 { n + "x" }\npub fn is_harshad(n: u64) -> bool { n > 0 }\n',
         first_error="error[E0277]: cannot add `&str` to `u64` (src/lib.rs:1:40)",
     ),
+    "cpp": Case(
+        "run_length",
+        "run-length",
+        "run_length.cpp",
+        ".meta/example.cpp",
+        total=5,
+        stub=1,
+        planted="mine_test.cpp",
+        planted_text='#include <catch2/catch.hpp>\nTEST_CASE("mine") {}\nTEST_CASE("empty text stays empty") {}\n',
+        broken='#include "run_length.h"\nstd::string run_length::encode(const std::string& text) { return 1; }\n',
+        first_error="run_length.cpp:2:67: error: ",
+    ),
 }
 
 
@@ -84,7 +96,7 @@ def grader(client: Any) -> DockerGrader:
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory, grader: DockerGrader) -> Path:
     into = tmp_path_factory.mktemp("polyglot-root")
-    imported, refused = import_all([POLYGLOT / "go", POLYGLOT / "rust"], into, 0.0, 10, force=False, grader=grader)
+    imported, refused = import_all([POLYGLOT / lang for lang in CASES], into, 0.0, 10, force=False, grader=grader)
     assert refused == {}
     assert {i.name: (i.hidden_total, i.expected_hidden_passing, i.solution_passing) for i in imported} == {
         case.name: (case.total, case.stub, case.total) for case in CASES.values()

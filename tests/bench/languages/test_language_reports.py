@@ -1,6 +1,6 @@
 """Each language's runner report read test by test: recorded from real runs of the polyglot test exercises here
-(data/polyglot) with Debian bookworm's toolchains (go 1.19, rustc 1.63 with cargo 0.66): the stub, the example
-(with a test the agent planted in src/lib.rs), and a change that does not compile."""
+(data/polyglot) with Debian bookworm's toolchains (go 1.19, rustc 1.63 with cargo 0.66, g++ 12 with catch2 2.13):
+the stub, the example (with a test the agent planted in src/lib.rs), and a change that does not compile."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import pytest
 from bench.errors import FixtureError
 from bench.fixtures.fixture import load_fixture
 from bench.languages.base import matches
+from bench.languages.cpp import read_report as cpp_report
+from bench.languages.cpp import test_names as cpp_tests
 from bench.languages.go import read_report as go_report
 from bench.languages.go import test_names as go_tests
 from bench.languages.kinds import KINDS, language
@@ -63,6 +65,23 @@ def test_rust_build_failure_gives_the_first_error_with_its_place() -> None:
     assert report.build_error == "error[E0277]: cannot add `&str` to `u64` (src/lib.rs:1:40)"
 
 
+def test_cpp_reads_catch2s_junit_report_after_what_the_program_printed() -> None:
+    report = cpp_report("printed by the code\n" + recorded("cpp-stub.xml"), "")
+    test_file = (Path(__file__).parent / "data/polyglot/cpp/run-length/run_length_test.cpp").read_text()
+    assert report.build_error is None and set(report.outcomes) == set(cpp_tests(test_file))
+    assert [t for t, o in report.outcomes.items() if o == "passed"] == ["empty text stays empty"]
+
+
+def test_cpp_build_failure_gives_the_compilers_first_error() -> None:
+    report = cpp_report("", recorded("cpp-build-failed.stderr"))
+    assert report.outcomes == {}
+    assert report.build_error == "run_length.cpp:8:9: error: expected primary-expression before ';' token"
+
+
+def test_cpp_report_cut_short_by_a_crash_passes_nothing() -> None:
+    assert cpp_report(recorded("cpp-stub.xml")[:400], "").outcomes == {}
+
+
 def test_test_names_from_source() -> None:
     assert go_tests("func TestA(t *testing.T) {}\nfunc helper() {}\nfunc ExampleB() {}\n") == ["TestA", "ExampleB"]
     assert rust_tests("#[test]\n#[ignore]\nfn a() {}\nfn b() {}\n#[test] fn c() {}\n") == ["a", "c"]
@@ -77,7 +96,7 @@ def test_test_file_patterns_by_name_or_by_path() -> None:
 
 
 def test_an_unknown_language_names_those_there_are() -> None:
-    with pytest.raises(FixtureError, match="unknown language 'cobol': one of python, go, rust"):
+    with pytest.raises(FixtureError, match="unknown language 'cobol': one of python, go, rust, cpp"):
         language("cobol")
 
 
@@ -90,6 +109,6 @@ def test_fixture_yaml_names_an_unknown_language_in_one_line(tmp_path: Path) -> N
     shutil.copytree(Path(__file__).parents[3] / "hidden_tests/todo_repo", tmp_path / "hidden_tests/todo_repo")
     yaml_file = tmp_path / "fixtures/todo_repo/fixture.yaml"
     yaml_file.write_text(yaml_file.read_text() + "language: cobol\n")
-    with pytest.raises(FixtureError, match="language.*one of python, go, rust"):
+    with pytest.raises(FixtureError, match="language.*one of python, go, rust, cpp"):
         load_fixture("todo_repo", tmp_path)
     assert load_fixture("todo_repo").language == "python"
