@@ -74,7 +74,7 @@ def measure(
     config = factory.config
     seen = observe(
         record.inputs,
-        factory.sandboxes.sandbox(record.run_id),
+        factory.sandboxes.sandbox(record.run_id, language=record.inputs.planned.fixture.language),
         servers,
         endpoints,
         run_dir=run_dir,

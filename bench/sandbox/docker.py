@@ -30,10 +30,12 @@ from bench.config import BenchConfig
 from bench.containers.engine import SANDBOX_UID, docker_client, run_container
 from bench.containers.forwarder import Forwarder
 from bench.containers.images import ensure_sandbox_image
+from bench.containers.language_images import ensure_language_image
 from bench.containers.names import BenchNames
 from bench.containers.network import bridge_gateway
 from bench.containers.repo_volume import RepoVolume
 from bench.errors import PrerequisiteError, SandboxError
+from bench.languages.kinds import KINDS
 from bench.sandbox.base import AgentRun, Engine, Reach
 from bench.sandbox.docker_agents import OtherAgents, ProxyLog
 from bench.sandbox.reach import host_port, reach_servers
@@ -70,13 +72,15 @@ class DockerSandboxes:
         # Reaching compose's gates needs no forwarder; otherwise it must run and answer for both servers.
         return self.forwarder.container is None or self.forwarder.healthy()
 
-    def sandbox(self, run_label: str) -> DockerSandbox:
+    def sandbox(self, run_label: str, language: str = "python") -> DockerSandbox:
         if self.reach is None:
             raise SandboxError("the sandboxes were not connected to servers (connect() first)")
         sandbox = DockerSandbox(
             engine=self.engine, reach=self.reach, config=self.config, run_label=run_label, repo=self.repo
         )
         sandbox.others = self.others
+        # The agent works where its fixture's tests can run: the language's image (the sandbox image + a toolchain).
+        sandbox.image = ensure_language_image(self.engine.client, KINDS[language])
         return sandbox
 
     def close(self) -> None:

@@ -42,7 +42,7 @@ class LocalSandboxes:
     def healthy(self) -> bool:
         return True  # the agent talks to the servers' own URLs: nothing in between to fail
 
-    def sandbox(self, run_label: str) -> LocalSandbox:
+    def sandbox(self, run_label: str, language: str = "python") -> LocalSandbox:  # this machine's toolchains
         if self.endpoints is None:
             raise SandboxError("the sandboxes were not connected to servers (connect() first)")
         return LocalSandbox(self.endpoints, self.timeout_s, self.checkout)

@@ -175,7 +175,7 @@ class FakeSandboxes:
     def healthy(self) -> bool:
         return True
 
-    def sandbox(self, run_label: str) -> FakeSandbox:
+    def sandbox(self, run_label: str, language: str = "python") -> FakeSandbox:
         if self.endpoints is None:
             raise SandboxError("the fake sandboxes were not connected to servers")
         script = self.runs.popleft() if self.runs else ScriptedRun()

@@ -19,7 +19,8 @@ from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import folder_diff
 from bench.ownership import new_instance_id
 from bench.run.runner import Bench
-from bench.sandbox.base import Engine
+from bench.sandbox.base import Engine, Reach
+from bench.sandbox.docker import DockerSandboxes
 from bench.score.check import check_fixture
 from bench.score.exercism import import_all
 from bench.score.graders import DockerGrader
@@ -185,3 +186,21 @@ def test_fixtures_check_passes_each_imported_fixture(root: Path) -> None:
         problems, summary = check_fixture(case.name, root)
         assert problems == [], case.name
         assert f"original: hidden {case.stub}/{case.total}" in summary and f"solution: hidden {case.total}/" in summary
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
+def test_the_agent_of_a_run_on_the_fixture_works_in_its_languages_image(client: Any, lang: str) -> None:
+    """The docker sandbox of a run on a Go, Rust or C++ fixture is that language's image: the agent's python3 and
+    package are there, and so is the toolchain its tests need."""
+    sandboxes = DockerSandboxes(BenchConfig(), BenchNames(new_instance_id()), docker=client)
+    try:
+        sandboxes.reach = Reach("none", "http://flint:8080", None)
+        image = sandboxes.sandbox("probe", language=lang).image
+        assert image.startswith(f"agentbench/sandbox-{lang}:")
+        assert sandboxes.sandbox("probe").image == sandboxes.engine.image  # Python's: the sandbox image itself
+        tool = {"go": "go version", "rust": "cargo --version", "cpp": "g++ --version"}[lang]
+        probe = f"{tool} && python3 -c 'import agent'"
+        output = client.containers.run(image, ["sh", "-c", probe], remove=True, network_mode="none")
+        assert output.decode().strip(), output
+    finally:
+        sandboxes.close()
