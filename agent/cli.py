@@ -128,6 +128,7 @@ def build_agent(
         max_steps=args.max_steps,
         sampling=args.sampling,
         command_timeout=args.command_timeout,
+        test_command=args.test_command,
     )
     actions = Actions(
         workspace,
@@ -215,7 +216,7 @@ def read_task(args: argparse.Namespace) -> str:
             raise UsageError(f"cannot read --task-file {args.task_file}: {e.strerror}") from None
     if not task.strip():
         raise UsageError("the task is empty: pass --task TEXT or a non-empty --task-file")
-    missing = pytest_missing()  # last: it asks the interpreter for its own path, a process of its own
+    missing = None if args.test_command else pytest_missing()  # last: it asks the interpreter for its own path
     if missing:
         raise UsageError(f"{missing}; the done check needs it")
     return task
@@ -244,6 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--retries", type=_whole_number(0), default=4, help="retries after a transport failure")
     parser.add_argument("--retry-delay", type=_seconds, default=1.0, help="first pause between retries (doubles)")
     parser.add_argument("--command-timeout", type=_limit, default=120.0, help="limit for each command and pytest")
+    parser.add_argument(
+        "--test-command", default="", help="the done check runs this (another language's tests) instead of pytest"
+    )
     parser.add_argument("--request-timeout", type=_limit, default=900.0, help="limit for each request to Flint")
     parser.add_argument(
         "--jeff-timeout", type=_limit, default=10.0, help="limit for each of Jeff's opinions (default 10 s)"

@@ -196,6 +196,21 @@ def _trusting_check(
     )
 
 
+def check_command_done(root: Path, command: str, timeout: float) -> DoneResult:
+    """The fixture's own test command (a language other than Python, --test-command): done when it exits 0. The
+    planted-file rules are pytest's and are not applied: the bench's grading leaves planted tests out itself."""
+    output = run_command(command, root, timeout, OUTPUT_LIMIT, kill_leftovers=True)
+    lines = output.text.strip().splitlines()
+    if output.exit_code is None:
+        summary = f"{command} timed out after {timeout:g} s"
+    else:
+        summary = lines[-1][:200] if lines else f"{command} exited {output.exit_code}"
+    if output.exit_code == 0:
+        return DoneResult(passed=True, pytest_exit=0, summary=summary)
+    text = output.text if output.exit_code is not None else summary
+    return DoneResult(passed=False, pytest_exit=output.exit_code, summary=summary, feedback=prompts.tests_failed(text))
+
+
 def _feedback(run: IsolatedRun, timeout: float, failed: Callable[[str], str], conftests: list[str]) -> str | None:
     """None when the run passed; otherwise what the model is told: `failed(pytest's output and notes)`, or that the
     tests changed while pytest ran, which makes the run prove nothing."""

@@ -15,7 +15,7 @@ from typing import Any
 from agent import prompts
 from agent.actions import Actions, restored_note
 from agent.clearing import ARTICLE, ROOM_ONLY, RequestEstimate, clear_old, conversation_chars
-from agent.done import Snapshot, check_done
+from agent.done import Snapshot, check_command_done, check_done
 from agent.event_bounds import valid_text
 from agent.jeff_first import JeffActor
 from agent.presets import Preset
@@ -38,6 +38,7 @@ class RunConfig:
     max_steps: int = 30
     sampling: dict[str, Any] = field(default_factory=dict)  # merged into every request to Flint
     command_timeout: float = 120.0
+    test_command: str = ""  # another language's tests (--test-command): the done check runs it instead of pytest
 
 
 class Stop(Exception):
@@ -211,13 +212,18 @@ class Agent:
     def check_done(self) -> None:
         started = time.monotonic()
         self.actions.workspace.end_leftovers()  # nothing a command started may run during the check
-        result = check_done(
-            self.actions.workspace.root,
-            self.snapshot,
-            strict=self.preset.strict_done,
-            trust_planted=self.preset.trusts_planted,
-            timeout=self.config.command_timeout,
-        )
+        if self.config.test_command:
+            result = check_command_done(
+                self.actions.workspace.root, self.config.test_command, self.config.command_timeout
+            )
+        else:
+            result = check_done(
+                self.actions.workspace.root,
+                self.snapshot,
+                strict=self.preset.strict_done,
+                trust_planted=self.preset.trusts_planted,
+                timeout=self.config.command_timeout,
+            )
         # The tests changed while pytest ran: the check proves nothing.
         restored = self.actions.restore_tests(self.step, "done_check")
         passed = result.passed and not restored

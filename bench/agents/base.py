@@ -50,6 +50,7 @@ class AgentSettings:
     request_timeout_s: float
     jeff_timeout_s: float
     jeff_steps: int  # the article's jeff-first: the steps Jeff takes before Flint
+    test_command: str = ""  # a fixture of another language than Python: its test command, for the done check
 
 
 @dataclass(frozen=True)

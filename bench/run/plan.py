@@ -248,5 +248,6 @@ class RunInputs:
             request_timeout_s=self.request_timeout_s,
             jeff_timeout_s=self.jeff_timeout_s,
             jeff_steps=self.jeff_steps,
+            test_command="" if self.planned.fixture.language == "python" else self.planned.fixture.command,
         )
         return AgentCommand(agent_kind(self.planned.agent), settings)
