@@ -79,7 +79,7 @@ CASES = {
         planted="mine_test.cpp",
         planted_text='#include <catch2/catch.hpp>\nTEST_CASE("mine") {}\nTEST_CASE("empty text stays empty") {}\n',
         broken='#include "run_length.h"\nstd::string run_length::encode(const std::string& text) { return 1; }\n',
-        first_error="run_length.cpp:2:67: error: ",
+        first_error="run_length.cpp:2:66: error: could not convert",
     ),
 }
 
