@@ -183,9 +183,10 @@ def test_a_bench_run_on_the_fixture_gives_a_graded_row(root: Path, client: Any, 
 def test_fixtures_check_passes_each_imported_fixture(root: Path) -> None:
     """`fixtures check` grades another language's fixture in its image (Docker here): original and solution."""
     for case in CASES.values():
-        problems, summary = check_fixture(case.name, root)
-        assert problems == [], case.name
-        assert f"original: hidden {case.stub}/{case.total}" in summary and f"solution: hidden {case.total}/" in summary
+        checked = check_fixture(case.name, root)
+        assert checked.problems == [], case.name
+        assert f"original: hidden {case.stub}/{case.total}" in checked.summary
+        assert f"solution: hidden {case.total}/" in checked.summary
 
 
 @pytest.mark.parametrize("lang", sorted(CASES))
