@@ -80,7 +80,7 @@ class DockerSandboxes:
         )
         sandbox.others = self.others
         # The agent works where its fixture's tests can run: the language's image (the sandbox image + a toolchain).
-        sandbox.image = ensure_language_image(self.engine.client, KINDS[language])
+        sandbox.image = ensure_language_image(self.engine.client, KINDS[language], self.engine.image)
         return sandbox
 
     def close(self) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bench.config import BenchConfig
 from bench.errors import FixtureError
-from bench.fixtures.fixture import Fixture, fixture_files, fixtures_root, load_fixture
+from bench.fixtures.fixture import Fixture, fixture_files, fixtures_root, load_fixture, repo_root
 from bench.fixtures.window import task_fit
 from bench.fixtures.workcopy import solution_diff
 from bench.json_documents import SCHEMA_VERSION
@@ -73,7 +73,7 @@ def check_fixture(
     if fit and not fit.fits:
         return Checked([str(fit.problem())], fit.note())
     # Another language's toolchain is in its sandbox image: graded in Docker where an engine answers.
-    grader = LocalGrader() if fx.language == "python" else choose_grader("auto")[0]
+    grader = LocalGrader() if fx.language == "python" else choose_grader("auto", repo_root())[0]
     with tempfile.TemporaryDirectory(prefix=f"bench-check-{name}-") as tmp:
         original = score_diff(fx, "", grader, Path(tmp) / "original")
         solved = score_diff(fx, solution_diff(fx, Path(tmp) / "solution"), grader, Path(tmp) / "graded")

@@ -69,11 +69,11 @@ def read_run(output: str, marker: str, timed_out: bool) -> CommandRun:
 
 
 class DockerCommandGrader:
-    def __init__(self, client: Any, labels: dict[str, str], limits: GraderLimits) -> None:
-        self.client, self.labels, self.limits = client, labels, limits
+    def __init__(self, client: Any, sandbox: str, labels: dict[str, str], limits: GraderLimits) -> None:
+        self.client, self.sandbox, self.labels, self.limits = client, sandbox, labels, limits
 
     def run(self, lang: Language, copy: Path, timeout_s: float) -> CommandRun:
-        image = ensure_language_image(self.client, lang)
+        image = ensure_language_image(self.client, lang, self.sandbox)
         spec = _spec(lang, "/src", "/grade/repo", "/tmp", timeout_s)
         user = owner_for_container(copy)
         uid, gid = user.split(":")
@@ -130,5 +130,5 @@ class LocalCommandGrader:
 def command_grader(grader: Grader) -> CommandGrader:
     """The command grader as strong as the pytest grader given: in the same engine with its labels, or local."""
     if isinstance(grader, DockerGrader):
-        return DockerCommandGrader(grader.client, grader.labels, grader.limits)
+        return DockerCommandGrader(grader.client, grader.image, grader.labels, grader.limits)
     return LocalCommandGrader()

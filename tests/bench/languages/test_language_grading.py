@@ -32,6 +32,7 @@ from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, Scripte
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 POLYGLOT = Path(__file__).parent / "data" / "polyglot"
+CHECKOUT = Path(__file__).resolve().parents[3]
 
 
 class Case:
@@ -91,7 +92,7 @@ def client() -> Any:
 
 @pytest.fixture(scope="module")
 def grader(client: Any) -> DockerGrader:
-    return DockerGrader(client, ensure_sandbox_image(client))
+    return DockerGrader(client, ensure_sandbox_image(client, CHECKOUT))
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +176,7 @@ def test_a_bench_run_on_the_fixture_gives_a_graded_row(root: Path, client: Any, 
     )  # type: ignore[call-arg]
     servers = FakeServers()
     sandboxes = FakeSandboxes(servers, [ScriptedRun(files={case.solution: example})])
-    sandboxes.engine = Engine("docker", client, ensure_sandbox_image(client), BenchNames(new_instance_id()))  # type: ignore[assignment]
+    sandboxes.engine = Engine("docker", client, ensure_sandbox_image(client, CHECKOUT), BenchNames(new_instance_id()))  # type: ignore[assignment]
     (row,) = Bench(config, FakeFactory(config, servers, sandboxes)).run()
     assert (row["hidden_passed"], row["hidden_total"], row["files_changed"]) == (str(case.total), str(case.total), "1")
 
@@ -193,7 +194,7 @@ def test_fixtures_check_passes_each_imported_fixture(root: Path) -> None:
 def test_the_agent_of_a_run_on_the_fixture_works_in_its_languages_image(client: Any, lang: str) -> None:
     """The docker sandbox of a run on a Go, Rust or C++ fixture is that language's image: the agent's python3 and
     package are there, and so is the toolchain its tests need."""
-    sandboxes = DockerSandboxes(BenchConfig(), BenchNames(new_instance_id()), docker=client)
+    sandboxes = DockerSandboxes(BenchConfig(), BenchNames(new_instance_id()), docker=client, checkout=CHECKOUT)
     try:
         sandboxes.reach = Reach("none", "http://flint:8080", None)
         image = sandboxes.sandbox("probe", language=lang).image
