@@ -72,8 +72,7 @@ def check_fixture(
     fit = task_fit(fx, window, tokenizer_url) if window else None
     if fit and not fit.fits:
         return Checked([str(fit.problem())], fit.note())
-    # Another language's toolchain is in its sandbox image: graded in Docker where an engine answers.
-    grader = LocalGrader() if fx.language == "python" else choose_grader("auto", repo_root())[0]
+    grader = check_grader(fx)
     with tempfile.TemporaryDirectory(prefix=f"bench-check-{name}-") as tmp:
         original = score_diff(fx, "", grader, Path(tmp) / "original")
         solved = score_diff(fx, solution_diff(fx, Path(tmp) / "solution"), grader, Path(tmp) / "graded")
@@ -100,6 +99,12 @@ def check_fixture(
     unsealed = max(original.hidden_unsealed or 0, solved.hidden_unsealed or 0)
     summary += f"; {decided_note(decided, fx.hidden_total)}; {unsealed} graded by plain pytest alone"
     return Checked(problems, summary, code_decided=decided, unsealed=unsealed)
+
+
+def check_grader(fx: Fixture) -> Grader:
+    """Python's fixtures are graded here; another language's toolchain is in its sandbox image: graded in Docker
+    where an engine answers."""
+    return LocalGrader() if fx.language == "python" else choose_grader("auto", repo_root())[0]
 
 
 def decided_note(decided: list[str], total: int) -> str:
