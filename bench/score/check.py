@@ -60,8 +60,8 @@ class Checked:
 def check_fixture(
     name: str, root: Path | None = None, window: int | None = None, tokenizer_url: str | None = None
 ) -> Checked:
-    """Fixture `name`'s problems and a one-line account of what was measured; with `window`, whether its task fits
-    that window (bench.fixtures.window)."""
+    """Fixture `name`'s problems and a one-line account of what was measured; with `window`, whether the task fits
+    it (bench.fixtures.window)."""
     try:
         fx = load_fixture(name, root)
     except FixtureError as e:
