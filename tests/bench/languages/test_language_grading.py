@@ -177,7 +177,7 @@ def test_a_bench_run_on_the_fixture_gives_a_graded_row(root: Path, client: Any, 
     servers = FakeServers()
     sandboxes = FakeSandboxes(servers, [ScriptedRun(files={case.solution: example})])
     sandboxes.engine = Engine("docker", client, ensure_sandbox_image(client, CHECKOUT), BenchNames(new_instance_id()))  # type: ignore[assignment]
-    (row,) = Bench(config, FakeFactory(config, servers, sandboxes)).run()
+    (row,) = Bench(config, FakeFactory(config, servers, sandboxes, checkout=CHECKOUT), checkout=CHECKOUT).run()
     assert (row["hidden_passed"], row["hidden_total"], row["files_changed"]) == (str(case.total), str(case.total), "1")
 
 
