@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from bench.agents.aider import AIDER
 from bench.agents.article import ARTICLE
 from bench.agents.base import AgentKind
 from bench.agents.install import is_installed
@@ -17,6 +18,7 @@ from bench.errors import ConfigError
 KINDS: dict[str, AgentKind] = {
     "article": ARTICLE,
     "mini-swe-agent": MINI_SWE,
+    "aider": AIDER,
 }
 
 
