@@ -45,7 +45,7 @@ sys.exit(subprocess.call([python, "-m", "pytest", "-q", "-x", "-p", "no:cachepro
 def model_files(settings: AgentSettings) -> tuple[str, str]:
     """The metadata (window, answer limit, no cost) and the settings (sampling, answer limit) aider reads."""
     limit = answer_limit(settings.ctx)
-    info = {"max_input_tokens": settings.ctx, "max_output_tokens": limit, "max_tokens": limit}
+    info: dict[str, object] = {"max_input_tokens": settings.ctx, "max_output_tokens": limit, "max_tokens": limit}
     info |= {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0, "litellm_provider": "openai", "mode": "chat"}
     extra = {**json.loads(settings.sampling), "max_tokens": limit}
     return json.dumps({MODEL: info}), json.dumps([{"name": MODEL, "extra_params": extra}])  # JSON is YAML

@@ -23,11 +23,11 @@ class RequestFigures:
 
 def _prompt_tokens(event: Event) -> int | None:
     """The prompt's size as the server counted it: from its timings, its usage, or a context 400's own count."""
-    timings = event.get("timings") if isinstance(event.get("timings"), dict) else {}
+    timings = event["timings"] if isinstance(event.get("timings"), dict) else {}
     cache_n, prompt_n = int_field(timings.get("cache_n")), int_field(timings.get("prompt_n"))
     if cache_n is not None and prompt_n is not None:
         return cache_n + prompt_n
-    usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+    usage = event["usage"] if isinstance(event.get("usage"), dict) else {}
     for name in ("prompt_tokens", "input_tokens"):  # chat completions; Messages and Responses
         if (found := int_field(usage.get(name))) is not None:
             return found + (int_field(usage.get("cache_read_input_tokens")) or 0)
