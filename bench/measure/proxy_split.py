@@ -92,7 +92,12 @@ def _attribute(events: list[Event], bodies: RequestBodies, tokenizer: Tokenizer)
         request = int_field(event.get("request")) or 0
         result.requests.append(
             RequestSplit(
-                int_field(event.get("step")) or 0, request, cache_n + prompt_n, len(seen.tokens), cache_n, split
+                step=int_field(event.get("step")) or 0,
+                request=request,
+                prompt_tokens=cache_n + prompt_n,
+                counted=len(seen.tokens),
+                cache_n=cache_n,
+                split=split,
             )
         )
         previous = latest[seen.thread] = seen
