@@ -88,7 +88,14 @@ def _attribute(events: list[Event], bodies: RequestBodies, tokenizer: Tokenizer)
             previous = None
             continue
         seen = Processed(str(event.get("thread")), body, tokenizer.prompt(body))
-        split = _split(previous, latest.get(seen.thread), seen, (cache_n, prompt_n), str(event.get("role")), tokenizer)
+        split = _split(
+            previous=previous,
+            own=latest.get(seen.thread),
+            now=seen,
+            timings=(cache_n, prompt_n),
+            role=str(event.get("role")),
+            tokenizer=tokenizer,
+        )
         request = int_field(event.get("request")) or 0
         result.requests.append(
             RequestSplit(
@@ -113,6 +120,7 @@ def _attribute(events: list[Event], bodies: RequestBodies, tokenizer: Tokenizer)
 
 
 def _split(
+    *,
     previous: Processed | None,
     own: Processed | None,
     now: Processed,
