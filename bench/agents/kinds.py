@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from bench.agents.aider import AIDER
 from bench.agents.article import ARTICLE
 from bench.agents.base import AgentKind
+from bench.agents.claude_code import CLAUDE_CODE
+from bench.agents.codex import CODEX
 from bench.agents.install import is_installed
 from bench.agents.mini_swe import MINI_SWE
 from bench.errors import ConfigError
@@ -17,6 +20,9 @@ from bench.errors import ConfigError
 KINDS: dict[str, AgentKind] = {
     "article": ARTICLE,
     "mini-swe-agent": MINI_SWE,
+    "aider": AIDER,
+    "codex": CODEX,
+    "claude-code": CLAUDE_CODE,
 }
 
 

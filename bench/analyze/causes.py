@@ -27,8 +27,12 @@ CAUSE_COLOURS = {
     "summary": "#3d8b5f",
     "template": "#8c3b9e",
     "unexplained": "#3b3b3b",
+    "truncation": "#b5651d",
+    "side": "#2a9d8f",
 }
-CAUSES = ("cold", "new", "answer", "clearing", "summary", "template", "unexplained")  # bench/measure/reprocessing.py's
+# bench/measure/reprocessing.py's; the last two only other agents than the article's have (bench/measure/proxy_split.py)
+CAUSES = ("cold", "new", "answer", "clearing", "summary", "template", "unexplained", "truncation", "side")
+OTHER_AGENTS_CAUSES = ("truncation", "side")
 CAUSE_COLUMNS = {
     "cold": "reprocessed_cold",
     "new": "reprocessed_new",
@@ -37,6 +41,8 @@ CAUSE_COLUMNS = {
     "summary": "reprocessed_by_summary",
     "template": "reprocessed_by_template",
     "unexplained": "reprocessed_unexplained",
+    "truncation": "reprocessed_by_truncation",
+    "side": "reprocessed_by_side",
 }
 # The time table's columns: the parts of the split (bench/measure/time_split.py TIME_PARTS) between the wall time
 # and the floor, Flint's time also as its prefill and decode, and the model time beyond llama-bench's floor:
@@ -66,14 +72,20 @@ def load_split(run_dir: Path) -> list[dict[str, Any]] | None:
     return requests if isinstance(requests, list) and requests else None
 
 
+def shown_causes(rows: list[ResultRow]) -> list[str]:
+    """The causes a group's table shows: all but the ones only other agents have, unless some run measured them."""
+    return [c for c in CAUSES if c not in OTHER_AGENTS_CAUSES or measured(rows, CAUSE_COLUMNS[c])]
+
+
 def cause_table(runs: list[Run]) -> str:
-    headers = ["run", *CAUSES, "split"]
+    rows = [run.row for run in runs]
+    causes = shown_causes(rows)
+    headers = ["run", *causes, "split"]
     if len(runs) > MAX_RUNS_SHOWN:
-        rows = [run.row for run in runs]
-        line = [f"median of {len(runs)}", *(fmt_median(rows, CAUSE_COLUMNS[c]) for c in CAUSES)]
+        line = [f"median of {len(runs)}", *(fmt_median(rows, CAUSE_COLUMNS[c]) for c in causes)]
         return markdown_table(headers, [[*line, count_values(r.reprocessed_split or "—" for r in rows)]])
     lines = [
-        [run.name, *(fmt_cell(run.row, CAUSE_COLUMNS[c]) for c in CAUSES), run.row.reprocessed_split or "—"]
+        [run.name, *(fmt_cell(run.row, CAUSE_COLUMNS[c]) for c in causes), run.row.reprocessed_split or "—"]
         for run in runs
     ]
     return markdown_table(headers, lines)

@@ -48,6 +48,7 @@ from bench.analyze.table import (
     stop_reasons,
     varying_columns,
 )
+from bench.analyze.windows import windows_section
 from bench.results.read import measured, read_runs
 from bench.results.row import ResultRow
 
@@ -183,6 +184,7 @@ def written_report(csv_path: Path, out_dir: Path, skip_bad_rows: bool = False) -
     plot_outcomes(groups, out_dir / "outcomes.png")
     out += ["![completion and stop reasons per group](outcomes.png)", ""]
     out += _gpu_section(groups, rows, out_dir)
+    out += windows_section(rows, out_dir)
     for index, (title, runs) in enumerate(groups, start=1):
         figure = group_figure(index, title)
         plot_group(runs, title, out_dir / figure)

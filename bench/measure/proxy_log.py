@@ -7,9 +7,11 @@ the /metrics cross-check then read it as they read the article's own trace.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
+from bench.measure.request_threads import threads
 from bench.measure.trace import Event
 
 MODEL_ROUTES = ("POST /v1/chat/completions", "POST /v1/responses", "POST /v1/messages")
@@ -30,28 +32,36 @@ def read_exchanges(text: str) -> list[dict[str, Any]]:
     return found
 
 
+def model_exchanges(exchanges: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The exchanges that asked the model (/props, /health, /v1/models, count_tokens computed nothing)."""
+    return [entry for entry in exchanges if entry.get("route") in MODEL_ROUTES]
+
+
 def proxy_events(exchanges: list[dict[str, Any]], n_ctx: int, stop_reason: str) -> list[Event]:
-    """The trace an agent would have written: start, one event per model request, stop."""
+    """The trace an agent would have written: start, one event per model request, stop. Each request's events say
+    which body of the log's model requests it was (`request`, from 0), and its thread (bench.measure.request_threads:
+    `role`, and `thread`, a short hash of the signature)."""
     events: list[Event] = [{"t": 0.0, "event": "start", "n_ctx": n_ctx, "jeff": None, "source": "proxy"}]
     step = 0
-    for entry in exchanges:
-        if entry.get("route") not in MODEL_ROUTES:
-            continue  # /props, /health, /v1/models, count_tokens: nothing computed
+    asked = model_exchanges(exchanges)
+    for entry, (role, signature) in zip(asked, threads([entry.get("request") for entry in asked]), strict=True):
         step += 1
         t, status = entry.get("t", 0.0), entry.get("status")
+        thread = hashlib.sha256(signature.encode()).hexdigest()[:12]
+        tags = {"request": step - 1, "role": role, "thread": thread}
         if isinstance(entry.get("t_sent"), (int, float)):  # the request's wait began here (bench.measure.stall)
             events.append({"t": entry["t_sent"], "event": "request", "step": step, "route": entry["route"]})
         if isinstance(status, int) and status >= 400:
             found = entry.get("error")
             error: dict[str, Any] = found if isinstance(found, dict) else {}
-            refused: Event = {"t": t, "event": "http_error", "step": step, "status": status}
+            refused: Event = {"t": t, "event": "http_error", "step": step, "status": status, **tags}
             refused |= {"type": str(error.get("type") or "http_error"), "message": str(error.get("message") or "")}
             refused |= {k: error[k] for k in ("n_prompt_tokens", "n_ctx") if k in error}  # a context 400's sizes
             events.append(refused)
             continue
         finish = entry.get("finish_reason")
         finish = CUT.get(finish, finish) if isinstance(finish, str) else None
-        response: Event = {"t": t, "event": "response", "step": step, "finish_reason": finish}
+        response: Event = {"t": t, "event": "response", "step": step, "finish_reason": finish, **tags}
         response |= {name: entry[name] for name in ("usage", "timings") if isinstance(entry.get(name), dict)}
         response |= {"route": entry["route"], "streamed": bool(entry.get("streamed"))}
         events.append(response)

@@ -13,11 +13,16 @@ sent back). Each token the server computed anew lies in one region of the new pr
     answer       the previous answer as sent back, where it no longer matched the tokens the model generated: the
                  chat template's own rendering of it (re-serialized tool calls, reasoning it leaves out, end-of-turn
                  tokens), or the agent's (an empty object for arguments that were not one)
-    clearing     material sent before, processed again because a clearing changed an earlier message
+    clearing     material sent before, processed again because a clearing changed an earlier message (another
+                 agent's: because it rewrote one, e.g. compacted or elided its history)
     summary      the same where a summary changed it (summary, summary-jeff, hybrid: agent/summary.py; a step that
                  cleared and summarized counts here), and the question of a summary Flint was asked to write
     template     material sent before and unchanged by the agent, processed again because the chat template rendered
                  it differently this time (e.g. dropping the reasoning of earlier turns)
+    truncation   another agent's: material sent before, processed again because the agent dropped earlier messages
+                 (bench/measure/proxy_split.py; the article's agent never drops one)
+    side         another agent's: its side requests and sub-agents' first prompts, and the main thread's material
+                 processed again after one of them took the server's slot (bench/measure/proxy_split.py)
     unexplained  tokens the server had and did not reuse: server-side loss (a sliding-window model without a
                  checkpoint, an evicted or erased cache)
 
@@ -39,7 +44,7 @@ from bench.errors import BenchError
 from bench.measure.request_log import Body, RequestBodies
 from bench.measure.trace import Event, int_field
 
-CAUSES = ("cold", "new", "answer", "clearing", "summary", "template", "unexplained")
+CAUSES = ("cold", "new", "answer", "clearing", "summary", "template", "unexplained", "truncation", "side")
 # A user message that ends a rendering right after the previous answer: where it starts, the answer has ended.
 _END_MARK: dict[str, Any] = {"role": "user", "content": "\u2063"}
 

@@ -145,7 +145,7 @@ class DetailColumns:
         better="lower",
     )
     reprocessed_by_clearing: int | None = col(
-        "material sent before, computed again because a clearing changed an earlier message",
+        "material sent before, computed again because a clearing (another agent: a rewrite) changed an earlier message",
         unit="tokens",
         better="lower",
     )

@@ -20,10 +20,13 @@ from bench.llama.placement import placement_problem
 from bench.llama.speed import measure_speeds
 from bench.llama.tokenizer import ServerTokenizer
 from bench.llama.warmup import warm_up_servers
+from bench.measure.proxy_log import read_exchanges
+from bench.measure.proxy_split import attribute_proxy, proxy_bodies
 from bench.measure.reprocessing import Attribution, attribute, unavailable
 from bench.measure.request_log import load_request_log
 from bench.measure.time_split import ServerSpeeds
 from bench.measure.trace import Event
+from bench.sandbox.record_proxy import PROXY_LOG
 from bench.servers.base import Endpoints
 
 log = logging.getLogger(__name__)
@@ -34,8 +37,13 @@ SPLIT_FILE = "reprocessed.json"  # per request, the tokens computed anew by caus
 def split_reprocessing(run_dir: Path, events: list[Event], flint_url: str) -> Attribution:
     """The run's split, also written to run_dir/reprocessed.json."""
     tokenizer = ServerTokenizer(flint_url)
+    proxy_log = run_dir / PROXY_LOG  # another agent's: the bodies its proxy logged
     try:
-        result = attribute(events, load_request_log(run_dir), tokenizer)
+        if any(event.get("source") == "proxy" for event in events[:1]) and proxy_log.is_file():
+            bodies = proxy_bodies(read_exchanges(proxy_log.read_text(errors="replace")))
+            result = attribute_proxy(events, bodies, tokenizer)
+        else:
+            result = attribute(events, load_request_log(run_dir), tokenizer)
     except ResultsError as e:
         result = unavailable(f"reprocessing not split: {e}")
     finally:

@@ -12,6 +12,7 @@ from bench.agents.article import PRESETS
 from bench.llama.pin import build_mismatch
 from bench.measure.labels import Outcome, failure_labels
 from bench.measure.reprocessing import Attribution
+from bench.measure.request_figures import request_figures
 from bench.measure.sampler import GpuReading
 from bench.measure.summaries import jeff_first_figures, jeff_window, summary_figures
 from bench.measure.time_split import ServerSpeeds, fill_time_split
@@ -104,6 +105,7 @@ class RunRecord:
             _fill_numbers(row, self.numbers)
         if self.numbers is not None and self.events:
             _fill_summaries(row, self.events)
+            _fill_requests(row, self.events)
         if self.numbers is not None:
             fill_time_split(row, self.events, self.numbers, self.speeds, jeff_on=bool(self.inputs.jeff_model))
         if self.attribution is not None:
@@ -145,6 +147,15 @@ def _fill_split(row: ResultRow, attribution: Attribution) -> None:
     row.reprocessed_by_clearing, row.reprocessed_by_template = totals["clearing"], totals["template"]
     row.reprocessed_unexplained = totals["unexplained"]
     row.reprocessed_by_summary = totals["summary"]
+    row.reprocessed_by_truncation, row.reprocessed_by_side = totals["truncation"], totals["side"]
+
+
+def _fill_requests(row: ResultRow, events: list[Event]) -> None:
+    figures = request_figures(events)
+    row.streamed, row.first_prompt_tokens = figures.streamed or "", figures.first_prompt_tokens
+    requests = figures.requests or {}
+    row.requests_main, row.requests_side = requests.get("main"), requests.get("side")
+    row.requests_subagent = requests.get("subagent")
 
 
 def _fill_summaries(row: ResultRow, events: list[Event]) -> None:

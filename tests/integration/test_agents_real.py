@@ -43,5 +43,8 @@ def test_mini_swe_agent_gets_the_articles_row(tmp_path: Path, sandbox: str) -> N
     assert int(row["steps"]) >= 1 and row["reprocessed_check"] == "ok", row["error"]
     assert row["prompt_tokens_reprocessed"] == row["prompt_tokens_metrics"] != ""
     assert row["hidden_total"] != ""  # graded by the hidden tests, as any run
+    # its requests, from the proxy's log: not streamed, one thread, and the reprocessed tokens split by cause
+    assert (row["streamed"], row["requests_side"], row["requests_subagent"]) == ("no", "0", "0")
+    assert row["reprocessed_split"] in ("ok", "mismatch") and int(row["reprocessed_cold"]) > 0, row["error"]
     run_dir = next(tmp_path.glob("**/runs/*mini-swe-agent*"))
     assert (run_dir / "proxy.jsonl").exists() and (run_dir / "events.jsonl").exists()

@@ -1,0 +1,50 @@
+"""Claude Code (npm `@anthropic-ai/claude-code`, pinned) as the kind `claude-code`: Anthropic's agent, which speaks
+the Messages API, which llama-server serves at /v1/messages.
+
+The npm package carries one executable (its own runtime inside), which this kind starts directly. Headless:
+`claude -p TASK` in the repository with every tool allowed (`--dangerously-skip-permissions`; IS_SANDBOX says it is
+contained, as the bench's sandbox does), at most max_steps turns, the model `flint` at the recording proxy
+(ANTHROPIC_BASE_URL) for its main and its small side requests alike, its auto-compaction window the run's ctx and its
+answer limit min(2048, ctx/4); no telemetry, error reports, update checks or other traffic of its own; its home
+under the out folder.
+
+Done: it ended its session itself (exit status 0).
+"""
+
+from __future__ import annotations
+
+from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place
+from bench.agents.npm_start import answer_limit, start
+
+VERSION = "2.1.328"
+PACKAGE = f"@anthropic-ai/claude-code@{VERSION}"
+
+
+def launch(place: Place, settings: AgentSettings) -> Launch:
+    flags = ["-p", "--model", "flint", "--dangerously-skip-permissions", "--max-turns", str(settings.max_steps)]
+    env = {
+        "ANTHROPIC_BASE_URL": place.flint_url,
+        "ANTHROPIC_API_KEY": "none",
+        "ANTHROPIC_SMALL_FAST_MODEL": "flint",
+        "ANTHROPIC_DEFAULT_HAIKU_MODEL": "flint",
+        "CLAUDE_CODE_AUTO_COMPACT_WINDOW": str(settings.ctx),
+        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(answer_limit(settings.ctx)),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "IS_SANDBOX": "1",
+        "HOME": f"{place.out_dir}/claude-home",
+    }
+    executable = f"{place.installed}/node_modules/@anthropic-ai/claude-code/bin/claude.exe"
+    return Launch(start(executable, place.task_file, flags), env)
+
+
+CLAUDE_CODE = AgentKind(
+    name="claude-code",
+    dialect="messages",
+    done="it ended its session itself (exit status 0)",
+    install=Install(npm=(PACKAGE,)),
+    version=lambda: VERSION,
+    launch=launch,
+)
