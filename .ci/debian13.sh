@@ -25,14 +25,16 @@ trap 'rm -rf "$work"' EXIT
 trap 'exit 143' TERM INT # .ci/run stops it so when make test fails: the clone goes too
 # pip in the container trusts what pip here trusts: this machine's CA bundle (a proxy's CA may be in it, as here)
 ca=${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}
-trust=() offline=()
+trust=() offline=() label=()
+# .ci/run's own label (AGENTBENCH_CONTAINER_LABEL), by which its clean-up finds this container and nothing else
+[ -n "${AGENTBENCH_CONTAINER_LABEL:-}" ] && label=(--label "$AGENTBENCH_CONTAINER_LABEL")
 [ -r "$ca" ] && trust=(-v "$ca:/etc/ssl/host-ca.crt:ro" -e PIP_CERT=/etc/ssl/host-ca.crt)
 
 # in_container NETWORK COMMAND...: in the clone, with the llama.cpp wheels (read-only), the wheelhouse and OUT_DIR
 in_container() {
   local network=$1
   shift
-  docker run --rm -i --label agentbench.role=ci-debian13 --network "$network" -v "$work/clone:/src" -w /src \
+  docker run --rm -i --label agentbench.role=ci-debian13 "${label[@]}" --network "$network" -v "$work/clone:/src" -w /src \
     -v "$out:/out" -v "$cache/wheels:/root/.cache/agent-bench/wheels:ro" -v "$wheelhouse:/wheelhouse" \
     -e PIP_FIND_LINKS=/wheelhouse -e PIP_NO_COMPILE=1 "${trust[@]}" "${offline[@]}" "$image" "$@"
 }

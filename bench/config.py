@@ -36,7 +36,7 @@ from bench.setting_types import (
     Url,
     size_bytes,
 )
-from bench.yaml_file import describe, read_mapping
+from bench.yaml_file import describe, read_mapping, reason
 
 
 @dataclass(frozen=True)
@@ -255,4 +255,6 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> BenchConfig:
     except ValidationError as e:
         key = str(e.errors()[0]["loc"][0]) if e.errors()[0]["loc"] else ""
         where = f"${environment[key].variable}" if key in environment else source
-        raise ConfigError(f"{'the command line' if key in given else where}: {describe(e)}") from None
+        if key in given:  # said in the user's own spelling by the command line's reader (bench/cli/options.py)
+            raise ConfigError(f"the command line: {describe(e)}", setting=key, reason=reason(e)) from None
+        raise ConfigError(f"{where}: {describe(e)}") from None

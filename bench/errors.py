@@ -22,7 +22,11 @@ class BenchError(Exception):
 
 
 class ConfigError(BenchError):
-    """bench.yaml or a command-line value is wrong."""
+    """bench.yaml or a command-line value is wrong; `setting` and `reason` where it is one given setting's value."""
+
+    def __init__(self, message: str, setting: str = "", reason: str = "") -> None:
+        super().__init__(message)
+        self.setting, self.reason = setting, reason
 
 
 class PrerequisiteError(BenchError):

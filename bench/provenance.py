@@ -37,6 +37,15 @@ def git_dirty(checkout: Path) -> bool:
     return bool(status)
 
 
+def tracked_by_git(folder: Path) -> bool:
+    """Whether git tracks any file in `folder` (a run folder shipped in a checkout, as results/example/'s are)."""
+    try:
+        out = git(folder, "ls-files", "--", ".")
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and bool(out.stdout.strip())
+
+
 def _cache_path() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "agent-bench" / "sha256.json"
 

@@ -48,7 +48,7 @@ def describe(error: ValidationError) -> str:
             key += f"[{part}]"
         elif not UNION_TAG.match(str(part)):
             key += f".{part}" if key else str(part)
-    message = str(first["msg"]).removeprefix("Value error, ")
+    message = reason(error)
     if first["type"] == "extra_forbidden":
         return f"unknown setting {key!r}"
     if first["type"] == "missing":
@@ -56,3 +56,8 @@ def describe(error: ValidationError) -> str:
     if not key:  # a rule between settings (a model validator): its message says it all
         return message
     return f"{key} = {first.get('input')!r} is not allowed: {message[0].lower()}{message[1:]}"
+
+
+def reason(error: ValidationError) -> str:
+    """What is wrong with the first problem's value, in pydantic's words."""
+    return str(error.errors()[0]["msg"]).removeprefix("Value error, ")

@@ -34,7 +34,7 @@ from bench.cli import (
     updown,
     view,
 )
-from bench.cli.options import settings, verbosity, verbosity_flags
+from bench.cli.options import Parser, settings, verbosity, verbosity_flags
 from bench.cli.version import Version
 from bench.errors import BenchError, Terminated, missing_dependency
 from bench.logs import configure_logging
@@ -48,7 +48,7 @@ COMMANDS += [predictions, submit, agents]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bench", description=__doc__.split("\n")[0])
+    parser = Parser(prog="bench", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action=Version)
     verbosity_flags(parser, after=False)
     sub = parser.add_subparsers(dest="command", required=True)

@@ -7,7 +7,7 @@ import argparse
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from bench.config import SETTINGS, BenchConfig, load_config
 from bench.errors import ConfigError
@@ -47,7 +47,27 @@ def settings(args: argparse.Namespace) -> BenchConfig:
     if not path.exists() and str(path) != DEFAULT_CONFIG:
         raise ConfigError(f"config file {path} not found")
     given = {name: value for name in SETTINGS if (value := getattr(args, name, None)) not in (None, "")}
-    return load_config(path if path.exists() else None, given)
+    try:
+        return load_config(path if path.exists() else None, given)
+    except ConfigError as e:
+        from bench.run.spelling import setting_refused
+
+        respelled = setting_refused(e.setting, given[e.setting], e.reason) if e.setting in given else None
+        if respelled is None:
+            raise
+        raise ConfigError(respelled) from None
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors name what the user typed: under make bench its variables (CTX), not the flags
+    of bench run (--ctx) that the Makefile turned them into."""
+
+    def error(self, message: str) -> NoReturn:
+        from bench.run.spelling import MAKE_OPTIONS, from_make, in_make_terms
+
+        if not from_make():
+            super().error(message)
+        self.exit(2, f"make bench: {in_make_terms(message)} ({MAKE_OPTIONS})\n")
 
 
 def verbosity_flags(parser: argparse.ArgumentParser, *, after: bool = True) -> None:

@@ -31,7 +31,12 @@ def add(sub: Subparsers) -> None:
     one.add_argument("run_dir", nargs="?", help="results/runs/<run_id>")
     one.add_argument("--fixture", metavar="NAME", help="with --repo: the fixture whose hidden tests grade the folder")
     one.add_argument("--repo", metavar="DIR", help="with --fixture: the folder to grade, as an agent would leave it")
-    one.add_argument("--out", dest="score_out", metavar="DIR", help="with --repo: where junit.xml and score.json go")
+    one.add_argument(
+        "--out",
+        dest="score_out",
+        metavar="DIR",
+        help="where junit.xml and score.json go (default: the run folder, or results/scores/)",
+    )
     one.add_argument("--json", action="store_true", help="print one JSON object")
     config_flag(one)
     root_flag(one)

@@ -2,7 +2,8 @@
 the docker SDK; a client, one container run to its end, labels, and what an instance leaves behind.
 
 Everything the bench creates carries the LABEL, and a bench instance's things also its owner label
-(bench.containers.names), by which remove_labelled finds them.
+(bench.containers.names), by which remove_labelled finds them; and the label AGENTBENCH_CONTAINER_LABEL names, where
+set, by which a caller that starts many benches (.ci/run) removes what they left, and nothing of anyone else's.
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from bench.processes import OUTPUT_LIMIT, CappedOutput
 
 LABEL = "agentbench.role"  # on containers and networks the bench creates (not on images: containers inherit those)
 # Docker's own copy of a container's output stays small (the bench reads the output as it comes, see run_container).
+EXTRA_LABEL_VARIABLE = "AGENTBENCH_CONTAINER_LABEL"  # KEY=VALUE, e.g. agentbench.ci=3fa9c2d1
 LOG_CONFIG = {"type": "json-file", "config": {"max-size": "4m", "max-file": "1"}}
+
+
+def role_labels(role: str) -> dict[str, str]:
+    """The labels of a thing the bench creates in `role`: LABEL, and the caller's own label where one is set."""
+    key, _, value = os.environ.get(EXTRA_LABEL_VARIABLE, "").partition("=")
+    return {LABEL: role, **({key: value} if key else {})}
 
 
 def remove_container(client: Any, name_or_id: str) -> None:

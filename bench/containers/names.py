@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bench.containers.engine import LABEL
+from bench.containers.engine import role_labels
 
 OWNER_LABEL = "agentbench.instance"  # the id of the bench instance that created the container, network or volume
 COMPOSE_PROJECT_LABEL = "com.docker.compose.project"  # set by Compose on what it creates
@@ -60,4 +60,4 @@ class BenchNames:
         return f"ab{self.instance}+"
 
     def labels(self, role: str) -> dict[str, str]:
-        return {LABEL: role, OWNER_LABEL: self.instance}
+        return {**role_labels(role), OWNER_LABEL: self.instance}

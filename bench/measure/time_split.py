@@ -77,6 +77,8 @@ def fill_time_split(
     benched = bench_floor(events, speeds, jeff_on)
     if benched is not None:
         row.floor_s, row.floor_method = benched, METHOD
+        flint_points = speeds.flint_bench.points if speeds.flint_bench else ()
+        row.floor_depths = " ".join(str(point.depth) for point in flint_points)
         if numbers.model_s is not None:
             row.server_overhead_s = round(numbers.model_s - benched, 3)
     else:

@@ -39,6 +39,11 @@ class ServerTimeColumns:
         "requests' depths), calibration (the server's own speed at start, when llama-bench could not run), or "
         "empty (no floor)",
     )
+    floor_depths: str = col(
+        "the depths (tokens already in the cache) at which llama-bench measured Flint's speeds, space-separated: a "
+        "request between two is timed at speeds interpolated between theirs, one past the deepest at its speeds "
+        "(empty unless floor_method is llama-bench)",
+    )
     server_overhead_s: float | None = col(
         "model_s minus the same work at llama-bench's speeds (a request faster than them counts at its own time, "
         "so never below 0): what llama-server's requests cost beyond llama.cpp's own benchmark (empty unless "

@@ -5,6 +5,7 @@ the command that continues an interrupted bench is the one the user would type a
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,6 +17,7 @@ MAKE_VARIABLES = {
     "ctx": "CTX",
     "reps": "REPS",
     "presets": "PRESETS",
+    "agents": "AGENTS",
     "fixtures": "FIXTURES",
     "max_steps": "MAX_STEPS",
     "sandbox": "SANDBOX",
@@ -27,6 +29,7 @@ MAKE_VARIABLES = {
     "workers": "WORKERS",
     "gpu_devices": "GPU_DEVICES",
     "fixtures_root": "FIXTURES_ROOT",
+    "cpu_model": "CPU_MODEL",
     "flint_model": "FLINT_MODEL",
     "flint_hf": "FLINT_HF",
 }
@@ -49,6 +52,29 @@ def spelled_with(setting: str, value: Any, environ: Mapping[str, str] = os.envir
     """`REPS=3` under make, `--reps 3` from bench run."""
     spelling = spelled(setting, environ)
     return f"{spelling}{_text(value)}" if spelling.endswith("=") else f"{spelling} {_text(value)}"
+
+
+MAKE_OPTIONS = "docs/running.md, Options of make bench"
+FLAG = re.compile(r"argument (--[a-z][a-z-]*)(/-\w+)?")
+
+
+def in_make_terms(message: str, environ: Mapping[str, str] = os.environ) -> str:
+    """An argparse error of bench run's flags as make bench's user reads it: `argument --ctx: ...` -> `CTX: ...`."""
+    if not from_make(environ):
+        return message
+
+    def variable(found: re.Match[str]) -> str:
+        setting = found.group(1)[2:].replace("-", "_")
+        return MAKE_VARIABLES.get(setting, found.group(0))
+
+    return FLAG.sub(variable, message)
+
+
+def setting_refused(setting: str, value: Any, reason: str, environ: Mapping[str, str] = os.environ) -> str | None:
+    """A value of a setting given to make bench, refused: `WORKERS=-1 is not allowed: ...`; None unless under make."""
+    if not from_make(environ) or setting not in MAKE_VARIABLES:
+        return None
+    return f"{spelled_with(setting, value, environ)} is not allowed: {reason[:1].lower()}{reason[1:]} ({MAKE_OPTIONS})"
 
 
 def _text(value: Any) -> str:

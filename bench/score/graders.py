@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from bench.containers.engine import LABEL, owner_for_container, run_container
+from bench.containers.engine import owner_for_container, role_labels, run_container
 from bench.errors import ScoringError
 from bench.processes import run_to_end
 from bench.sandbox.base import Engine
@@ -166,7 +166,7 @@ class DockerGrader:
         self.client = client
         self.image = image
         self.limits = limits or GraderLimits()
-        self.labels = labels or {LABEL: "grader"}  # a bench's grader also carries its owner label
+        self.labels = labels or role_labels("grader")  # a bench's grader also carries its owner label
 
     def run_sessions(self, workdir: Path, sessions: list[Session], timeout_s: float) -> list[PytestRun]:
         spec = _spec(sessions, "/src", "/grade", timeout_s, kill_all=True)

@@ -166,9 +166,9 @@ def copy_of(score: Score) -> Score:
     )
 
 
-def score_run_dir(run_dir: Path, grader: Grader, root: Path | None = None) -> Score:
+def score_run_dir(run_dir: Path, grader: Grader, root: Path | None = None, out: Path | None = None) -> Score:
     """Grade results/runs/<run_id>/ (run.json names the fixture, diff.patch holds the changes); writes
-    junit.xml and score.json beside them."""
+    junit.xml and score.json beside them, or into `out`."""
     try:
         run = json.loads((run_dir / "run.json").read_text())
         fixture_name = run["fixture"]
@@ -183,7 +183,7 @@ def score_run_dir(run_dir: Path, grader: Grader, root: Path | None = None) -> Sc
     fx = load_fixture(fixture_name, root or (Path(recorded) if recorded else None))
     with tempfile.TemporaryDirectory(prefix="bench-score-") as tmp:
         score = score_diff(fx, diff, grader, Path(tmp))
-    save_score(score, run_dir)
+    save_score(score, out or run_dir)
     return score
 
 

@@ -11,6 +11,7 @@ the junit XML is; `--json` prints one JSON object instead.
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -19,6 +20,7 @@ from pathlib import Path
 from bench.errors import ConfigError
 from bench.fixtures.fixture import fixtures_root, load_fixture, repo_root
 from bench.fixtures.workcopy import folder_diff
+from bench.provenance import tracked_by_git
 from bench.score.graders import Grader, make_grader
 from bench.score.grading import Score, save_score, score_diff, score_run_dir
 
@@ -32,9 +34,22 @@ def score_folder(fixture: str, repo: Path, grader: Grader, root: Path | None, ou
     return score, save_score(score, out)
 
 
-def default_out(fixture: str) -> Path:
+def default_out(name: str) -> Path:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    return repo_root() / "results" / "scores" / f"{stamp}-{fixture}"
+    return repo_root() / "results" / "scores" / f"{stamp}-{name}"
+
+
+def run_dir_out(run_dir: Path) -> Path | None:
+    """Where a run folder's new grading goes: into the folder, unless git tracks it (the shipped example's runs),
+    whose files a grading must leave as they are: then results/scores/, said in one line."""
+    if not tracked_by_git(run_dir):
+        return None
+    out = default_out(run_dir.resolve().name)
+    print(
+        f"bench score: {run_dir} is tracked by git, so its files stay as they are: the grading goes to {out}",
+        file=sys.stderr,
+    )
+    return out
 
 
 def _shown(value: int | None) -> str:
@@ -66,7 +81,7 @@ class ScoreOptions:
     run_dir: Path | None = None
     fixture: str | None = None
     repo: Path | None = None
-    out: Path | None = None  # with repo: where junit.xml and score.json go
+    out: Path | None = None  # where junit.xml and score.json go (a run folder's own, by default)
     json: bool = False
     fixtures_root: str = ""
 
@@ -80,9 +95,9 @@ def command(options: ScoreOptions, checkout: Path) -> int:
         raise ConfigError("bench score: give a run folder, or --fixture NAME --repo DIR, not both")
     grader = make_grader(options.sandbox, checkout)
     if options.run_dir:
-        run_dir = options.run_dir
-        score = score_run_dir(run_dir, grader, root)
-        junit = [run_dir / name for name in score.junit_reports]
+        out = options.out or run_dir_out(options.run_dir)
+        score = score_run_dir(options.run_dir, grader, root, out)
+        junit = [(out or options.run_dir) / name for name in score.junit_reports]
     elif fixture and repo:
         out = options.out or default_out(fixture)
         score, junit = score_folder(fixture=fixture, repo=repo, grader=grader, root=root, out=out)

@@ -18,7 +18,7 @@ import pytest
 
 from bench import ROOT
 from bench.config import BenchConfig
-from bench.containers.engine import LABEL, docker_client, remove_container, run_container
+from bench.containers.engine import docker_client, remove_container, run_container, role_labels
 from bench.containers.forwarder import Forwarder
 from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
@@ -132,7 +132,7 @@ def sandboxes(client: Any, image: str, names: BenchNames) -> Any:
 
 def run_probe(client: Any, image: str, network: str, script: str) -> dict[str, Any]:
     output = client.containers.run(
-        image, ["python3", "-c", script], network=network, remove=True, labels={LABEL: "sandbox"}
+        image, ["python3", "-c", script], network=network, remove=True, labels=role_labels("sandbox")
     )
     result: dict[str, Any] = json.loads(output.decode().strip().splitlines()[-1])
     return result
@@ -213,7 +213,11 @@ def test_only_chat_props_and_health_reach_the_servers_from_a_sandbox(
     script = FILTER_PROBE.replace("FLINT", repr(flint_url)).replace("JEFF", repr(jeff_url))
 
     output = client.containers.run(
-        image, ["python3", "-c", script], network=sandbox_network(client, names), remove=True, labels={LABEL: "sandbox"}
+        image,
+        ["python3", "-c", script],
+        network=sandbox_network(client, names),
+        remove=True,
+        labels=role_labels("sandbox"),
     )
 
     expected = {"chat": 200, "props": 200, "health": 200, "slots": 403, "metrics": 403}

@@ -15,7 +15,7 @@ import pytest
 
 from bench import ROOT
 from bench.config import BenchConfig
-from bench.containers.engine import LABEL, docker_client
+from bench.containers.engine import docker_client, role_labels
 from bench.containers.names import BenchNames
 from bench.fixtures.fixture import load_fixture
 from bench.llama.api import busy_slot, wait_idle
@@ -114,7 +114,7 @@ def test_the_forwarder_refuses_each_attack_and_the_slot_stays_idle(
         ["python3", "-c", ATTACKS],
         network=sandboxes.reach.network,
         remove=True,
-        labels={LABEL: "sandbox"},
+        labels=role_labels("sandbox"),
     )
     results = json.loads(output.decode().strip().splitlines()[-1])
 

@@ -19,7 +19,7 @@ import pytest
 from agent.prompts import TOOL_SPECS
 from agent.server import ChatClient
 from bench.config import BenchConfig
-from bench.containers.engine import LABEL, docker_client
+from bench.containers.engine import docker_client, role_labels
 from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
 from bench.errors import ServerStartError
@@ -165,7 +165,7 @@ def test_compose_cpu_profile_up_reachable_from_sandbox_network_and_down(compose_
             ["python3", "-c", GATE_PROBE, address],
             network=endpoints.gates.network,
             remove=True,
-            labels={LABEL: "sandbox"},
+            labels=role_labels("sandbox"),
         )
         result = json.loads(output.decode().strip().splitlines()[-1])
         assert result["n_ctx"] == 1024 and result["chat"] == 200 and result["jeff"] == 200

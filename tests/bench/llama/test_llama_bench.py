@@ -56,6 +56,13 @@ def test_the_servers_speed_settings_are_passed_on_the_last_value_of_a_flag_winni
     assert bench_flags(["llama-server", "-ngl", "auto", "-t", "2"]) == ["-t", "2"]
 
 
+def test_the_depths_reach_three_quarters_of_the_window_and_a_cpu_stops_at_8192() -> None:
+    """An agent's requests at CTX=4096 reach depth 2,080 and more before a clearing: measured there, not guessed."""
+    assert PLANS["cpu"].depths(4096) == [0, 1024, 2048, 3072]
+    assert PLANS["cpu"].depths(32768) == [0, 8192] and PLANS["gpu"].depths(32768) == [0, 8192, 16384, 24576]
+    assert PLANS["cpu"].depths(2) == [0, 1]
+
+
 def test_a_gpu_server_gets_the_longer_plan_and_a_cpu_server_the_short_one() -> None:
     assert plan_for(["-ngl", "999"]) == PLANS["gpu"] and plan_for(["-t", "1"]) == PLANS["cpu"]
     args = arguments(Path("m.gguf"), ["-t", "1"], PLANS["cpu"], 1024)
@@ -69,7 +76,7 @@ def test_a_gpu_server_gets_the_longer_plan_and_a_cpu_server_the_short_one() -> N
         "-n",
         "8",
         "-d",
-        "0,256",
+        "0,256,512,768",
         "-r",
         "2",
         "--no-warmup",
@@ -126,9 +133,7 @@ def test_llama_bench_runs_once_per_build_model_and_settings_and_is_read_from_the
     assert first.speeds == again.speeds and first.speeds is not None and first.speeds.points[0].prompt_tps == 180.5
     assert "measured in" in first.note and "read from" in again.note and again.seconds == 0.0
     assert runs.read_text().count("run") == 1
-    measure_server(pid, model, 4096)  # a quarter of it is past the CPU plan's deepest 256 tokens: the same plan
-    assert runs.read_text().count("run") == 1
-    measure_server(pid, model, 512)  # another depth: another plan
+    measure_server(pid, model, 512)  # another window, other depths: another plan
     model.write_bytes(b"GGUF, re-downloaded")  # another model file under the same name
     measure_server(pid, model, 512)
     assert runs.read_text().count("run") == 3

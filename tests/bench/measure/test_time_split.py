@@ -130,6 +130,7 @@ def test_with_llama_benchs_speeds_the_floor_is_the_requests_at_their_depths_and_
     flint = 1000 * per_token(500, 2000, 1000) + 40 * per_token(1020, 200, 100)
     jeff = 90 * per_token(45, 2000, 1000) + 10 * per_token(95, 200, 100)
     assert row.floor_method == "llama-bench" and row.floor_s == round(flint + jeff, 3)
+    assert row.floor_depths == "0 1024"  # the depths Flint's speeds were measured at
     assert row.server_overhead_s == round(8.0 - row.floor_s, 3)
     assert row.efficiency == round(row.floor_s / 12.34, 4)
 
@@ -146,7 +147,7 @@ def test_a_request_faster_than_llama_benchs_cached_figure_counts_at_its_own_time
 
 def test_without_llama_bench_the_floor_says_it_is_the_calibrations_and_there_is_no_overhead() -> None:
     row = filled(12.34)
-    assert row.floor_method == "calibration" and row.server_overhead_s is None
+    assert row.floor_method == "calibration" and row.server_overhead_s is None and row.floor_depths == ""
     assert filled(12.34, speeds=None).floor_method == ""
 
 

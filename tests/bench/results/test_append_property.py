@@ -164,7 +164,7 @@ class BenchLife(RuleBasedStateMachine):
         assert (side.read_bytes() if side.exists() else b"") == self.partial
 
 
-@pytest.mark.slow  # 2,837 appends (the same every run), crashes and full disks: 6 s of CPU
+@pytest.mark.slow  # thousands of appends (the same every run), crashes and full disks: about 10 s of CPU
 def test_appending_across_schema_changes_crashes_and_a_full_disk_keeps_every_value() -> None:
     ROWS_APPENDED[0] = 0
     # Hypothesis draws a twentieth of its values from the literals of every module imported so far: which tests ran
@@ -174,7 +174,7 @@ def test_appending_across_schema_changes_crashes_and_a_full_disk_keeps_every_val
         run_state_machine_as_test(
             BenchLife,
             settings=settings(
-                max_examples=75,
+                max_examples=100,
                 stateful_step_count=40,
                 deadline=None,
                 database=None,
@@ -182,4 +182,5 @@ def test_appending_across_schema_changes_crashes_and_a_full_disk_keeps_every_val
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
             ),
         )
-    assert ROWS_APPENDED[0] >= 2000
+    # The cases follow from the columns: one more column took 75 examples' appends from 2,837 to 1,728; 100 keep it up.
+    assert ROWS_APPENDED[0] >= 2000, ROWS_APPENDED[0]
