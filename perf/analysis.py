@@ -1,4 +1,5 @@
-"""Benchmark: `bench compare` and `bench report` on 1,000 rows (ten configurations of 100 runs, each with a trace).
+"""Benchmark: `bench compare`, `bench report` and `bench view` on 1,000 and 10,000 rows (ten configurations, each run
+with a trace), every row as full as a real bench writes it: the shipped example's real row with the figures varied.
 
     python perf/analysis.py [--quick]
 
@@ -6,12 +7,14 @@ Each figure is the median of a few repeats, run in a child process so that its p
 - compare of two 1,000-row files with gates: under 2 s and 200 MB (and its CPU time, which a shared machine's
   load does not inflate);
 - report of one 1,000-row file, with every trace read and every figure drawn: under 10 s;
-- the largest figure the report drew, in pixels on its longer side: bounded whatever the group's size.
-`figures(quick)` gives them as `make perf` tables them; quick mode uses 100 rows and one repeat.
+- the largest figure the report drew, in pixels on its longer side: bounded whatever the group's size;
+- at 10,000 rows (one repeat each): compare under 10 s, report and view under 500 MiB of peak memory.
+`figures(quick)` gives them as `make perf` tables them; quick mode uses 100 rows and one repeat, no 10,000.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -24,11 +27,14 @@ from pathlib import Path
 
 from PIL import Image
 
-from bench.results.append import append_row
+from bench.results.append import append_row, read_rows
+from bench.results.schema import COLUMNS
 
 PRESETS = ["part2", "clearing", "part3", "part3+", "strict"]
 CTXS = [4096, 8192]
 TARGETS = {"compare, 1,000 rows": 2.0, "compare peak memory": 200.0, "report, 1,000 rows": 10.0}
+TARGETS_10K = {"compare": 10.0, "report peak memory": 500.0, "view peak memory": 500.0}
+EXAMPLE = Path(__file__).resolve().parents[1] / "results" / "example" / "cpu-presets.csv"
 LARGEST_FIGURE_PX = 4000
 
 
@@ -44,10 +50,16 @@ def write_results(path: Path, runs_per_group: int, seed: int, slower: float = 1.
                 _write_trace(path.parent / "runs" / row["run_id"] / "events.jsonl", rng, ctx)
 
 
+@functools.cache
+def _real_row() -> dict[str, str]:
+    """A row as a real bench fills it (every column it measured): the shipped example's first, in today's columns."""
+    return {column: cell for column, cell in read_rows(EXAMPLE)[0].items() if column in COLUMNS}
+
+
 def _row(rng: random.Random, preset: str, ctx: int, rep: int, slower: float) -> dict[str, str]:
     done = rng.random() < 0.7
     wall = rng.lognormvariate(math.log(200 * slower), 0.15)
-    return {
+    return _real_row() | {
         "run_id": f"20261101T0000{rep:04d}-todo_repo-{preset}-{ctx}-r{rep}-{rng.getrandbits(16):04x}",
         "started_at": "2026-11-01T00:00:00+00:00",
         "git_sha": "0" * 40,
@@ -136,7 +148,30 @@ def _png_side(png: Path) -> int:
 
 
 def figures(quick: bool) -> list[dict]:
-    return measure(*((10, 1) if quick else (100, 3)))
+    return measure(10, 1) if quick else measure(100, 3) + measure_10k()
+
+
+def measure_10k() -> list[dict]:
+    """compare, report and view of 10,000 rows, once each: their time and peak memory."""
+    with tempfile.TemporaryDirectory(prefix="perf-analysis-10k-") as tmp:
+        old, new = Path(tmp) / "old" / "results.csv", Path(tmp) / "new" / "results.csv"
+        for path, seed, slower in ((old, 1, 1.0), (new, 2, 1.1)):
+            path.parent.mkdir()
+            write_results(path, 1000, seed=seed, slower=slower)
+        compare_times, compare_peak, _ = _measure(["-m", "bench", "-q", "compare", str(old), str(new)], 1)
+        report = ["-m", "bench", "-q", "report", str(new), "--out-dir", str(Path(tmp) / "report")]
+        report_times, report_peak, _ = _measure(report, 1)
+        view_times, view_peak, _ = _measure(["-m", "bench", "-q", "view", str(new), "--out", f"{tmp}/view.html"], 1)
+        page_mib = Path(tmp, "view.html").stat().st_size / 2**20
+    return [
+        _figure("compare, 10,000 rows", "s", compare_times, TARGETS_10K["compare"]),
+        _figure("compare peak memory, 10,000 rows", "MiB", [compare_peak], None),
+        _figure("report, 10,000 rows", "s", report_times, None),
+        _figure("report peak memory, 10,000 rows", "MiB", [report_peak], TARGETS_10K["report peak memory"]),
+        _figure("view, 10,000 rows", "s", view_times, None),
+        _figure("view peak memory, 10,000 rows", "MiB", [view_peak], TARGETS_10K["view peak memory"]),
+        _figure("view page, 10,000 rows", "MiB", [page_mib], None),
+    ]
 
 
 def measure(runs: int, repeats: int) -> list[dict]:

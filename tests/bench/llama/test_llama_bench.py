@@ -56,11 +56,11 @@ def test_the_servers_speed_settings_are_passed_on_the_last_value_of_a_flag_winni
     assert bench_flags(["llama-server", "-ngl", "auto", "-t", "2"]) == ["-t", "2"]
 
 
-def test_the_depths_reach_three_quarters_of_the_window_and_a_cpu_stops_at_8192() -> None:
-    """An agent's requests at CTX=4096 reach depth 2,080 and more before a clearing: measured there, not guessed."""
-    assert PLANS["cpu"].depths(4096) == [0, 1024, 2048, 3072]
+def test_the_depths_reach_where_the_requests_go_and_a_cpu_stops_at_8192() -> None:
+    """An agent's requests at CTX=4096 reach depth 2,080 before a clearing: measured there, not guessed."""
+    assert PLANS["cpu"].depths(4096) == [0, 2048] and PLANS["gpu"].depths(4096) == [0, 1024, 2048, 3072]
     assert PLANS["cpu"].depths(32768) == [0, 8192] and PLANS["gpu"].depths(32768) == [0, 8192, 16384, 24576]
-    assert PLANS["cpu"].depths(2) == [0, 1]
+    assert PLANS["cpu"].depths(1) == [0, 1]
 
 
 def test_a_gpu_server_gets_the_longer_plan_and_a_cpu_server_the_short_one() -> None:
@@ -76,7 +76,7 @@ def test_a_gpu_server_gets_the_longer_plan_and_a_cpu_server_the_short_one() -> N
         "-n",
         "8",
         "-d",
-        "0,256,512,768",
+        "0,512",
         "-r",
         "2",
         "--no-warmup",
