@@ -10,11 +10,12 @@ a CPU, so a floor measured shallower comes out about half as long as it is). Bet
 interpolated, past the deepest it stays at its figure (bench/measure/floor.py). Each test fills the cache to its depth
 first, every repetition, which on a CPU is most of the cost: there the pass is kept short, 64 prompt tokens and 8
 generated, two repetitions, no warm-up pass, depths 0 and half the window (at most 8,192), about the window's size
-twice over in prompt tokens; on a GPU, three depths (a quarter, a half and three quarters). Once per machine, model
-and window: the figures measured are in docs/running.md. Its result is kept in a file of the cache folder named by the key of build, model,
-settings, plan and host; a later start with the same key reads it and pays nothing. The build and the model are keyed
-by their contents, not where they lie: a fresh virtual environment or checkout with the same wheel and model (as every
-CI run on a clean clone has) finds the figures its files earned; hashing the build costs about 0.14 s, once a process.
+twice over in prompt tokens; on a GPU, three depths (a quarter, a half and three quarters). Its cost, once per
+machine, model and window, is in docs/compare.md. Its result is kept in a file of the cache folder named by the key
+of build, model, settings, plan and host; a later start with the same key reads it and pays nothing. The build and
+the model are keyed by their contents, not where they lie: a fresh virtual environment or checkout with the same wheel
+and model (as every CI run on a clean clone has) finds the figures its files earned; hashing the build costs about
+0.14 s, once a process.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import pytest
 
 from bench import ROOT
 from bench.config import BenchConfig
-from bench.containers.engine import docker_client, remove_container, run_container, role_labels
+from bench.containers.engine import docker_client, remove_container, role_labels, run_container
 from bench.containers.forwarder import Forwarder
 from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
