@@ -35,25 +35,25 @@ def results_file(output: str) -> Path:
 
 def interrupted_during_run_two() -> tuple[int, str]:
     """make bench started in a session of its own; SIGINT to its group when run 2 has answered its first step."""
-    make = subprocess.Popen(
+    lines = []
+    with subprocess.Popen(
         ["make", "bench", *MATRIX],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
-    )
-    assert make.stdout is not None
-    lines = []
-    for line in make.stdout:
-        lines.append(line)
-        if re.match(r"run 2/3 .*: step 1", line):
-            os.killpg(make.pid, signal.SIGINT)
-    return make.wait(timeout=300), "".join(lines)
+    ) as make:
+        assert make.stdout is not None
+        for line in make.stdout:
+            lines.append(line)
+            if re.match(r"run 2/3 .*: step 1", line):
+                os.killpg(make.pid, signal.SIGINT)
+        return make.wait(timeout=300), "".join(lines)
 
 
 def test_ctrl_c_then_the_printed_command_continues_the_same_file_and_loses_no_row() -> None:
-    started = time.time()
+    started, said = time.time(), ""
     code, output = interrupted_during_run_two()
     out = results_file(output)
     try:
@@ -76,9 +76,13 @@ def test_ctrl_c_then_the_printed_command_continues_the_same_file_and_loses_no_ro
         assert sorted(row["rep"] for row in rows) == ["1", "2", "3"]  # each planned run once: none lost, none twice
         assert all(row["stop_reason"] == "step_limit" and row["error"] == "" for row in rows), rows
         assert all(row["floor_method"] == "llama-bench" and row["floor_depths"] == "0 2048" for row in rows)
+        for row in rows:  # the figures, for whoever runs it with -s
+            print(row["rep"], row["wall_s"], row["floor_s"], row["efficiency"], row["floor_depths"], row["steps"])
     finally:  # what the two benches wrote in the checkout's results folder: the file, its log, its runs' folders
         for path in out.parent.glob(out.name + "*"):
             path.unlink()
+        for instance in re.findall(r"^bench: instance (\w+) ", output + said, flags=re.M):
+            shutil.rmtree(out.parent / "runs" / "servers" / instance, ignore_errors=True)
         for folder in (out.parent / "runs").glob(f"*-{small_task.NAME}-part3-4096-r*"):
             if folder.stat().st_mtime >= started:
                 shutil.rmtree(folder)
