@@ -20,6 +20,7 @@ from bench.llama.reuse import ReuseSettings, of_server
 from bench.provenance import file_sha256
 from bench.results.row import ResultRow
 from bench.results.schema import run_key
+from bench.run.spelling import from_make, spelled_with
 from bench.servers.base import Endpoints
 
 
@@ -59,7 +60,8 @@ def plan_runs(config: BenchConfig) -> list[PlannedRun]:
     """Every run of the matrix, grouped by ctx (stable), so the servers start once per context size."""
     cells = agent_matrix(config)
     names = dict.fromkeys(name for name, _, _, _ in cells)
-    root = fixtures_root(config.fixtures_root)
+    said = spelled_with("fixtures_root", config.fixtures_root) if from_make() else ""  # FIXTURES_ROOT=DIR
+    root = fixtures_root(config.fixtures_root, said)
     fixtures = {name: load_fixture(name, root) for name in names}
     shas = {name: fixture_hash(fixture) for name, fixture in fixtures.items()}
     runs = [

@@ -69,3 +69,12 @@ def test_bench_run_keeps_its_flags_names(
     with caplog.at_level(logging.ERROR):
         assert main(["run", "--workers", "-1"]) == EXIT_ERROR
     assert caplog.messages[-1].startswith("the command line: workers = -1 is not allowed")
+
+
+def test_a_fixtures_root_without_fixtures_is_named_as_make_bench_was_given_it(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(FROM_MAKE, "1")
+    with caplog.at_level(logging.ERROR):
+        assert main(["run", "--fixtures-root", str(tmp_path), "--dry-run"]) == EXIT_ERROR
+    assert caplog.messages[-1].startswith(f"FIXTURES_ROOT={tmp_path}: no fixtures/ folder in {tmp_path}")
