@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.errors import FixtureError, ResultsError
+from bench.errors import FixtureError, ResultsError, ScoringError
 from bench.fixtures.workcopy import DiffTooLarge, capture_diff, make_work_copy
 from bench.llama.api import erase_slot, prompt_counter
 from bench.measure.proxy_log import proxy_events, read_exchanges
 from bench.measure.request_log import REQUESTS_FILE
 from bench.measure.sampler import GpuReading, GpuSampler
 from bench.measure.trace import TRACE_FILE, Event, EventTooLarge, load_trace
+from bench.results.disk import temp_full
 from bench.run.finishing import FINISHING
 from bench.run.plan import RunInputs
 from bench.run.progress import TraceFollower
@@ -185,6 +186,8 @@ def _diff(workdir: Path, base: str, inputs: RunInputs, problems: list[str], limi
         problems.append(f"{e} (diff_limit): not kept, and the run is not graded")
         return "", False
     except FixtureError as e:
+        if full := temp_full():  # git could not write its index: the machine's fault, the run infra_error
+            raise ScoringError(f"the agent's changes could not be read: {full}") from e
         problems.append(f"the agent's changes could not be read ({e}); the run is not graded")
         return "", False
 
