@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,8 +117,17 @@ def run_watched(
     fixture = inputs.planned.fixture
     sampler = GpuSampler(endpoints.process_matcher(), device_uuids=gpu_uuids, interval_s=sample_interval_s)
     sampler.baseline()
-    follower = TraceFollower(out_dir / TRACE_FILE, on_event, owner_uid=sandbox.trace_owner)
-    watch = ServerWatch(watched_servers(endpoints)).start()
+    watch = ServerWatch(watched_servers(endpoints))
+    worker = threading.get_ident()
+
+    def seen(event: dict[str, Any]) -> None:
+        if event.get("event") == "stop":  # the run is finished: a stop now waits for its row, and the servers say
+            FINISHING.begin(worker)  # how they were at its end (the sandbox still has to end the agent's process)
+            watch.agent_stopped()
+        on_event(event)
+
+    follower = TraceFollower(out_dir / TRACE_FILE, seen, owner_uid=sandbox.trace_owner)
+    watch.start()
     follower.start()
     sampler.start()
     try:
@@ -126,9 +136,9 @@ def run_watched(
         )
         FINISHING.begin()  # the agent has ended: a stop now waits for the run's row (bench.run.finishing)
     finally:
+        follower.stop()  # its last reading may be the first to see the stop line: the watch probes then, not after
         gpu = sampler.stop()
         watched = watch.stop()
-        follower.stop()
     return agent, gpu, watched
 
 
