@@ -45,7 +45,9 @@ def test_a_death_after_the_probe_at_the_agents_stop_is_not_the_runs() -> None:
 def test_a_death_before_the_agents_stop_or_without_an_answer_then_is_the_runs() -> None:
     silent = probe(2.5, REFUSED)  # no answer when the agent stopped: it may have died before
     for history in (
-        History(FLINT, [probe(0, OK), probe(1, REFUSED), probe(2, OK), probe(2.5, OK), probe(3, REFUSED)], probe(2.5, OK)),
+        History(
+            FLINT, [probe(0, OK), probe(1, REFUSED), probe(2, OK), probe(2.5, OK), probe(3, REFUSED)], probe(2.5, OK)
+        ),
         History(FLINT, [probe(0, OK), probe(1, OK), silent, probe(3, REFUSED)], silent),
         History(FLINT, [probe(0, OK), probe(1, OK), probe(3, REFUSED)]),  # the stop line never seen
     ):

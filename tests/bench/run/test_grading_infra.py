@@ -22,7 +22,6 @@ from small_task import NAME, ROOT, UNTOUCHED
 from bench import cli
 from bench.results.append import read_rows
 from bench.results.disk import temp_full
-from bench.run import grade as grade_module
 from bench.run.spelling import FROM_MAKE
 from bench.score.graders import LocalGrader
 from bench.testing import fake_llama
