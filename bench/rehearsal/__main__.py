@@ -152,10 +152,11 @@ def short_steps(
 
 
 class Background:
-    """A call in a thread of its own, started at once; its result waited for until a deadline (None past it)."""
+    """A call in a thread of its own, started when asked; its result waited for until a deadline (None past it)."""
 
     def __init__(self, call: Callable[[], Path | None]) -> None:
-        self.call, self.result = call, None
+        self.call = call
+        self.result: Path | None = None
         self.thread = threading.Thread(target=self._run, name="rehearsal-build", daemon=True)
         self.started_at: float | None = None
         self.error = ""

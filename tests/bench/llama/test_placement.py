@@ -41,4 +41,6 @@ def test_two_devices_and_a_cpu_start_are_seen_in_a_compose_log() -> None:
         "flint-1  | ",
     )
     problem = placement_problem("Flint", cpu)
-    assert problem is not None and problem.startswith("Flint came up on the CPU, not on its GPU (ggml_cuda_init: failed")
+    assert problem is not None and problem.startswith(
+        "Flint came up on the CPU, not on its GPU (ggml_cuda_init: failed"
+    )
