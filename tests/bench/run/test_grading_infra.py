@@ -184,14 +184,17 @@ def test_a_sigterm_to_every_process_while_grading_makes_the_row_infra_error_and_
         argv = [sys.executable, "-m", "bench", *run_argv(out, flint), "--fixtures-root", str(root)]
         bench = subprocess.Popen(argv, cwd=CHECKOUT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
-        while not grading_pytest_runs(bench.pid):
+        runs = tmp_path / "runs"  # the run's trace kept: the grading's supervisor now is the run's, not the preflight's
+        while not (any(runs.glob("*/events.jsonl")) and grading_pytest_runs(bench.pid)):
             assert bench.poll() is None and time.monotonic() < deadline, bench.communicate()[0][-3000:]
             time.sleep(0.05)
         for pid in [bench.pid, *descendants(bench.pid)]:  # scancel: every process of the job at once
             os.kill(pid, signal.SIGTERM)
         output = bench.communicate(timeout=120)[0].decode(errors="replace")
         assert bench.returncode == 143, output[-3000:]
-        (row,) = read_rows(out)
+        rows = read_rows(out)
+        assert len(rows) == 1, output[-3000:]
+        row = rows[0]
         assert row["stop_reason"] == "infra_error" and row["hidden_passed"] == "", row
         assert row["error"].startswith("grading was cut short: the bench was asked to stop while it ran"), row
         flag.unlink()
