@@ -21,6 +21,7 @@ from bench.run.server_watch import OK, REFUSED, History, Probe, ServerWatch, Wat
 from bench.testing import fake_llama
 
 FLINT = Watched("Flint", "http://127.0.0.1:9")
+CHECKOUT = Path(__file__).resolve().parents[3]
 
 
 class StoppedLate(KeyboardInterrupt):
@@ -83,7 +84,7 @@ def test_a_flint_that_dies_after_the_agents_stop_keeps_the_run_graded_and_a_stop
         "server_wait_s": 1,
     }
     with pytest.raises(StoppedLate):  # raised once the row was written
-        Bench(BenchConfig(**settings)).run()  # type: ignore[arg-type]
+        Bench(BenchConfig(**settings), checkout=CHECKOUT).run()  # type: ignore[arg-type]
     assert held == [True]
     (row,) = read_rows(tmp_path / "results.csv")
     assert row["stop_reason"] == "done" and row["hidden_total"] == "3", row  # measured and graded
