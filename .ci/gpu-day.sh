@@ -5,8 +5,9 @@
 # Here, once: `make gpu-day-bundle` (the trimmed llama.cpp source and the gguf wheel, into .gpu-day/, ignored by git).
 # There: run with carry [".gpu-day"] and timeout_s 600:   sh .ci/gpu-day.sh
 #
-# 1. the rehearsal (python3 -m bench.rehearsal): inventory, NVML calls, known allocations, the sampler's cost, and a
-#    CUDA llama-server built there from the carried source for the card's architecture, serving a tiny model on the
+# 1. the rehearsal (python3 -m bench.rehearsal): first, in the background, a CUDA llama-server built from the carried
+#    source for the card's architecture (the longest step, given the budget less the serving's); beside it the
+#    inventory, NVML calls, known allocations and the sampler's cost; then that server serving a tiny model on the
 #    card, its memory three ways; BUDGET_S seconds in all (default 420), each step under its own deadline;
 # 2. with the server it built, `pytest tests/gpu` (the sampler against 10 GiB, the servers' buffers against NVML),
 #    in what is left of GPU_DAY_S (default 540: a 600 s command, with room to spare).

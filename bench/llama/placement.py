@@ -22,11 +22,19 @@ from bench.llama.buffers import buffers_in_log, on_gpu
 _FOUND = re.compile(r"ggml_cuda_init: found (\d+) CUDA devices")
 _DEVICE = re.compile(r"^\s*Device 0: (.+?), compute capability", re.MULTILINE)
 _FAILED = re.compile(r"ggml_cuda_init: failed to initialize CUDA: .+")
+# Compose's `logs` puts the container's name before each line: `flint-1  | ` (v2), `flint_1  | ` (v1).
+_COMPOSE_PREFIX = re.compile(r"^[\w.-]+[-_]\d+ *\| ?", re.MULTILINE)
+
+
+def without_compose_prefix(log: str) -> str:
+    """The server's own lines, as a host process logs them, from compose's log of its service."""
+    return _COMPOSE_PREFIX.sub("", log)
 
 
 def placement_problem(role: str, log: str, card_name: str = "") -> str | None:
     """Why `role` (a server started on a GPU) is not on its card, from its log; None when it is. `card_name`: what
     NVML calls the pinned card ("" when unknown), which the one device the server sees must be."""
+    log = without_compose_prefix(log)
     model = [b.backend for b in buffers_in_log(log) if b.kind == "model"]
     if "model" not in on_gpu(buffers_in_log(log)):
         failed = _FAILED.search(log)

@@ -7,7 +7,9 @@ import argparse
 import os
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -64,9 +66,28 @@ def steps(args: Rehearsal, nvml: ModuleType | None, holder: Holder, record: Reco
     if module is None:
         record.emit(Figure(step="inventory", name="NVML", value=None, status="FAIL", detail=reason or ""))
         return
+    pin = resolve_pin(args.device, module)
+    with tempfile.TemporaryDirectory(prefix="rehearsal-server-") as tmp:
+        folder = Path(args.llama_build) if args.llama_build else Path(tmp)
+        # the longest step first: the build runs beside the short steps and has most of the budget (SERVE_S kept)
+        build = Background(lambda: find_server(args, folder, pin, module, record, budget.deadline(SERVE_S)))
+        if pin.uuid:
+            build.start()
+        short_steps(args, module, holder, record, budget, pin, build, folder)
+
+
+def short_steps(
+    args: Rehearsal,
+    module: ModuleType,
+    holder: Holder,
+    record: Recorder,
+    budget: Budget,
+    pin: GpuPin,
+    build: Background,
+    folder: Path,
+) -> None:
     run_step(record, "inventory", lambda _: inventory(module, record.emit), budget.share(STEP_S["inventory"]))
     run_step(record, "nvml calls", lambda _: nvml_calls(module, record.emit), budget.share(STEP_S["nvml calls"]))
-    pin = resolve_pin(args.device, module)
     if not pin.uuid:
         record.emit(
             Figure(
@@ -107,7 +128,16 @@ def steps(args: Rehearsal, nvml: ModuleType | None, holder: Holder, record: Reco
     run_step(
         record,
         "llama-server",
-        lambda deadline: llama(args=args, pin=pin, context=context[0], nvml=module, record=record, deadline=deadline),
+        lambda deadline: llama(
+            args=args,
+            pin=pin,
+            context=context[0],
+            nvml=module,
+            record=record,
+            deadline=deadline,
+            server=build,
+            work=folder,
+        ),
         budget.share(budget.left()),
     )
     record.emit(
@@ -121,38 +151,72 @@ def steps(args: Rehearsal, nvml: ModuleType | None, holder: Holder, record: Reco
     )
 
 
+class Background:
+    """A call in a thread of its own, started when asked; its result waited for until a deadline (None past it)."""
+
+    def __init__(self, call: Callable[[], Path | None]) -> None:
+        self.call = call
+        self.result: Path | None = None
+        self.thread = threading.Thread(target=self._run, name="rehearsal-build", daemon=True)
+        self.started_at: float | None = None
+        self.error = ""
+
+    def start(self) -> None:
+        self.started_at = time.monotonic()
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.result = self.call()
+        except Exception as e:  # a finding: the llama-server step records it
+            self.error = f"{type(e).__name__}: {e}"[:400]
+
+    def wait(self, deadline: float) -> Path | None:
+        if self.started_at is not None:
+            self.thread.join(max(0.0, deadline - time.monotonic()))
+        return self.result
+
+
 def llama(
-    args: Rehearsal, pin: GpuPin, context: int | None, nvml: ModuleType, record: Recorder, deadline: float
+    args: Rehearsal,
+    pin: GpuPin,
+    context: int | None,
+    nvml: ModuleType,
+    record: Recorder,
+    deadline: float,
+    server: Background,
+    work: Path,
 ) -> None:
-    """A CUDA llama-server (installed, $LLAMA_SERVER, from --llama-wheel, or built from --llama-source), serving the
-    tiny model on the card: its memory three ways."""
+    """A CUDA llama-server (installed, $LLAMA_SERVER, from --llama-wheel, or built from --llama-source since the
+    rehearsal began), serving the tiny model on the card: its memory three ways."""
+    from bench.errors import PrerequisiteError
     from bench.rehearsal.llama_step import llama_memory
 
-    with tempfile.TemporaryDirectory(prefix="rehearsal-server-") as tmp:
-        folder = Path(args.llama_build) if args.llama_build else Path(tmp)
-        server = find_server(args=args, folder=folder, pin=pin, nvml=nvml, record=record, deadline=deadline - SERVE_S)
-        if server is None:
-            if not args.llama_source:
-                record.emit(
-                    Figure(
-                        step="llama-server",
-                        name="CUDA llama-server",
-                        value=None,
-                        status="skipped",
-                        detail="none here (--llama-source or --llama-wheel names one)",
-                    )
+    found = server.wait(deadline - SERVE_S)
+    if server.error:
+        raise PrerequisiteError(f"the llama-server build failed: {server.error}")
+    if found is None:
+        if not args.llama_source:
+            record.emit(
+                Figure(
+                    step="llama-server",
+                    name="CUDA llama-server",
+                    value=None,
+                    status="skipped",
+                    detail="none here (--llama-source or --llama-wheel names one)",
                 )
-            return
-        llama_memory(
-            server=server,
-            pin=pin,
-            interval_s=args.interval,
-            context_mib=context,
-            nvml=nvml,
-            emit=record.emit,
-            deadline=deadline,
-            work=folder,
-        )
+            )
+        return
+    llama_memory(
+        server=found,
+        pin=pin,
+        interval_s=args.interval,
+        context_mib=context,
+        nvml=nvml,
+        emit=record.emit,
+        deadline=deadline,
+        work=work,
+    )
 
 
 def find_server(

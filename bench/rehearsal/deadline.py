@@ -60,6 +60,10 @@ class Budget:
     def left(self) -> float:
         return self.total_s - (time.monotonic() - self.started)
 
+    def deadline(self, keep_s: float = 0.0) -> float:
+        """The time.monotonic() value at which the whole's budget ends, less `keep_s`."""
+        return self.started + self.total_s - keep_s
+
     def share(self, wanted_s: float, keep_s: float = 0.0) -> float:
         """`wanted_s`, or what is left once `keep_s` is kept for the steps after."""
         return max(0.0, min(wanted_s, self.left() - keep_s))

@@ -10,11 +10,14 @@ traceback and never exit 1 (which means "some runs were infra_error").
 from __future__ import annotations
 
 import errno
+import os
+import tempfile
 from pathlib import Path
 
 from bench.errors import ResultsError
 
 DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
+PROBE_BYTES = 1024 * 1024  # what a grading or a diff needs at least: a pytest report, a git index
 
 
 class DiskError(ResultsError):
@@ -33,3 +36,19 @@ def disk_error(error: OSError, results: Path | None = None, folder: Path | None 
     if results is not None:
         text += f"; the rows already in {results} are intact. Free some space, then continue with --resume"
     return DiskError(text)
+
+
+def temp_full(folder: Path | None = None) -> str | None:
+    """Why the temporary folder takes no more writes (full, a quota, read-only), or None when it does: asked when a
+    child process (git, a grading pytest) failed in it, to tell the machine's fault from the agent's."""
+    where = Path(folder or tempfile.gettempdir())
+    try:
+        with tempfile.TemporaryFile(dir=where) as probe:
+            probe.write(b"\0" * PROBE_BYTES)
+            probe.flush()
+            os.fsync(probe.fileno())
+    except OSError as e:
+        if not is_disk_error(e):
+            raise
+        return f"the temporary folder {where} takes no more writes ({e.strerror})"
+    return None

@@ -73,3 +73,18 @@ def holder_pid(inode: int) -> int | None:
         if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5].rsplit(":", 1)[-1] == str(inode):
             return int(fields[4]) if fields[4].isdigit() else None
     return None
+
+
+def writer_of(path: Path) -> int | None:
+    """The pid of the bench writing `path` now (0 when it cannot be told), or None when none holds it."""
+    try:
+        fd = os.open(os.path.realpath(path), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return holder_pid(os.fstat(fd).st_ino) or 0
+    finally:
+        os.close(fd)  # a shared lock taken here goes with it
+    return None

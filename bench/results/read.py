@@ -138,27 +138,43 @@ def readable(cells: Row) -> Row:
     return {name: ESCAPED_BYTE.sub("\ufffd", value) for name, value in cells.items()}
 
 
+def first_bad_row(cells: list[Row], path: Path) -> str | None:
+    """The line naming the first of `cells` a reader would refuse (bench.results.checks), or None: what `merge`
+    refuses to pass on. A run id seen twice is merge's own to settle (the same row kept once)."""
+    for number, row_cells in enumerate(cells, start=2):
+        if line := _checked_row(row_cells, number, path, set())[1]:
+            return line
+    return None
+
+
 def _checked_rows(cells: list[Row], path: Path, skip: bool) -> tuple[list[ResultRow], list[str]]:
     """The rows whose cells pass bench.results.checks, and a line for each that does not (raised unless `skip`)."""
     rows: list[ResultRow] = []
     bad: list[str] = []
     seen_ids: set[str] = set()
     for number, row_cells in enumerate(cells, start=2):  # row 1 is the header, as a spreadsheet numbers them
-        problem: BadCell | None
-        try:
-            row = ResultRow.from_cells(row_cells)
-            problem = bad_cell(row, seen_ids)
-        except CellError as e:
-            problem = BadCell(e.column, e.problem)
-        if problem is None:
+        row, line = _checked_row(row_cells, number, path, seen_ids)
+        if row is not None:
             rows.append(row)
             continue
-        run = (row_cells.get("run_id") or "").strip()
-        line = f"{path}: row {number}{f' (run {run})' if run else ''}, column {problem.column}: {problem.problem}"
         if not skip:
             raise ResultsError(f"{line}; fix or remove that row, or pass --skip-bad-rows to leave such rows out")
         bad.append(line)
     return rows, bad
+
+
+def _checked_row(row_cells: Row, number: int, path: Path, seen_ids: set[str]) -> tuple[ResultRow | None, str]:
+    """The typed row, or None and the line naming its file, row number, run and the first rule it breaks."""
+    problem: BadCell | None
+    try:
+        row = ResultRow.from_cells(row_cells)
+        problem = bad_cell(row, seen_ids)
+    except CellError as e:
+        problem = BadCell(e.column, e.problem)
+    if problem is None:
+        return row, ""
+    run = (row_cells.get("run_id") or "").strip()
+    return None, f"{path}: row {number}{f' (run {run})' if run else ''}, column {problem.column}: {problem.problem}"
 
 
 def with_added_columns(header: Sequence[str], rows: Iterable[Row]) -> list[Row]:

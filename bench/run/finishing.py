@@ -26,10 +26,11 @@ class Finishing:
         self._threads: set[int] = set()
         self._held: dict[int, type[BaseException]] = {}
 
-    def begin(self) -> None:
-        """The calling thread's run is finished (its agent has ended): a stop now waits for its row."""
+    def begin(self, ident: int | None = None) -> None:
+        """The run of thread `ident` (by default the calling one) is finished (its agent has written its stop line, or
+        ended): a stop now waits for its row."""
         with self._lock:
-            self._threads.add(threading.get_ident())
+            self._threads.add(threading.get_ident() if ident is None else ident)
 
     def holding(self, ident: int | None) -> bool:
         """A stop is held for thread `ident` already."""

@@ -22,7 +22,9 @@ def infra_problems(
     if agent.timed_out:
         problems.append(f"the run was killed after run_timeout_s={run_timeout_s:.0f}")
     problems += verdict.faults
-    healthy = servers.healthy()
+    healthy = servers.healthy() or bool(verdict.after_stop)  # a death after the agent's stop costs the next run
+    if verdict.after_stop:
+        record.note(f"{'; '.join(verdict.after_stop)}: the run is kept")
     if not healthy and not verdict.faults:
         problems.append("a llama-server died during the run")
     if not healthy or verdict.died:

@@ -24,7 +24,7 @@ from typing import Any
 from bench.containers.engine import docker_client, remove_labelled
 from bench.containers.names import COMPOSE_PROJECT_LABEL, OWNER_LABEL, BenchNames
 from bench.containers.network import end_allow_within, end_isolation
-from bench.errors import PrerequisiteError
+from bench.errors import ConfigError, PrerequisiteError
 from bench.ownership import OwnedProcess, Ownership
 from bench.processes import is_running, kill_group, terminate
 
@@ -33,8 +33,16 @@ TEMP_PREFIX = "agentbench-"
 
 
 def state_dir() -> Path:
-    """Where instances keep their state files: $AGENTBENCH_STATE_DIR, else ~/.cache/agent-bench/instances."""
-    return Path(os.environ.get(STATE_DIR_VARIABLE) or Path.home() / ".cache" / "agent-bench" / "instances")
+    """Where instances keep their state files: $AGENTBENCH_STATE_DIR, else ~/.cache/agent-bench/instances; a
+    ConfigError in one line when that path or one above it is not a folder."""
+    folder = Path(os.environ.get(STATE_DIR_VARIABLE) or Path.home() / ".cache" / "agent-bench" / "instances")
+    blocking = next((path for path in [folder, *folder.parents] if path.exists() and not path.is_dir()), None)
+    if blocking is not None:
+        raise ConfigError(
+            f"the bench's state folder {folder} cannot be made: {blocking} is not a folder; remove it, or set "
+            f"{STATE_DIR_VARIABLE} to a folder"
+        )
+    return folder
 
 
 class BenchInstance:

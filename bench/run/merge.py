@@ -25,7 +25,8 @@ from bench.atomic_file import write_atomically
 from bench.config import BenchConfig
 from bench.errors import ConfigError, ResultsError
 from bench.results.append import encode_line, read_rows
-from bench.results.read import Row
+from bench.results.lock import ResultsLock, writer_of
+from bench.results.read import Row, first_bad_row
 from bench.results.schema import COLUMNS, INFRA_STOP_REASON, SHARED_INPUT_COLUMNS
 from bench.run.merge_check import Extra, Matrix, split
 from bench.run.shards import PlannedId, describe, row_id
@@ -33,7 +34,7 @@ from bench.run.shards import PlannedId, describe, row_id
 log = logging.getLogger(__name__)
 # One value across every merged file: the row model's per-file columns, and the models by name (external servers
 # leave the sha256 columns empty).
-ONE_VALUE_COLUMNS = list(dict.fromkeys([*SHARED_INPUT_COLUMNS, "flint_model", "jeff_model"]))
+ONE_VALUE_COLUMNS = list(dict.fromkeys([*SHARED_INPUT_COLUMNS, "flint_model", "jeff_model", "git_sha"]))
 
 
 @dataclass
@@ -57,6 +58,8 @@ def merge_files(paths: Sequence[Path], planned: Iterable[PlannedId] | None = Non
         if not path.is_file():
             raise ResultsError(f"merge: {path} not found (or not a file)")
         rows = read_rows(path)  # refuses another column layout, naming the file and the columns
+        if bad := first_bad_row(rows, path):  # what compare and report would refuse is not passed on
+            raise ResultsError(f"merge: {bad}; fix or remove that row (nothing was written)")
         per_file[path] = [row.get("shard") or "-" for row in rows]
         for row in rows:
             for column in ONE_VALUE_COLUMNS:
@@ -121,6 +124,20 @@ def merge(paths: Sequence[Path], out: Path, matrix: Matrix | None = None, keep_e
     refused, or kept apart in `<out>-extra.csv`), the missing runs into `<out>-missing.txt`."""
     if out.exists() and out.resolve() not in {path.resolve() for path in paths}:
         raise ResultsError(f"merge: {out} exists; merge into a new file, or give {out} among the files to merge")
+    for path in paths:  # a shard still running would be merged without its last runs
+        if (writer := writer_of(path)) is not None:
+            raise ResultsError(
+                f"merge: a bench (pid {writer or 'unknown'}) is still writing {path}: merge once it ends"
+            )
+    lock = ResultsLock(out)  # a bench writing `out` refuses the merge; one started on it meanwhile is refused
+    lock.acquire()
+    try:
+        return _merge(paths, out, matrix, keep_extra)
+    finally:
+        lock.release()
+
+
+def _merge(paths: Sequence[Path], out: Path, matrix: Matrix | None, keep_extra: bool) -> Merged:
     merged = merge_files(paths)
     if matrix is not None:
         merged.rows, merged.extras = split(merged.rows, matrix)

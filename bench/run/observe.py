@@ -6,18 +6,20 @@ from __future__ import annotations
 
 import json
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.errors import FixtureError, ResultsError
+from bench.errors import FixtureError, ResultsError, ScoringError
 from bench.fixtures.workcopy import DiffTooLarge, capture_diff, make_work_copy
 from bench.llama.api import erase_slot, prompt_counter
 from bench.measure.proxy_log import proxy_events, read_exchanges
 from bench.measure.request_log import REQUESTS_FILE
 from bench.measure.sampler import GpuReading, GpuSampler
 from bench.measure.trace import TRACE_FILE, Event, EventTooLarge, load_trace
+from bench.results.disk import temp_full
 from bench.run.finishing import FINISHING
 from bench.run.plan import RunInputs
 from bench.run.progress import TraceFollower
@@ -115,8 +117,17 @@ def run_watched(
     fixture = inputs.planned.fixture
     sampler = GpuSampler(endpoints.process_matcher(), device_uuids=gpu_uuids, interval_s=sample_interval_s)
     sampler.baseline()
-    follower = TraceFollower(out_dir / TRACE_FILE, on_event, owner_uid=sandbox.trace_owner)
-    watch = ServerWatch(watched_servers(endpoints)).start()
+    watch = ServerWatch(watched_servers(endpoints))
+    worker = threading.get_ident()
+
+    def seen(event: dict[str, Any]) -> None:
+        if event.get("event") == "stop":  # the run is finished: a stop now waits for its row, and the servers say
+            FINISHING.begin(worker)  # how they were at its end (the sandbox still has to end the agent's process)
+            watch.agent_stopped()
+        on_event(event)
+
+    follower = TraceFollower(out_dir / TRACE_FILE, seen, owner_uid=sandbox.trace_owner)
+    watch.start()
     follower.start()
     sampler.start()
     try:
@@ -125,9 +136,9 @@ def run_watched(
         )
         FINISHING.begin()  # the agent has ended: a stop now waits for the run's row (bench.run.finishing)
     finally:
+        follower.stop()  # its last reading may be the first to see the stop line: the watch probes then, not after
         gpu = sampler.stop()
         watched = watch.stop()
-        follower.stop()
     return agent, gpu, watched
 
 
@@ -185,6 +196,8 @@ def _diff(workdir: Path, base: str, inputs: RunInputs, problems: list[str], limi
         problems.append(f"{e} (diff_limit): not kept, and the run is not graded")
         return "", False
     except FixtureError as e:
+        if full := temp_full():  # git could not write its index: the machine's fault, the run infra_error
+            raise ScoringError(f"the agent's changes could not be read: {full}") from e
         problems.append(f"the agent's changes could not be read ({e}); the run is not graded")
         return "", False
 

@@ -10,9 +10,10 @@ from bench.errors import BenchError
 from bench.llama.gpu_pin import watched_uuids
 from bench.measure.time_split import ServerSpeeds
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
-from bench.results.disk import DiskError, disk_error, is_disk_error
+from bench.results.disk import DiskError, disk_error, is_disk_error, temp_full
 from bench.run.choices import Factory
 from bench.run.extras import flint_server, split_reprocessing
+from bench.run.grade import grade_run
 from bench.run.infra import infra_problems
 from bench.run.observe import observe, write_run_json
 from bench.run.outputs import mark_interrupted
@@ -21,7 +22,6 @@ from bench.run.progress import Progress
 from bench.run.record import RunRecord
 from bench.run.server_faults import judge
 from bench.score.graders import grader_for
-from bench.score.grading import score_run_dir
 from bench.servers.base import Endpoints, Servers
 from bench.setting_types import size_bytes
 
@@ -50,6 +50,10 @@ def run_one(
         record.infra_error = True
         record.note(str(e))
     except OSError as e:  # a full disk under the artifacts: the bench ends, its rows intact
+        if is_disk_error(e) and (full := temp_full()):  # the temporary folder's: this run's fault, not the bench's
+            record.infra_error = True
+            record.note(f"the run could not go on: {full}")
+            return record
         mark_interrupted(run_dir)
         if not is_disk_error(e):
             raise
@@ -103,4 +107,7 @@ def measure(
         record.infra_error = True
     write_run_json(run_dir, record.inputs, {"run_id": record.run_id, **flint_server(endpoints, run_dir)})
     if seen.graded:  # otherwise nothing to grade: the counts stay empty, not 0
-        record.score = score_run_dir(run_dir, grader_for(factory.sandboxes.engine))
+        record.score, not_graded = grade_run(run_dir, grader_for(factory.sandboxes.engine))
+        if not_graded:  # the infrastructure's fault, not the agent's: --resume runs it again
+            record.note(not_graded)
+            record.infra_error = True

@@ -34,6 +34,7 @@ from bench.run.finishing import FINISHING
 from bench.run.one_run import run_one
 from bench.run.outputs import check_writable, log_file, mark_interrupted
 from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
+from bench.run.preflight import refuse_small_windows, refuse_uncollectable
 from bench.run.progress import Progress
 from bench.run.record import RunRecord
 from bench.run.resume_file import results_file
@@ -42,6 +43,7 @@ from bench.run.shards import Shard, describe, planned_id, shard_out, shard_plan
 from bench.run.spelling import spelled
 from bench.run.start_notes import start_warnings
 from bench.run.workers import Lanes, RowWriter, RunQueue, stop_servers, worker_configs, worker_label
+from bench.score.graders import grader_for
 from bench.servers.base import Endpoints, Servers
 
 Row = dict[str, str]
@@ -80,6 +82,8 @@ class Bench:
         self.current_ctx: int | None = None  # the window this bench's servers serve now (the queue prefers it)
         self.speeds: ServerSpeeds | None = None  # measured at each server start, for the runs' floor
         self.outages = Outages(self.factory.server_kind, config.server_wait_s, config.jeff_ctx)
+        self.plan: list[PlannedRun] = []
+        self.windows_checked = False  # the plan's windows against Flint's count of each task (bench.run.preflight)
 
     def lane(self, factory: Factory) -> Bench:
         """Another worker of this bench: its own settings, sandboxes and servers; the same plan, file and writer."""
@@ -92,6 +96,7 @@ class Bench:
         """The whole plan, holding the results file's lock, as instances (one per worker) that clean up after
         themselves."""
         plan = shard_plan(plan_runs(self.config), self.shard)  # a wrong matrix is refused before anything is locked
+        self.plan = plan  # before the lanes copy this bench: each checks the windows at its servers' first start
         lanes = Lanes(self, self.factories)
         lock = ResultsLock(self.out)
         lock.acquire()
@@ -122,6 +127,7 @@ class Bench:
             log.warning("%s", note)
         if not plan:  # a shard of a plan smaller than the shard count: its file says so, and merges
             self.writer.header()
+        refuse_uncollectable(plan, grader_for(self.factory.sandboxes.engine))
         queue = RunQueue(plan)
         if len(lanes.benches) == 1:  # one pair: it runs here, where Ctrl-C lands
             self.run_lane(queue, lanes.servers(self, plan), existing, Progress(len(plan)))
@@ -194,6 +200,9 @@ class Bench:
 
     def _start_servers(self, servers: Servers, planned: PlannedRun, progress: Progress) -> Endpoints:
         started = servers.start(planned.ctx)
+        if not self.windows_checked:  # before the first run: a window no task fits is refused
+            refuse_small_windows(self.plan, started.flint_url)
+            self.windows_checked = True
         self.factory.sandboxes.connect(started)  # the sandboxes' way to these servers
         try:  # on a GPU: each on its card, warmed up; then the speeds the runs' floor comes from
             # waited for in slices (bench.stopping): a first warm-up on a GPU can take minutes

@@ -23,6 +23,7 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
     outages: list[str] = field(default_factory=list)  # the faults of a server that stopped answering /health
     stall_s: float | None = None  # None: no trace, nothing to tell
+    after_stop: list[str] = field(default_factory=list)  # faults that came after the agent's stop: the run is kept
     died: bool = False
     flint_restarted: bool = False
 
@@ -37,7 +38,12 @@ class Verdict:
 def judge(histories: list[History], events: list[Event], stall_limit_s: float) -> Verdict:
     verdict = Verdict()
     for history in histories:
-        verdict.outages += watch_faults(history, answered_prompt_tokens(events, history.server.role))
+        faults = watch_faults(history, answered_prompt_tokens(events, history.server.role))
+        run = history.until_stop()
+        if faults and run is not None and not watch_faults(run, answered_prompt_tokens(events, run.server.role)):
+            verdict.after_stop += [f"{fault}, after the agent's stop (t={run.probes[-1].t:.1f} s)" for fault in faults]
+        else:
+            verdict.outages += faults
     verdict.faults += verdict.outages
     verdict.died = any("died" in fault for fault in verdict.faults)
     verdict.flint_restarted = any(fault.startswith("Flint (") and "restarted" in fault for fault in verdict.faults)

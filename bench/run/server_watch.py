@@ -56,6 +56,13 @@ class History:
 
     server: Watched
     probes: list[Probe] = field(default_factory=list)
+    at_stop: Probe | None = None  # taken when the agent's stop line was seen: what it was before is the run's
+
+    def until_stop(self) -> History | None:
+        """The history up to the agent's stop, when the server answered then (None: no such probe)."""
+        if self.at_stop is None or self.at_stop.health != OK:
+            return None
+        return History(self.server, [p for p in self.probes if p.t <= self.at_stop.t], self.at_stop)
 
 
 def watched_servers(endpoints: Endpoints) -> list[Watched]:
@@ -93,7 +100,16 @@ class ServerWatch:
             thread.join(timeout=HEALTH_TIMEOUT_S * 3)
         for history in self.histories:
             history.probes.append(self.probe(history.server))
+            history.probes.sort(key=lambda probe: probe.t)  # the probe at the agent's stop came from another thread
         return self.histories
+
+    def agent_stopped(self) -> None:
+        """Each server probed now, as the agent's stop line is seen: a server that answers here and dies later died
+        after the run (bench.run.server_faults keeps the run)."""
+        for history in self.histories:
+            if history.at_stop is None:
+                history.at_stop = self.probe(history.server)
+                history.probes.append(history.at_stop)
 
     def _watch(self, history: History) -> None:
         with _client() as client:

@@ -24,6 +24,7 @@ from pathlib import Path
 from bench.errors import FixtureError, ScoringError
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import make_work_copy, run_git
+from bench.results.disk import is_disk_error, temp_full
 from bench.score.graders import Grader, PytestRun
 from bench.score.grading_copy import changed_paths, clean_grading_copy, remove
 from bench.score.junit import collection_errors, count
@@ -96,7 +97,9 @@ def _judge_into(fx: Fixture, score: Score, planned: list[Planned], runs: list[Py
     for plan, run in zip(planned, runs, strict=True):
         if run.junit_xml is not None:
             score.junit_reports[plan.report] = run.junit_xml
-    found = combine(planned, [judge(plan, run, timeout_s) for plan, run in zip(planned, runs, strict=True)])
+    judged = [judge(plan, run, timeout_s) for plan, run in zip(planned, runs, strict=True)]
+    found = combine(planned, judged)
+    score.voided = any(result.void for result in judged)
     for note in found.notes:
         score.note(note)
     for flag in found.flags:
@@ -181,8 +184,13 @@ def score_run_dir(run_dir: Path, grader: Grader, root: Path | None = None, out: 
     if recorded and not (Path(recorded) / "fixtures").is_dir():
         recorded = None  # the folder has moved since: the checkout's own
     fx = load_fixture(fixture_name, root or (Path(recorded) if recorded else None))
-    with tempfile.TemporaryDirectory(prefix="bench-score-") as tmp:
-        score = score_diff(fx, diff, grader, Path(tmp))
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-score-") as tmp:
+            score = score_diff(fx, diff, grader, Path(tmp))
+    except OSError as e:  # the grading copy's folder, not the results': the run could not be graded, nothing lost
+        if not is_disk_error(e):
+            raise
+        raise ScoringError(f"grading could not run: {temp_full() or f'{e.filename}: {e.strerror}'}") from e
     save_score(score, out or run_dir)
     return score
 

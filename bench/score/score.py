@@ -24,6 +24,7 @@ class Score:
     code_decided: list[str] = field(default_factory=list)  # hidden tests whose verdict the code's answer gave
     grading_confinement: str = ""  # what confined the sealed judge's code process (bench.score.tamper.Witness)
     grading_tampered: bool = False  # the grading was interfered with: tests it cannot vouch for count as failed
+    voided: bool = False  # a session gave no whole report (killed, timed out, no junit XML): bench.run.grade asks why
     junit_reports: dict[str, str] = field(default_factory=dict, repr=False)  # file name -> a session's junit XML
 
     def note(self, problem: str) -> None:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from bench.config import BenchConfig
 from bench.containers.engine import docker_client
-from bench.errors import ConfigError
+from bench.containers.nvidia_toolkit import container_toolkit
+from bench.errors import ConfigError, PrerequisiteError
 from bench.fixtures.fixture import fixtures_root, load_fixture
 from bench.measure.nvml import nvidia_gpu_present
 from bench.servers.compose import ComposeServers, make_compose_servers
@@ -27,6 +28,12 @@ def _servers(config: BenchConfig, checkout: Path, *, build_image: bool) -> Compo
     fixtures = [load_fixture(name, root) for name in config.fixtures]  # what forced tool calls offer (flint_tools)
     client = docker_client()
     gpu = nvidia_gpu_present()
+    if gpu and build_image and not container_toolkit(client.info()):  # said before a build of many minutes
+        raise PrerequisiteError(
+            "this host has an NVIDIA GPU, but Docker has no NVIDIA Container Toolkit (no nvidia runtime in docker "
+            "info, no nvidia-container-cli): compose's GPU services cannot reach the card. Install the toolkit "
+            "(docs/gpu.md), then make up again"
+        )
     return make_compose_servers(config, client, gpu=gpu, build_image=build_image, fixtures=fixtures, checkout=checkout)
 
 

@@ -5,8 +5,9 @@ The merge pod's service account may read the shards Job and list pods (the Role 
 POLL_S it reads the Job's `status.completedIndexes` and `status.failedIndexes` (the API's own account of each index,
 whatever ended it: the bench's exit, an OOM kill, an eviction, a lost node, the Job's deadline) and the pods of the
 indexes still open. It stops waiting when every index has ended, when the Job itself has (its Complete or Failed
-condition), when every open index's pod has not started within start_deadline_s (unschedulable, an image it cannot
-pull: the waiting reason is named), or at its own deadline. Then it writes one line per shard, with the exit status
+condition), when every open index's pod has not started within start_deadline_s for a reason that will not pass
+(an image it cannot pull: the waiting reason is named), or at its own deadline; a pod queued for a card, however
+long, is waited for. Then it writes one line per shard, with the exit status
 its bench left as a marker of this submission when it did, and the merge runs on what is there.
 """
 
@@ -28,6 +29,12 @@ from bench.submit.kube_api import KubeApi, KubeApiError
 POLL_S = 30.0
 OPEN = ("running", "pending")  # an index that may still end on its own
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+# Waiting reasons that will not pass by themselves: only a pod stuck on one of these is given up on at the start
+# deadline. A pod the scheduler has no room for (a GPU queue on a shared cluster) or an index whose pod the Job has not
+# made yet (its parallelism) is queued: it stays open until the merge's own deadline (--deadline-s).
+BROKEN_START = frozenset(
+    {"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "CreateContainerConfigError"}
+)
 log = logging.getLogger(__name__)
 Reader = Callable[[], tuple[dict[str, Any], list[dict[str, Any]]]]  # the Job, and the pods of its indexes
 
@@ -100,6 +107,11 @@ def why_waiting(pod: dict[str, Any]) -> str:
     return f"pod {name}: {pod.get('status', {}).get('phase', 'Pending')}"
 
 
+def cannot_start(pod: dict[str, Any]) -> bool:
+    """A container of the pod waits on something that will not pass by itself (an image that cannot be pulled)."""
+    return any(((s.get("state") or {}).get("waiting") or {}).get("reason") in BROKEN_START for s in statuses(pod))
+
+
 def why_failed(pods: list[dict[str, Any]]) -> str:
     """How the last pod of a failed index ended: evicted, a deadline, or its container's end (OOMKilled, exit 1)."""
     if not pods:
@@ -137,7 +149,7 @@ def shard_ends(
         else:
             since = min((seconds(p.get("metadata", {}).get("creationTimestamp")) or now for p in mine), default=created)
             why = why_waiting(mine[-1]) if mine else "no pod yet"
-            late = now - since >= start_s
+            late = now - since >= start_s and any(cannot_start(pod) for pod in mine)
             ends.append(ShardEnd(index, "not started" if late else "pending", f"{why}, for {now - since:.0f} s"))
     return ends
 

@@ -211,6 +211,11 @@ def shards_job(settings: BenchConfig, plan: Submission, options: K8sOptions) -> 
         "backoffLimitPerIndex": 0,
         "maxFailedIndexes": plan.shards,
         "activeDeadlineSeconds": options.deadline_s,
+        # ...but a disruption (a node drained, a pod preempted or evicted) is no failure: the index runs again, and
+        # its bench resumes its own file (--resume)
+        "podFailurePolicy": {
+            "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]
+        },
     }
     return job(f"{options.name}-shards", options, pod, indexed)
 

@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -134,3 +135,44 @@ def test_the_rehearsal_imports_nothing_the_device_machine_lacks() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_llama_server_build_starts_first_and_the_short_steps_run_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, child_processes: None
+) -> None:
+    """The GPU day's longest step (building llama-server for the card) starts before the inventory, gets the budget
+    to its end less the serving's, and the served step takes the server it built (issue 49, item 7)."""
+    from bench.rehearsal import __main__ as rehearsal_main
+    from bench.rehearsal import build_llama, llama_step
+
+    card = FakeDevice("GPU-11111111-2222-3333-4444-555555555555", [IDLE], name="NVIDIA H200", total=140 * GIB)
+    order: list[tuple[str, float]] = []
+    built = tmp_path / "build" / "build" / "bin" / "llama-server"
+
+    def build_server(archive: Path, work: Path, architectures: str, deadline: float, emit: object) -> Path:
+        order.append(("build starts", time.monotonic()))
+        time.sleep(1.0)  # the short steps run meanwhile
+        order.append(("build ends", deadline - time.monotonic()))
+        return built
+
+    def llama_memory(server: Path, work: Path, **kwargs: object) -> None:
+        order.append((f"serves {server.relative_to(tmp_path)} from {work.relative_to(tmp_path)}", time.monotonic()))
+
+    inventory = rehearsal_main.inventory
+
+    def inventory_step(*args: Any) -> Any:
+        order.append(("inventory starts", time.monotonic()))
+        return inventory(*args)
+
+    monkeypatch.setattr(rehearsal_main, "inventory", inventory_step)
+    monkeypatch.setattr(build_llama, "build_server", build_server)
+    monkeypatch.setattr(llama_step, "llama_memory", llama_memory)
+    argv = ["--out", str(tmp_path / "out"), "--sizes", "1", "--cost-seconds", "0.2", "--hold-seconds", "0.1"]
+    argv += ["--llama-source", str(tmp_path / "llama.cpp-src.tar.xz"), "--llama-build", str(tmp_path / "build")]
+    argv += ["--budget-s", "200"]
+    figures = rehearse(parse(argv), FakeNvml([card]), stand_in_probe(card, []))
+    assert [what for what, _ in order[:2]] == ["build starts", "inventory starts"]  # the build first, then beside it
+    assert order[2][0] == "build ends" and 200 - 90 - 10 < order[2][1] <= 200 - 90  # the budget less SERVE_S
+    assert order[3][0] == "serves build/build/bin/llama-server from build"
+    steps = [f.step for f in figures]
+    assert steps.index("inventory") < steps.index("sampler cost") < len(steps)

@@ -19,7 +19,7 @@ from small_task import NAME, ROOT
 from bench import cli
 from bench.errors import Terminated
 from bench.results.append import read_rows
-from bench.run import one_run
+from bench.run import grade as grade_module
 from bench.run.finishing import on_sigterm
 from bench.testing import fake_llama
 
@@ -51,7 +51,7 @@ def test_a_disk_that_fills_up_while_grading_ends_the_bench_with_one_line_and_kee
     small_disk: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = small_disk / "results.csv"
-    grade = one_run.score_run_dir
+    grade = grade_module.score_run_dir
     graded: list[Path] = []
 
     def disk_full_before_the_second_grading(run_dir: Path, *args: Any, **kwargs: Any) -> Any:
@@ -60,7 +60,7 @@ def test_a_disk_that_fills_up_while_grading_ends_the_bench_with_one_line_and_kee
             fill(small_disk)  # junit.xml and score.json of the second run find no space
         return grade(run_dir, *args, **kwargs)
 
-    monkeypatch.setattr(one_run, "score_run_dir", disk_full_before_the_second_grading)
+    monkeypatch.setattr(grade_module, "score_run_dir", disk_full_before_the_second_grading)
     with fake_llama.FakeLlama() as flint:
         status = cli.main(
             [

@@ -45,7 +45,46 @@ def test_each_index_is_named_by_how_the_job_and_its_pod_say_it_ended() -> None:
     early = shard_ends(JOB, PODS, 4, CREATED + 5 * MINUTE, 15 * MINUTE)
     assert early[2].state == "pending"  # an image pull may still succeed
     no_pod = shard_ends(JOB, [], 4, CREATED + 20 * MINUTE, 15 * MINUTE)[3]
-    assert (no_pod.state, no_pod.detail) == ("not started", "no pod yet, for 1200 s")
+    assert (no_pod.state, no_pod.detail) == ("pending", "no pod yet, for 1200 s")  # the Job's parallelism: queued
+
+
+def queued_for_a_card(pod: dict[str, Any]) -> dict[str, Any]:
+    """The pod as the scheduler leaves it on a shared cluster whose GPUs are all taken."""
+    queued = copy.deepcopy(pod)
+    queued["status"] = {
+        "phase": "Pending",
+        "conditions": [
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "message": "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
+            }
+        ],
+    }
+    return queued
+
+
+def test_shards_queued_for_a_card_longer_than_an_hour_are_waited_for_until_they_end() -> None:
+    open_job = copy.deepcopy(JOB)
+    open_job["status"].update(completedIndexes="0", failedIndexes="1")
+    queued = [PODS[0], queued_for_a_card(PODS[1]), queued_for_a_card(PODS[2])]  # indexes 1, 2 and 3
+    clock = Clock(CREATED)
+    reads: list[float] = []
+
+    def read() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        reads.append(clock.now)
+        if clock.now < CREATED + 75 * MINUTE:  # both queued for 75 minutes: past the 15 minutes' start deadline
+            return open_job, queued
+        done = copy.deepcopy(open_job)
+        done["status"].update(completedIndexes="0,2-3", conditions=[{"type": "Failed", "status": "True"}])
+        return done, PODS[:1]
+
+    ends = wait(read, 4, 3 * 24 * 3600, 15 * MINUTE, lambda: clock.now, clock.sleep, poll_s=30)
+    assert [end.state for end in ends] == ["succeeded", "failed", "succeeded", "succeeded"]
+    assert reads[-1] >= CREATED + 75 * MINUTE and len(reads) == 151
+    queued_state = shard_ends(open_job, queued, 4, CREATED + 70 * MINUTE, 15 * MINUTE)[2]
+    assert queued_state.state == "pending" and "Insufficient nvidia.com/gpu" in queued_state.detail
 
 
 class Clock:

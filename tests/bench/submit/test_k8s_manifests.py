@@ -98,6 +98,23 @@ def test_as_an_operator_reads_them_every_container_is_pinned_bounded_and_every_j
     assert flint["resources"]["limits"]["nvidia.com/gpu"] == flint["resources"]["requests"]["nvidia.com/gpu"] == 1
 
 
+def matched_rule(policy: dict[str, Any], pod_conditions: list[str]) -> str:
+    """The action of the first rule a failed pod matches, as the Job controller documents it ("Count" when none)."""
+    for rule in policy["rules"]:
+        if any(c["type"] in pod_conditions for c in rule.get("onPodConditions", [])):
+            return str(rule["action"])
+    return "Count"
+
+
+def test_a_drained_node_runs_the_shard_again_and_a_failed_bench_does_not(tmp_path: Path) -> None:
+    spec = next(d for d in render(tmp_path) if d["metadata"]["name"].endswith("-shards"))["spec"]
+    assert spec["backoffLimitPerIndex"] == 0 and spec["template"]["spec"]["restartPolicy"] == "Never"
+    # a node drain, a preemption or an eviction marks the pod DisruptionTarget: not counted, the index runs again
+    assert matched_rule(spec["podFailurePolicy"], ["DisruptionTarget", "Ready"]) == "Ignore"
+    # the bench's own failure (an exit, an OOM kill) is counted: with no retries per index, its runs are missing
+    assert matched_rule(spec["podFailurePolicy"], ["Ready"]) == "Count"
+
+
 def test_the_merge_may_read_the_shards_job_and_list_pods_and_nothing_else(tmp_path: Path) -> None:
     documents = render(tmp_path)
     role, binding = by_kind(documents, "Role"), by_kind(documents, "RoleBinding")

@@ -1,0 +1,204 @@
+"""A grading the infrastructure cut short is the run's infra_error, never the agent's failure (bench/run/grade.py):
+a full temporary folder (a real tmpfs this test mounts as root) and a SIGTERM that reaches every process of the bench
+as scancel sends it; `--resume` then runs those runs again and grades them. A grading pytest that dies on its own
+(what the code under test can do) still counts the tests it did not report as failed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from small_task import NAME, ROOT, UNTOUCHED
+
+from bench import cli
+from bench.results.append import read_rows
+from bench.results.disk import temp_full
+from bench.run.spelling import FROM_MAKE
+from bench.score.graders import LocalGrader
+from bench.testing import fake_llama
+
+CHECKOUT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+def small_temp(child_processes: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A 4 MiB tmpfs made the temporary folder of this process and its children."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mount = Path(tempfile.mkdtemp(prefix="bench-small-temp-"))
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], check=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(mount))
+    monkeypatch.setenv("TMPDIR", str(mount))
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+        mount.rmdir()
+
+
+def fill(disk: Path) -> None:
+    with open(disk / "filler", "wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * 65536)
+                f.flush()
+        except OSError:
+            pass
+
+
+def run_argv(out: Path, flint: fake_llama.FakeLlama, *more: str) -> list[str]:
+    return [
+        "run",
+        "--servers",
+        "external",
+        "--sandbox",
+        "local",
+        "--flint-url",
+        flint.url,
+        "--fixtures",
+        NAME,
+        "--fixtures-root",
+        str(ROOT),
+        "--presets",
+        "part2",
+        "--ctx",
+        "4096",
+        "--max-steps",
+        "2",
+        "--out",
+        str(out),
+        *more,
+    ]
+
+
+def test_a_full_temporary_folder_while_grading_makes_infra_error_rows_that_resume_runs_again(
+    small_temp: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "results.csv"  # the results on another disk, which has room
+    sessions = LocalGrader.run_sessions
+
+    def temp_full_when_grading(self: LocalGrader, *args: Any, **kwargs: Any) -> Any:
+        fill(small_temp)  # the grading copy is made; its pytest sessions find no room
+        return sessions(self, *args, **kwargs)
+
+    monkeypatch.setattr(LocalGrader, "run_sessions", temp_full_when_grading)
+    with fake_llama.FakeLlama() as flint:
+        status = cli.main(run_argv(out, flint, "--reps", "2"))
+    assert status == cli.EXIT_FAILED == 1
+    rows = read_rows(out)
+    assert [row["stop_reason"] for row in rows] == ["infra_error", "infra_error"], rows
+    for row in rows:
+        assert f"the temporary folder {small_temp}/" in row["error"], row["error"]
+        assert "takes no more writes (No space left on device)" in row["error"], row["error"]
+        assert row["hidden_passed"] == row["hidden_total"] == "", row  # not measured, not 0 of 3
+    monkeypatch.setattr(LocalGrader, "run_sessions", sessions)
+    (small_temp / "filler").unlink()
+    with fake_llama.FakeLlama() as flint:
+        assert cli.main(run_argv(out, flint, "--reps", "2", "--resume")) == 0
+    again = read_rows(out)[2:]
+    assert [(row["rep"], row["stop_reason"]) for row in again] == [("1", "done"), ("2", "done")]
+    assert [(row["hidden_passed"], row["hidden_total"]) for row in again] == [UNTOUCHED[:2]] * 2
+
+
+def test_the_probe_tells_a_full_folder_from_one_with_room(small_temp: Path) -> None:
+    assert temp_full(small_temp) is None
+    fill(small_temp)
+    assert temp_full(small_temp) == f"the temporary folder {small_temp} takes no more writes (No space left on device)"
+
+
+def test_a_grading_pytest_that_dies_on_its_own_still_counts_its_tests_as_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, child_processes: None
+) -> None:
+    """The code under test killing its pytest is the agent's doing: the run stays graded, 0 passed, flagged."""
+    out = tmp_path / "results.csv"
+    sessions = LocalGrader.run_sessions
+
+    def killed(self: LocalGrader, workdir: Path, *args: Any, **kwargs: Any) -> Any:
+        (workdir / "calc.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+        return sessions(self, workdir, *args, **kwargs)
+
+    monkeypatch.setattr(LocalGrader, "run_sessions", killed)
+    with fake_llama.FakeLlama() as flint:
+        cli.main(run_argv(out, flint))
+    (row,) = read_rows(out)
+    assert row["stop_reason"] == "done" and row["hidden_passed"] == "0", row  # graded: the agent's doing
+    assert "grading_tampered" in row["failure_labels"] and "pytest was killed by signal 9" in row["error"], row
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process under `pid`, whatever session it made (as Slurm's cgroup holds a job's processes)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        found += (kids := children.get(todo.pop(), []))
+        todo += kids
+    return found
+
+
+def grading_pytest_runs(pid: int) -> bool:
+    for child in descendants(pid):
+        try:
+            if b"junitxml" in Path(f"/proc/{child}/cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def slow_fixtures(tmp_path: Path) -> tuple[Path, Path]:
+    """The small task, its hidden test slow while a flag file exists."""
+    root = tmp_path / "fixtures_root"
+    shutil.copytree(ROOT, root)
+    flag = tmp_path / "slow"
+    flag.touch()
+    hidden = root / "hidden_tests" / NAME / "test_hidden_calc.py"
+    slow = f"    while os.path.exists({str(flag)!r}):\n        time.sleep(0.1)\n"
+    text = hidden.read_text().replace("def test_add_is_unchanged():\n", f"def test_add_is_unchanged():\n{slow}")
+    hidden.write_text(f"import os\nimport time\n{text}")
+    return root, flag
+
+
+@pytest.mark.processes
+def test_a_sigterm_to_every_process_while_grading_makes_the_row_infra_error_and_resume_grades_it(
+    tmp_path: Path,
+) -> None:
+    root, flag = slow_fixtures(tmp_path)
+    out = tmp_path / "results.csv"
+    env = {name: value for name, value in os.environ.items() if name != FROM_MAKE}
+    with fake_llama.FakeLlama() as flint:
+        argv = [sys.executable, "-m", "bench", *run_argv(out, flint), "--fixtures-root", str(root)]
+        bench = subprocess.Popen(argv, cwd=CHECKOUT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        runs = tmp_path / "runs"  # the run's trace kept: the grading's supervisor now is the run's, not the preflight's
+        while not (any(runs.glob("*/events.jsonl")) and grading_pytest_runs(bench.pid)):
+            assert bench.poll() is None and time.monotonic() < deadline, bench.communicate()[0][-3000:]
+            time.sleep(0.05)
+        for pid in [bench.pid, *descendants(bench.pid)]:  # scancel: every process of the job at once
+            os.kill(pid, signal.SIGTERM)
+        output = bench.communicate(timeout=120)[0].decode(errors="replace")
+        assert bench.returncode == 143, output[-3000:]
+        rows = read_rows(out)
+        assert len(rows) == 1, output[-3000:]
+        row = rows[0]
+        assert row["stop_reason"] == "infra_error" and row["hidden_passed"] == "", row
+        assert row["error"].startswith("grading was cut short: the bench was asked to stop while it ran"), row
+        flag.unlink()
+        again = subprocess.run([*argv, "--resume"], cwd=CHECKOUT, env=env, capture_output=True, text=True)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    first, second = read_rows(out)
+    assert second["stop_reason"] == "done" and second["hidden_passed"] == UNTOUCHED[0], second
