@@ -107,7 +107,12 @@ def measure(
         record.infra_error = True
     write_run_json(run_dir, record.inputs, {"run_id": record.run_id, **flint_server(endpoints, run_dir)})
     if seen.graded:  # otherwise nothing to grade: the counts stay empty, not 0
-        record.score, not_graded = grade_run(run_dir, grader_for(factory.sandboxes.engine))
-        if not_graded:  # the infrastructure's fault, not the agent's: --resume runs it again
-            record.note(not_graded)
-            record.infra_error = True
+        grade_into(record, run_dir, factory)
+
+
+def grade_into(record: RunRecord, run_dir: Path, factory: Factory) -> None:
+    """The run's hidden tests, graded after the agent has ended; a grading the infrastructure cut short is noted."""
+    record.score, not_graded = grade_run(run_dir, grader_for(factory.sandboxes.engine))
+    if not_graded:  # the infrastructure's fault, not the agent's: --resume runs it again
+        record.note(not_graded)
+        record.infra_error = True
