@@ -66,5 +66,9 @@ def ensure_installed(kind: AgentKind) -> Path:
         if done.returncode != 0:
             tail = (done.stderr or done.stdout).strip()[-400:]
             raise PrerequisiteError(f"installing {kind.name} ({' '.join(packages(kind))}) failed: {tail}")
+    node = shutil.which("node")
+    if kind.install.npm and node:  # the kind's node, where its image finds it too (docker/agent-npm.Dockerfile)
+        (venv / "bin").mkdir(exist_ok=True)
+        (venv / "bin" / "node").symlink_to(Path(node).resolve())
     (venv / ".installed").write_text(" ".join(packages(kind)) + "\n")
     return venv

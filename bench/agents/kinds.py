@@ -13,12 +13,14 @@ from bench.agents.base import AgentKind
 from bench.agents.install import is_installed, packages
 from bench.agents.mini_swe import MINI_SWE
 from bench.agents.opencode import OPENCODE
+from bench.agents.pi import PI
 from bench.errors import ConfigError
 
 KINDS: dict[str, AgentKind] = {
     "article": ARTICLE,
     "mini-swe-agent": MINI_SWE,
     "opencode": OPENCODE,
+    "pi": PI,
 }
 
 

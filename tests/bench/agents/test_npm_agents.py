@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.agents import install, opencode
+from bench.agents import install, opencode, pi
 from bench.agents.base import AgentSettings, Place
 from bench.agents.kinds import KINDS, agent_kind
 from bench.config import BenchConfig
@@ -91,3 +91,38 @@ def test_a_kind_that_cannot_run_here_is_refused_with_its_reason(monkeypatch: pyt
     monkeypatch.setitem(KINDS, "tiny", replace(tiny({}), unavailable=lambda: "it needs Node.js 22, this has 20"))
     with pytest.raises(ConfigError, match=r"^agents: tiny cannot run here: it needs Node.js 22, this has 20; drop"):
         plan_runs(BenchConfig(agents=["tiny"]))
+
+
+def test_pi_runs_in_print_mode_at_the_proxy_with_the_runs_window_and_its_own_folder() -> None:
+    launch = agent_kind("pi").launch(PLACE, SETTINGS)
+    assert launch.argv[3:6] == ["/v/bin/node", "/w/repo/TASK.md", f"/v/{pi.CLI}"]
+    assert {"--offline", "--no-session", "--no-extensions"} <= set(launch.argv)
+    provider = json.loads(launch.env["AGENTBENCH_PI_MODELS"])["providers"]["flint"]
+    assert (provider["baseUrl"], provider["api"]) == ("http://127.0.0.1:5000/v1", "openai-completions")
+    assert provider["models"][0] | {"input": None} == {
+        "id": "flint",
+        "contextWindow": 8192,
+        "maxTokens": 2048,
+        "reasoning": False,
+        "input": None,
+    }
+    compaction = json.loads(launch.env["AGENTBENCH_PI_SETTINGS"])["compaction"]
+    assert compaction == {"enabled": True, "reserveTokens": 2048, "keepRecentTokens": 2048}
+    assert (launch.env["AGENTBENCH_STEP_LIMIT"], launch.env["PI_CODING_AGENT_DIR"]) == ("7", "/w/out/pi-agent")
+    assert launch.env["AGENTBENCH_SAMPLING"] == SETTINGS.sampling and launch.env["PI_OFFLINE"] == "1"
+
+
+@pytest.mark.parametrize(
+    ("found", "why"),
+    [
+        (None, "no `node` on PATH: install Node.js 20.6 or newer"),
+        ((18, 20), "needs Node.js 20.6 or newer, this machine's is 18.20: install a newer nodejs"),
+        ((20, 6), None),
+    ],
+)
+def test_pi_says_in_one_line_when_this_machines_node_is_too_old(
+    monkeypatch: pytest.MonkeyPatch, found: tuple[int, int] | None, why: str | None
+) -> None:
+    monkeypatch.setattr(pi, "node_version", lambda: found)
+    said = agent_kind("pi").unavailable()
+    assert said == why if why is None else why in (said or "")
