@@ -27,7 +27,7 @@ VERSION = "0.73.1"
 PACKAGE = f"@mariozechner/pi-coding-agent@{VERSION}"
 NODE_MIN = (20, 6)
 CLI = "node_modules/@mariozechner/pi-coding-agent/dist/cli.js"
-# The bench's extension (pi's extension API, docs/extensions.md of the package): sampling into every request, and
+# The bench's extension (pi's extension API, documented in its package): sampling into every request, and
 # the prompt aborted once the step limit of turns is reached (print mode then exits 1).
 EXTENSION = """
 export default function (pi) {
