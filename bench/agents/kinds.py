@@ -14,6 +14,7 @@ from bench.agents.install import is_installed, packages
 from bench.agents.mini_swe import MINI_SWE
 from bench.agents.opencode import OPENCODE
 from bench.agents.pi import PI
+from bench.agents.qwen_code import QWEN_CODE
 from bench.errors import ConfigError
 
 KINDS: dict[str, AgentKind] = {
@@ -21,6 +22,7 @@ KINDS: dict[str, AgentKind] = {
     "mini-swe-agent": MINI_SWE,
     "opencode": OPENCODE,
     "pi": PI,
+    "qwen-code": QWEN_CODE,
 }
 
 

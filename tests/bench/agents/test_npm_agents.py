@@ -126,3 +126,19 @@ def test_pi_says_in_one_line_when_this_machines_node_is_too_old(
     monkeypatch.setattr(pi, "node_version", lambda: found)
     said = agent_kind("pi").unavailable()
     assert said == why if why is None else why in (said or "")
+
+
+def test_qwen_code_runs_once_at_the_proxy_with_the_runs_turns_window_and_sampling() -> None:
+    launch = agent_kind("qwen-code").launch(PLACE, SETTINGS)
+    argv = launch.argv
+    assert argv[3:6] == ["/v/bin/node", "/w/repo/TASK.md", "/v/node_modules/@qwen-code/qwen-code/cli-entry.js"]
+    assert argv[argv.index("--openai-base-url") + 1] == "http://127.0.0.1:5000/v1" and "--yolo" in argv
+    assert argv[argv.index("--max-session-turns") + 1] == "7" and argv[argv.index("--auth-type") + 1] == "openai"
+    generation = json.loads(launch.env["AGENTBENCH_QWEN_SETTINGS"])["model"]["generationConfig"]
+    assert generation == {
+        "contextWindowSize": 8192,
+        "samplingParams": {"seed": 42, "temperature": 0.0, "max_tokens": 2048},
+    }
+    assert launch.env["QWEN_HOME"] == "/w/out/qwen-home"
+    with pytest.raises(ConfigError, match=r"agents: qwen-code needs ctx >= 24576 \(its first request alone"):
+        plan_runs(BenchConfig(agents=["qwen-code"], ctx=[8192]))
