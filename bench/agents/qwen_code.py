@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 
+from bench.agents import pi
 from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place
-from bench.agents.pi import answer_limit, node_version
 
 VERSION = "0.24.4"
 PACKAGE = f"@qwen-code/qwen-code@{VERSION}"
@@ -29,7 +29,7 @@ RUN = (
 
 
 def unavailable() -> str | None:
-    version = node_version()
+    version = pi.node_version()
     if version is None:
         return "no `node` on PATH: install Node.js 20 or newer (Debian 13: apt-get install -y nodejs npm)"
     if version < NODE_MIN:
@@ -38,7 +38,7 @@ def unavailable() -> str | None:
 
 
 def settings_file(settings: AgentSettings) -> dict[str, object]:
-    sampling = {**json.loads(settings.sampling), "max_tokens": answer_limit(settings.ctx)}
+    sampling = {**json.loads(settings.sampling), "max_tokens": pi.answer_limit(settings.ctx)}
     generation = {"contextWindowSize": settings.ctx, "samplingParams": sampling}
     return {
         "model": {"name": "flint", "generationConfig": generation},
