@@ -1,10 +1,10 @@
-"""The agents from npm end to end against the real llama-server (embedded, CPU, Qwen2.5-Coder-0.5B): opencode and pi
-installed from npm (pinned, the machine's npm), in the local sandbox and in the docker sandbox, each behind the
-recording proxy. Each row has the article's figures: its requests, the reprocessed tokens equal to Flint's /metrics
-delta, the hidden tests' grading. What is checked is the measuring, not the agent's skill.
+"""The agents from npm end to end against the real llama-server (embedded, CPU, Qwen2.5-Coder-0.5B): pi installed
+from npm (pinned, the machine's npm), in the local sandbox and in the docker sandbox, behind the recording proxy. Its
+row has the article's figures: its requests, the reprocessed tokens equal to Flint's /metrics delta, the hidden
+tests' grading. What is checked is the measuring, not the agent's skill.
 
-opencode's first request alone is about 7,400 tokens, so it runs at ctx 8192 (minutes of prefill on two cores); pi's
-is about 1,500, so 4096 does."""
+opencode is not here yet: its first request alone is about 7,400 tokens, and at ctx 8192 on this model it compacted
+after every step and never ended within its step limit (docs/agents.md; killed after 21 minutes on two cores)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from bench.config import BenchConfig
 from bench.run.runner import Bench
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
-WINDOWS = {"pi": 4096, "opencode": 8192}
+WINDOWS = {"pi": 4096}
 SANDBOXES = ["local", pytest.param("docker", marks=pytest.mark.docker)]
 
 
