@@ -88,6 +88,8 @@ class AgentKind:
     unavailable: Callable[[], str | None] = lambda: None
     stop_reason: Callable[[int | None, bool], str] = exit_stop_reason  # its end, where it writes no trace
     notes: Mapping[str, str] = field(default_factory=dict)
+    # The smallest window it can work in (its first request alone is near it), and why; a smaller ctx is refused.
+    min_ctx: tuple[int, str] = (0, "")
 
 
 @dataclass(frozen=True)

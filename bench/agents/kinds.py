@@ -13,8 +13,11 @@ from bench.agents.article import ARTICLE
 from bench.agents.base import AgentKind
 from bench.agents.claude_code import CLAUDE_CODE
 from bench.agents.codex import CODEX
-from bench.agents.install import is_installed
+from bench.agents.install import is_installed, packages
 from bench.agents.mini_swe import MINI_SWE
+from bench.agents.opencode import OPENCODE
+from bench.agents.pi import PI
+from bench.agents.qwen_code import QWEN_CODE
 from bench.errors import ConfigError
 
 KINDS: dict[str, AgentKind] = {
@@ -23,6 +26,9 @@ KINDS: dict[str, AgentKind] = {
     "aider": AIDER,
     "codex": CODEX,
     "claude-code": CLAUDE_CODE,
+    "opencode": OPENCODE,
+    "pi": PI,
+    "qwen-code": QWEN_CODE,
 }
 
 
@@ -43,6 +49,17 @@ def listing(kinds: Iterable[AgentKind]) -> list[str]:
             version = kind.version()
         except Exception as e:  # noqa: BLE001 - a kind whose version cannot be read is listed, with why
             version, why = "?", why or f"its version cannot be read: {e}"
-        ready = "ready" if is_installed(kind) else f"ready (installs {', '.join(kind.install.pip)} on first use)"
+        ready = "ready" if is_installed(kind) else f"ready (installs {', '.join(packages(kind))} on first use)"
         lines.append(f"{kind.name:<16} {version:<14} {kind.dialect:<17} {why or ready}")
     return lines
+
+
+def refuse_unfit(name: str, ctx: int) -> None:
+    """ConfigError, before anything runs, for a kind that cannot run here or cannot work in a window of ctx."""
+    kind = agent_kind(name)
+    why = kind.unavailable()
+    if why:
+        raise ConfigError(f"agents: {name} cannot run here: {why}; drop it from agents")
+    smallest, because = kind.min_ctx
+    if ctx < smallest:
+        raise ConfigError(f"agents: {name} needs ctx >= {smallest} ({because}), not {ctx}: raise ctx or drop {name}")

@@ -1,10 +1,13 @@
-"""The sandbox image of an agent kind with packages of its own (docker/agent.Dockerfile): the sandbox image and, in
-/opt/agents/<name>, the kind's pinned packages, installed offline from wheels fetched on this host (pip download,
-through this machine's pip configuration), tagged by the sandbox image and the requirement."""
+"""The sandbox image of an agent kind with packages of its own: the sandbox image and, in /opt/agents/<name>, the
+kind's pinned packages, tagged by the sandbox image and the requirement. Python ones are installed offline from wheels
+fetched on this host (pip download, through this machine's pip configuration: docker/agent.Dockerfile); npm ones are
+the node_modules tree installed on this host for the local sandbox (bench/agents/install.py), copied in with this
+host's node (docker/agent-npm.Dockerfile)."""
 
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import subprocess
 import sys
@@ -12,10 +15,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench.agents.base import AgentKind
+from bench.agents.install import ensure_installed
 from bench.containers.images import build_image, digest, image_exists
 from bench.errors import PrerequisiteError
 
 AGENT_DOCKERFILE = Path("docker/agent.Dockerfile")  # in the checkout
+NPM_DOCKERFILE = Path("docker/agent-npm.Dockerfile")
 AGENT_REPO = "agentbench/agent"
 DOWNLOAD_TIMEOUT_S = 1800
 log = logging.getLogger(__name__)
@@ -26,9 +32,15 @@ def agent_home(name: str) -> str:
     return f"/opt/agents/{name}"
 
 
-def agent_tag(sandbox_image: str, name: str, requirements: tuple[str, ...], checkout: Path) -> str:
-    dockerfile = (checkout / AGENT_DOCKERFILE).read_bytes()
-    parts = [sandbox_image.encode(), name.encode(), *(r.encode() for r in requirements), dockerfile]
+def agent_tag(
+    sandbox_image: str, name: str, requirements: tuple[str, ...], checkout: Path, dockerfile: Path = AGENT_DOCKERFILE
+) -> str:
+    parts = [
+        sandbox_image.encode(),
+        name.encode(),
+        *(r.encode() for r in requirements),
+        (checkout / dockerfile).read_bytes(),
+    ]
     return f"{AGENT_REPO}-{name}:{digest(parts)}"
 
 
@@ -53,4 +65,26 @@ def ensure_agent_image(
         build_image(
             client, context, context / "Dockerfile", tag, sandbox_image, NAME=name, REQUIREMENTS=" ".join(requirements)
         )
+    return tag
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    source = os.path.realpath(source)  # bin/node: the file itself, not the link to it
+    try:
+        os.link(source, target)  # the install folder and the build context share the user's cache
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def ensure_npm_agent_image(client: Any, sandbox_image: str, kind: AgentKind, checkout: Path) -> str:
+    """The image of npm kind `kind` on `sandbox_image`, built if missing from its install on this host."""
+    tag = agent_tag(sandbox_image, kind.name, kind.install.npm, checkout, NPM_DOCKERFILE)
+    if image_exists(client, tag):
+        return tag
+    installed = ensure_installed(kind)
+    with tempfile.TemporaryDirectory(prefix="agentbench-agent-image-", dir=installed.parent) as tmp:
+        context = Path(tmp)
+        shutil.copytree(installed, context / "packages", copy_function=_link_or_copy)
+        shutil.copy(checkout / NPM_DOCKERFILE, context / "Dockerfile")
+        build_image(client, context, context / "Dockerfile", tag, sandbox_image, NAME=kind.name)
     return tag

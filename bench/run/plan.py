@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 from bench.agents.article import PRESETS
 from bench.agents.base import AgentCommand, AgentSettings
-from bench.agents.kinds import agent_kind
+from bench.agents.kinds import agent_kind, refuse_unfit
 from bench.config import BenchConfig
 from bench.fixtures.fixture import Fixture, fixture_hash, fixtures_root, load_fixture, repo_root
 from bench.llama.pin import recorded_build
@@ -52,6 +52,8 @@ def agent_matrix(config: BenchConfig) -> list[tuple[str, str, str, int]]:
         if agent_kind(agent).presets:
             cells += [(name, agent, preset, ctx) for name, preset, ctx in triples]
         else:
+            for _, ctx in pairs:
+                refuse_unfit(agent, ctx)
             cells += [(name, agent, "", ctx) for name, ctx in pairs]
     return cells
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.agents.base import AgentKind
-from bench.containers.agent_image import agent_home, ensure_agent_image
+from bench.agents.install import packages
+from bench.containers.agent_image import agent_home, ensure_agent_image, ensure_npm_agent_image
 from bench.containers.names import BenchNames
 from bench.containers.recorder import Recorder
 from bench.sandbox.record_proxy import PROXY_LOG
@@ -40,10 +41,12 @@ class OtherAgents:
                 if pip
                 else self.sandbox_image
             )
+            if kind.install.npm:
+                self.images[kind.name] = ensure_npm_agent_image(self.client, self.sandbox_image, kind, self.checkout)
         return self.images[kind.name]
 
     def home(self, kind: AgentKind) -> str:
-        return agent_home(kind.name) if kind.install.pip else ""
+        return agent_home(kind.name) if packages(kind) else ""
 
     def recording(self, log_dir: Path) -> Recorder:
         assert self.flint is not None

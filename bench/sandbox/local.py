@@ -10,7 +10,7 @@ from typing import Any
 
 from bench.agents.article import AGENT_HOME
 from bench.agents.base import AgentCommand, Place
-from bench.agents.install import ensure_installed
+from bench.agents.install import ensure_installed, packages
 from bench.config import BenchConfig
 from bench.containers.names import BenchNames
 from bench.errors import PrerequisiteError, SandboxError
@@ -67,7 +67,7 @@ class LocalSandbox:
         for name in visible_tests:  # the agent refuses to write them; the mode is a second line of defence
             (workdir / name).chmod(0o444)
         try:
-            installed = str(ensure_installed(agent.kind)) if agent.kind.install.pip else ""
+            installed = str(ensure_installed(agent.kind)) if packages(agent.kind) else ""
         except PrerequisiteError as e:  # this run cannot start; the bench goes on with the next
             return AgentRun(None, False, 0.0, "", infra_error=str(e))
         if agent.kind.own_trace:

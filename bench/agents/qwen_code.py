@@ -1,0 +1,71 @@
+"""Qwen Code (npm `@qwen-code/qwen-code`, pinned) as the kind `qwen-code`: a Node.js agent, started with the node
+its install folder links as bin/node (bench/agents/install.py), as pi is.
+
+Headless: `qwen TASK` (a prompt given on the command line runs once and exits) with `--yolo` (its tools without
+asking), `--max-session-turns` the run's step limit, and its OpenAI dialect at the recording proxy
+(`--auth-type openai --openai-base-url`). Its settings live in its own folder under the run's (QWEN_HOME), written as
+it starts: the model's context window is the run's `ctx`, its sampling the run's with an answer limit of
+min(2048, ctx/4), and updates, usage statistics and telemetry are off.
+
+Done: it ended its turn itself (exit status 0).
+"""
+
+from __future__ import annotations
+
+import json
+
+from bench.agents import pi
+from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place
+
+VERSION = "0.24.4"
+PACKAGE = f"@qwen-code/qwen-code@{VERSION}"
+CLI = "node_modules/@qwen-code/qwen-code/cli-entry.js"
+NODE_MIN = (20, 0)  # its package asks for 22; 0.24.4 ran here on 20.20 (tests/integration/test_npm_agents_real.py)
+# Writes its settings into its folder, then starts it on the task file's text ($0 node, $1 the task file).
+RUN = (
+    'mkdir -p "$QWEN_HOME" && printf %s "$AGENTBENCH_QWEN_SETTINGS" > "$QWEN_HOME/settings.json" && '
+    'task="$(cat "$1")" && node="$0" && shift && exec "$node" "$@" "$task"'
+)
+
+
+def unavailable() -> str | None:
+    version = pi.node_version()
+    if version is None:
+        return "no `node` on PATH: install Node.js 20 or newer (Debian 13: apt-get install -y nodejs npm)"
+    if version < NODE_MIN:
+        return f"{PACKAGE} needs Node.js 20 or newer, this machine's is {'.'.join(map(str, version))}"
+    return None
+
+
+def settings_file(settings: AgentSettings) -> dict[str, object]:
+    sampling = {**json.loads(settings.sampling), "max_tokens": pi.answer_limit(settings.ctx)}
+    generation = {"contextWindowSize": settings.ctx, "samplingParams": sampling}
+    return {
+        "model": {"name": "flint", "generationConfig": generation},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+    }
+
+
+def launch(place: Place, settings: AgentSettings) -> Launch:
+    flags = ["--auth-type", "openai", "--openai-base-url", f"{place.flint_url}/v1", "--openai-api-key", "none"]
+    flags += ["--model", "flint", "--yolo", "--max-session-turns", str(settings.max_steps)]
+    argv = ["sh", "-c", RUN, f"{place.installed}/bin/node", place.task_file, f"{place.installed}/{CLI}", *flags]
+    env = {"QWEN_HOME": f"{place.out_dir}/qwen-home", "AGENTBENCH_QWEN_SETTINGS": json.dumps(settings_file(settings))}
+    env["QWEN_CODE_SUPPRESS_YOLO_WARNING"] = "1"  # the sandbox is the bench's
+    return Launch(argv, env)
+
+
+QWEN_CODE = AgentKind(
+    name="qwen-code",
+    dialect="chat-completions",
+    done="it ended its turn itself (exit status 0)",
+    install=Install(npm=(PACKAGE,)),
+    version=lambda: VERSION,
+    launch=launch,
+    unavailable=unavailable,
+    # Its first request is 37K characters of messages and 39K of tool definitions: about 18,000 tokens at the 4.2
+    # characters a token measured on opencode's (a scripted server answered it with a context 400 at 8192)
+    min_ctx=(24576, "its first request alone is about 18,000 tokens: its system prompt and tools"),
+)
