@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from small_task import SETTINGS
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.measure.reprocessing import CAUSES
 from bench.run.runner import Bench
@@ -30,7 +31,7 @@ def test_aider_gets_the_articles_row_and_its_requests_figures(tmp_path: Path) ->
         use_jeff=False,
         out=str(tmp_path / "results.csv"),
     )
-    (row,) = Bench(config).run()
+    (row,) = Bench(config, checkout=ROOT).run()
     assert (row["agent"], row["agent_version"], row["api_dialect"]) == ("aider", "0.86.2", "chat-completions")
     assert row["stop_reason"] in ("done", "step_limit"), row["error"]
     assert row["reprocessed_check"] == "ok" and row["prompt_tokens_reprocessed"] == row["prompt_tokens_metrics"] != ""
