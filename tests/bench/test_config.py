@@ -254,5 +254,6 @@ def test_the_repository_may_take_at_most_half_the_sandbox_memory() -> None:
 def test_the_summaries_matrix_and_its_predictions_load() -> None:
     root = Path(__file__).resolve().parents[2]
     matrix = load_config(root / "experiments" / "summaries.yaml", {}).matrix()
-    assert len(matrix) == 2 * 5 * 3  # two fixtures, five presets, three windows
-    assert len(load_predictions(root / "predictions-summaries.yaml")) == 6
+    assert len(matrix) == 2 * 6 * 3  # two fixtures, six presets (jeff-first among them), three windows
+    assert {preset for _, preset, _ in matrix} >= {"summary", "summary-jeff", "hybrid", "jeff-first"}
+    assert len(load_predictions(root / "predictions-summaries.yaml")) == 7
