@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import kubernetes_validate
 import pytest
 import yaml
 from submit_helpers import k8s_argv
@@ -74,6 +75,8 @@ def test_flint_serves_the_users_chat_template_from_the_settings_configmap(tmp_pa
     assert all(m["name"] != "config" for m in jeff["volumeMounts"])  # Jeff serves his model's own
     pods = load_config(tmp_path / "m" / "bench.yaml", {})
     assert pods.flint_server_args == ["-fa", "on", "--chat-template-file", "/config/flint.jinja"]
+    for document in documents:  # still valid manifests (Kubernetes' own schemas, strict)
+        assert kubernetes_validate.validate(document, "1.33", strict=True) == "1.33"
 
 
 def test_a_missing_chat_template_is_refused_before_anything_is_written(
