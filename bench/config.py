@@ -119,7 +119,7 @@ class BenchConfig(BaseModel):
     jeff_ctx: Ctx = DEFAULT_CTX
     """Jeff's context size."""
     jeff_conversation_ctx: Ctx | None = None
-    """Jeff's window where he reads Flint's conversation (summary-jeff, jeff-first, jeff-gate); None: the run's ctx."""
+    """Jeff's window where he reads the conversation (docs/agent.md); None: ctx."""
     models_dir: Annotated[str, Field(min_length=1)] = "./models"
     """compose servers: host folder with the GGUF files (mounted read-only at /models)."""
     flint_model: str = ""
@@ -169,11 +169,10 @@ class BenchConfig(BaseModel):
     """Servers on the CPU (embedded without a GPU build, compose's cpu profile): small (the small model as Flint and
     Jeff) or configured (the models above, as on a GPU)."""
     cpu_model: CpuModelName = "smollm2"
-    """Flint's model on the CPU (with cpu_models: small): smollm2 (SmolLM2-135M, forced to call a tool at every step:
-    the harness measured, not a model), qwen2.5-coder-0.5b or qwen2.5-coder-1.5b (Qwen2.5-Coder-Instruct Q4_K_M,
-    bench/llama/cpu_models.py: its own tool calls). Costs: docs/running.md."""
+    """Flint's model on the CPU (with cpu_models: small): smollm2 (forced to call tools), qwen2.5-coder-0.5b or
+    qwen2.5-coder-1.5b (bench/llama/cpu_models.py: its own tool calls). Costs: docs/running.md."""
     jeff_cpu_model: CpuModelName = "smollm2"
-    """Jeff's model on the CPU, as cpu_model (a Qwen one calls tools where Jeff acts; embedded servers)."""
+    """Jeff's model on the CPU, as cpu_model (embedded servers)."""
     flint_server_args: FlintServerArgs = []
     """llama-server flags of your own for Flint (e.g. `-fa on -ctk q8_0 --cache-reuse 256`): a list, or one line
     split as a shell would. Flags the bench sets itself (model, window, host, port, slots, ...) are refused, naming

@@ -90,10 +90,7 @@ def test_a_missing_chat_template_is_refused_before_anything_is_written(
 def test_with_flint_tools_fenced_the_sidecar_serves_the_projects_fenced_template_from_the_configmap(
     tmp_path: Path,
 ) -> None:
-    config = tmp_path / "settings.yaml"
-    config.write_text("use_jeff: false\nflint_tools: fenced\n")
-    argv = ["submit", "k8s", "--shards", "1", "--image", "i:1", "--jeff-image", JEFF_IMAGE, "--config", str(config)]
-    assert main([*argv, "--results", str(tmp_path / "m"), "--", "--ctx", "4096"]) == 0
+    assert main(k8s_argv(tmp_path, "use_jeff: false\nflint_tools: fenced\n", "--ctx", "4096", shards=1)) == 0
     documents: list[dict[str, Any]] = list(yaml.safe_load_all((tmp_path / "m" / "k8s" / "matrix.yaml").read_text()))
     (config_map,) = [d for d in documents if d["kind"] == "ConfigMap"]
     assert "```json" in config_map["data"]["flint.jinja"]  # docker/flint-fenced/flint.jinja: a call is a fence
