@@ -49,6 +49,12 @@ class Preset:
     clears_first: bool = False  # hybrid: clear, and summarize the old turns only when that was not enough
     jeff_acts: str | None = None  # jeff-first: Jeff acts first (first); jeff-gate: Jeff decides each step (gate)
 
+    @property
+    def jeff_reads_conversation(self) -> bool:
+        """Jeff reads Flint's conversation (he writes its summaries, or takes its steps): his window must hold it,
+        where elsewhere he answers a one-line question (the bench sets his window by this: jeff_conversation_ctx)."""
+        return self.summary_by == "jeff" or self.jeff_acts is not None
+
     def clear_threshold(self, given: float) -> float:
         """The clearing threshold in force: the preset's own (late's 0.75), else the one given (--clear-at). The
         bench records this one in its rows (clear_at), so a row says what the agent used."""

@@ -1,7 +1,7 @@
 """bench.yaml plus command-line overrides -> BenchConfig: every key typed and range-checked at load time.
 
 A wrong key, type or range is one line naming the key, the value and what is allowed (ConfigError), never a
-traceback and never a failure later in the middle of a bench. Preset names come from the agent itself.
+traceback, never a failure mid-bench. Preset names come from the agent itself.
 """
 
 from __future__ import annotations
@@ -118,6 +118,8 @@ class BenchConfig(BaseModel):
     """How long a llama-server may take to become healthy (large GPU models load slowly)."""
     jeff_ctx: Ctx = DEFAULT_CTX
     """Jeff's context size."""
+    jeff_conversation_ctx: Ctx | None = None
+    """Jeff's window where he reads the conversation (docs/agent.md); None: ctx."""
     models_dir: Annotated[str, Field(min_length=1)] = "./models"
     """compose servers: host folder with the GGUF files (mounted read-only at /models)."""
     flint_model: str = ""
@@ -167,10 +169,10 @@ class BenchConfig(BaseModel):
     """Servers on the CPU (embedded without a GPU build, compose's cpu profile): small (the small model as Flint and
     Jeff) or configured (the models above, as on a GPU)."""
     cpu_model: CpuModelName = "smollm2"
-    """Flint's model on the CPU (with cpu_models: small): smollm2 (SmolLM2-135M, forced to call a tool at every step:
-    the harness measured, not a model), qwen2.5-coder-0.5b or qwen2.5-coder-1.5b (Qwen2.5-Coder-Instruct Q4_K_M,
-    assembled once from chunk packages and checked against Qwen's digest: bench/llama/cpu_models.py; it chooses its
-    own tool calls). Jeff stays SmolLM2. What each costs a step here: docs/running.md."""
+    """Flint's model on the CPU (with cpu_models: small): smollm2 (forced to call tools), qwen2.5-coder-0.5b or
+    qwen2.5-coder-1.5b (bench/llama/cpu_models.py: its own tool calls). Costs: docs/running.md."""
+    jeff_cpu_model: CpuModelName = "smollm2"
+    """Jeff's model on the CPU, as cpu_model (embedded servers)."""
     flint_server_args: FlintServerArgs = []
     """llama-server flags of your own for Flint (e.g. `-fa on -ctk q8_0 --cache-reuse 256`): a list, or one line
     split as a shell would. Flags the bench sets itself (model, window, host, port, slots, ...) are refused, naming

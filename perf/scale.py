@@ -41,7 +41,7 @@ class TimedServers(FakeServers):
         super().__init__()
         self.service_s, self.read = service_s, read
 
-    def start(self, ctx: int) -> Endpoints:
+    def start(self, ctx: int, jeff_ctx: int | None = None) -> Endpoints:
         self.stop()
         self.starts.append(ctx)
         answer = fake_llama.tool_call("read_file", {"path": self.read}) | {"delay": self.service_s}

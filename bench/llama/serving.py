@@ -69,6 +69,12 @@ def resolve(config: BenchConfig, small_model: bool) -> str:
     return {"native": NATIVE, "forced": FORCED, "fenced": FENCED}[setting]
 
 
+def jeff_serving(config: BenchConfig, small_model: bool) -> str:
+    """How Jeff is served: a Qwen model on the CPU (jeff_cpu_model) with the fenced template, so that his tool calls in
+    jeff-first and jeff-gate are parsed by llama.cpp as Flint's are; every other Jeff with his model's own."""
+    return FENCED if small_model and CPU_MODELS[config.jeff_cpu_model].serving == "fenced" else NATIVE
+
+
 def external_serving(config: BenchConfig) -> str:
     """flint_serving for someone else's Flint, as the settings say it was started: fenced means with
     docker/flint-fenced's template, and a template of the user's own is keyed by its sha256 where this machine has

@@ -67,14 +67,12 @@ def request_seconds(timings: dict[str, Any], speeds: BenchSpeeds) -> float | Non
     return speeds.prompt_s(computed, cached + computed / 2) + speeds.gen_s(generated, prompt_end + generated / 2)
 
 
-def floor_at_bench_speeds(events: list[Event], kind: str, speeds: BenchSpeeds) -> float | None:
-    """The answered requests of one kind (response: Flint's, jeff: Jeff's answered opinions) at llama-bench's
-    speeds, each at most its own server time; None when any of them lacks its timings (a partial sum would look
-    measured and be too low)."""
+def floor_at_bench_speeds(answers: list[Event], speeds: BenchSpeeds) -> float | None:
+    """One server's answered requests (bench/measure/trace_numbers.py: flint_answers, jeff_answers: the steps', the
+    summaries', Jeff's opinions and steps) at llama-bench's speeds, each at most its own server time; None when any
+    of them lacks its timings (a partial sum would look measured and be too low)."""
     total = 0.0
-    for event in events:
-        if event.get("event") != kind or (kind == "jeff" and event.get("opinion") is None):
-            continue
+    for event in answers:
         timings = event.get("timings")
         seconds = request_seconds(timings, speeds) if isinstance(timings, dict) else None
         own = server_time(timings)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from bench.measure.floor import CALIBRATION, METHOD, BenchSpeeds, floor_at_bench_speeds
 from bench.measure.stall import server_time
 from bench.measure.trace import Event, int_field
-from bench.measure.trace_numbers import TraceNumbers
+from bench.measure.trace_numbers import TraceNumbers, flint_answers, jeff_answers
 from bench.results.row import ResultRow
 
 CLOCK_SLACK_S = 0.01  # the trace's times and the server's are two clocks: a request may seem this much shorter
@@ -68,7 +68,7 @@ def fill_time_split(
     if speeds is None:
         return
     calibrated = ServerSpeeds(
-        faster(speeds.flint, run_speeds(events, "response")), faster(speeds.jeff, run_speeds(events, "jeff"))
+        faster(speeds.flint, run_speeds(flint_answers(events))), faster(speeds.jeff, run_speeds(jeff_answers(events)))
     )
     for prefix, measured in (("flint", calibrated.flint), ("jeff", calibrated.jeff)):
         if measured is not None:
@@ -101,11 +101,11 @@ def bench_floor(events: list[Event], speeds: ServerSpeeds, jeff_on: bool) -> flo
     llama-bench measured every server that answered."""
     if speeds.flint_bench is None:
         return None
-    flint = floor_at_bench_speeds(events, "response", speeds.flint_bench)
+    flint = floor_at_bench_speeds(flint_answers(events), speeds.flint_bench)
     if not jeff_on:
         return None if flint is None else round(flint, 3)
-    asked = any(e.get("event") == "jeff" and e.get("opinion") is not None for e in events)
-    jeff = floor_at_bench_speeds(events, "jeff", speeds.jeff_bench) if speeds.jeff_bench else (None if asked else 0.0)
+    answered = jeff_answers(events)
+    jeff = floor_at_bench_speeds(answered, speeds.jeff_bench) if speeds.jeff_bench else (None if answered else 0.0)
     return None if flint is None or jeff is None else round(flint + jeff, 3)
 
 
@@ -133,7 +133,7 @@ def floor_seconds(events: list[Event], numbers: TraceNumbers, speeds: ServerSpee
     flint = _seconds(numbers.prompt_tokens_reprocessed, numbers.completion_tokens, speeds.flint)
     if not jeff_on:
         return None if flint is None else round(flint, 3)
-    answered = [e for e in events if e.get("event") == "jeff" and e.get("opinion") is not None]
+    answered = jeff_answers(events)  # his opinions, summaries and steps: numbers.jeff_completion_tokens' requests
     computed = [int_field((e.get("timings") or {}).get("prompt_n")) for e in answered]
     jeff_prompt = None if any(c is None for c in computed) else sum(c for c in computed if c is not None)
     jeff = _seconds(jeff_prompt, numbers.jeff_completion_tokens, speeds.jeff) if answered else 0.0
@@ -146,12 +146,12 @@ def _seconds(prompt: int | None, generated: int | None, speeds: Speeds | None) -
     return prompt / speeds.prompt_tps + generated / speeds.gen_tps
 
 
-def run_speeds(events: list[Event], kind: str) -> Speeds | None:
-    """The fastest prompt and generation speeds of the run's own answered requests of one kind (response: Flint's,
-    jeff: Jeff's), from the server's timings; None where none says."""
+def run_speeds(answers: list[Event]) -> Speeds | None:
+    """The fastest prompt and generation speeds of one server's answered requests (flint_answers, jeff_answers),
+    from the server's timings; None where none says."""
     prompt, generated = [], []
-    for event in events:
-        timings = event.get("timings") if event.get("event") == kind else None
+    for event in answers:
+        timings = event.get("timings")
         if not isinstance(timings, dict):
             continue
         prompt.append(_rate(timings.get("prompt_n"), timings.get("prompt_ms")))

@@ -95,16 +95,29 @@ def flint_summaries(events: list[Event]) -> list[Event]:
     return [e for e in events if is_summary(e, "flint") and "request" in e and e.get("timings") is not None]
 
 
+def flint_answers(events: list[Event]) -> list[Event]:
+    """Every request to Flint that was answered: the steps' responses and the summaries it wrote."""
+    return [*(e for e in events if e.get("event") == "response"), *flint_summaries(events)]
+
+
+def jeff_answers(events: list[Event]) -> list[Event]:
+    """Every request to Jeff that was answered: his opinions, the summaries he wrote, his steps and gate answers
+    (jeff-first, jeff-gate)."""
+    answered = [e for e in events if e.get("event") == "jeff" and e.get("opinion") is not None]
+    answered += [e for e in events if is_summary(e, "jeff") and e.get("timings") is not None]
+    return answered + [e for e in events if e.get("event") == "jeff_step" and e.get("timings") is not None]
+
+
 def trace_numbers(events: list[Event], window: int | None = None, jeff_window: int | None = None) -> TraceNumbers:
     """The row's figures from a trace. Sums run over Flint's responses; Jeff's answered opinions are summed apart.
     `window` and `jeff_window` bound the token counts (default: the window the trace's start event names)."""
     responses = [e for e in events if e.get("event") == "response"]
-    flint_answers = [*responses, *flint_summaries(events)]  # every request to Flint that was answered
+    answered = flint_answers(events)
     start, stop = next((e for e in events if e.get("event") == "start"), None), stop_event(events)
     start_n_ctx = int_field(start.get("n_ctx")) if start else None
     reader = FigureReader(window or start_n_ctx, jeff_window or window or start_n_ctx)
-    usages = [reader.figures(e, "usage") for e in flint_answers]
-    timings = [reader.figures(e, "timings") for e in flint_answers]
+    usages = [reader.figures(e, "usage") for e in answered]
+    timings = [reader.figures(e, "timings") for e in answered]
     jeff_on = bool(start and start.get("jeff"))
     jeff_ms, jeff = _jeff_numbers(events, reader, jeff_on)
     refused = [e for e in events if is_context_400(e)]
@@ -133,9 +146,7 @@ def trace_numbers(events: list[Event], window: int | None = None, jeff_window: i
 
 def _jeff_numbers(events: list[Event], reader: FigureReader, jeff_on: bool) -> tuple[float | None, dict[str, Any]]:
     """Jeff's server milliseconds, and the row's figures of Jeff: his answered opinions summed apart from Flint's."""
-    answered = [e for e in events if e.get("event") == "jeff" and e.get("opinion") is not None]
-    answered += [e for e in events if is_summary(e, "jeff") and e.get("timings") is not None]
-    answered += [e for e in events if e.get("event") == "jeff_step" and e.get("timings") is not None]
+    answered = jeff_answers(events)
     usage = [reader.figures(e, "usage", jeff=True) for e in answered]
     timings = [reader.figures(e, "timings", jeff=True) for e in answered]
     asked = any(e.get("event") == "jeff" for e in events)

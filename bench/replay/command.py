@@ -2,7 +2,8 @@
 have cost the prompt cache on these runs (bench/replay/walk.py), one table, with what a replay cannot know.
 
 The prompts are counted by a llama-server with the runs' model and chat template: --flint-url names a running one;
-without it, runs of the small model (CPU rows) get one started here, with the template they were served with.
+without it, runs of a CPU model (cpu_model: SmolLM2, or a Qwen2.5-Coder model) get one started here, with the
+template they were served with.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from pathlib import Path
 
 from bench.analyze.table import fmt_number, markdown_table
 from bench.errors import ConfigError, PrerequisiteError
-from bench.llama.binaries import find_small_model
-from bench.llama.forced_tools import FORCED, TEMPLATE
+from bench.llama.chunks import cpu_model_file
+from bench.llama.cpu_models import CPU_MODELS
+from bench.llama.forced_tools import TEMPLATE
 from bench.llama.process import LlamaProcess
+from bench.llama.serving import FENCED, FORCED, NATIVE, template_args
 from bench.llama.tokenizer import ServerTokenizer
 from bench.replay.policies import DEFAULT_POLICIES, parse_policy
 from bench.replay.walk import CANNOT_KNOW, Replayed, RunTimeline, load_timeline, replay
@@ -95,28 +98,43 @@ def write_csv(path: Path, results: list[Replayed]) -> None:
 
 @contextmanager
 def tokenizer_for(run_dirs: list[Path], flint_url: str | None) -> Iterator[ServerTokenizer]:
-    """The tokenizer of --flint-url, or of a small-model server started for these runs."""
+    """The tokenizer of --flint-url, or of a server started here with the runs' CPU model, served as they were."""
     if flint_url:
         tokenizer = ServerTokenizer(flint_url)
         yield tokenizer
         tokenizer.close()
         return
-    serving = {_run_json(d).get("flint_serving", "") for d in run_dirs}
-    models = {_run_json(d).get("flint_model", "") for d in run_dirs}
-    small = find_small_model()
-    if models - {small.name} or len(serving) > 1:
-        raise PrerequisiteError(
-            "these runs were not all served the small model the same way: start a llama-server with their model and "
-            "chat template and pass --flint-url"
-        )
-    args = ["--jinja", "--chat-template-file", str(TEMPLATE)] if serving == {FORCED} else []
+    model, args = counting_server(run_dirs)
     with (
         tempfile.TemporaryDirectory(prefix="agentbench-replay-") as tmp,
-        LlamaProcess(small, 2048, Path(tmp) / "flint.log", extra_args=[*args, "--no-warmup"], threads=1) as server,
+        LlamaProcess(model, 2048, Path(tmp) / "flint.log", extra_args=[*args, "--no-warmup"], threads=1) as server,
     ):
         tokenizer = ServerTokenizer(server.url)
         yield tokenizer
         tokenizer.close()
+
+
+def counting_server(run_dirs: list[Path]) -> tuple[Path, list[str]]:
+    """The GGUF and template flags of a server that counts prompts as these runs' Flint did: the CPU model they were
+    served (cpu_model: SmolLM2 or a Qwen model, fetched and assembled here when missing) with the same template.
+    PrerequisiteError when they were served another model, or not all alike."""
+    infos = [_run_json(d) for d in run_dirs]
+    models = {info.get("flint_model", "") for info in infos}
+    serving = {info.get("flint_serving", "") for info in infos}
+    by_file = {model.file: name for name, model in CPU_MODELS.items()}
+    if (
+        len(models) > 1
+        or len(serving) > 1
+        or not models <= {*by_file, ""}
+        or not serving <= {NATIVE, FORCED, FENCED, ""}
+    ):
+        raise PrerequisiteError(
+            "these runs were not all served one CPU model (cpu_model) the same way: start a llama-server with their "
+            "model and chat template and pass --flint-url"
+        )
+    (file,), (how,) = models, serving
+    model = cpu_model_file(by_file.get(file, "smollm2"))  # no model named: a row from before the column, SmolLM2's
+    return model, ["--jinja", "--chat-template-file", str(TEMPLATE)] if how == FORCED else template_args(how)
 
 
 def _run_json(run_dir: Path) -> dict[str, str]:

@@ -209,7 +209,8 @@ class DetailColumns:
         better="lower",
     )
     floor_s: float | None = col(
-        "the time the run's computed prompt tokens and generated tokens take at the servers' measured speeds",
+        "the time the run's computed prompt tokens and generated tokens take at the servers' measured speeds: every "
+        "answered request, the steps', the summaries' and Jeff's opinions and steps",
         unit="s",
     )
     efficiency: float | None = col("floor_s / wall_s: how close the run came to the hardware's floor", better="higher")

@@ -53,9 +53,13 @@ class SummaryColumns:
     jeff_first_steps: int | None = col(
         "jeff-first's setting K (jeff_steps): the steps Jeff may take before Flint takes over; empty for other presets",
         unit="steps",
+        compare="setup",
+        resume=True,
     )
     jeff_window: int | None = col(
-        "Jeff's window as his server reported it, for the presets where he summarizes or takes steps (jeff_ctx); "
-        "empty for the others",
+        "Jeff's window as his server reported it, for the presets where he reads Flint's conversation (summary-jeff, "
+        "jeff-first, jeff-gate: jeff_conversation_ctx, by default the run's ctx); empty for the others",
         unit="tokens",
+        compare="setup",
+        resume=True,
     )

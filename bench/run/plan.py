@@ -58,8 +58,21 @@ def agent_matrix(config: BenchConfig) -> list[tuple[str, str, str, int]]:
     return cells
 
 
+def jeff_window(preset: str, ctx: int, config: BenchConfig) -> int | None:
+    """Jeff's window for a run of `preset` at `ctx`: jeff_conversation_ctx (by default the run's own window) in the
+    presets where he reads Flint's conversation, else jeff_ctx; external servers serve one window, jeff_ctx. None
+    without Jeff."""
+    if not config.use_jeff:
+        return None
+    found = PRESETS.get(preset)
+    if found is None or not found.jeff_reads_conversation or config.servers == "external":
+        return config.jeff_ctx
+    return config.jeff_conversation_ctx or ctx
+
+
 def plan_runs(config: BenchConfig) -> list[PlannedRun]:
-    """Every run of the matrix, grouped by ctx (stable), so the servers start once per context size."""
+    """Every run of the matrix, grouped by ctx and then by Jeff's window (stable), so the servers start once per pair
+    of windows."""
     cells = agent_matrix(config)
     names = dict.fromkeys(name for name, _, _, _ in cells)
     said = spelled_with("fixtures_root", config.fixtures_root) if from_make() else ""  # FIXTURES_ROOT=DIR
@@ -71,7 +84,7 @@ def plan_runs(config: BenchConfig) -> list[PlannedRun]:
         for name, agent, preset, ctx in cells
         for rep in range(1, config.reps + 1)
     ]
-    return sorted(runs, key=lambda run: run.ctx)
+    return sorted(runs, key=lambda run: (run.ctx, jeff_window(run.preset, run.ctx, config) or 0))
 
 
 # The comparison key's columns a matrix fixes for each planned run (bench.run.merge_check); sandbox and servers
@@ -121,6 +134,11 @@ def matrix_cells(planned: PlannedRun, config: BenchConfig) -> dict[str, str]:
     return {column: cells[column] for column in [*MATRIX_COLUMNS, *named]}
 
 
+def _reads(preset: str) -> bool:
+    found = PRESETS.get(preset)
+    return found is not None and found.jeff_reads_conversation
+
+
 @dataclass(frozen=True)
 class Provenance:
     """What does not change during a bench: this repository's version, read once (each agent's: RunInputs)."""
@@ -160,6 +178,7 @@ class RunInputs:
     shard: str = ""  # `I/N` when the bench runs one shard of the plan (bench.run.shards)
     servers_shared: bool = False  # the servers serve the matrix's other shards too, one at a time
     jeff_steps: int = 3  # jeff-first: Jeff's steps before Flint takes over (agent --jeff-steps)
+    jeff_window: int | None = None  # Jeff's window, in the presets where he reads Flint's conversation
 
     @classmethod
     def of(
@@ -205,6 +224,7 @@ class RunInputs:
             shard=config.shard or "",
             servers_shared=config.servers_shared,
             jeff_steps=config.jeff_steps,
+            jeff_window=endpoints.jeff.n_ctx if endpoints.jeff and _reads(planned.preset) else None,
         )
 
     def fill(self, row: ResultRow) -> None:
@@ -227,6 +247,9 @@ class RunInputs:
             self.reuse.fill(row)
         row.flint_server_args, row.jeff_server_args = self.flint_server_args, self.jeff_server_args
         row.shard, row.servers_shared = self.shard, self.servers_shared
+        preset = PRESETS.get(planned.preset)
+        row.jeff_window = self.jeff_window  # keyed: a window of Jeff's is a setting of these presets
+        row.jeff_first_steps = self.jeff_steps if preset and preset.jeff_acts == "first" else None
 
     def cells(self) -> dict[str, str]:
         """The row's cells this run's inputs fill (the rest empty), as the CSV holds them."""

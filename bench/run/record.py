@@ -164,5 +164,7 @@ def _fill_summaries(row: ResultRow, events: list[Event]) -> None:
     row.summary_tokens, row.summary_model_s = figures.tokens, figures.model_s
     preset = PRESETS.get(row.preset)
     jeff = jeff_first_figures(events, preset.jeff_acts if preset else None)
-    row.jeff_steps, row.escalations, row.jeff_first_steps = jeff.steps, jeff.escalations, jeff.limit
-    row.jeff_window = jeff_window(events)
+    row.jeff_steps, row.escalations = jeff.steps, jeff.escalations
+    # the run's inputs give both (bench/run/plan.py); a row made from a trace alone takes what the agent read
+    row.jeff_first_steps = row.jeff_first_steps if row.jeff_first_steps is not None else jeff.limit
+    row.jeff_window = row.jeff_window if row.jeff_window is not None else jeff_window(events)

@@ -33,7 +33,7 @@ from bench.run.extras import prepare_servers
 from bench.run.finishing import FINISHING
 from bench.run.one_run import run_one
 from bench.run.outputs import check_writable, log_file, mark_interrupted
-from bench.run.plan import PlannedRun, Provenance, RunInputs, plan_runs
+from bench.run.plan import PlannedRun, Provenance, RunInputs, jeff_window, plan_runs
 from bench.run.preflight import refuse_small_windows, refuse_uncollectable
 from bench.run.progress import Progress
 from bench.run.record import RunRecord
@@ -178,7 +178,9 @@ class Bench:
                 self.outages.give_up(why)  # started anew below, or the bench stops here
             endpoints = back[0] if back else None
         stuck = wait_idle(endpoints.urls) if endpoints is not None else None
-        if endpoints is not None and endpoints.ctx == planned.ctx and self._reachable(servers) and not stuck:
+        jeff_ctx = jeff_window(planned.preset, planned.ctx, self.config)
+        same = endpoints is not None and endpoints.ctx == planned.ctx and endpoints.jeff_ctx in (None, jeff_ctx)
+        if endpoints is not None and same and self._reachable(servers) and not stuck:
             return endpoints
         try:
             return self._start_servers(servers, planned, progress)
@@ -199,7 +201,8 @@ class Bench:
         self._record(record, progress)
 
     def _start_servers(self, servers: Servers, planned: PlannedRun, progress: Progress) -> Endpoints:
-        started = servers.start(planned.ctx)
+        jeff_ctx = jeff_window(planned.preset, planned.ctx, self.config)  # the preset's (bench.run.plan)
+        started = servers.start(planned.ctx, jeff_ctx)
         if not self.windows_checked:  # before the first run: a window no task fits is refused
             refuse_small_windows(self.plan, started.flint_url)
             self.windows_checked = True
@@ -207,7 +210,7 @@ class Bench:
         try:  # on a GPU: each on its card, warmed up; then the speeds the runs' floor comes from
             # waited for in slices (bench.stopping): a first warm-up on a GPU can take minutes
             self.speeds = stopping.wait_call(
-                lambda: prepare_servers(servers, started, self.config.gpu_device, self.config.jeff_ctx)
+                lambda: prepare_servers(servers, started, self.config.gpu_device, jeff_ctx or self.config.jeff_ctx)
             )
         except ServerPlacementError as e:
             self._record_not_started(planned, started, servers, str(e), progress)

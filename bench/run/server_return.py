@@ -69,7 +69,8 @@ class Outages:
         seconds = wait_for_health(endpoints.urls, self.budget_s)
         if seconds is None:
             return None
-        flint, jeff = check_windows(endpoints.flint_url, endpoints.ctx, endpoints.jeff_url, self.jeff_ctx)
+        jeff_ctx = endpoints.jeff_ctx or self.jeff_ctx  # the window the bench started Jeff with, else the setting's
+        flint, jeff = check_windows(endpoints.flint_url, endpoints.ctx, endpoints.jeff_url, jeff_ctx)
         log.warning("the servers answer again after %.1f s", seconds)
         return replace(endpoints, flint=flint.props, jeff=jeff.props if jeff else None), seconds
 

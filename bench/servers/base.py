@@ -45,6 +45,7 @@ class Endpoints:
     server_pids: Mapping[str, int] = field(default_factory=dict)  # host processes (embedded)
     server_containers: Mapping[str, str] = field(default_factory=dict)  # container ids (compose)
     flint_serving: str = "native"  # how Flint is served: native | forced_tools | native-fenced | ... (llama/serving.py)
+    jeff_ctx: int | None = None  # the window the bench started Jeff with (checked); None: not the bench's to set
     on_gpu: bool = False  # the bench started them on a GPU: they get a warm-up request (bench/llama/warmup.py)
     flint_reported: Mapping[str, str] = field(default_factory=dict)  # what Flint's log said of its cache (llama.reuse)
 
@@ -86,7 +87,7 @@ def check_windows(
 class Servers(Protocol):
     build_pin: str  # the llama.cpp build these servers should report (bench.llama.pin), "" when none is expected
 
-    def start(self, ctx: int) -> Endpoints: ...
+    def start(self, ctx: int, jeff_ctx: int | None = None) -> Endpoints: ...
 
     def healthy(self) -> bool: ...
 

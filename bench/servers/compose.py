@@ -34,6 +34,7 @@ from bench.llama.serving import (
     FENCED_DIR,
     FORCED,
     NATIVE,
+    jeff_serving,
     own_template_folder,
     resolve,
     user_template,
@@ -91,6 +92,11 @@ class ComposeServers:
                 f"compose's GPU services take no template of the bench's or yours (flint_serving {self.serving}): "
                 "use embedded servers (make setup GPU=cuda) for it, or flint_tools: native without --chat-template-file"
             )
+        if config.use_jeff and jeff_serving(config, small_model=serves_small_model(config, gpu)) != NATIVE:
+            raise PrerequisiteError(
+                f"jeff_cpu_model {config.jeff_cpu_model}: compose's cpu profile serves Jeff with his model's own "
+                "template only: use embedded servers (servers: embedded) for a Qwen Jeff, or jeff_cpu_model smollm2"
+            )
         roles = ["flint", "jeff"] if config.use_jeff else ["flint"]  # Jeff off: not started, not in the GPU peak
         self.services = roles if gpu else [f"{role}-cpu" for role in roles]
         self.env: dict[str, str] = {}
@@ -131,18 +137,21 @@ class ComposeServers:
             variables[f"{role}_REF"] = f"{CONTAINER_MODELS}/{model.name}" if isinstance(model, Path) else str(model)
         return variables
 
-    def start(self, ctx: int, ports: tuple[int, int] | None = None) -> Endpoints:
+    def start(self, ctx: int, jeff_ctx: int | None = None, ports: tuple[int, int] | None = None) -> Endpoints:
+        """Flint at `ctx`, Jeff at `jeff_ctx` (None: the jeff_ctx setting), on `ports` (None: free ones)."""
+        jeff_ctx = jeff_ctx or self.config.jeff_ctx
         models = models_for(self.config, self.gpu)
         cache = cache_dir(self.config.model_cache)
         cache.mkdir(parents=True, exist_ok=True)  # created by us, so it belongs to us and not to the Docker daemon
         flint_port, jeff_port = ports or (free_port(), free_port())
         self.env = self._environment(ctx=ctx, models=models, cache=cache, flint_port=flint_port, jeff_port=jeff_port)
+        self.env["JEFF_CTX"] = str(jeff_ctx)  # the run's preset's (bench/run/plan.py: jeff_window)
         log.info("compose servers via %s", self.cli.label)
         self._compose("up", "-d", "--force-recreate", *self.services, timeout=3600)  # a first pull takes a while
         flint_url = f"http://127.0.0.1:{flint_port}"
         jeff_url = f"http://127.0.0.1:{jeff_port}" if self.config.use_jeff else None
         self._wait_healthy([u for u in (flint_url, jeff_url) if u])
-        flint, jeff = check_windows(flint_url, ctx, jeff_url, self.config.jeff_ctx)
+        flint, jeff = check_windows(flint_url, ctx, jeff_url, jeff_ctx)
         return Endpoints(
             ctx=ctx,
             flint_url=flint_url,
@@ -154,6 +163,7 @@ class ComposeServers:
             gates=Gates("docker", f"{self.project}_sandbox", "http://flint:8080", "http://jeff:8080" if jeff else None),
             server_containers=self._container_ids(),
             flint_serving=self.serving,
+            jeff_ctx=jeff_ctx if jeff else None,
             on_gpu=self.gpu,
             flint_reported=reported(self.role_log("flint")),
         )

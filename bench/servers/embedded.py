@@ -23,7 +23,7 @@ from bench.llama.models import JEFF_FLAGS, models_for, serves_small_model
 from bench.llama.pin import package_pin
 from bench.llama.process import LlamaProcess
 from bench.llama.reuse import reported
-from bench.llama.serving import FORCED, resolve, template_args
+from bench.llama.serving import FORCED, jeff_serving, resolve, template_args
 from bench.ownership import Ownership
 from bench.servers.base import Endpoints, default_threads, threads_warning
 from bench.servers.choose import embedded_on_gpu
@@ -57,14 +57,17 @@ class EmbeddedServers:
         if self.gpu:
             check_pinned(self.pin)  # and the build sees that card with the environment the servers get
         self.serving = resolve(config, small_model=serves_small_model(config, self.gpu))
+        self.jeff_serving = jeff_serving(config, small_model=serves_small_model(config, self.gpu))
         self.build_pin = package_pin()
         if not self.gpu and (warning := threads_warning(config.threads)):
             log.warning("%s", warning)
         self.flint: LlamaProcess | None = None
         self.jeff: LlamaProcess | None = None
 
-    def start(self, ctx: int) -> Endpoints:
+    def start(self, ctx: int, jeff_ctx: int | None = None) -> Endpoints:
+        """Flint at `ctx`, Jeff at `jeff_ctx` (None: the jeff_ctx setting)."""
         self.stop()
+        jeff_ctx = jeff_ctx or self.config.jeff_ctx
         models = models_for(self.config, self.gpu)
         timeout = self.config.server_start_timeout_s
         common: dict[str, Any] = {
@@ -85,10 +88,8 @@ class EmbeddedServers:
         self.flint.start(timeout)
         if self.config.use_jeff:
             jeff_log = self.log_dir / f"jeff-{ctx}-{self.starts}.log"
-            jeff_args = [*JEFF_FLAGS, *self.config.jeff_server_args]
-            self.jeff = LlamaProcess(
-                models.jeff, self.config.jeff_ctx, jeff_log, who="jeff", extra_args=jeff_args, **common
-            )
+            jeff_args = [*JEFF_FLAGS, *template_args(self.jeff_serving), *self.config.jeff_server_args]
+            self.jeff = LlamaProcess(models.jeff, jeff_ctx, jeff_log, who="jeff", extra_args=jeff_args, **common)
             self.jeff.start(timeout)
         flint, jeff = _info(self.flint), _info(self.jeff) if self.jeff else None
         return Endpoints(
@@ -101,6 +102,7 @@ class EmbeddedServers:
             jeff_model_path=jeff.model_path if jeff else None,
             server_pids={role: p.pid for role, p in (("flint", self.flint), ("jeff", self.jeff)) if p and p.pid},
             flint_serving=self.serving,
+            jeff_ctx=jeff_ctx if self.jeff else None,
             on_gpu=self.gpu,
             flint_reported=reported(self.flint.log_text()),
         )

@@ -33,7 +33,9 @@ class ExternalServers:
             )
         self.serving = external_serving(config)
 
-    def start(self, ctx: int) -> Endpoints:
+    def start(self, ctx: int, jeff_ctx: int | None = None) -> Endpoints:
+        """Someone else's servers at the windows they serve: Flint's must be `ctx`, Jeff's jeff_ctx; the bench
+        cannot set Jeff's, so `jeff_ctx` is not asked for (bench/run/plan.py's jeff_window gives these jeff_ctx)."""
         for role, url in (("Flint", self.flint_url), ("Jeff", self.jeff_url)):
             if url and not wait_healthy([url], HEALTHY_WITHIN_S):
                 raise ServerStartError(

@@ -85,6 +85,7 @@ def k8s(options: SubmitOptions, settings: BenchConfig) -> int:
     from bench.submit.plan import write_matrix_settings
 
     folder = results_folder(options)
+    template = k8s.flint_template(settings)  # read here, where the user's file is
     settings = k8s.pod_settings(settings)
     pods = k8s.K8sOptions(
         images=pod_images(options, settings),
@@ -94,6 +95,7 @@ def k8s(options: SubmitOptions, settings: BenchConfig) -> int:
         storage=options.storage,
         storage_class=options.storage_class,
         deadline_s=options.deadline_s,
+        flint_template=template,
     )
     config = write_matrix_settings(settings, folder)
     documents = k8s.manifests(settings, options.shards, pods, config.read_text())

@@ -28,6 +28,8 @@ from pydantic import ValidationError
 
 from bench.config import BenchConfig, describe
 from bench.errors import ConfigError
+from bench.llama.forced_tools import TEMPLATE_NAME
+from bench.llama.serving import FENCED_DIR, TEMPLATE_FLAG, user_template, without_template
 from bench.submit.k8s_pods import (
     CONFIG_DIR,
     FLINT_PORT,
@@ -59,20 +61,38 @@ class K8sOptions:
     start_deadline_s: int = 15 * 60  # a shard's pod not started by then (unschedulable, no image) is given up on
     models_deadline_s: int = 4 * HOUR  # the models Job's: a 12 GB download on a slow link
     ttl_s: int = 7 * DAY  # finished Jobs (and their pods' logs) are removed this long after
+    flint_template: str | None = None  # the chat template Flint serves from the ConfigMap (flint_template)
     submission: str = field(default_factory=lambda: f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}")
 
 
+def flint_template(settings: BenchConfig) -> str | None:
+    """The chat template Flint's sidecar serves, for the settings' ConfigMap (TEMPLATE_KEY): the user's own
+    --chat-template-file, or the project's fenced one with flint_tools fenced; None: the model's own."""
+    own = user_template(settings.flint_server_args)
+    if own is None:
+        return (FENCED_DIR / TEMPLATE_NAME).read_text() if settings.flint_tools == "fenced" else None
+    if settings.flint_tools in ("forced", "fenced"):
+        raise ConfigError(f"flint_server_args: {TEMPLATE_FLAG} is a template of your own: set flint_tools native")
+    if not own.is_file():
+        raise ConfigError(f"flint_server_args: {TEMPLATE_FLAG} {own}: no such file")
+    return own.read_text()
+
+
 def pod_settings(settings: BenchConfig) -> BenchConfig:
-    """The matrix as a pod runs it: the servers beside it at 127.0.0.1, the agent in the pod itself."""
+    """The matrix as a pod runs it: the servers beside it at 127.0.0.1, the agent in the pod itself; the user's chat
+    template read from the settings' folder, where the ConfigMap puts it (so the rows key on the same file)."""
     if len({ctx for _, _, ctx in settings.matrix()}) != 1:
         raise ConfigError("a pod serves Flint at one context size: submit one matrix per --ctx")
     jeff = f"http://127.0.0.1:{JEFF_PORT}" if settings.use_jeff else None
-    update = {
+    update: dict[str, object] = {
         "servers": "external",
         "sandbox": "local",
         "flint_url": f"http://127.0.0.1:{FLINT_PORT}",
         "jeff_url": jeff,
     }
+    if user_template(settings.flint_server_args) is not None:
+        pod_file = f"{CONFIG_DIR}/{TEMPLATE_NAME}"
+        update["flint_server_args"] = [*without_template(settings.flint_server_args), TEMPLATE_FLAG, pod_file]
     try:
         return BenchConfig.model_validate(settings.model_dump() | update)
     except ValidationError as e:  # e.g. workers: 2, which external servers cannot have
@@ -106,7 +126,8 @@ def job(name: str, options: K8sOptions, pod: dict[str, Any], spec: dict[str, Any
 
 
 def storage(options: K8sOptions, settings_text: str) -> list[dict[str, Any]]:
-    """The volume claim (results and models) and the ConfigMap of the matrix's settings."""
+    """The volume claim (results and models) and the ConfigMap of the matrix's settings (and of Flint's chat
+    template, where it serves one of the settings' own: flint_template)."""
     claim_spec: dict[str, Any] = {
         "accessModes": ["ReadWriteMany"],
         "resources": {"requests": {"storage": options.storage}},
@@ -119,11 +140,14 @@ def storage(options: K8sOptions, settings_text: str) -> list[dict[str, Any]]:
         "metadata": metadata(options.claim, options),
         "spec": claim_spec,
     }
+    data = {"bench.yaml": settings_text}
+    if options.flint_template:
+        data[TEMPLATE_NAME] = options.flint_template
     config_map = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": metadata(f"{options.name}-settings", options),
-        "data": {"bench.yaml": settings_text},
+        "data": data,
     }
     return [claim, config_map]
 

@@ -8,10 +8,12 @@ save path so that it can empty the prompt cache); flags of a role's own are adde
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from bench.config import BenchConfig
 from bench.llama.process import BENCH_FLAGS, GPU_FLAGS
+from bench.llama.serving import FENCED, template_args, user_template
 from bench.submit.plan import Submission, shell_line
 
 FLINT_PORT, JEFF_PORT = 8080, 8081
@@ -58,7 +60,18 @@ def server_args(settings: BenchConfig, role: str, port: int) -> list[str]:
     # Threads as set, else as many as the container's CPU limit: llama.cpp starts one per core of the node, and the
     # limit's quota throttles them all (its threads spin while they wait).
     args += ["-t", str(settings.threads or RESOURCES[role]["limits"]["cpu"])]
-    return args + (settings.flint_server_args if role == "flint" else settings.jeff_server_args)  # the user's own, last
+    if role == "jeff":
+        return args + settings.jeff_server_args  # the user's own, last
+    return args + template_flags(settings) + settings.flint_server_args
+
+
+def template_flags(settings: BenchConfig) -> list[str]:
+    """Flint's flags for the chat template it serves from the pod's settings folder (k8s.flint_template): --jinja
+    beside the user's own --chat-template-file (pod_settings points it there), the fenced template's flags with
+    flint_tools fenced; none for the model's own."""
+    if user_template(settings.flint_server_args) is not None:
+        return ["--jinja"]
+    return template_args(FENCED, Path(CONFIG_DIR)) if settings.flint_tools == "fenced" else []
 
 
 def health_probe(port: int, period_s: int, failures: int, timeout_s: int) -> dict[str, Any]:
@@ -79,6 +92,8 @@ def server(settings: BenchConfig, role: str, image: str) -> dict[str, Any]:
     """A sidecar (an init container that keeps running: the bench starts once its startup probe passes, and the
     kubelet restarts it whenever it exits or stops answering, which the bench waits out: bench/run/server_return.py)."""
     port = FLINT_PORT if role == "flint" else JEFF_PORT
+    served = role == "flint" and template_flags(settings)  # its chat template is a file of the settings' ConfigMap
+    template = [{"name": "config", "mountPath": CONFIG_DIR, "readOnly": True}] if served else []
     return {
         "name": role,
         "image": image,
@@ -92,7 +107,7 @@ def server(settings: BenchConfig, role: str, image: str) -> dict[str, Any]:
         # a server silent for a minute is restarted: long prompts do not stop /health, which has a thread of its own
         "livenessProbe": health_probe(port, 10, 6, 5),
         "resources": RESOURCES[role],
-        "volumeMounts": [{"name": "results", "mountPath": CACHE_DIR, "subPath": "model-cache"}],
+        "volumeMounts": [{"name": "results", "mountPath": CACHE_DIR, "subPath": "model-cache"}, *template],
     }
 
 

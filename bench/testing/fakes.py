@@ -45,16 +45,19 @@ class FakeServers:
         self.flint: FakeLlama | None = None
         self.jeff: FakeLlama | None = None
         self.starts: list[int] = []  # the window of each start
+        self.jeff_starts: list[int | None] = []  # Jeff's window of each start (None: not given, so Flint's)
         self.dead = False
 
-    def start(self, ctx: int) -> Endpoints:
+    def start(self, ctx: int, jeff_ctx: int | None = None) -> Endpoints:
         self.stop()
         self.starts.append(ctx)
+        self.jeff_starts.append(jeff_ctx)
         if self.fail_starts:
             self.fail_starts -= 1
             raise ServerStartError(f"fake Flint refused to start at ctx {ctx}")
         self.flint = FakeLlama(n_ctx=ctx).start()
-        self.jeff = FakeLlama(n_ctx=ctx, model_path="/models/fake-jeff.gguf").start() if self.with_jeff else None
+        jeff_n_ctx = jeff_ctx or ctx
+        self.jeff = FakeLlama(n_ctx=jeff_n_ctx, model_path="/models/fake-jeff.gguf").start() if self.with_jeff else None
         self.dead = False
         return Endpoints(
             ctx=ctx,
@@ -63,6 +66,7 @@ class FakeServers:
             flint_model_path=None,
             jeff_url=self.jeff.url if self.jeff else None,
             jeff=_props(self.jeff) if self.jeff else None,
+            jeff_ctx=jeff_ctx if self.jeff else None,
         )
 
     def kill(self) -> None:

@@ -69,6 +69,7 @@ WRONG = {
     "jeff_timeout_s": ('"10s"', -1),
     "server_start_timeout_s": ("[600]", 0),
     "jeff_ctx": ("four", 100),  # 4k is a window (4096)
+    "jeff_conversation_ctx": ("half", 0),
     "models_dir": (3, '""'),
     "flint_model": ([1], None),
     "jeff_model": ({"a": 1}, None),
@@ -90,6 +91,7 @@ WRONG = {
     "fixtures_root": (1, None),
     "cpu_models": (True, "big"),
     "cpu_model": (1, "qwen2.5-coder-7b"),
+    "jeff_cpu_model": (1, "qwen3-0.6b"),
     "server_stall_limit_s": ('"10"', -1),
     "server_wait_s": ('"3m"', -1),
     "servers_shared": ('"yes"', None),
@@ -254,5 +256,6 @@ def test_the_repository_may_take_at_most_half_the_sandbox_memory() -> None:
 def test_the_summaries_matrix_and_its_predictions_load() -> None:
     root = Path(__file__).resolve().parents[2]
     matrix = load_config(root / "experiments" / "summaries.yaml", {}).matrix()
-    assert len(matrix) == 2 * 5 * 3  # two fixtures, five presets, three windows
-    assert len(load_predictions(root / "predictions-summaries.yaml")) == 6
+    assert len(matrix) == 2 * 6 * 3  # two fixtures, six presets (jeff-first among them), three windows
+    assert {preset for _, preset, _ in matrix} >= {"summary", "summary-jeff", "hybrid", "jeff-first"}
+    assert len(load_predictions(root / "predictions-summaries.yaml")) == 7

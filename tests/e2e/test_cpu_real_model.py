@@ -21,6 +21,9 @@ import pytest
 
 from agent.presets import PRESETS
 from bench.llama.cpu_models import CPU_MODELS
+from bench.replay.command import tokenizer_for
+from bench.replay.policies import parse_policy
+from bench.replay.walk import load_timeline, replay
 from bench.results.append import read_rows
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow, pytest.mark.xdist_group("cpu-real-model")]
@@ -104,3 +107,15 @@ def test_the_reprocessed_tokens_equal_the_servers_own_counter(run: tuple[dict[st
     responses = of(events, "response")
     assert int(row["prompt_tokens_reprocessed"]) == sum(r["timings"]["prompt_n"] for r in responses)
     assert row["reprocessed_check"] == "ok" and row["prompt_tokens_reprocessed"] == row["prompt_tokens_metrics"]
+
+
+def test_replay_counts_the_runs_prompts_with_its_own_model_and_template(run: tuple[dict[str, str], list, Path]) -> None:
+    """`bench replay` without --flint-url starts the Qwen model with the fenced template (not SmolLM2, whose
+    tokenizer and template would count other prompts): the run's own policy reproduces each measured prompt_n."""
+    _, _, run_dir = run
+    timeline = load_timeline(run_dir)
+    with tokenizer_for([run_dir], None) as tokenizer:
+        replayed = replay(timeline, parse_policy("run", timeline.preset, timeline.keep, timeline.clear_at), tokenizer)
+    assert replayed.ended_at is None and len(replayed.prompt_n) == len(timeline.steps)
+    for mine, measured in zip(replayed.prompt_n, replayed.measured, strict=True):
+        assert measured is not None and abs(mine - measured) <= 0.02 * measured, (mine, measured)

@@ -171,8 +171,8 @@ class GpuServers(FakeServers):
         super().__init__()
         self.log = startup_log(seen)
 
-    def start(self, ctx: int) -> Any:
-        endpoints = dataclasses.replace(super().start(ctx), on_gpu=True)
+    def start(self, ctx: int, jeff_ctx: int | None = None) -> Any:
+        endpoints = dataclasses.replace(super().start(ctx, jeff_ctx), on_gpu=True)
         assert self.flint is not None
         self.flint_hits = self.flint.hits  # the requests Flint got, in order (kept after it stops)
         return endpoints

@@ -64,8 +64,8 @@ def test_flint_killed_mid_run_is_recorded_and_the_next_run_gets_fresh_servers(
         servers = real_start(log_dir, fixtures)
         start = servers.start
 
-        def start_and_publish(ctx: int) -> Any:
-            endpoints = start(ctx)
+        def start_and_publish(ctx: int, jeff_ctx: int | None = None) -> Any:
+            endpoints = start(ctx, jeff_ctx)
             os.environ["AGENTBENCH_TEST_FLINT_PID"] = str(endpoints.server_pids["flint"])
             return endpoints
 

@@ -119,8 +119,8 @@ def test_report_tables_carry_each_runs_numbers(results: Path) -> None:
     assert "4 runs in 2 groups." in text
     assert "Same in every group: fixture todo_repo, ctx 8192, flint_model f.gguf, jeff_model j.gguf, " in text
     assert (
-        "sandbox n/a, servers n/a, server_build n/a, gpu_name n/a, gpu_mem_method n/a, agent n/a, api_dialect n/a, "
-        "fixture_sha n/a" in text
+        "sandbox n/a, servers n/a, server_build n/a, gpu_name n/a, gpu_mem_method n/a, jeff_first_steps n/a, "
+        "jeff_window n/a, agent n/a, api_dialect n/a, fixture_sha n/a" in text
     )
     assert "| part3 | 3 | 2 of 3 | 6, 6, 2 | done 2, step_limit 1 | 110 [96.2–124] | 2,855 [1,410–4,300] |" in text
     assert "| part2 | 1 | 0 of 1 | 3 | server_error 1 | 30 | n/a |" in text

@@ -153,13 +153,13 @@ def test_jeff_keeps_smollm2_beside_a_qwen_flint(tmp_path: Path, monkeypatch: pyt
     qwen = tmp_path / "models" / "qwen.gguf"
     qwen.parent.mkdir()
     qwen.write_bytes(b"GGUF qwen")
-    monkeypatch.setattr("bench.llama.models.find_small_model", lambda: smol)
     monkeypatch.setattr("bench.llama.models.cpu_model_file", lambda name: qwen if name != "smollm2" else smol)
     models = small_models("qwen2.5-coder-0.5b")
     assert models.flint == qwen and models.jeff == qwen.parent / smol.name  # one folder, as compose mounts
     assert models.jeff.read_bytes() == smol.read_bytes()
     assert small_models("smollm2") == Models(smol, smol)
     assert beside(smol, qwen.parent) == models.jeff  # made once
+    assert small_models("qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b") == Models(qwen, qwen)  # Jeff on the Qwen model
 
 
 def test_the_licence_is_debians_text_where_the_machine_has_it_else_a_note_naming_it(tmp_path: Path) -> None:

@@ -167,3 +167,59 @@ def test_a_row_from_before_these_columns_reads_them_as_not_measured() -> None:
     old = ResultRow.from_cells({"run_id": "r1", "model_s": "8.0", "floor_s": "5.9"})
     assert (old.flint_prompt_s, old.flint_gen_s, old.server_overhead_s, old.flint_http_s) == (None, None, None, None)
     assert old.floor_method == "" and old.text("flint_prompt_s") == ""
+
+
+# A summary Flint wrote (a request to Flint beside the steps'), one Jeff wrote, and one step Jeff took
+# (jeff-first): each is work a server did, so each is in the floor at its server's speeds.
+SUMMARY_AND_JEFF = [
+    *BENCHED_EVENTS[:-1],
+    {
+        "t": 5,
+        "event": "summary",
+        "by": "flint",
+        "request": 2,
+        "applied": True,
+        "usage": {"prompt_tokens": 500, "completion_tokens": 20},
+        "timings": {"prompt_n": 500, "cache_n": 0, "predicted_n": 20, "prompt_ms": 2500.0, "predicted_ms": 1000.0},
+    },
+    {
+        "t": 6,
+        "event": "summary",
+        "by": "jeff",
+        "applied": True,
+        "usage": {"prompt_tokens": 450, "completion_tokens": 10},
+        "timings": {"prompt_n": 450, "cache_n": 0, "predicted_n": 10, "prompt_ms": 500.0, "predicted_ms": 200.0},
+    },
+    {
+        "t": 7,
+        "event": "jeff_step",
+        "kind": "act",
+        "tool_calls": 1,
+        "usage": {"prompt_tokens": 900, "completion_tokens": 50},
+        "timings": {"prompt_n": 900, "cache_n": 0, "predicted_n": 50, "prompt_ms": 1000.0, "predicted_ms": 1000.0},
+    },
+    BENCHED_EVENTS[-1],
+]
+
+
+def test_the_floor_counts_the_summaries_and_jeffs_steps_at_their_servers_speeds() -> None:
+    numbers = trace_numbers(SUMMARY_AND_JEFF)
+    row = ResultRow(wall_s=30.0, tools_s=2.5, jeff_model_s=numbers.jeff_model_s)
+    fill_time_split(row, SUMMARY_AND_JEFF, numbers, SPEEDS, jeff_on=True)
+    flint = (1000 + 500) / 250 + (40 + 20) / 25
+    jeff = (90 + 450 + 900) / 900 + (10 + 10 + 50) / 50
+    assert row.floor_method == "calibration" and row.floor_s == round(flint + jeff, 3)
+
+    def benched(events: list[dict[str, Any]]) -> float | None:
+        row = ResultRow(wall_s=30.0, tools_s=2.5, jeff_model_s=trace_numbers(events).jeff_model_s)
+        speeds = ServerSpeeds(None, None, FAST_BENCH, FAST_BENCH)
+        fill_time_split(row, events, trace_numbers(events), speeds, jeff_on=True)
+        assert row.floor_method == "llama-bench" and row.floor_s is not None
+        assert row.floor_s <= (trace_numbers(events).model_s or 0.0)  # a floor, never above the model time
+        return row.floor_s
+
+    steps_only = [e for e in SUMMARY_AND_JEFF if e["event"] not in ("summary", "jeff_step")]
+    at = FAST_BENCH  # each part at its middle depth: a prompt from depth 0, its answer after it
+    summary_s = at.prompt_s(500, 250) + at.gen_s(20, 510)
+    jeff_s = at.prompt_s(450, 225) + at.gen_s(10, 455) + at.prompt_s(900, 450) + at.gen_s(50, 925)
+    assert benched(SUMMARY_AND_JEFF) == round((benched(steps_only) or 0.0) + summary_s + jeff_s, 3)

@@ -72,6 +72,8 @@ def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -
         "jeff_server_args",  # and the servers' own
         "agent",  # which agent ran, and the API it spoke (bench/agents/)
         "api_dialect",
+        "jeff_first_steps",  # the series' presets' own settings: jeff-first's K, Jeff's window
+        "jeff_window",
     }
     assert set(schema.INPUT_COLUMNS) == {
         "fixture",
@@ -90,6 +92,8 @@ def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -
         "flint_serving",
         "flint_server_args",
         "jeff_server_args",
+        "jeff_first_steps",
+        "jeff_window",
     }
     assert set(schema.SHARED_INPUT_COLUMNS) == {
         "flint_model_sha256",

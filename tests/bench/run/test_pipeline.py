@@ -69,3 +69,34 @@ def test_servers_that_never_start_stop_the_bench_before_any_row(tmp_path: Path) 
     with pytest.raises(ServerStartError, match="refused to start"):
         bench(tmp_path, FakeServers(fail_starts=1), []).run()
     assert not (tmp_path / "results.csv").exists()
+
+
+def test_jeffs_window_is_the_presets_and_the_servers_start_again_only_when_it_changes(tmp_path: Path) -> None:
+    """In part3 and part3+ Jeff answers a one-line question at jeff_ctx; in jeff-first he reads Flint's conversation,
+    so his window is the run's own (jeff_conversation_ctx unset). The plan groups the runs by Jeff's window: two
+    starts for three presets, and the rows key on the window and on jeff-first's K."""
+    servers = FakeServers(jeff=True)
+    presets = ["part3", "jeff-first", "part3+"]
+    made = bench(tmp_path, servers, [ScriptedRun()] * 3, use_jeff=True, presets=presets, ctx=[2048], jeff_ctx=1024)
+    assert [row["preset"] for row in made.run()] == ["part3", "part3+", "jeff-first"]  # grouped by Jeff's window
+    rows = {row["preset"]: row for row in read_rows(tmp_path / "results.csv")}
+    assert servers.starts == [2048, 2048] and servers.jeff_starts == [1024, 2048]
+    assert (rows["part3"]["jeff_window"], rows["part3"]["jeff_first_steps"]) == ("", "")
+    assert (rows["jeff-first"]["jeff_window"], rows["jeff-first"]["jeff_first_steps"]) == ("2048", "3")
+    again = bench(tmp_path / "b", FakeServers(jeff=True), [ScriptedRun()], use_jeff=True, presets=["jeff-gate"])
+    assert again.run()[0]["jeff_window"] == "4096"  # the run's ctx, not jeff_ctx
+
+
+def test_jeffs_conversation_window_is_a_setting_and_external_servers_keep_theirs() -> None:
+    from bench.run.plan import jeff_window
+
+    config = BenchConfig(jeff_ctx=1024)
+    assert [jeff_window(p, 8192, config) for p in ("part3", "summary", "summary-jeff", "jeff-first")] == [
+        1024,
+        1024,  # Flint writes summary's summaries: Jeff answers his one-line question
+        8192,
+        8192,
+    ]
+    assert jeff_window("jeff-gate", 8192, config.model_copy(update={"jeff_conversation_ctx": 16384})) == 16384
+    assert jeff_window("jeff-first", 8192, config.model_copy(update={"servers": "external"})) == 1024
+    assert jeff_window("jeff-first", 8192, config.model_copy(update={"use_jeff": False})) is None

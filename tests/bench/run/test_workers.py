@@ -180,7 +180,7 @@ def test_ctrl_c_stops_every_worker_and_keeps_every_row(
 class HungServers(FakeServers):
     """A pair whose Flint never answers a chat request (until it is stopped): the agent waits for its first answer."""
 
-    def start(self, ctx: int) -> Endpoints:
+    def start(self, ctx: int, jeff_ctx: int | None = None) -> Endpoints:
         endpoints = super().start(ctx)
         assert self.flint is not None
         self.flint.default = hang()
