@@ -59,6 +59,8 @@ def hidden_tests_problem(fixture: Fixture, grader: Grader) -> str | None:
     grader could not say: the runs' grading will). Asked once per process for the same files and kind of grader."""
     if not fixture.solution_dir.is_dir():
         return None  # no solution to collect them on: `bench fixtures check` says so
+    if fixture.language != "python":
+        return None  # pytest collects Python only; another language's grading names a build error itself
     files = hashlib.sha256()
     for folder in (fixture.path, fixture.hidden_dir):
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):

@@ -59,10 +59,11 @@ def test_the_clean_up_removes_what_carries_its_label_and_leaves_another_runs(chi
             made.append(client.containers.create(image, ["true"], labels=labels, name=f"agentbench-citest-{value}"))
         script = remove_own_function() + "remove_own docker\n"
         subprocess.run(["bash", "-c", script], env={"PATH": "/usr/bin:/bin", "ci_label": mine}, check=True)
-        labelled = {"label": "agentbench.ci"}
-        left = [c.name for c in client.containers.list(all=True, filters=labelled)]
-        left += [n.name for n in client.networks.list(filters=labelled)]
-        left += [v.name for v in client.volumes.list(filters=labelled)]
+        left = []  # by this test's two labels: under CI every container of the suite carries the run's own
+        for label in (mine, theirs):
+            left += [c.name for c in client.containers.list(all=True, filters={"label": label})]
+            left += [n.name for n in client.networks.list(filters={"label": label})]
+            left += [v.name for v in client.volumes.list(filters={"label": label})]
         assert sorted(left) == ["agentbench-citest-test-theirs"] * 3
     finally:
         for item in made:

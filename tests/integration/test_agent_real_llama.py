@@ -20,7 +20,6 @@ import pytest
 
 from agent import prompts
 from agent.cli import main
-from bench import ROOT
 from bench.llama.api import PROMPT_TOKENS_COUNTER, read_metrics
 from bench.llama.binaries import find_small_model
 from bench.llama.process import LlamaProcess
@@ -140,7 +139,7 @@ def test_a_real_cut_at_the_end_of_a_tiny_window_is_dropped_by_part3(
 ) -> None:
     events_path = tmp_path / "events.jsonl"
     sampling = json.dumps({"ignore_eos": True, "temperature": 0})  # write until the window is full
-    with RecordingProxy(server.url, checkout=ROOT) as proxy:
+    with RecordingProxy(server.url) as proxy:
         run_agent(repo, proxy.url, events_path, "--preset", "part3", "--max-steps", "2", "--sampling", sampling)
     events = events_of(events_path)
     refused = [e for e in events if e["event"] == "http_error"]

@@ -67,7 +67,7 @@ def test_llama_bench_measures_the_servers_build_model_and_settings_once(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     measured = measure_server(server.pid, find_small_model(), CTX)
     assert measured.speeds is not None, measured.note
-    assert [p.depth for p in measured.speeds.points] == [0, CTX // 4]
+    assert [p.depth for p in measured.speeds.points] == [0, CTX // 2]  # on a CPU: 0 and half the window
     assert all(p.prompt_tps > 0 and p.gen_tps > 0 for p in measured.speeds.points)
     assert measured.seconds < 60
     again = measure_server(server.pid, find_small_model(), CTX)
