@@ -18,6 +18,7 @@ from typing import Any
 
 import bench.run.one_run as one_run
 import bench.run.runner as runner
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError
 from bench.llama.binaries import find_llama_server, find_small_model
@@ -30,7 +31,7 @@ class TimedBench(runner.Bench):
     """A bench that times each run's measuring and recording, and the grading inside it."""
 
     def __init__(self, config: BenchConfig) -> None:
-        super().__init__(config)
+        super().__init__(config, checkout=ROOT)
         self.spent: list[float] = []  # per run: measuring and recording, grading included
         self.grading: list[float] = []
 
@@ -67,13 +68,13 @@ def timed_grading(bench: TimedBench, grade: Callable[..., Any]) -> Callable[...,
 def shares(config: BenchConfig) -> list[float]:
     """Per run: the bench's own time / the run's wall time, in percent."""
     bench = TimedBench(config)
-    original, original_run = one_run.score_run_dir, runner.run_one
-    one_run.score_run_dir = timed_grading(bench, original)  # type: ignore[assignment]
+    original, original_run = one_run.grade_run, runner.run_one
+    one_run.grade_run = timed_grading(bench, original)  # type: ignore[assignment]
     runner.run_one = timed_run(bench, original_run)  # type: ignore[assignment]
     try:
         rows = bench.run()
     finally:
-        one_run.score_run_dir = original  # type: ignore[assignment]
+        one_run.grade_run = original  # type: ignore[assignment]
         runner.run_one = original_run  # type: ignore[assignment]
     out = []
     for row, spent, grading in zip(rows, bench.spent, bench.grading, strict=True):

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from agent.server import Props
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.containers.engine import docker_client
 from bench.containers.images import ensure_sandbox_image
@@ -61,7 +62,7 @@ def docker_figures(quick: bool, repeats: int) -> list[Figure]:
         client = docker_client()
     except PrerequisiteError as e:
         raise Unavailable(str(e)) from e
-    image = ensure_sandbox_image(client)
+    image = ensure_sandbox_image(client, ROOT)
     names = BenchNames(Ownership.new().instance)
     config = BenchConfig()
     repo = RepoVolume(client, image, names, size_bytes(config.sandbox_repo_size))
@@ -85,6 +86,6 @@ def docker_figures(quick: bool, repeats: int) -> list[Figure]:
 
 def figures(quick: bool) -> list[Figure]:
     repeats = 1 if quick else 5
-    local = LocalSandbox(endpoints(), timeout_s=60)
+    local = LocalSandbox(endpoints(), timeout_s=60, checkout=ROOT)
     out = [figure("local sandbox lifecycle", "s", timed(lambda: lifecycle(local), repeats), "<= 1.0", quick)]
     return out + docker_figures(quick, repeats)

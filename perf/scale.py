@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench import ROOT
 from bench.config import BenchConfig, Choice
 from bench.run.choices import Factory, Host
 from bench.run.runner import Bench
@@ -56,7 +57,9 @@ class ScriptedFactory(Factory):
     def __init__(self, config: BenchConfig, service_s: float, task: PerfTask) -> None:
         self.timed = TimedServers(service_s, task.read)
         local, scripted = Choice("local", "perf/scale.py"), Choice("scripted", "perf/scale.py")
-        super().__init__(config, local, scripted, Host(None, NO_GPU), server_kind=given_kind("scripted", self.timed))
+        super().__init__(
+            config, local, scripted, Host(None, NO_GPU), server_kind=given_kind("scripted", self.timed), checkout=ROOT
+        )
 
 
 def matrix(out: Path, workers: int, reps: int, steps: int, real: bool, task: PerfTask) -> BenchConfig:
@@ -89,11 +92,11 @@ def one_bench(
         task = perf_task(quick)
         config = matrix(Path(tmp) / "results.csv", workers, reps, steps, real, task)
         if real:
-            bench = Bench(config)
+            bench = Bench(config, checkout=ROOT)
         else:
             # external settings only to build the factories; each worker gets its own timed scripted pair
             factories = [ScriptedFactory(config, service_s, task) for _ in range(workers)]
-            bench = Bench(config, factories=factories)
+            bench = Bench(config, factories=factories, checkout=ROOT)
         start = time.perf_counter()
         rows = bench.run()
         return time.perf_counter() - start, rows

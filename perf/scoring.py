@@ -9,6 +9,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from bench import ROOT
 from bench.containers.engine import docker_client
 from bench.containers.images import ensure_sandbox_image
 from bench.errors import PrerequisiteError
@@ -46,7 +47,7 @@ def figures(quick: bool) -> list[Figure]:
     if not quick:  # one grading, the local one, in quick mode: it only proves the figure still runs
         try:
             client = docker_client()
-            graders.append(("docker", DockerGrader(client, ensure_sandbox_image(client)), "<= 10.0"))
+            graders.append(("docker", DockerGrader(client, ensure_sandbox_image(client, ROOT)), "<= 10.0"))
         except PrerequisiteError as e:  # the local grader's figure still stands
             out.append(not_measured("scoring time per run, docker grader", str(e)))
     with tempfile.TemporaryDirectory(prefix="agentbench-perf-") as tmp:
