@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
 import subprocess
 import sys
+import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -164,3 +167,23 @@ def test_answers_are_sent_without_waiting_for_the_clients_ack() -> None:
             client.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
             assert client.recv(4096).startswith(b"HTTP/1.1 200")
             assert [c.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0 for c in accepted] == [True]
+
+
+def test_a_client_that_leaves_before_its_answer_is_not_a_traceback(capsys: pytest.CaptureFixture[str]) -> None:
+    """An agent past its deadline closes the connection while the double still waits to answer: writing the answer
+    then fails, quietly, as on the real server (it printed a traceback into whichever test ran next)."""
+    with FakeLlama([{**fake_llama.prose("late"), "delay": 0.3}]) as fake:
+        host, port = fake.url.removeprefix("http://").split(":")
+        request = json.dumps(chat("hello")).encode()
+        with socket.create_connection((host, int(port)), timeout=10) as client:
+            client.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(request)
+            )
+            client.sendall(request)
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # closed with a reset
+        deadline = time.monotonic() + 10
+        while any(t.name.endswith("(process_request_thread)") for t in threading.enumerate()):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert len(fake.responses) == 1  # the answer was made, and its write found the connection gone
+    assert capsys.readouterr().err == ""
