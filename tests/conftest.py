@@ -24,8 +24,9 @@ import pytest
 # Task data the tests grade (an exercism-style fixture; the suite's own fixtures root, tests/fixtures_root/README.md):
 # their tests are the fixtures', not the suite's.
 collect_ignore = ["bench/score/data", "fixtures_root"]
-# The fast tier's guard against child processes (--no-child-processes, set by `make test-fast`).
-pytest_plugins = ["process_guard"]
+# The fast tier's guard against child processes (--no-child-processes, set by `make test-fast`), and the watchdog that
+# stops what a test process left running when it ends (tests/worker_watchdog.py).
+pytest_plugins = ["process_guard", "worker_watchdog"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
