@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from fake_flint_bench import fake_flint_argv
 
 from bench.results.append import read_rows
 from bench.run.spelling import FROM_MAKE
@@ -25,29 +26,12 @@ ROOT = Path(__file__).resolve().parents[3]
 def bench(tmp_path: Path, flint: fake_llama.FakeLlama) -> subprocess.Popen[str]:
     settings = tmp_path / "bench.yaml"
     settings.write_text("use_jeff: false\nagent_retries: 0\n")
+    more = ["--config", str(settings), "--max-steps", "2"]
     argv = [
         sys.executable,
         "-m",
         "bench",
-        "run",
-        "--config",
-        str(settings),
-        "--servers",
-        "external",
-        "--flint-url",
-        flint.url,
-        "--sandbox",
-        "local",
-        "--fixtures",
-        "todo_repo",
-        "--presets",
-        "part2",
-        "--ctx",
-        "4096",
-        "--max-steps",
-        "2",
-        "--out",
-        str(tmp_path / "results.csv"),
+        *fake_flint_argv(flint, tmp_path / "results.csv", *more, fixture="todo_repo", root=ROOT),
     ]
     env = {name: value for name, value in os.environ.items() if name != FROM_MAKE}  # bench run's own spelling
     return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -4,17 +4,13 @@ marked; exit statuses each mean one thing (SIGTERM 143, a bug 3)."""
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import os
-import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from small_task import NAME, ROOT
+from fake_flint_bench import fake_flint_argv
+from tmpfs import fill
 
 from bench import cli
 from bench.errors import Terminated
@@ -22,29 +18,6 @@ from bench.results.append import read_rows
 from bench.run import grade as grade_module
 from bench.run.finishing import on_sigterm
 from bench.testing import fake_llama
-
-
-@pytest.fixture
-def small_disk(child_processes: None) -> Iterator[Path]:
-    """A 4 MiB tmpfs of the test's own, unmounted and removed after."""
-    if os.geteuid() != 0:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("mounting a tmpfs needs root: run the tests as root, as CI's container does")
-        pytest.skip("mounting a tmpfs needs root")
-    mount = Path(tempfile.mkdtemp(prefix="bench-small-disk-"))
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], check=True)
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-        mount.rmdir()
-
-
-def fill(disk: Path) -> None:
-    with open(disk / "filler", "wb") as f, contextlib.suppress(OSError):
-        while True:
-            f.write(b"\0" * 65536)
-            f.flush()
 
 
 def test_a_disk_that_fills_up_while_grading_ends_the_bench_with_one_line_and_keeps_its_rows(
@@ -62,31 +35,7 @@ def test_a_disk_that_fills_up_while_grading_ends_the_bench_with_one_line_and_kee
 
     monkeypatch.setattr(grade_module, "score_run_dir", disk_full_before_the_second_grading)
     with fake_llama.FakeLlama() as flint:
-        status = cli.main(
-            [
-                "run",
-                "--servers",
-                "external",
-                "--sandbox",
-                "local",
-                "--flint-url",
-                flint.url,
-                "--fixtures",
-                NAME,
-                "--fixtures-root",
-                str(ROOT),
-                "--presets",
-                "part2",
-                "--ctx",
-                "4096",
-                "--reps",
-                "2",
-                "--max-steps",
-                "2",
-                "--out",
-                str(out),
-            ]
-        )
+        status = cli.main(fake_flint_argv(flint, out, "--reps", "2", "--max-steps", "2"))
     assert status == cli.EXIT_ERROR == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith(f"bench: cannot write into {graded[1]}: No space left on device")

@@ -12,72 +12,40 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_flint_bench import fake_flint_argv
 from small_task import NAME, ROOT, UNTOUCHED
+from tmpfs import fill
 
 from bench import cli
 from bench.results.append import read_rows
 from bench.results.disk import temp_full
 from bench.run.spelling import FROM_MAKE
-from bench.score.graders import LocalGrader
+from bench.score.graders import LocalGrader, Session
 from bench.testing import fake_llama
 
 CHECKOUT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
-def small_temp(child_processes: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def small_temp(small_disk: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A 4 MiB tmpfs made the temporary folder of this process and its children."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mount = Path(tempfile.mkdtemp(prefix="bench-small-temp-"))
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], check=True)
-    monkeypatch.setattr(tempfile, "tempdir", str(mount))
-    monkeypatch.setenv("TMPDIR", str(mount))
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-        mount.rmdir()
-
-
-def fill(disk: Path) -> None:
-    with open(disk / "filler", "wb") as f:
-        try:
-            while True:
-                f.write(b"\0" * 65536)
-                f.flush()
-        except OSError:
-            pass
+    monkeypatch.setattr(tempfile, "tempdir", str(small_disk))
+    monkeypatch.setenv("TMPDIR", str(small_disk))
+    return small_disk
 
 
 def run_argv(out: Path, flint: fake_llama.FakeLlama, *more: str) -> list[str]:
-    return [
-        "run",
-        "--servers",
-        "external",
-        "--sandbox",
-        "local",
-        "--flint-url",
-        flint.url,
-        "--fixtures",
-        NAME,
-        "--fixtures-root",
-        str(ROOT),
-        "--presets",
-        "part2",
-        "--ctx",
-        "4096",
-        "--max-steps",
-        "2",
-        "--out",
-        str(out),
-        *more,
-    ]
+    return fake_flint_argv(flint, out, "--max-steps", "2", *more)
+
+
+def grading(runs: list[Session]) -> bool:
+    """The sessions of a run's grading, not the preflight's collection of the hidden tests (bench/run/preflight.py),
+    whose verdict the process keeps: a collection broken here would refuse calc to every later test of the worker."""
+    return not any("--collect-only" in run.args for run in runs)
 
 
 def test_a_full_temporary_folder_while_grading_makes_infra_error_rows_that_resume_runs_again(
@@ -86,9 +54,10 @@ def test_a_full_temporary_folder_while_grading_makes_infra_error_rows_that_resum
     out = tmp_path / "results.csv"  # the results on another disk, which has room
     sessions = LocalGrader.run_sessions
 
-    def temp_full_when_grading(self: LocalGrader, *args: Any, **kwargs: Any) -> Any:
-        fill(small_temp)  # the grading copy is made; its pytest sessions find no room
-        return sessions(self, *args, **kwargs)
+    def temp_full_when_grading(self: LocalGrader, workdir: Path, runs: list[Session], *args: Any) -> Any:
+        if grading(runs):
+            fill(small_temp)  # the grading copy is made; its pytest sessions find no room
+        return sessions(self, workdir, runs, *args)
 
     monkeypatch.setattr(LocalGrader, "run_sessions", temp_full_when_grading)
     with fake_llama.FakeLlama() as flint:
@@ -122,9 +91,10 @@ def test_a_grading_pytest_that_dies_on_its_own_still_counts_its_tests_as_failed(
     out = tmp_path / "results.csv"
     sessions = LocalGrader.run_sessions
 
-    def killed(self: LocalGrader, workdir: Path, *args: Any, **kwargs: Any) -> Any:
-        (workdir / "calc.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
-        return sessions(self, workdir, *args, **kwargs)
+    def killed(self: LocalGrader, workdir: Path, runs: list[Session], *args: Any) -> Any:
+        if grading(runs):
+            (workdir / "calc.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+        return sessions(self, workdir, runs, *args)
 
     monkeypatch.setattr(LocalGrader, "run_sessions", killed)
     with fake_llama.FakeLlama() as flint:

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from fake_flint_bench import fake_flint_argv
 from small_task import HIDDEN_TEST, NAME, ROOT
 
 from bench import cli
@@ -21,25 +22,7 @@ pytestmark = pytest.mark.usefixtures("child_processes")  # the collection is a p
 
 
 def run_argv(out: Path, flint: fake_llama.FakeLlama, ctx: int, root: Path = ROOT) -> list[str]:
-    return [
-        "run",
-        "--servers",
-        "external",
-        "--sandbox",
-        "local",
-        "--flint-url",
-        flint.url,
-        "--fixtures",
-        NAME,
-        "--fixtures-root",
-        str(root),
-        "--presets",
-        "part2",
-        "--ctx",
-        str(ctx),
-        "--out",
-        str(out),
-    ]
+    return fake_flint_argv(flint, out, ctx=ctx, root=root)
 
 
 def test_a_window_the_first_request_does_not_fit_is_refused_naming_the_one_that_does(
