@@ -16,38 +16,11 @@ from pathlib import Path
 
 import pytest
 from agent_helpers import ROOT, RunAgent
+from done_attacks import PACKAGE_ATTACKS
 
 from agent.tools import Workspace, protected_paths
 from bench.testing import fake_llama as fl
 from bench.testing.fake_llama import FakeLlama
-
-BROKEN_TODO = "def main(argv=None):\n    return 1\n"
-NEW_TEST = 'def test_new():\n    assert len("new") == 3\n'
-PATCH = "import _pytest.python\n_pytest.python.Function.runtest = lambda self: None\n"
-REWRITES_THE_PACKAGE = f"""
-from pathlib import Path
-
-Path(__file__).with_name("__init__.py").write_text({PATCH!r})
-
-
-def test_rewrite():
-    pass
-"""
-
-
-def write(path: str, content: str) -> fl.Reply:
-    return fl.tool_call("write_file", {"path": path, "content": content})
-
-
-BREAK = [write("todo.py", BROKEN_TODO), write("tests/test_new.py", NEW_TEST)]
-ATTACKS = {
-    "written": [write("tests/__init__.py", PATCH), *BREAK],
-    "rewritten by a test": [
-        write("tests/test_rewrite.py", REWRITES_THE_PACKAGE),
-        fl.tool_call("run", {"command": "pytest -q"}),
-        *BREAK,
-    ],
-}
 
 
 @pytest.fixture
@@ -62,11 +35,11 @@ def package_repo(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("preset", ["part3", "part3+", "strict", "late"])
-@pytest.mark.parametrize("name", list(ATTACKS))
+@pytest.mark.parametrize("name", list(PACKAGE_ATTACKS))
 def test_a_test_package_patched_to_patch_pytest_gives_no_done(
     run_agent: RunAgent, package_repo: Path, preset: str, name: str
 ) -> None:
-    script = [*ATTACKS[name], fl.prose("Done: the tests pass.")]
+    script = [*PACKAGE_ATTACKS[name], fl.prose("Done: the tests pass.")]
     with FakeLlama(script) as flint:
         run = run_agent(package_repo, flint.url, "--preset", preset, "--max-steps", str(len(script)))
     [check] = run.of("done_check")

@@ -15,6 +15,7 @@ from typing import Any
 
 import docker.errors
 import pytest
+from done_attacks import BROKEN_TODO, NEW_TEST, PACKAGE_ATTACKS, write
 
 from bench import ROOT
 from bench.config import BenchConfig
@@ -568,9 +569,6 @@ def test_the_done_check_of_part3_plus_holds_for_the_command_user(
     workdir, out_dir = todo_work_copy(tmp_path)
     original = (workdir / "todo.py").read_text()
 
-    def write(path: str, content: str) -> dict[str, Any]:
-        return fake_llama.tool_call("write_file", {"path": path, "content": content})
-
     flint.add(
         write("conftest.py", DETACHED_WRITER),
         fake_llama.tool_call("run", {"command": "pytest -q"}),
@@ -644,27 +642,11 @@ def test_a_start_up_hook_in_the_command_users_site_does_not_reach_the_check(
 # repository standing in for pytest (test_agent_check_interpreter.py), a command padded with spaces and a path through
 # a link (test_agent_terminal.py, test_agent_rules.py), a file the agent cannot read (test_agent_endings.py). None may
 # give done or run anything unapproved.
-BROKEN_TODO = "def main(argv=None):\n    return 1\n"
-NEW_TEST = 'def test_new():\n    assert len("new") == 3\n'
-PATCH = "import _pytest.python\n_pytest.python.Function.runtest = lambda self: None\n"
-REWRITES_THE_PACKAGE = f"""
-from pathlib import Path
-
-Path(__file__).with_name("__init__.py").write_text({PATCH!r})
-
-
-def test_rewrite():
-    pass
-"""
 # A pytest that runs nothing and says all passed (tests/agent/test_agent_check_interpreter.py has the same).
 STAND_IN_PYTEST = "import sys\n\n\ndef main(args=None, plugins=()):\n    print('3 passed')\n    return 0\n\n\n"
 STAND_IN_PYTEST += "def console_main():\n    sys.exit(main())\n\n\nif __name__ == '__main__':\n    console_main()\n"
 # More spaces than an 80x24 screen holds (the scripted Flint's window holds the command three times over).
 PADDED = "ls -la" + " " * 2_400 + "; python3 -c \"open('ran-padded', 'w')\""
-
-
-def write(path: str, content: str) -> dict[str, Any]:
-    return fake_llama.tool_call("write_file", {"path": path, "content": content})
 
 
 def run(command: str) -> dict[str, Any]:
@@ -688,7 +670,7 @@ def run_in_docker(
     return events_of(out_dir)
 
 
-@pytest.mark.parametrize("attack", ["written", "rewritten by a test"])
+@pytest.mark.parametrize("attack", list(PACKAGE_ATTACKS))
 def test_a_test_package_patched_to_patch_pytest_gives_no_done(
     sandboxes: Any, forwarded: Any, tmp_path: Path, attack: str
 ) -> None:
@@ -696,10 +678,7 @@ def test_a_test_package_patched_to_patch_pytest_gives_no_done(
     (workdir / "tests").mkdir()
     (workdir / "test_todo.py").rename(workdir / "tests" / "test_todo.py")
     (workdir / "tests" / "__init__.py").write_text("")
-    first = [write("tests/__init__.py", PATCH)]
-    if attack == "rewritten by a test":
-        first = [write("tests/test_rewrite.py", REWRITES_THE_PACKAGE), run("pytest -q")]
-    script = [*first, write("todo.py", BROKEN_TODO), write("tests/test_new.py", NEW_TEST), fake_llama.prose("Done.")]
+    script = [*PACKAGE_ATTACKS[attack], fake_llama.prose("Done.")]
 
     events = run_in_docker(sandboxes, forwarded, workdir, out_dir, script, ["tests/test_todo.py"])
 
