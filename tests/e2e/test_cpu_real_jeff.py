@@ -9,19 +9,14 @@ Flint's alone: Jeff's requests never reach Flint's server.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+from config_bench import of, run_config
 
 from bench.llama.cpu_models import CPU_MODELS
-from bench.results.append import read_rows
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow, pytest.mark.xdist_group("cpu-real-model")]
-ROOT = Path(__file__).resolve().parents[2]
 MODEL = CPU_MODELS["qwen2.5-coder-0.5b"]
 CTX, JEFF_CTX, K = 2048, 1024, 2
 CONFIG = f"""
@@ -43,19 +38,8 @@ run_timeout_s: 600
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], list[dict[str, Any]]]:
-    folder = tmp_path_factory.mktemp("cpu-real-jeff")
-    (folder / "bench.yaml").write_text(CONFIG)
-    out = folder / "results.csv"
-    args = [sys.executable, "-m", "bench", "run", "--config", str(folder / "bench.yaml"), "--out", str(out)]
-    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=1200)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    [row] = read_rows(out)
-    events = [json.loads(line) for line in (folder / "runs" / row["run_id"] / "events.jsonl").read_text().splitlines()]
+    row, events, _ = run_config(tmp_path_factory.mktemp("cpu-real-jeff"), CONFIG, timeout_s=1200)
     return row, events
-
-
-def of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [e for e in events if e["event"] == kind]
 
 
 def test_jeff_is_the_qwen_model_at_the_presets_window(run: tuple[dict[str, str], list]) -> None:

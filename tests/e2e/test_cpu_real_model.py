@@ -12,22 +12,19 @@ The model is made ready by `make test` (python -m bench.llama.chunks), else the 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from config_bench import of, run_config
 
 from agent.presets import PRESETS
 from bench.llama.cpu_models import CPU_MODELS
 from bench.replay.command import tokenizer_for
 from bench.replay.policies import parse_policy
 from bench.replay.walk import load_timeline, replay
-from bench.results.append import read_rows
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow, pytest.mark.xdist_group("cpu-real-model")]
-ROOT = Path(__file__).resolve().parents[2]
 MODEL = CPU_MODELS["qwen2.5-coder-0.5b"]
 PRESET, CTX = "part3", 2048
 CONFIG = f"""
@@ -48,20 +45,7 @@ TOOLS = {"read_file", "write_file", "edit_file", "run"}
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], list[dict[str, Any]], Path]:
     """The row, the event trace and the run folder of one bench run."""
-    folder = tmp_path_factory.mktemp("cpu-real-model")
-    (folder / "bench.yaml").write_text(CONFIG)
-    out = folder / "results.csv"
-    args = [sys.executable, "-m", "bench", "run", "--config", str(folder / "bench.yaml"), "--out", str(out)]
-    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    [row] = read_rows(out)
-    run_dir = folder / "runs" / row["run_id"]
-    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
-    return row, events, run_dir
-
-
-def of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [e for e in events if e["event"] == kind]
+    return run_config(tmp_path_factory.mktemp("cpu-real-model"), CONFIG, timeout_s=900)
 
 
 def test_the_row_says_which_model_acted_and_how_it_was_served(run: tuple[dict[str, str], list, Path]) -> None:
