@@ -181,14 +181,16 @@ lint: setup
 	shellcheck $(CI_SHELL_SCRIPTS)
 	$(BIN)/actionlint -shellcheck "$$(command -v shellcheck)"
 
-# pytest-xdist: one worker per core; tests that share Docker names stay together (tests/conftest.py). Bytecode is
+# pytest-xdist: one worker per core; tests that share Docker names stay together (tests/conftest.py); the units go out
+# in the suite's order, longest first by their last times here (tests/long_first.py), not xdist's own. Bytecode is
 # written for the run even where the environment turns it off (PYTHONDONTWRITEBYTECODE): the checkout's modules are
 # then compiled once, not again by each worker and by each of the hundreds of Python processes the suite starts (the
 # sandboxes and the grader turn it off for the copies they run: agent/isolated_pytest.py, bench/sandbox/local.py).
 # The real-model bench of the tests (tests/e2e/test_cpu_real_model.py) serves Qwen2.5-Coder-0.5B: made ready first
 # (fetched and assembled once per machine, about 40 s here; then only checked).
 test: base-prerequisites lint test-model
-	$(BASE_IMAGE) PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(BASE_IMAGE) PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder \
+		$(PYTEST_ARGS)
 
 test-model: $(VENV)/.deps
 	$(BIN)/python -m bench.llama.chunks qwen2.5-coder-0.5b

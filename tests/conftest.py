@@ -24,9 +24,10 @@ import pytest
 # Task data the tests grade (an exercism-style fixture; the suite's own fixtures root, tests/fixtures_root/README.md):
 # their tests are the fixtures', not the suite's.
 collect_ignore = ["bench/score/data", "fixtures_root"]
-# The fast tier's guard against child processes (--no-child-processes, set by `make test-fast`), and the watchdog that
-# stops what a test process left running when it ends (tests/worker_watchdog.py).
-pytest_plugins = ["process_guard", "worker_watchdog"]
+# The fast tier's guard against child processes (--no-child-processes, set by `make test-fast`), the watchdog that
+# stops what a test process left running when it ends (tests/worker_watchdog.py), and the table of the tests' times
+# that puts the long ones first (tests/long_first.py).
+pytest_plugins = ["process_guard", "worker_watchdog", "long_first"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -242,10 +243,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if fixture in item.fixturenames:
                 for marker in markers:
                     item.add_marker(marker)
-    # The long tests (real servers, containers, whole benches) first, so that the many short ones fill the workers'
-    # last minutes instead of one worker finishing a long test alone; the sort is stable, so a module stays together.
-    heavy = ("slow", "llama", "docker", "podman", "compose")
-    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in heavy))
     if config.getoption("--run-gpu") or gpu_present():
         return
     keep = [item for item in items if item.get_closest_marker("gpu") is None]

@@ -37,7 +37,8 @@ from bench.setting_types import size_bytes
 from bench.testing import fake_llama, host_targets
 from bench.testing.agents import article_run
 
-pytestmark = pytest.mark.docker
+# One group: the module's bench instance (its networks and forwarder) is made once, on one pytest-xdist worker.
+pytestmark = [pytest.mark.docker, pytest.mark.xdist_group("docker-sandbox")]
 
 PROBE = (
     host_targets.PROBE_FUNCTIONS

@@ -25,7 +25,8 @@ from bench.sandbox.docker import DockerSandboxes
 from bench.servers.base import Endpoints
 from bench.servers.embedded import EmbeddedServers
 
-pytestmark = [pytest.mark.docker, pytest.mark.llama, pytest.mark.slow]
+# One group: the module's real server behind its forwarder starts once, on one pytest-xdist worker.
+pytestmark = [pytest.mark.docker, pytest.mark.llama, pytest.mark.slow, pytest.mark.xdist_group("forwarder-real")]
 
 ATTACKS = r"""
 import json, socket, threading

@@ -27,7 +27,8 @@ from bench.servers.base import Endpoints
 from bench.testing import fake_llama, host_targets
 from bench.testing.agents import article_run
 
-pytestmark = pytest.mark.podman
+# One group: the module's podman sandboxes and forwarder are made once, on one pytest-xdist worker.
+pytestmark = [pytest.mark.podman, pytest.mark.xdist_group("podman-sandbox")]
 
 PROBE = (
     host_targets.PROBE_FUNCTIONS

@@ -19,7 +19,8 @@ from slurm_cluster import SlurmCluster
 from bench.testing import fake_llama
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+# One group: the module's one-node cluster starts once, on one pytest-xdist worker.
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.xdist_group("slurm-submit")]
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,9 @@ from bench.score.language_grading import REPORT_NAME
 from bench.score.score import Score
 from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+# One group: the module's imported root (six gradings in Docker) is made once, on one pytest-xdist worker; spread
+# over the workers, it was made again each time a worker came back to the module.
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.xdist_group("language-grading")]
 
 POLYGLOT = Path(__file__).parent / "data" / "polyglot"
 CHECKOUT = Path(__file__).resolve().parents[3]

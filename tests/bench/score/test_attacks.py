@@ -35,7 +35,8 @@ from bench.score.graders import Grader, LocalGrader
 from bench.score.grading import Score, score_diff_times
 
 # Every test here starts child processes (a bench, make, pytest, a program): the process tier (tests/conftest.py).
-pytestmark = pytest.mark.usefixtures("child_processes")
+# One group: the imported root is made once, on one pytest-xdist worker (a session fixture is made once per worker).
+pytestmark = [pytest.mark.usefixtures("child_processes"), pytest.mark.xdist_group("attacks")]
 
 DATA = Path(__file__).parent / "data"
 TWIN_AWARE_PLUGIN = (DATA / "attacks/twin_aware_plugin.py").read_text()
