@@ -69,9 +69,20 @@ def signal_process(pid: int, sig: int) -> None:
         os.kill(pid, sig)
 
 
+class Stopped(Exception):
+    """SIGTERM to the watchdog (another watchdog's, when a test process that ran a pytest of its own ended)."""
+
+
+def stop_watching(signum: int, frame: object) -> None:
+    raise Stopped
+
+
 def main(argv: list[str]) -> int:
     (tag,) = argv
-    sys.stdin.buffer.read()  # returns when the test process has ended: the pipe's only writer is gone
+    signal.signal(signal.SIGTERM, stop_watching)  # told to stop, it still stops what it watches first
+    with contextlib.suppress(Stopped):
+        sys.stdin.buffer.read()  # returns when the test process has ended: the pipe's only writer is gone
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one does not cut the stopping short
     for line in stop_tagged(tag):
         print(f"worker_watchdog: stopped what a test process left running: {line}", file=sys.stderr, flush=True)
     return 0
