@@ -31,6 +31,9 @@ from bench.score.graders import LocalGrader
 from bench.testing.fake_llama import FakeLlama
 from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
 
+# One group: the imported root (each exercise graded on its stub and its example) is made once, on one pytest-xdist
+# worker (a session fixture is made once per worker).
+pytestmark = pytest.mark.xdist_group("exercism")
 EXERCISES = Path(__file__).parent / "data" / "exercism"
 IMPORTABLE = {"bike-rental", "grade-bands", "order-totals", "tally-counter", "word-stats"}
 # What each exercise's tests give, run by plain pytest on the stub and the example: the counts imported must match.
