@@ -188,9 +188,10 @@ lint: setup
 # sandboxes and the grader turn it off for the copies they run: agent/isolated_pytest.py, bench/sandbox/local.py).
 # The real-model bench of the tests (tests/e2e/test_cpu_real_model.py) serves Qwen2.5-Coder-0.5B: made ready first
 # (fetched and assembled once per machine, about 40 s here; then only checked).
+# AFTER_FAST_TIER=1: only the tests the fast tier leaves out, for CI, which has just run the fast tier (.ci/run).
 test: base-prerequisites lint test-model
 	$(BASE_IMAGE) PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder \
-		$(PYTEST_ARGS)
+		$(if $(AFTER_FAST_TIER),-m "not ($(FAST_TESTS))") $(PYTEST_ARGS)
 
 test-model: $(VENV)/.deps
 	$(BIN)/python -m bench.llama.chunks qwen2.5-coder-0.5b
