@@ -24,7 +24,8 @@ import pytest
 HEAVY = ("slow", "llama", "docker", "podman", "compose")
 UNTIMED_HEAVY_S = 60.0  # an untimed heavy test: among the long ones, not behind every timed one
 UNTIMED_S = 0.0
-TABLE_KEY = "test_durations"
+TABLE_KEY = "test_durations"  # in the workers' workerinput
+TABLE = pytest.StashKey[dict[str, float]]()  # in the config of the process that read it
 timed: dict[str, float] = {}  # this run's times, by test id (without xdist's @group)
 recording = False  # in the process that sees every test's report: xdist's controller, or pytest without workers
 
@@ -41,7 +42,7 @@ def read_table() -> dict[str, float]:
     return {str(k): float(v) for k, v in table.items()} if isinstance(table, dict) else {}
 
 
-def test_id(nodeid: str) -> str:
+def plain_id(nodeid: str) -> str:
     """The id without the `@group` pytest-xdist appends under --dist loadgroup (a parameter may hold an @)."""
     return nodeid.rsplit("@", 1)[0] if nodeid.rfind("@") > nodeid.rfind("]") else nodeid
 
@@ -58,7 +59,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     seconds: dict[str, float] = {}
     for item in items:
         heavy = any(item.get_closest_marker(marker) for marker in HEAVY)
-        guess = table.get(test_id(item.nodeid), UNTIMED_HEAVY_S if heavy else UNTIMED_S)
+        guess = table.get(plain_id(item.nodeid), UNTIMED_HEAVY_S if heavy else UNTIMED_S)
         seconds[unit(item)] = seconds.get(unit(item), 0.0) + guess
     items.sort(key=lambda item: -seconds[unit(item)])
 
@@ -68,9 +69,6 @@ def table_of(config: pytest.Config) -> dict[str, float]:
     if workerinput is not None:
         return dict(workerinput.get(TABLE_KEY) or {})
     return config.stash.setdefault(TABLE, read_table())
-
-
-TABLE = pytest.StashKey[dict[str, float]]()
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -86,7 +84,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if recording:
-        key = test_id(report.nodeid)
+        key = plain_id(report.nodeid)
         timed[key] = timed.get(key, 0.0) + report.duration
 
 
