@@ -227,6 +227,7 @@ def test_plain_pytest_needs_approval_while_a_link_leads_out(run_agent: RunAgent,
     (repo / "vendor").symlink_to(outside)
     assert not is_safe("pytest -q", repo) and not is_safe("python -m pytest", repo)
     with FakeLlama([fl.tool_call("run", {"command": "pytest -q"}), fl.prose("done")]) as flint:
-        run = run_agent(repo, flint.url, "--preset", "part3+")  # the article's done check would follow the link
+        # the article's done check would follow the link; two steps, the script's (then "done" again and again)
+        run = run_agent(repo, flint.url, "--preset", "part3+", "--max-steps", "2")
     assert [a["decision"] for a in run.of("approval")] == ["refused"] and not (outside / "ran").exists()
     assert not is_safe("cat vendor/../calc.py", repo)  # cat reads it physically: beside the link's target
