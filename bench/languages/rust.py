@@ -10,10 +10,9 @@ the place it points at) is the compiler's first error.
 
 from __future__ import annotations
 
-import json
 import re
 
-from bench.languages.base import Language, TestReport
+from bench.languages.base import Language, TestReport, json_events
 
 OUTCOMES = {"ok": "passed", "failed": "failed", "ignored": "skipped"}
 BINARY = re.compile(r"^\s*(?:Running (?:unittests )?(\S+)|Doc-tests (\S+))", re.MULTILINE)
@@ -23,13 +22,7 @@ def read_report(stdout: str, stderr: str) -> TestReport:
     binaries = [running or f"doc-tests {crate}" for running, crate in BINARY.findall(stderr)]
     outcomes: dict[str, str] = {}
     suite = -1
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in json_events(stdout):
         if event.get("type") == "suite" and event.get("event") == "started":
             suite += 1
         elif event.get("type") == "test" and event.get("event") in OUTCOMES and isinstance(event.get("name"), str):
