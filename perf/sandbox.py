@@ -46,7 +46,7 @@ def endpoints() -> Endpoints:
 
 def lifecycle(sandbox: DockerSandbox | LocalSandbox) -> None:
     with tempfile.TemporaryDirectory(prefix="agentbench-perf-") as tmp:
-        fixture = load_fixture(FIXTURE)
+        fixture = load_fixture(FIXTURE, ROOT)
         workdir, out = Path(tmp) / "repo", Path(tmp) / "out"
         out.mkdir()
         make_work_copy(fixture, workdir)
