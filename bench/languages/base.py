@@ -7,12 +7,10 @@ test command in the grader container, whose machine-readable report `read_report
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
 
 
 @dataclass
@@ -58,15 +56,3 @@ def first_line(text: str, pattern: str) -> str | None:
     start = text.rfind("\n", 0, found.start()) + 1
     end = text.find("\n", found.start())
     return text[start : end if end >= 0 else len(text)].strip()[:400]
-
-
-def json_events(stdout: str) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a runner's report, one a line; other lines (what the code under test printed outside a
-    test) are not events and are passed over."""
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            yield event

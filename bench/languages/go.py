@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from bench.languages.base import Language, TestReport, first_line, json_events
+from bench.json_lines import json_objects
+from bench.languages.base import Language, TestReport, first_line
 
 OUTCOMES = {"pass": "passed", "fail": "failed", "skip": "skipped"}
 
@@ -17,7 +18,7 @@ OUTCOMES = {"pass": "passed", "fail": "failed", "skip": "skipped"}
 def read_report(stdout: str, stderr: str) -> TestReport:
     outcomes: dict[str, str] = {}
     failed_packages = []
-    for event in json_events(stdout):
+    for event in json_objects(stdout):  # a line the code under test printed outside a test is not an event
         if event.get("Action") not in OUTCOMES:
             continue
         test = event.get("Test")

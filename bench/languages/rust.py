@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-from bench.languages.base import Language, TestReport, json_events
+from bench.json_lines import json_objects
+from bench.languages.base import Language, TestReport
 
 OUTCOMES = {"ok": "passed", "failed": "failed", "ignored": "skipped"}
 BINARY = re.compile(r"^\s*(?:Running (?:unittests )?(\S+)|Doc-tests (\S+))", re.MULTILINE)
@@ -22,7 +23,7 @@ def read_report(stdout: str, stderr: str) -> TestReport:
     binaries = [running or f"doc-tests {crate}" for running, crate in BINARY.findall(stderr)]
     outcomes: dict[str, str] = {}
     suite = -1
-    for event in json_events(stdout):
+    for event in json_objects(stdout):
         if event.get("type") == "suite" and event.get("event") == "started":
             suite += 1
         elif event.get("type") == "test" and event.get("event") in OUTCOMES and isinstance(event.get("name"), str):

@@ -30,6 +30,7 @@ LAYERS = [
         "provenance",
         "untrusted",
         "json_documents",
+        "json_lines",
     },
     {"config", "setting_types", "server_args", "environment", "results", "agents", "languages"},
     {"containers", "measure"},
