@@ -17,7 +17,7 @@ from pathlib import Path
 from bench.config import BenchConfig
 from bench.errors import FixtureError
 from bench.fixtures.fixture import Fixture, fixture_files, fixtures_root, load_fixture
-from bench.fixtures.window import task_fit
+from bench.fixtures.window import Fit, task_fit
 from bench.fixtures.workcopy import solution_diff
 from bench.json_documents import SCHEMA_VERSION
 from bench.score.canaries import candidates
@@ -60,9 +60,8 @@ class Checked:
 def check_fixture(
     name: str, root: Path, *, checkout: Path, window: int | None = None, tokenizer_url: str | None = None
 ) -> Checked:
-    """Fixture `name` (of the fixtures root `root`)'s problems and a one-line account of what was measured; with
-    `window`, whether the task fits it (bench.fixtures.window). `checkout`: this repository, whose sandbox image grades
-    another language than Python."""
+    """Fixture `name`'s problems and a one-line account of what was measured; with `window`, whether the task fits
+    it (bench.fixtures.window). `checkout`: this repository (check_grader)."""
     try:
         fx = load_fixture(name, root)
     except FixtureError as e:
@@ -86,6 +85,11 @@ def check_fixture(
         problems.append(
             "solution: adds no test of its own (the task asks for new tests; solution_adds_tests: false if not)"
         )
+    return _measured(fx, problems, original, solved, fit)
+
+
+def _measured(fx: Fixture, problems: list[str], original: Score, solved: Score, fit: Fit | None) -> Checked:
+    """The check's one-line account of what was measured: both gradings, the window's fit, what the tests decide."""
     summary = (
         f"original: hidden {original.hidden_passed}/{fx.hidden_total}, visible {original.visible_passed}/"
         f"{original.visible_total}; solution: hidden {solved.hidden_passed}/{fx.hidden_total}, visible "
