@@ -16,23 +16,11 @@ from pathlib import Path
 
 import pytest
 from agent_helpers import ROOT, RunAgent
+from package_attack import BROKEN_TODO, NEW_TEST, PATCH, REWRITES_THE_PACKAGE
 
 from agent.tools import Workspace, protected_paths
 from bench.testing import fake_llama as fl
 from bench.testing.fake_llama import FakeLlama
-
-BROKEN_TODO = "def main(argv=None):\n    return 1\n"
-NEW_TEST = 'def test_new():\n    assert len("new") == 3\n'
-PATCH = "import _pytest.python\n_pytest.python.Function.runtest = lambda self: None\n"
-REWRITES_THE_PACKAGE = f"""
-from pathlib import Path
-
-Path(__file__).with_name("__init__.py").write_text({PATCH!r})
-
-
-def test_rewrite():
-    pass
-"""
 
 
 def write(path: str, content: str) -> fl.Reply:

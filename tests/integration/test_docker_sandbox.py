@@ -15,6 +15,7 @@ from typing import Any
 
 import docker.errors
 import pytest
+from package_attack import BROKEN_TODO, NEW_TEST, PATCH, REWRITES_THE_PACKAGE
 
 from bench import ROOT
 from bench.config import BenchConfig
@@ -643,19 +644,7 @@ def test_a_start_up_hook_in_the_command_users_site_does_not_reach_the_check(
 # them: the test package's `__init__` patching pytest (test_agent_test_package.py), a `pytest.py` or `pytest/` of the
 # repository standing in for pytest (test_agent_check_interpreter.py), a command padded with spaces and a path through
 # a link (test_agent_terminal.py, test_agent_rules.py), a file the agent cannot read (test_agent_endings.py). None may
-# give done or run anything unapproved.
-BROKEN_TODO = "def main(argv=None):\n    return 1\n"
-NEW_TEST = 'def test_new():\n    assert len("new") == 3\n'
-PATCH = "import _pytest.python\n_pytest.python.Function.runtest = lambda self: None\n"
-REWRITES_THE_PACKAGE = f"""
-from pathlib import Path
-
-Path(__file__).with_name("__init__.py").write_text({PATCH!r})
-
-
-def test_rewrite():
-    pass
-"""
+# give done or run anything unapproved. The test package's files are tests/package_attack.py.
 # A pytest that runs nothing and says all passed (tests/agent/test_agent_check_interpreter.py has the same).
 STAND_IN_PYTEST = "import sys\n\n\ndef main(args=None, plugins=()):\n    print('3 passed')\n    return 0\n\n\n"
 STAND_IN_PYTEST += "def console_main():\n    sys.exit(main())\n\n\nif __name__ == '__main__':\n    console_main()\n"
