@@ -136,7 +136,7 @@ def check_servers(config: BenchConfig, ctx: int) -> list[Check]:
         servers: Any = (
             make_compose_servers(config, client, gpu=True, names=names, checkout=ROOT)
             if kind == "compose"
-            else EmbeddedServers(config, ROOT / "results" / "gpu-check", gpu=bool(host.llama_gpus))
+            else EmbeddedServers(config, ROOT / "results" / "gpu-check", gpu=bool(host.llama_gpus), checkout=ROOT)
         )
     except BenchError as e:  # a CUDA build that sees no GPU, a GPU image that cannot be had
         return [Check("servers", "FAIL", str(e))]

@@ -69,13 +69,13 @@ def shares(config: BenchConfig) -> list[float]:
     """Per run: the bench's own time / the run's wall time, in percent."""
     bench = TimedBench(config)
     original, original_run = one_run.grade_run, runner.run_one
-    one_run.grade_run = timed_grading(bench, original)  # type: ignore[assignment]
-    runner.run_one = timed_run(bench, original_run)  # type: ignore[assignment]
+    one_run.grade_run = timed_grading(bench, original)
+    runner.run_one = timed_run(bench, original_run)
     try:
         rows = bench.run()
     finally:
-        one_run.grade_run = original  # type: ignore[assignment]
-        runner.run_one = original_run  # type: ignore[assignment]
+        one_run.grade_run = original
+        runner.run_one = original_run
     out = []
     for row, spent, grading in zip(rows, bench.spent, bench.grading, strict=True):
         wall = float(row["wall_s"])

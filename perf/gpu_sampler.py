@@ -54,7 +54,7 @@ def measure(nvml: ModuleType, interval_s: float, seconds: float) -> tuple[float,
 def figures(quick: bool) -> list[Figure]:
     """The sampler's CPU at 20 Hz with the fake NVML (target 1% of a core), and with the real one where a GPU is."""
     seconds, repeats = (0.5, 1) if quick else (3.0, 3)
-    found = [("fake NVML", fake_nvml())]
+    found: list[tuple[str, ModuleType]] = [("fake NVML", fake_nvml())]
     real = real_nvml()
     if real is not None:
         found.append(("real NVML", real))

@@ -24,7 +24,7 @@ FIXTURE = "todo_repo"
 
 def run_folder(folder: Path) -> Path:
     """A run's folder whose diff is the fixture's solution."""
-    fixture = load_fixture(FIXTURE)
+    fixture = load_fixture(FIXTURE, ROOT)
     workdir, run_dir = folder / "repo", folder / "run"
     base = make_work_copy(fixture, workdir)
     shutil.copytree(fixture.solution_dir, workdir, dirs_exist_ok=True)
@@ -35,7 +35,7 @@ def run_folder(folder: Path) -> Path:
 
 
 def score_once(run_dir: Path, grader: Grader) -> None:
-    score = score_run_dir(run_dir, grader)
+    score = score_run_dir(run_dir, grader, checkout=ROOT)
     if score.hidden_passed != score.hidden_total:
         raise RuntimeError(f"the solution scored {score.hidden_passed} of {score.hidden_total}: {score.error}")
 

@@ -157,7 +157,10 @@ def figures(quick: bool) -> list[Figure]:
     with tempfile.TemporaryDirectory(prefix="perf-viewer-") as tmp:
         results, page = Path(tmp) / "results.csv", Path(tmp) / "view.html"
         write_results(results, runs)
-        write_times, loads, sorts, filters = [], [], [], []
+        write_times: list[float] = []
+        loads: list[float] = []
+        sorts: list[float] = []
+        filters: list[float] = []
         for repeat in range(repeats):
             start = time.perf_counter()
             command = [sys.executable, "-m", "bench", "-q", "view", str(results), "--out", str(page)]

@@ -89,7 +89,7 @@ def padding_for(url: str, prompt: int) -> int:
 
 def capture(folder: Path) -> dict[str, dict[str, Any]]:
     """One real body of each shape, keyed by shape."""
-    files = write_serving_files(folder / "serving", CTX, [load_fixture("todo_repo")])
+    files = write_serving_files(folder / "serving", CTX, [load_fixture("todo_repo", ROOT)], ROOT)
     found: dict[str, dict[str, Any]] = {}
     flint = LlamaProcess(find_small_model(), CTX, folder / "flint.log", extra_args=[*files.llama_args(), *SERVER_ARGS])
     flint.start(120)

@@ -23,7 +23,7 @@ from bench.setting_types import SANDBOX_KINDS
 def fixtures_check(args: argparse.Namespace) -> int:
     from bench.score.check import command
 
-    return command(args.names, settings(args), args.json)
+    return command(args.names, settings(args), args.json, checkout=ROOT)
 
 
 def fixtures_import(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from bench import ROOT
 from bench.cli.options import DEFAULT_CONFIG, Subparsers, add_command, csv_list, ctx_flag, settings
 
 
@@ -23,6 +24,7 @@ def merge(args: argparse.Namespace) -> int:
         require_complete=args.require_complete,
         shards=args.shards,
         keep_extra=args.keep_extra,
+        checkout=ROOT,
     )
 
 

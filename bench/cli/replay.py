@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from bench import ROOT
 from bench.cli.options import Subparsers, add_command
 from bench.errors import ConfigError
 
@@ -19,6 +20,7 @@ def replay(args: argparse.Namespace) -> int:
 
         options = server_replay.AgainstOptions(
             run_dirs=run_dirs,
+            checkout=ROOT,
             against=args.against or ["embedded"],
             llama_servers=args.llama_server or [],
             model=args.model,
@@ -32,7 +34,7 @@ def replay(args: argparse.Namespace) -> int:
         raise ConfigError("name at least one run's folder (results/runs/<run_id>)")
     from bench.replay.command import ReplayOptions, command
 
-    return command(ReplayOptions(run_dirs, args.policy or [], args.flint_url, csv))
+    return command(ReplayOptions(run_dirs, ROOT, args.policy or [], args.flint_url, csv))
 
 
 def add(sub: Subparsers) -> None:

@@ -7,9 +7,9 @@ only, as `file.go:LINE:COL: message` lines: the first of them is the compiler's 
 
 from __future__ import annotations
 
-import json
 import re
 
+from bench.json_lines import json_objects
 from bench.languages.base import Language, TestReport, first_line
 
 OUTCOMES = {"pass": "passed", "fail": "failed", "skip": "skipped"}
@@ -18,12 +18,8 @@ OUTCOMES = {"pass": "passed", "fail": "failed", "skip": "skipped"}
 def read_report(stdout: str, stderr: str) -> TestReport:
     outcomes: dict[str, str] = {}
     failed_packages = []
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue  # the code under test printed to stdout outside a test: not an event
-        if not isinstance(event, dict) or event.get("Action") not in OUTCOMES:
+    for event in json_objects(stdout):  # a line the code under test printed outside a test is not an event
+        if event.get("Action") not in OUTCOMES:
             continue
         test = event.get("Test")
         if isinstance(test, str) and test:

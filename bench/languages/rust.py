@@ -10,9 +10,9 @@ the place it points at) is the compiler's first error.
 
 from __future__ import annotations
 
-import json
 import re
 
+from bench.json_lines import json_objects
 from bench.languages.base import Language, TestReport
 
 OUTCOMES = {"ok": "passed", "failed": "failed", "ignored": "skipped"}
@@ -23,13 +23,7 @@ def read_report(stdout: str, stderr: str) -> TestReport:
     binaries = [running or f"doc-tests {crate}" for running, crate in BINARY.findall(stderr)]
     outcomes: dict[str, str] = {}
     suite = -1
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in json_objects(stdout):
         if event.get("type") == "suite" and event.get("event") == "started":
             suite += 1
         elif event.get("type") == "test" and event.get("event") in OUTCOMES and isinstance(event.get("name"), str):

@@ -24,14 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import ROOT
 from bench.fixtures.fixture import Fixture, fixture_files
 from bench.results.schema import FORCED_SERVING, NATIVE_SERVING
 
-TEMPLATE = ROOT / "docker" / "flint-forced-tools.jinja"
+TEMPLATE = Path("docker/flint-forced-tools.jinja")  # in the checkout
 # Empty template and grammar files: to llama-server, the model's own template and no grammar. compose.yaml's cpu
 # profile always names both files (one command line serves both modes) and mounts this folder by default.
-NATIVE_DIR = ROOT / "docker" / "flint-native"
+NATIVE_DIR = Path("docker/flint-native")  # in the checkout
 TEMPLATE_NAME, GRAMMAR_NAME = "flint.jinja", "flint.gbnf"
 
 # The values of the results column `flint_serving`: the model's own template and no grammar (whatever the model
@@ -146,10 +145,11 @@ class ServingFiles:
         ]
 
 
-def write_serving_files(folder: Path, ctx: int, fixtures: Sequence[Fixture]) -> ServingFiles:
-    """Write the template and the grammar for `ctx` and the plan's fixtures into `folder`."""
+def write_serving_files(folder: Path, ctx: int, fixtures: Sequence[Fixture], checkout: Path) -> ServingFiles:
+    """Write the template (`checkout`'s: this repository's) and the grammar for `ctx` and the plan's fixtures into
+    `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     template, grammar_file = folder / TEMPLATE_NAME, folder / GRAMMAR_NAME
-    shutil.copyfile(TEMPLATE, template)
+    shutil.copyfile(checkout / TEMPLATE, template)
     grammar_file.write_text(grammar(ctx, repo_files(fixtures)))
     return ServingFiles(folder, template, grammar_file)

@@ -11,7 +11,6 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench import ROOT
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError
 from bench.llama.cpu_models import CPU_MODELS
@@ -20,7 +19,7 @@ from bench.results.serving import FENCED_SERVING, FORCED_SERVING, NATIVE_SERVING
 
 NATIVE, FORCED, FENCED = NATIVE_SERVING, FORCED_SERVING, FENCED_SERVING
 # The fenced template and an empty grammar, in the layout compose's cpu profile mounts (as docker/flint-native).
-FENCED_DIR = ROOT / "docker" / "flint-fenced"
+FENCED_DIR = Path("docker/flint-fenced")  # in the checkout
 TEMPLATE_FLAG = "--chat-template-file"
 
 
@@ -90,11 +89,12 @@ def own_template_serving(template: Path) -> str:
     return f"{OWN_TEMPLATE_SERVING}{hashlib.sha256(template.read_bytes()).hexdigest()[:12]}"
 
 
-def template_args(serving: str, root: Path = FENCED_DIR) -> list[str]:
-    """llama-server's flags for the fenced template (`root`: where its folder is seen by the server), or --jinja for a
-    template of the user's own (whose --chat-template-file stays in flint_server_args); none otherwise."""
+def template_args(serving: str, fenced_dir: Path) -> list[str]:
+    """llama-server's flags for the fenced template (`fenced_dir`: where FENCED_DIR is seen by the server: the
+    checkout's, or a mount), or --jinja for a template of the user's own (whose --chat-template-file stays in
+    flint_server_args); none otherwise."""
     if serving == FENCED:
-        return ["--jinja", TEMPLATE_FLAG, str(root / TEMPLATE_NAME)]
+        return ["--jinja", TEMPLATE_FLAG, str(fenced_dir / TEMPLATE_NAME)]
     if serving.startswith(OWN_TEMPLATE_SERVING):
         return ["--jinja"]
     return []

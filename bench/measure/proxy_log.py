@@ -8,9 +8,9 @@ the /metrics cross-check then read it as they read the article's own trace.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
+from bench.json_lines import json_objects
 from bench.measure.request_threads import threads
 from bench.measure.trace import Event
 
@@ -21,15 +21,7 @@ CUT = {"max_tokens": "length", "incomplete": "length"}
 
 def read_exchanges(text: str) -> list[dict[str, Any]]:
     """The log's lines that are JSON objects (a line the proxy was stopped in the middle of is skipped)."""
-    found = []
-    for line in text.splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict):
-            found.append(entry)
-    return found
+    return list(json_objects(text))
 
 
 def model_exchanges(exchanges: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -21,9 +21,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bench.errors import BenchError
 from bench.measure.proxy_log import model_exchanges
-from bench.measure.reprocessing import CAUSES, Attribution, RequestSplit, Tokenizer, split_request, unavailable
+from bench.measure.reprocessing import (
+    CAUSES,
+    Attribution,
+    RequestSplit,
+    Tokenizer,
+    split_or_unavailable,
+    split_request,
+    unavailable,
+)
 from bench.measure.request_log import Body, RequestBodies
 from bench.measure.trace import Event, int_field
 
@@ -63,10 +70,7 @@ def attribute_proxy(events: list[Event], bodies: RequestBodies, tokenizer: Token
     if routes - {CHAT}:
         others = ", ".join(sorted(str(route) for route in routes - {CHAT}))
         return unavailable(f"reprocessing not split: {others} prompts are not rendered by /apply-template")
-    try:
-        return _attribute(events, bodies, tokenizer)
-    except BenchError as e:
-        return unavailable(f"reprocessing not split: {e}")
+    return split_or_unavailable(_attribute, events, bodies, tokenizer)
 
 
 def _attribute(events: list[Event], bodies: RequestBodies, tokenizer: Tokenizer) -> Attribution:

@@ -35,7 +35,7 @@ ChatML) is counted with the part before it, so a boundary can be one token late;
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -106,14 +106,25 @@ def unavailable(note: str) -> Attribution:
     return Attribution("unavailable", note)
 
 
+Splitter = Callable[[list[Event], RequestBodies, Tokenizer], Attribution]
+
+
+def split_or_unavailable(
+    split: Splitter, events: list[Event], bodies: RequestBodies, tokenizer: Tokenizer
+) -> Attribution:
+    """`split`'s attribution of a trace, or `unavailable` with the reason it could not be made (a request log that
+    does not match the trace, a tokenizer that did not answer)."""
+    try:
+        return split(events, bodies, tokenizer)
+    except BenchError as e:
+        return unavailable(f"reprocessing not split: {e}")
+
+
 def attribute(events: list[Event], bodies: RequestBodies | None, tokenizer: Tokenizer) -> Attribution:
     """The split for a run's trace; `unavailable` with the reason when the bodies or the tokenizer are missing."""
     if bodies is None:  # an agent that keeps no request log (a scripted or older one): not measured, not an error
         return Attribution("no log")
-    try:
-        return _attribute(events, bodies, tokenizer)
-    except BenchError as e:
-        return unavailable(f"reprocessing not split: {e}")
+    return split_or_unavailable(_attribute, events, bodies, tokenizer)
 
 
 def _attribute(events: list[Event], bodies: RequestBodies, tokenizer: Tokenizer) -> Attribution:

@@ -124,7 +124,7 @@ def command(options: AgainstOptions) -> int:
     with scratch() as folder:
         run = load_run(write_run(folder, embedded=any(target.url is None for target in chosen)))
         for target in chosen:
-            sent, notes = replay_against([run], target)
+            sent, notes = replay_against([run], target, options.checkout)
             passed, line = verdict(sent)
             failed = failed or not passed
             print(f"## {target.label}\n\n{table(sent)}\n\n{line}\n")

@@ -23,7 +23,7 @@ from bench.llama.chunks import cpu_model_file
 from bench.llama.cpu_models import CPU_MODELS
 from bench.llama.forced_tools import TEMPLATE
 from bench.llama.process import LlamaProcess
-from bench.llama.serving import FENCED, FORCED, NATIVE, template_args
+from bench.llama.serving import FENCED, FENCED_DIR, FORCED, NATIVE, template_args
 from bench.llama.tokenizer import ServerTokenizer
 from bench.replay.policies import DEFAULT_POLICIES, parse_policy
 from bench.replay.walk import CANNOT_KNOW, Replayed, RunTimeline, load_timeline, replay
@@ -97,14 +97,15 @@ def write_csv(path: Path, results: list[Replayed]) -> None:
 
 
 @contextmanager
-def tokenizer_for(run_dirs: list[Path], flint_url: str | None) -> Iterator[ServerTokenizer]:
-    """The tokenizer of --flint-url, or of a server started here with the runs' CPU model, served as they were."""
+def tokenizer_for(run_dirs: list[Path], flint_url: str | None, checkout: Path) -> Iterator[ServerTokenizer]:
+    """The tokenizer of --flint-url, or of a server started here with the runs' CPU model, served as they were (with
+    `checkout`'s template: this repository's)."""
     if flint_url:
         tokenizer = ServerTokenizer(flint_url)
         yield tokenizer
         tokenizer.close()
         return
-    model, args = counting_server(run_dirs)
+    model, args = counting_server(run_dirs, checkout)
     with (
         tempfile.TemporaryDirectory(prefix="agentbench-replay-") as tmp,
         LlamaProcess(model, 2048, Path(tmp) / "flint.log", extra_args=[*args, "--no-warmup"], threads=1) as server,
@@ -114,9 +115,10 @@ def tokenizer_for(run_dirs: list[Path], flint_url: str | None) -> Iterator[Serve
         tokenizer.close()
 
 
-def counting_server(run_dirs: list[Path]) -> tuple[Path, list[str]]:
+def counting_server(run_dirs: list[Path], checkout: Path) -> tuple[Path, list[str]]:
     """The GGUF and template flags of a server that counts prompts as these runs' Flint did: the CPU model they were
-    served (cpu_model: SmolLM2 or a Qwen model, fetched and assembled here when missing) with the same template.
+    served (cpu_model: SmolLM2 or a Qwen model, fetched and assembled here when missing) with the same template (of
+    `checkout`, this repository).
     PrerequisiteError when they were served another model, or not all alike."""
     infos = [_run_json(d) for d in run_dirs]
     models = {info.get("flint_model", "") for info in infos}
@@ -134,7 +136,9 @@ def counting_server(run_dirs: list[Path]) -> tuple[Path, list[str]]:
         )
     (file,), (how,) = models, serving
     model = cpu_model_file(by_file.get(file, "smollm2"))  # no model named: a row from before the column, SmolLM2's
-    return model, ["--jinja", "--chat-template-file", str(TEMPLATE)] if how == FORCED else template_args(how)
+    if how == FORCED:
+        return model, ["--jinja", "--chat-template-file", str(checkout / TEMPLATE)]
+    return model, template_args(how, checkout / FENCED_DIR)
 
 
 def _run_json(run_dir: Path) -> dict[str, str]:
@@ -150,6 +154,7 @@ class ReplayOptions:
     """`bench replay`'s options (bench/cli/replay.py)."""
 
     run_dirs: list[Path]
+    checkout: Path  # this repository: the template a server started here counts with
     policies: list[str] = field(default_factory=list)  # none: DEFAULT_POLICIES
     flint_url: str | None = None  # a server to count prompts with; None: one started here
     csv: Path | None = None
@@ -164,7 +169,7 @@ def command(options: ReplayOptions) -> int:
     for name in names:  # refused before anything starts
         parse_policy(name, "part3")
     timelines = [load_timeline(d) for d in run_dirs]
-    with tokenizer_for(run_dirs, options.flint_url) as tokenizer:
+    with tokenizer_for(run_dirs, options.flint_url, options.checkout) as tokenizer:
         results = replay_runs(timelines, names, tokenizer)
     print(f"Replay of {len(timelines)} run(s), {sum(len(t.steps) for t in timelines)} answered requests.\n")
     print(policy_table(results))

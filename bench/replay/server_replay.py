@@ -26,6 +26,7 @@ class AgainstOptions:
     """`bench replay --against`'s options (bench/cli/replay.py)."""
 
     run_dirs: list[Path]
+    checkout: Path  # this repository: the templates its servers are started with
     against: list[str]
     llama_servers: list[str] = field(default_factory=list)
     model: str | None = None
@@ -33,8 +34,9 @@ class AgainstOptions:
     csv: Path | None = None
 
 
-def replay_against(runs: list[RecordedRun], target: Target) -> tuple[list[Sent], list[str]]:
-    """Every run's requests sent to one set-up, in the order given; the results and the notes to print."""
+def replay_against(runs: list[RecordedRun], target: Target, checkout: Path) -> tuple[list[Sent], list[str]]:
+    """Every run's requests sent to one set-up, in the order given; the results and the notes to print (`checkout`:
+    this repository, whose fixtures and template a run from before the record is served again with)."""
     if target.url:
         sent, notes = [], []
         for run in runs:
@@ -43,7 +45,7 @@ def replay_against(runs: list[RecordedRun], target: Target) -> tuple[list[Sent],
             notes += [f"{run.name}: {note}"] if note else []
         return sent, notes
     with scratch() as folder:
-        chosen = {run.name: settings(run, target, folder) for run in runs}
+        chosen = {run.name: settings(run, target, folder, checkout) for run in runs}
         notes = [f"{name}: {s.note}" for name, s in chosen.items() if s.note]
         by_run: dict[str, list[Sent]] = {}
         for key in dict.fromkeys(s.key() for s in chosen.values()):
@@ -71,7 +73,7 @@ def command(options: AgainstOptions) -> int:
     runs = [load_run(d) for d in options.run_dirs]
     results: Results = {}
     for target in chosen:
-        results[target.label], notes = replay_against(runs, target)
+        results[target.label], notes = replay_against(runs, target, options.checkout)
         for note in notes:
             print(f"note: {note}")
     print(report(results))

@@ -95,8 +95,9 @@ class Settings:
         return self.binary, self.model, self.ctx, self.threads, tuple(args)
 
 
-def settings(run: RecordedRun, target: Target, folder: Path) -> Settings:
-    """The run's own server, changed as `target` says; files a run from before the record needs go to `folder`."""
+def settings(run: RecordedRun, target: Target, folder: Path, checkout: Path) -> Settings:
+    """The run's own server, changed as `target` says; files a run from before the record needs go to `folder`
+    (written from `checkout`'s fixtures and template when its own fixtures root is not here)."""
     recorded = run.info.get(RECORD_KEY)
     command = recorded.get("command") if isinstance(recorded, dict) else None
     if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
@@ -115,10 +116,10 @@ def settings(run: RecordedRun, target: Target, folder: Path) -> Settings:
             args=(*parsed.args, *target.server_args),
             note=note,
         )
-    return _settings_before_record(run, target, folder)
+    return _settings_before_record(run, target, folder, checkout)
 
 
-def _settings_before_record(run: RecordedRun, target: Target, folder: Path) -> Settings:
+def _settings_before_record(run: RecordedRun, target: Target, folder: Path, checkout: Path) -> Settings:
     small = find_small_model()
     if target.model is None and run.info.get("flint_model") not in (None, small.name):
         raise PrerequisiteError(f"{run.name}: its run.json does not say how Flint was started: pass --model")
@@ -127,11 +128,11 @@ def _settings_before_record(run: RecordedRun, target: Target, folder: Path) -> S
     moved = ""
     if run.info.get("flint_serving") == FORCED:
         recorded_root = run.info.get("fixtures_root")
-        root = Path(str(recorded_root)) if recorded_root else None
-        if root is not None and not root.is_dir():  # recorded on another machine or checkout: this checkout's own
-            moved, root = f" (its fixtures root {root} is not here: this checkout's)", None
+        root = Path(str(recorded_root)) if recorded_root else checkout
+        if not root.is_dir():  # recorded on another machine or checkout: this checkout's own
+            moved, root = f" (its fixtures root {root} is not here: this checkout's)", checkout
         fixture = load_fixture(str(run.info.get("fixture")), root)
-        args = write_serving_files(folder / f"{run.name}-serving", ctx, [fixture]).llama_args()
+        args = write_serving_files(folder / f"{run.name}-serving", ctx, [fixture], checkout).llama_args()
     note = "its run.json does not record Flint's command line: started with the small model, the default threads"
     note += f" and a grammar written again for its fixture{moved}" if args else ""
     return Settings(

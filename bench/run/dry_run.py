@@ -42,7 +42,7 @@ def sources(path: Path | None, given: Mapping[str, Any]) -> dict[str, str]:
 def dry_run(config: BenchConfig, path: Path | None, given: Mapping[str, Any], checkout: Path) -> str:
     """The runs, the results file and the settings, as text."""
     shard = Shard.parse(config.shard) if config.shard else None
-    plan = shard_plan(plan_runs(config), shard)
+    plan = shard_plan(plan_runs(config, checkout), shard)
     out = shard_out(results_file(config, checkout), shard)
     lines = [f"bench run --dry-run: {len(plan)} runs into {out}; nothing is started"]
     for index, run in enumerate(plan[:LISTED_RUNS], start=1):

@@ -19,9 +19,10 @@ from bench.score.graders import Grader
 from bench.score.grading import Score, score_run_dir
 
 
-def grade_run(run_dir: Path, grader: Grader) -> tuple[Score | None, str | None]:
-    """The run in `run_dir` graded: (its score, None), or (None, why the grading says nothing of the agent)."""
-    score = score_run_dir(run_dir, grader)
+def grade_run(run_dir: Path, grader: Grader, checkout: Path) -> tuple[Score | None, str | None]:
+    """The run in `run_dir` graded: (its score, None), or (None, why the grading says nothing of the agent).
+    `checkout`: this repository, whose fixtures the run's are when it recorded no other root."""
+    score = score_run_dir(run_dir, grader, checkout=checkout)
     if not score.voided:
         return score, None
     lost = f"grading pytest gave no whole report ({score.error})"

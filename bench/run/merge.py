@@ -193,14 +193,17 @@ def command(
     require_complete: bool,
     shards: int | None = None,
     keep_extra: bool = False,
+    *,
+    checkout: Path,
 ) -> int:
-    """`python -m bench merge`: 0, or 1 when `require_complete` and a planned run is missing."""
+    """`python -m bench merge`: 0, or 1 when `require_complete` and a planned run is missing (`checkout`: this
+    repository, whose fixtures the matrix plans by default)."""
     if config is None and (require_complete or keep_extra or shards is not None):
         raise ConfigError(
             "merge --require-complete, --keep-extra and --shards need the matrix: --config (and the matrix flags the "
             "shards ran)"
         )
-    merged = merge(paths, out, Matrix.of(config, shards) if config is not None else None, keep_extra)
+    merged = merge(paths, out, Matrix.of(config, checkout, shards) if config is not None else None, keep_extra)
     lines = summary(merged, paths, out)
     report_file(out).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     for line in lines:

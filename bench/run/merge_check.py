@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from bench.analyze.table import KEY_COLUMNS, memory_method
 from bench.config import BenchConfig
@@ -50,10 +51,10 @@ class Matrix:
     shards: int | None = None  # `--shards N`; None: the N most rows carry
 
     @classmethod
-    def of(cls, config: BenchConfig, shards: int | None = None) -> Matrix:
+    def of(cls, config: BenchConfig, checkout: Path, shards: int | None = None) -> Matrix:
         if shards is not None and shards < 1:
             raise ConfigError(f"--shards {shards}: at least 1")
-        plan = plan_runs(config)
+        plan = plan_runs(config, checkout)
         return cls(plan, {planned_id(run): matrix_cells(run, config) for run in plan}, shards)
 
     @property

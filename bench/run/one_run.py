@@ -112,7 +112,7 @@ def measure(
 
 def grade_into(record: RunRecord, run_dir: Path, factory: Factory) -> None:
     """The run's hidden tests, graded after the agent has ended; a grading the infrastructure cut short is noted."""
-    record.score, not_graded = grade_run(run_dir, grader_for(factory.sandboxes.engine))
+    record.score, not_graded = grade_run(run_dir, grader_for(factory.sandboxes.engine), factory.checkout)
     if not_graded:  # the infrastructure's fault, not the agent's: --resume runs it again
         record.note(not_graded)
         record.infra_error = True

@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from bench.agents.article import PRESETS
 from bench.agents.base import AgentCommand, AgentSettings
 from bench.agents.kinds import agent_kind, refuse_unfit
 from bench.config import BenchConfig
-from bench.fixtures.fixture import Fixture, fixture_hash, fixtures_root, load_fixture, repo_root
+from bench.fixtures.fixture import Fixture, fixture_hash, fixtures_root, load_fixture
 from bench.llama.pin import recorded_build
 from bench.llama.reuse import ReuseSettings, of_server
 from bench.provenance import file_sha256
@@ -35,6 +36,7 @@ class PlannedRun:
     ctx: int
     rep: int
     agent: str = "article"
+    fixtures_root: str = ""  # as rows record it: "" for the checkout's own fixtures, else the folder
 
     @property
     def label(self) -> str:
@@ -70,17 +72,26 @@ def jeff_window(preset: str, ctx: int, config: BenchConfig) -> int | None:
     return config.jeff_conversation_ctx or ctx
 
 
-def plan_runs(config: BenchConfig) -> list[PlannedRun]:
+def plan_runs(config: BenchConfig, checkout: Path) -> list[PlannedRun]:
     """Every run of the matrix, grouped by ctx and then by Jeff's window (stable), so the servers start once per pair
-    of windows."""
+    of windows (`checkout`: this repository, whose fixtures are the default)."""
     cells = agent_matrix(config)
     names = dict.fromkeys(name for name, _, _, _ in cells)
     said = spelled_with("fixtures_root", config.fixtures_root) if from_make() else ""  # FIXTURES_ROOT=DIR
-    root = fixtures_root(config.fixtures_root, said)
+    root = fixtures_root(config.fixtures_root, checkout, said)
+    recorded = "" if root == checkout else str(root)
     fixtures = {name: load_fixture(name, root) for name in names}
     shas = {name: fixture_hash(fixture) for name, fixture in fixtures.items()}
     runs = [
-        PlannedRun(fixture=fixtures[name], fixture_sha=shas[name], preset=preset, ctx=ctx, rep=rep, agent=agent)
+        PlannedRun(
+            fixture=fixtures[name],
+            fixture_sha=shas[name],
+            preset=preset,
+            ctx=ctx,
+            rep=rep,
+            agent=agent,
+            fixtures_root=recorded,
+        )
         for name, agent, preset, ctx in cells
         for rep in range(1, config.reps + 1)
     ]
@@ -230,8 +241,7 @@ class RunInputs:
     def fill(self, row: ResultRow) -> None:
         planned, origin = self.planned, self.provenance
         row.fixture, row.fixture_sha, row.preset = planned.fixture.name, planned.fixture_sha, planned.preset
-        root = planned.fixture.root
-        row.fixtures_root = "" if root == repo_root() else str(root)
+        row.fixtures_root = planned.fixtures_root
         row.ctx, row.rep = planned.ctx, planned.rep
         row.flint_model, row.jeff_model = self.flint_model, self.jeff_model
         row.flint_model_sha256, row.jeff_model_sha256 = self.flint_model_sha256 or "", self.jeff_model_sha256 or ""

@@ -57,7 +57,7 @@ def results_file(config: BenchConfig, checkout: Path) -> Path:
     new = default_out(checkout)
     if not config.resume or config.shard:
         return new
-    planned = [matrix_cells(run, config) for run in plan_runs(config)]
+    planned = [matrix_cells(run, config) for run in plan_runs(config, checkout)]
     said = f"{spelled('resume')} without {spelled('out')}"
     found = resumable(new.parent, planned)
     if found is None:

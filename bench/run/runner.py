@@ -62,7 +62,9 @@ class Bench:
         factories: Sequence[Factory] = (),
         checkout: Path,
     ) -> None:
-        # `checkout`: this repository, whose commit the rows record and whose results/ a new file goes to
+        # `checkout`: this repository, whose commit the rows record, whose results/ a new file goes to, whose
+        # fixtures are the default
+        self.checkout = checkout
         self.settings = config  # as given: the workers' own settings come from it (bench.run.workers)
         self.shard = Shard.parse(config.shard) if config.shard else None
         self.out = shard_out(results_file(config, checkout), self.shard)  # --resume alone: the newest of its matrix
@@ -95,7 +97,8 @@ class Bench:
     def run(self) -> list[Row]:
         """The whole plan, holding the results file's lock, as instances (one per worker) that clean up after
         themselves."""
-        plan = shard_plan(plan_runs(self.config), self.shard)  # a wrong matrix is refused before anything is locked
+        # a wrong matrix is refused before anything is locked
+        plan = shard_plan(plan_runs(self.config, self.checkout), self.shard)
         self.plan = plan  # before the lanes copy this bench: each checks the windows at its servers' first start
         lanes = Lanes(self, self.factories)
         lock = ResultsLock(self.out)

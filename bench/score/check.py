@@ -16,8 +16,8 @@ from pathlib import Path
 
 from bench.config import BenchConfig
 from bench.errors import FixtureError
-from bench.fixtures.fixture import Fixture, fixture_files, fixtures_root, load_fixture, repo_root
-from bench.fixtures.window import task_fit
+from bench.fixtures.fixture import Fixture, fixture_files, fixtures_root, load_fixture
+from bench.fixtures.window import Fit, task_fit
 from bench.fixtures.workcopy import solution_diff
 from bench.json_documents import SCHEMA_VERSION
 from bench.score.canaries import candidates
@@ -58,10 +58,10 @@ class Checked:
 
 
 def check_fixture(
-    name: str, root: Path | None = None, window: int | None = None, tokenizer_url: str | None = None
+    name: str, root: Path, *, checkout: Path, window: int | None = None, tokenizer_url: str | None = None
 ) -> Checked:
     """Fixture `name`'s problems and a one-line account of what was measured; with `window`, whether the task fits
-    it (bench.fixtures.window)."""
+    it (bench.fixtures.window). `checkout`: this repository (check_grader)."""
     try:
         fx = load_fixture(name, root)
     except FixtureError as e:
@@ -72,7 +72,7 @@ def check_fixture(
     fit = task_fit(fx, window, tokenizer_url) if window else None
     if fit and not fit.fits:
         return Checked([str(fit.problem())], fit.note())
-    grader = check_grader(fx)
+    grader = check_grader(fx, checkout)
     with tempfile.TemporaryDirectory(prefix=f"bench-check-{name}-") as tmp:
         original = score_diff(fx, "", grader, Path(tmp) / "original")
         solved = score_diff(fx, solution_diff(fx, Path(tmp) / "solution"), grader, Path(tmp) / "graded")
@@ -85,6 +85,11 @@ def check_fixture(
         problems.append(
             "solution: adds no test of its own (the task asks for new tests; solution_adds_tests: false if not)"
         )
+    return _measured(fx, problems, original, solved, fit)
+
+
+def _measured(fx: Fixture, problems: list[str], original: Score, solved: Score, fit: Fit | None) -> Checked:
+    """The check's one-line account of what was measured: both gradings, the window's fit, what the tests decide."""
     summary = (
         f"original: hidden {original.hidden_passed}/{fx.hidden_total}, visible {original.visible_passed}/"
         f"{original.visible_total}; solution: hidden {solved.hidden_passed}/{fx.hidden_total}, visible "
@@ -101,10 +106,10 @@ def check_fixture(
     return Checked(problems, summary, code_decided=decided, unsealed=unsealed)
 
 
-def check_grader(fx: Fixture) -> Grader:
-    """Python's fixtures are graded here; another language's toolchain is in its sandbox image: graded in Docker
-    where an engine answers."""
-    return LocalGrader() if fx.language == "python" else choose_grader("auto", repo_root())[0]
+def check_grader(fx: Fixture, checkout: Path) -> Grader:
+    """Python's fixtures are graded here; another language's toolchain is in its sandbox image (of `checkout`):
+    graded in Docker where an engine answers."""
+    return LocalGrader() if fx.language == "python" else choose_grader("auto", checkout)[0]
 
 
 def decided_note(decided: list[str], total: int) -> str:
@@ -170,11 +175,13 @@ def smallest_window(config: BenchConfig, name: str) -> int:
     return min(windows or [ctx for _, _, ctx in config.matrix()])
 
 
-def command(names: Sequence[str] = (), config: BenchConfig | None = None, as_json: bool = False) -> int:
+def command(
+    names: Sequence[str] = (), config: BenchConfig | None = None, as_json: bool = False, *, checkout: Path
+) -> int:
     """`python -m bench fixtures check [names...] [--json]`: one line per fixture (or one JSON document,
-    bench.json_documents.FIXTURES_CHECK); 0 only when every fixture is sound."""
+    bench.json_documents.FIXTURES_CHECK); 0 only when every fixture is sound. `checkout`: this repository."""
     config = config or BenchConfig()
-    root = fixtures_root(config.fixtures_root)
+    root = fixtures_root(config.fixtures_root, checkout)
     folder = root / "fixtures"
     # Every folder, not only those with a fixture.yaml: a fixture that lost its yaml is broken, not absent.
     names = list(names) or sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
@@ -182,7 +189,8 @@ def command(names: Sequence[str] = (), config: BenchConfig | None = None, as_jso
         raise FixtureError(f"no fixtures found under {folder}")
     found = []
     for name in names:
-        checked = check_fixture(name, root, smallest_window(config, name), config.flint_url)
+        window = smallest_window(config, name)
+        checked = check_fixture(name, root, checkout=checkout, window=window, tokenizer_url=config.flint_url)
         problems = checked.problems
         found.append(
             {

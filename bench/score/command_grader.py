@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from bench.containers.engine import owner_for_container, run_container
+from bench.containers.engine import run_container
 from bench.containers.language_images import ensure_language_image
 from bench.languages.base import Language
 from bench.processes import run_to_end
-from bench.score.graders import REPORT_LIMIT, DockerGrader, Grader, GraderLimits
+from bench.score.graders import REPORT_LIMIT, DockerGrader, Grader, GraderLimits, locked_down
 
 RUNNER_SOURCE = Path(__file__).with_name("command_runner.py").read_text()
 
@@ -75,33 +75,14 @@ class DockerCommandGrader:
     def run(self, lang: Language, copy: Path, timeout_s: float) -> CommandRun:
         image = ensure_language_image(self.client, lang, self.sandbox)
         spec = _spec(lang, "/src", "/grade/repo", "/tmp", timeout_s)
-        user = owner_for_container(copy)
-        uid, gid = user.split(":")
-        limits = self.limits
         _, timed_out, logs = run_container(
             self.client,
             timeout_s + 60,
             REPORT_LIMIT,
             image=image,
-            user=user,
-            working_dir="/",
             command=["python3", "-I", "-B", "-c", RUNNER_SOURCE],
-            volumes={str(copy): {"bind": "/src", "mode": "ro"}},
-            # Compilers run what they build: both tmpfs allow exec (the pytest grader's /tmp does not need it).
-            tmpfs={
-                "/grade": f"size={limits.work_dir_size},mode=0700,uid={uid},gid={gid},exec",
-                "/tmp": f"size={limits.tmp_size},mode=1777,exec",
-            },
             environment={"BENCH_COMMAND_SPEC": json.dumps(spec)},
-            network_mode="none",
-            labels=self.labels,
-            read_only=True,
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
-            mem_limit=limits.memory,
-            memswap_limit=limits.memory,
-            nano_cpus=int(limits.cpus * 1e9),
-            pids_limit=limits.pids,
+            **locked_down(copy, self.limits, self.labels, exec_tmp=True),  # compilers run what they build
         )
         return read_run(logs, spec["marker"], timed_out)
 

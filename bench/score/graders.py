@@ -48,6 +48,35 @@ class GraderLimits:
     tmp_size: str = "256m"
 
 
+def locked_down(
+    source: Path, limits: GraderLimits, labels: dict[str, str], *, exec_tmp: bool = False
+) -> dict[str, Any]:
+    """A grader container's options beside its image, command and environment: `source` (the grading copy) read-only
+    at /src, run as its owner; /grade (the owner's) and /tmp in memory; no network, a read-only root, no capabilities,
+    no new privileges, the limits' memory, CPUs and pids. `exec_tmp`: /tmp allows exec too (compilers run what they
+    build; pytest does not need it)."""
+    user = owner_for_container(source)
+    uid, gid = user.split(":")
+    return {
+        "user": user,
+        "working_dir": "/",
+        "volumes": {str(source): {"bind": "/src", "mode": "ro"}},
+        "tmpfs": {
+            "/grade": f"size={limits.work_dir_size},mode=0700,uid={uid},gid={gid},exec",
+            "/tmp": f"size={limits.tmp_size},mode=1777{',exec' if exec_tmp else ''}",
+        },
+        "network_mode": "none",
+        "labels": labels,
+        "read_only": True,
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "mem_limit": limits.memory,
+        "memswap_limit": limits.memory,
+        "nano_cpus": int(limits.cpus * 1e9),
+        "pids_limit": limits.pids,
+    }
+
+
 @dataclass(frozen=True)
 class Session:
     """One pytest session. A plain one (a solution's own tests) runs in the repository copy with the copy last on
@@ -170,32 +199,14 @@ class DockerGrader:
 
     def run_sessions(self, workdir: Path, sessions: list[Session], timeout_s: float) -> list[PytestRun]:
         spec = _spec(sessions, "/src", "/grade", timeout_s, kill_all=True)
-        user = owner_for_container(workdir)
-        uid, gid = user.split(":")
-        limits = self.limits
         code, timed_out, logs = run_container(
             self.client,
             timeout_s + 30,
             REPORT_LIMIT,
             image=self.image,
-            user=user,
-            working_dir="/",
             command=["python3", "-I", "-B", "-c", BOOT_SOURCE, SUPERVISOR_SOURCE],
-            volumes={str(workdir): {"bind": "/src", "mode": "ro"}},
-            tmpfs={
-                "/grade": f"size={limits.work_dir_size},mode=0700,uid={uid},gid={gid},exec",
-                "/tmp": f"size={limits.tmp_size},mode=1777",
-            },
             environment={"HOME": "/tmp", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **spec_environment(spec)},
-            network_mode="none",
-            labels=self.labels,
-            read_only=True,
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
-            mem_limit=limits.memory,
-            memswap_limit=limits.memory,
-            nano_cpus=int(limits.cpus * 1e9),
-            pids_limit=limits.pids,
+            **locked_down(workdir, self.limits, self.labels),
         )
         return read_report(logs, spec["marker"], len(sessions), timed_out)
 

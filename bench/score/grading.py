@@ -169,9 +169,12 @@ def copy_of(score: Score) -> Score:
     )
 
 
-def score_run_dir(run_dir: Path, grader: Grader, root: Path | None = None, out: Path | None = None) -> Score:
+def score_run_dir(
+    run_dir: Path, grader: Grader, *, checkout: Path, root: Path | None = None, out: Path | None = None
+) -> Score:
     """Grade results/runs/<run_id>/ (run.json names the fixture, diff.patch holds the changes); writes
-    junit.xml and score.json beside them, or into `out`."""
+    junit.xml and score.json beside them, or into `out`. The fixture is `root`'s when given, else that of the
+    fixtures root the run recorded, else `checkout`'s (this repository's)."""
     try:
         run = json.loads((run_dir / "run.json").read_text())
         fixture_name = run["fixture"]
@@ -183,7 +186,7 @@ def score_run_dir(run_dir: Path, grader: Grader, root: Path | None = None, out: 
     recorded = run.get("fixtures_root") if isinstance(run.get("fixtures_root"), str) else None
     if recorded and not (Path(recorded) / "fixtures").is_dir():
         recorded = None  # the folder has moved since: the checkout's own
-    fx = load_fixture(fixture_name, root or (Path(recorded) if recorded else None))
+    fx = load_fixture(fixture_name, root or (Path(recorded) if recorded else checkout))
     try:
         with tempfile.TemporaryDirectory(prefix="bench-score-") as tmp:
             score = score_diff(fx, diff, grader, Path(tmp))

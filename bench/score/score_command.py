@@ -18,14 +18,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench.errors import ConfigError
-from bench.fixtures.fixture import fixtures_root, load_fixture, repo_root
+from bench.fixtures.fixture import fixtures_root, load_fixture
 from bench.fixtures.workcopy import folder_diff
 from bench.provenance import tracked_by_git
 from bench.score.graders import Grader, make_grader
 from bench.score.grading import Score, save_score, score_diff, score_run_dir
 
 
-def score_folder(fixture: str, repo: Path, grader: Grader, root: Path | None, out: Path) -> tuple[Score, list[Path]]:
+def score_folder(fixture: str, repo: Path, grader: Grader, root: Path, out: Path) -> tuple[Score, list[Path]]:
     """Grade folder `repo` as if an agent had left it so; junit XML and score.json go to `out`."""
     fx = load_fixture(fixture, root)
     with tempfile.TemporaryDirectory(prefix="bench-score-") as tmp:
@@ -34,17 +34,18 @@ def score_folder(fixture: str, repo: Path, grader: Grader, root: Path | None, ou
     return score, save_score(score, out)
 
 
-def default_out(name: str) -> Path:
+def default_out(name: str, checkout: Path) -> Path:
+    """A new folder in `checkout`'s results/scores/, named by the time and `name`."""
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    return repo_root() / "results" / "scores" / f"{stamp}-{name}"
+    return checkout / "results" / "scores" / f"{stamp}-{name}"
 
 
-def run_dir_out(run_dir: Path) -> Path | None:
+def run_dir_out(run_dir: Path, checkout: Path) -> Path | None:
     """Where a run folder's new grading goes: into the folder, unless git tracks it (the shipped example's runs),
-    whose files a grading must leave as they are: then results/scores/, said in one line."""
+    whose files a grading must leave as they are: then `checkout`'s results/scores/, said in one line."""
     if not tracked_by_git(run_dir):
         return None
-    out = default_out(run_dir.resolve().name)
+    out = default_out(run_dir.resolve().name, checkout)
     print(
         f"bench score: {run_dir} is tracked by git, so its files stay as they are: the grading goes to {out}",
         file=sys.stderr,
@@ -89,18 +90,18 @@ class ScoreOptions:
 def command(options: ScoreOptions, checkout: Path) -> int:
     """Grade and print; 0 when graded (a tampered or failing score included), 2 on bad arguments. `checkout`: this
     repository (the sandbox image a container grader runs)."""
-    root = fixtures_root(options.fixtures_root) if options.fixtures_root else None
+    root = fixtures_root(options.fixtures_root, checkout) if options.fixtures_root else None
     fixture, repo = options.fixture, options.repo
     if options.run_dir and (fixture or repo):
         raise ConfigError("bench score: give a run folder, or --fixture NAME --repo DIR, not both")
     grader = make_grader(options.sandbox, checkout)
     if options.run_dir:
-        out = options.out or run_dir_out(options.run_dir)
-        score = score_run_dir(options.run_dir, grader, root, out)
+        out = options.out or run_dir_out(options.run_dir, checkout)
+        score = score_run_dir(options.run_dir, grader, checkout=checkout, root=root, out=out)
         junit = [(out or options.run_dir) / name for name in score.junit_reports]
     elif fixture and repo:
-        out = options.out or default_out(fixture)
-        score, junit = score_folder(fixture=fixture, repo=repo, grader=grader, root=root, out=out)
+        out = options.out or default_out(fixture, checkout)
+        score, junit = score_folder(fixture=fixture, repo=repo, grader=grader, root=root or checkout, out=out)
     else:
         raise ConfigError("bench score: give a run folder (results/runs/<run_id>), or --fixture NAME --repo DIR")
     if options.json:

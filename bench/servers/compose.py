@@ -230,12 +230,12 @@ class ComposeServers:
         folder = (self.log_dir or self.checkout / "results" / "runs" / "servers") / f"flint-{ctx}"
         template = user_template(self.config.flint_server_args)
         if self.serving == FORCED:
-            return write_serving_files(folder, ctx, self.fixtures).folder.resolve()
+            return write_serving_files(folder, ctx, self.fixtures, self.checkout).folder.resolve()
         if self.serving == FENCED:
-            return FENCED_DIR
+            return self.checkout / FENCED_DIR
         if template is not None:
             return own_template_folder(template, folder).resolve()
-        return NATIVE_DIR
+        return self.checkout / NATIVE_DIR
 
     @staticmethod
     def _served_file(model: Model, served: Path | None, cache: Path) -> Path | None:

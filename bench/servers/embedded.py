@@ -23,7 +23,7 @@ from bench.llama.models import JEFF_FLAGS, models_for, serves_small_model
 from bench.llama.pin import package_pin
 from bench.llama.process import LlamaProcess
 from bench.llama.reuse import reported
-from bench.llama.serving import FORCED, jeff_serving, resolve, template_args
+from bench.llama.serving import FENCED_DIR, FORCED, jeff_serving, resolve, template_args
 from bench.ownership import Ownership
 from bench.servers.base import Endpoints, default_threads, threads_warning
 from bench.servers.choose import embedded_on_gpu
@@ -43,8 +43,10 @@ class EmbeddedServers:
         host: str = "127.0.0.1",
         ownership: Ownership | None = None,
         fixtures: Sequence[Fixture] = (),
+        checkout: Path,
     ) -> None:
         self.config = config
+        self.checkout = checkout  # this repository: the templates Flint and Jeff may be served with
         self.fixtures = fixtures  # forced tool calls offer their files
         self.log_dir = log_dir
         self.host = host  # where both listen: the sandbox kind's choice (bench.sandbox.base.Sandboxes.server_host)
@@ -78,9 +80,10 @@ class EmbeddedServers:
             "ownership": self.ownership,
             "pin": self.pin,
         }
-        serving = template_args(self.serving)
+        fenced = self.checkout / FENCED_DIR
+        serving = template_args(self.serving, fenced)
         if self.serving == FORCED:
-            serving = write_serving_files(self.log_dir / f"flint-{ctx}", ctx, self.fixtures).llama_args()
+            serving = write_serving_files(self.log_dir / f"flint-{ctx}", ctx, self.fixtures, self.checkout).llama_args()
         self.starts += 1
         flint_log = self.log_dir / f"flint-{ctx}-{self.starts}.log"
         flint_args = [*serving, *self.config.flint_server_args]  # the user's own last (none the bench's: config)
@@ -88,7 +91,7 @@ class EmbeddedServers:
         self.flint.start(timeout)
         if self.config.use_jeff:
             jeff_log = self.log_dir / f"jeff-{ctx}-{self.starts}.log"
-            jeff_args = [*JEFF_FLAGS, *template_args(self.jeff_serving), *self.config.jeff_server_args]
+            jeff_args = [*JEFF_FLAGS, *template_args(self.jeff_serving, fenced), *self.config.jeff_server_args]
             self.jeff = LlamaProcess(models.jeff, jeff_ctx, jeff_log, who="jeff", extra_args=jeff_args, **common)
             self.jeff.start(timeout)
         flint, jeff = _info(self.flint), _info(self.jeff) if self.jeff else None

@@ -65,6 +65,7 @@ def _embedded(making: Making) -> Servers:
         host=making.server_host,
         ownership=making.ownership,
         fixtures=making.fixtures,
+        checkout=making.checkout,
     )
 
 

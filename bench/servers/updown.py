@@ -24,7 +24,7 @@ UP_PORTS = {"FLINT_PORT": 8080, "JEFF_PORT": 8081}
 
 
 def _servers(config: BenchConfig, checkout: Path, *, build_image: bool) -> ComposeServers:
-    root = fixtures_root(config.fixtures_root)
+    root = fixtures_root(config.fixtures_root, checkout)
     fixtures = [load_fixture(name, root) for name in config.fixtures]  # what forced tool calls offer (flint_tools)
     client = docker_client()
     gpu = nvidia_gpu_present()

@@ -85,7 +85,7 @@ def k8s(options: SubmitOptions, settings: BenchConfig) -> int:
     from bench.submit.plan import write_matrix_settings
 
     folder = results_folder(options)
-    template = k8s.flint_template(settings)  # read here, where the user's file is
+    template = k8s.flint_template(settings, options.checkout)  # read here, where the user's file is
     settings = k8s.pod_settings(settings)
     pods = k8s.K8sOptions(
         images=pod_images(options, settings),

@@ -65,12 +65,13 @@ class K8sOptions:
     submission: str = field(default_factory=lambda: f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}")
 
 
-def flint_template(settings: BenchConfig) -> str | None:
+def flint_template(settings: BenchConfig, checkout: Path) -> str | None:
     """The chat template Flint's sidecar serves, for the settings' ConfigMap (TEMPLATE_KEY): the user's own
-    --chat-template-file, or the project's fenced one with flint_tools fenced; None: the model's own."""
+    --chat-template-file, or the project's fenced one (`checkout`'s: this repository's) with flint_tools fenced;
+    None: the model's own."""
     own = user_template(settings.flint_server_args)
     if own is None:
-        return (FENCED_DIR / TEMPLATE_NAME).read_text() if settings.flint_tools == "fenced" else None
+        return (checkout / FENCED_DIR / TEMPLATE_NAME).read_text() if settings.flint_tools == "fenced" else None
     if settings.flint_tools in ("forced", "fenced"):
         raise ConfigError(f"flint_server_args: {TEMPLATE_FLAG} is a template of your own: set flint_tools native")
     if not own.is_file():

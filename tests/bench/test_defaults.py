@@ -33,7 +33,7 @@ COMPOSE_DEFAULTS = {
     "SANDBOX_INTERFACE": UP_SANDBOX_INTERFACE,
     "AGENTBENCH_BASE_IMAGE": DEFAULT_SANDBOX_BASE,
     "LLAMA_CPU_IMAGE": f"{LLAMA_CPU_REPO}:latest",
-    "FLINT_SERVING_DIR": "./" + NATIVE_DIR.relative_to(ROOT).as_posix(),
+    "FLINT_SERVING_DIR": "./" + NATIVE_DIR.as_posix(),
     "LLAMA_UID": "0",  # root unless told: the bench passes its own uid, .env.example an example one
     "LLAMA_GID": "0",
     "CUDA_JIT_CACHE": "~/.cache/agent-bench/cuda-jit",  # the bench passes jit_cache(), the same folder

@@ -30,6 +30,7 @@ LAYERS = [
         "provenance",
         "untrusted",
         "json_documents",
+        "json_lines",
     },
     {"config", "setting_types", "server_args", "environment", "results", "agents", "languages"},
     {"containers", "measure"},
@@ -129,12 +130,6 @@ ENTRY_POINTS = {"bench.cli", "bench.__main__", "bench.docgen", "bench.docgen_exa
 ENTRY_POINTS |= {"bench.rehearsal.__main__"}
 # Library modules that are also scripts of `make` (python -m): they read ROOT in their main() only.
 SCRIPTS = {"bench.containers.local_base", "bench.rehearsal.source", "bench.results.docs", "bench.submit.image"}
-# Library modules that still import ROOT (issue 45): their callers are to pass it. This list only shrinks.
-NOT_YET_PASSED = {
-    "bench.fixtures.fixture",
-    "bench.llama.forced_tools",
-    "bench.llama.serving",
-}
 
 
 def imports_root_outside_main(path: Path) -> bool:
@@ -158,8 +153,7 @@ def test_only_the_entry_points_import_the_repositorys_root() -> None:
     importers = {m for m, path in bench_modules().items() if "bench.ROOT" in imports_of(path)}
     entries = {m for m in importers if m in ENTRY_POINTS or m.rsplit(".", 1)[0] in ENTRY_POINTS}
     scripts = {m for m in importers & SCRIPTS if not imports_root_outside_main(bench_modules()[m])}
-    assert sorted(importers - entries - scripts - NOT_YET_PASSED) == []
-    assert sorted(NOT_YET_PASSED - importers) == [], "these pass ROOT now: remove them from NOT_YET_PASSED"
+    assert sorted(importers - entries - scripts) == []
 
 
 def test_analyze_reads_results_and_nothing_that_makes_them() -> None:

@@ -214,7 +214,7 @@ def test_replaying_each_runs_own_policy_reproduces_what_the_server_computed(resu
     request within 2% of the prompt_n the bench's server measured."""
     run_dirs = sorted(p for p in (results.parent / "runs").iterdir() if (p / "events.jsonl").is_file())
     assert len(run_dirs) == len(PRESET_NAMES)
-    with tokenizer_for(run_dirs, None) as tokenizer:
+    with tokenizer_for(run_dirs, None, ROOT) as tokenizer:
         for run_dir in run_dirs:
             timeline = load_timeline(run_dir)
             replayed = replay(

@@ -98,7 +98,7 @@ def test_replay_counts_the_runs_prompts_with_its_own_model_and_template(run: tup
     tokenizer and template would count other prompts): the run's own policy reproduces each measured prompt_n."""
     _, _, run_dir = run
     timeline = load_timeline(run_dir)
-    with tokenizer_for([run_dir], None) as tokenizer:
+    with tokenizer_for([run_dir], None, ROOT) as tokenizer:
         replayed = replay(timeline, parse_policy("run", timeline.preset, timeline.keep, timeline.clear_at), tokenizer)
     assert replayed.ended_at is None and len(replayed.prompt_n) == len(timeline.steps)
     for mine, measured in zip(replayed.prompt_n, replayed.measured, strict=True):

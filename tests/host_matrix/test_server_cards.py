@@ -117,7 +117,8 @@ PLACED = [
 def test_host_servers_see_their_card_alone(on_host: Any, tmp_path: Path, host: Host, device: str, card: str) -> None:
     on_host(host)
     (worker,) = worker_configs(settings(tmp_path, gpu_device=device))  # the card is checked against the host
-    servers = EmbeddedServers(worker, tmp_path / "logs")  # asks the build whether it sees the GPU, pinned
+    # asks the build whether it sees the GPU, pinned
+    servers = EmbeddedServers(worker, tmp_path / "logs", checkout=ROOT)
     endpoints = servers.start(4096)
     try:
         assert endpoints.on_gpu and started(tmp_path) == [card, card]  # Flint and Jeff
@@ -134,7 +135,7 @@ def test_a_card_cuda_cannot_see_under_the_pin_is_refused_before_a_server_starts(
     (worker,) = worker_configs(settings(tmp_path, gpu_device="3"))
     (tmp_path / "host.json").write_text(json.dumps(dataclasses.asdict(Host(gpus="gpus-8.txt", build_cuda="14.0"))))
     with pytest.raises(PrerequisiteError) as refused:
-        EmbeddedServers(worker, tmp_path / "logs", gpu=True)
+        EmbeddedServers(worker, tmp_path / "logs", gpu=True, checkout=ROOT)
     assert str(refused.value) == (
         f"llama-server lists no CUDA device when pinned to gpu_device 3 (CUDA_VISIBLE_DEVICES={H100S[3].uuid}): exit "
         "0: ggml_cuda_init: failed to initialize CUDA: CUDA driver version is insufficient for CUDA runtime version; "

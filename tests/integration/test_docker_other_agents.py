@@ -29,7 +29,7 @@ from bench.testing.tiny_agent import tiny
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("child_processes")]
 
-TODO = load_fixture("todo_repo")
+TODO = load_fixture("todo_repo", ROOT)
 SOLVED = {name: (TODO.solution_dir / name).read_text() for name in ("todo.py",)}
 SETTINGS = AgentSettings("", 4096, 5, 2, 0.5, "{}", 0, 1.0, 60.0, 30.0, 3)
 

@@ -144,7 +144,7 @@ def todo_work_copy(tmp_path: Path, fixture: Fixture | None = None) -> tuple[Path
     """A work copy of todo_repo (or `fixture`) in tmp_path/repo, and an empty tmp_path/out for the run's trace."""
     workdir, out_dir = tmp_path / "repo", tmp_path / "out"
     out_dir.mkdir()
-    make_work_copy(fixture or load_fixture("todo_repo"), workdir)
+    make_work_copy(fixture or load_fixture("todo_repo", ROOT), workdir)
     return workdir, out_dir
 
 
@@ -232,7 +232,7 @@ def test_agent_in_container_cannot_touch_visible_tests_or_see_hidden_ones(
     sandboxes: Any, forwarded: Any, tmp_path: Path
 ) -> None:
     _, flint, jeff, flint_url, jeff_url = forwarded
-    fixture = load_fixture("todo_repo")
+    fixture = load_fixture("todo_repo", ROOT)
     workdir, out_dir = todo_work_copy(tmp_path, fixture)
     original = (workdir / "test_todo.py").read_text()
     attack = (
@@ -413,7 +413,7 @@ def test_the_repository_is_size_limited_and_what_fits_comes_back(
     result = [m["content"] for m in flint.requests[1]["messages"] if m["role"] == "tool"][-1]
     assert "No space left on device" in result, result
     assert (workdir / "big.bin").stat().st_size < 8 * 1024 * 1024  # refused past the limit
-    assert (workdir / "todo.py").read_text() == (load_fixture("todo_repo").path / "todo.py").read_text()
+    assert (workdir / "todo.py").read_text() == (load_fixture("todo_repo", ROOT).path / "todo.py").read_text()
     # The model's commands used up a limit of the sandbox: the agent's failure, labelled resource_exhausted.
     assert any("the repository filled up" in limit for limit in run.resources_exhausted), run.resources_exhausted
     assert not run.killed_for_memory

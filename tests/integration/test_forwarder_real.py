@@ -92,7 +92,8 @@ def served(
         tmp_path_factory.mktemp("servers"),
         host=sandboxes.server_host(),
         ownership=ownership,
-        fixtures=[load_fixture("todo_repo")],
+        fixtures=[load_fixture("todo_repo", ROOT)],
+        checkout=ROOT,
     )
     try:
         endpoints = servers.start(1024)

@@ -65,7 +65,7 @@ def test_host_servers_fetch_once_start_again_from_the_cache_even_offline(
     small = find_small_model()
     cache = tmp_path / "cache"
     config = BenchConfig(cpu_models="configured", model_cache=str(cache), jeff_ctx=512, threads=1)
-    servers = EmbeddedServers(config, tmp_path / "logs")
+    servers = EmbeddedServers(config, tmp_path / "logs", checkout=ROOT)
     try:
         with HubStandIn(default_models_as(small), bytes_per_s=30_000_000) as hub:  # about 3 s per file
             monkeypatch.setenv("MODEL_ENDPOINT", hub.url)

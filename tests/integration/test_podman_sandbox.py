@@ -77,7 +77,7 @@ def test_an_agent_run_in_a_podman_container(kind: PodmanSandboxes, served: Any, 
     flint, _ = served
     workdir, out_dir = tmp_path / "repo", tmp_path / "out"
     out_dir.mkdir()
-    make_work_copy(load_fixture("todo_repo"), workdir)
+    make_work_copy(load_fixture("todo_repo", ROOT), workdir)
     original = (workdir / "test_todo.py").read_text()
     attack = (
         "id -u; echo hacked > test_todo.py; dd if=/dev/zero of=big.bin bs=1M count=16 2>&1 | tail -1; "

@@ -35,11 +35,11 @@ from bench.servers.embedded import EmbeddedServers
 
 pytestmark = pytest.mark.llama
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = [load_fixture("todo_repo")]  # forced tool calls (flint_tools auto, the small model) offer its files
+FIXTURES = [load_fixture("todo_repo", ROOT)]  # forced tool calls (flint_tools auto, the small model) offer its files
 
 
 def test_embedded_servers_serve_the_requested_window_and_notice_a_death(tmp_path: Path) -> None:
-    servers = EmbeddedServers(BenchConfig(jeff_ctx=512), tmp_path, fixtures=FIXTURES)
+    servers = EmbeddedServers(BenchConfig(jeff_ctx=512), tmp_path, fixtures=FIXTURES, checkout=ROOT)
     try:
         endpoints = servers.start(1024)
         assert read_props(endpoints.flint_url).n_ctx == 1024

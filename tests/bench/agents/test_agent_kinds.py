@@ -21,7 +21,7 @@ from bench.sandbox.local import LocalSandboxes
 from bench.testing.fakes import FakeFactory, FakeServers
 from bench.testing.tiny_agent import tiny
 
-SOLUTION = load_fixture("todo_repo").solution_dir
+SOLUTION = load_fixture("todo_repo", ROOT).solution_dir
 SOLVED = {name: (SOLUTION / name).read_text() for name in ("todo.py", "test_due.py")}
 PLACE = Place("python3", "/repo", "/repo/TASK.md", "/out", "http://flint:8080", None, command_user="10001:10001")
 
@@ -54,7 +54,7 @@ def test_an_unknown_agent_is_refused_naming_the_kinds() -> None:
 def test_the_matrix_runs_the_articles_presets_and_each_other_agent_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(KINDS, "tiny", tiny({}))
     config = BenchConfig(agents=["article", "tiny"], presets=["part2", "part3"], ctx=[2048, 4096], reps=2)
-    runs = plan_runs(config)
+    runs = plan_runs(config, ROOT)
     assert len(runs) == 2 * (2 + 1) * 2
     assert sorted({(run.agent, run.preset) for run in runs}) == [
         ("article", "part2"),

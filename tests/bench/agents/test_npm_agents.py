@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import ROOT
 from bench.agents import install, opencode, pi
 from bench.agents.base import AgentSettings, Place
 from bench.agents.kinds import KINDS, agent_kind
@@ -77,12 +78,12 @@ def test_opencode_is_given_the_task_files_text_as_its_message(tmp_path: Path, mo
 
 def test_a_window_smaller_than_an_agents_first_request_is_refused_before_anything_runs() -> None:
     with pytest.raises(ConfigError) as refused:
-        plan_runs(BenchConfig(agents=["opencode"], ctx=[2048, 8192]))
+        plan_runs(BenchConfig(agents=["opencode"], ctx=[2048, 8192]), ROOT)
     assert str(refused.value) == (
         "agents: opencode needs ctx >= 8192 (its first request alone is about 7,400 tokens: its system prompt and "
         "nine tools), not 2048: raise ctx or drop opencode"
     )
-    assert len(plan_runs(BenchConfig(agents=["opencode"], ctx=[8192]))) == len(BenchConfig().fixtures)
+    assert len(plan_runs(BenchConfig(agents=["opencode"], ctx=[8192]), ROOT)) == len(BenchConfig().fixtures)
 
 
 def test_a_kind_that_cannot_run_here_is_refused_with_its_reason(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -90,7 +91,7 @@ def test_a_kind_that_cannot_run_here_is_refused_with_its_reason(monkeypatch: pyt
 
     monkeypatch.setitem(KINDS, "tiny", replace(tiny({}), unavailable=lambda: "it needs Node.js 22, this has 20"))
     with pytest.raises(ConfigError, match=r"^agents: tiny cannot run here: it needs Node.js 22, this has 20; drop"):
-        plan_runs(BenchConfig(agents=["tiny"]))
+        plan_runs(BenchConfig(agents=["tiny"]), ROOT)
 
 
 def test_pi_runs_in_print_mode_at_the_proxy_with_the_runs_window_and_its_own_folder() -> None:
@@ -141,4 +142,4 @@ def test_qwen_code_runs_once_at_the_proxy_with_the_runs_turns_window_and_samplin
     }
     assert launch.env["QWEN_HOME"] == "/w/out/qwen-home"
     with pytest.raises(ConfigError, match=r"agents: qwen-code needs ctx >= 24576 \(its first request alone"):
-        plan_runs(BenchConfig(agents=["qwen-code"], ctx=[8192]))
+        plan_runs(BenchConfig(agents=["qwen-code"], ctx=[8192]), ROOT)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.containers.engine import docker_client
 from bench.containers.images import ensure_sandbox_image
@@ -186,7 +187,7 @@ def test_a_bench_run_on_the_fixture_gives_a_graded_row(root: Path, client: Any, 
 def test_fixtures_check_passes_each_imported_fixture(root: Path) -> None:
     """`fixtures check` grades another language's fixture in its image (Docker here): original and solution."""
     for case in CASES.values():
-        checked = check_fixture(case.name, root)
+        checked = check_fixture(case.name, root, checkout=ROOT)
         assert checked.problems == [], case.name
         assert f"original: hidden {case.stub}/{case.total}" in checked.summary
         assert f"solution: hidden {case.total}/" in checked.summary

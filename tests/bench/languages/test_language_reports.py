@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import ROOT
 from bench.errors import FixtureError
 from bench.fixtures.fixture import load_fixture
 from bench.languages.base import matches
@@ -111,4 +112,4 @@ def test_fixture_yaml_names_an_unknown_language_in_one_line(tmp_path: Path) -> N
     yaml_file.write_text(yaml_file.read_text() + "language: cobol\n")
     with pytest.raises(FixtureError, match="language.*one of python, go, rust, cpp"):
         load_fixture("todo_repo", tmp_path)
-    assert load_fixture("todo_repo").language == "python"
+    assert load_fixture("todo_repo", ROOT).language == "python"

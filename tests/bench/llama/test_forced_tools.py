@@ -37,7 +37,7 @@ def test_the_string_bound_scales_with_the_window() -> None:
 
 
 def test_the_repository_files_of_todo_repo_are_offered_with_their_sizes() -> None:
-    files = {f.path: f for f in repo_files([load_fixture("todo_repo")])}
+    files = {f.path: f for f in repo_files([load_fixture("todo_repo", ROOT)])}
     assert {"todo.py", "test_todo.py", "README.md", "TASK.md"} <= set(files)
     assert "fixture.yaml" not in files
     assert files["todo.py"].lines == len((ROOT / "fixtures/todo_repo/todo.py").read_text().splitlines())
@@ -59,7 +59,7 @@ def test_no_files_is_refused() -> None:
 
 
 def test_serving_files_are_what_compose_mounts(tmp_path: Path) -> None:
-    files = write_serving_files(tmp_path / "forced", 1024, [load_fixture("todo_repo")])
+    files = write_serving_files(tmp_path / "forced", 1024, [load_fixture("todo_repo", ROOT)], ROOT)
     assert files.template.read_text().startswith("{#- Flint's chat template in forced-tools mode")
     assert files.grammar.read_text().startswith("# Forced tool calls for a 1024-token window")
     assert files.llama_args()[-4:] == [
@@ -73,7 +73,7 @@ def test_serving_files_are_what_compose_mounts(tmp_path: Path) -> None:
     assert f"--grammar-file /serving/{GRAMMAR_NAME}" in compose
     assert "${FLINT_SERVING_DIR:-./docker/flint-native}:/serving:ro" in compose
     # Native mode mounts the shipped empty files: the model's own template, no grammar.
-    assert (NATIVE_DIR / TEMPLATE_NAME).read_text() == (NATIVE_DIR / GRAMMAR_NAME).read_text() == ""
+    assert (ROOT / NATIVE_DIR / TEMPLATE_NAME).read_text() == (ROOT / NATIVE_DIR / GRAMMAR_NAME).read_text() == ""
 
 
 def validate(grammar_file: Path, text: str, tmp_path: Path) -> bool:
@@ -109,9 +109,9 @@ REFUSED = [
 
 @pytest.mark.llama
 def test_llama_cpp_accepts_each_tool_with_fixture_arguments_and_nothing_else(tmp_path: Path) -> None:
-    fixture = load_fixture("todo_repo")
+    fixture = load_fixture("todo_repo", ROOT)
     assert [(f.chars, f.lines) for f in repo_files([fixture]) if f.path == "todo.py"] == [(TODO.chars, TODO.lines)]
-    files = write_serving_files(tmp_path, 1024, [fixture])
+    files = write_serving_files(tmp_path, 1024, [fixture], ROOT)
     for name, args in ACCEPTED:
         call = f"<function={name}>{json.dumps(args)}"
         assert validate(files.grammar, call, tmp_path), call

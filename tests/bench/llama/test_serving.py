@@ -57,7 +57,8 @@ def test_a_template_of_ones_own_is_accepted_and_keyed_by_its_digest(tmp_path: Pa
     assert resolve(config, small_model=True) == f"native-template:{digest}"
     assert resolve(config, small_model=False) == f"native-template:{digest}"
     assert external_serving(config) == f"native-template:{digest}"
-    assert template_args(f"native-template:{digest}") == ["--jinja"]  # the file stays in the user's flags
+    fenced = ROOT / FENCED_DIR
+    assert template_args(f"native-template:{digest}", fenced) == ["--jinja"]  # the file stays in the user's flags
     template.write_text("{{ messages[-1].content }}")
     assert resolve(config, small_model=True) != f"native-template:{digest}"  # another template, another key
 
@@ -83,12 +84,16 @@ def test_the_benchs_own_template_flags_stay_refused() -> None:
 
 
 def test_the_fenced_template_is_given_to_embedded_servers_and_mounted_by_compose() -> None:
-    assert template_args(FENCED) == ["--jinja", "--chat-template-file", str(FENCED_DIR / TEMPLATE_NAME)]
-    assert template_args(NATIVE) == [] and template_args(FORCED) == []
-    assert "```json" in (FENCED_DIR / TEMPLATE_NAME).read_text()
-    assert (FENCED_DIR / GRAMMAR_NAME).read_text() == ""  # no grammar of the bench's: llama.cpp derives its own
+    assert template_args(FENCED, ROOT / FENCED_DIR) == [
+        "--jinja",
+        "--chat-template-file",
+        str(ROOT / FENCED_DIR / TEMPLATE_NAME),
+    ]
+    assert template_args(NATIVE, ROOT / FENCED_DIR) == [] and template_args(FORCED, ROOT / FENCED_DIR) == []
+    assert "```json" in (ROOT / FENCED_DIR / TEMPLATE_NAME).read_text()
+    assert (ROOT / FENCED_DIR / GRAMMAR_NAME).read_text() == ""  # no grammar of the bench's: llama.cpp derives its own
     servers = ComposeServers(BenchConfig(cpu_model="qwen2.5-coder-0.5b"), gpu=False, checkout=ROOT)
-    assert servers.serving == FENCED and servers._serving_dir(2048) == FENCED_DIR
+    assert servers.serving == FENCED and servers._serving_dir(2048) == ROOT / FENCED_DIR
 
 
 def test_compose_mounts_a_template_of_ones_own_and_keeps_the_rest_of_the_flags(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench.agents.article import common_prefix
+from bench.errors import PrerequisiteError
 from bench.measure.proxy_log import proxy_events
 from bench.measure.proxy_split import attribute_proxy, history_change, proxy_bodies
 from bench.measure.reprocessing import CAUSES
@@ -108,3 +109,17 @@ def test_another_dialect_is_not_split_and_says_why() -> None:
     ]
     attribution = attribute_proxy(proxy_events(log, 4096, "done"), proxy_bodies(log), CharTokenizer())
     assert attribution.status == "unavailable" and "/v1/messages" in (attribution.note or "")
+
+
+class DeadTokenizer(CharTokenizer):
+    """A tokenizer whose server went away mid-split."""
+
+    def prompt(self, body: dict[str, Any], messages: Sequence[dict[str, Any]] | None = None, *, ends: bool = False):
+        raise PrerequisiteError("Flint's /apply-template did not answer")
+
+
+def test_a_tokenizer_that_fails_mid_split_leaves_it_unavailable_with_the_reason() -> None:
+    log = played([{"messages": [SYSTEM, TASK], "tools": TOOLS}])
+    attribution = attribute_proxy(proxy_events(log, 4096, "done"), proxy_bodies(log), DeadTokenizer())
+    assert attribution.status == "unavailable"
+    assert attribution.note == "reprocessing not split: Flint's /apply-template did not answer"

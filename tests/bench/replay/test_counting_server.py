@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import ROOT
 from bench.errors import PrerequisiteError
 from bench.llama.cpu_models import CPU_MODELS
 from bench.replay import command
@@ -34,15 +35,15 @@ def runs(tmp_path: Path, *served: tuple[str, str]) -> list[Path]:
 
 
 def test_runs_of_a_qwen_model_are_counted_by_that_model_with_the_fenced_template(tmp_path: Path) -> None:
-    model, args = counting_server(runs(tmp_path, (QWEN.file, "native-fenced"), (QWEN.file, "native-fenced")))
+    model, args = counting_server(runs(tmp_path, (QWEN.file, "native-fenced"), (QWEN.file, "native-fenced")), ROOT)
     assert model.name == QWEN.file
     assert args[:2] == ["--jinja", "--chat-template-file"] and args[2].endswith("flint-fenced/flint.jinja")
 
 
 def test_runs_of_the_small_model_keep_its_forced_template(tmp_path: Path) -> None:
-    model, args = counting_server(runs(tmp_path, (SMOLLM2.file, "forced_tools")))
+    model, args = counting_server(runs(tmp_path, (SMOLLM2.file, "forced_tools")), ROOT)
     assert model.name == SMOLLM2.file and args[-1].endswith("flint-forced-tools.jinja")
-    assert counting_server(runs(tmp_path / "native", (QWEN.file, "native")))[1] == []  # its own template
+    assert counting_server(runs(tmp_path / "native", (QWEN.file, "native")), ROOT)[1] == []  # its own template
 
 
 @pytest.mark.parametrize(
@@ -55,4 +56,4 @@ def test_runs_of_the_small_model_keep_its_forced_template(tmp_path: Path) -> Non
 )
 def test_runs_served_otherwise_are_refused_naming_flint_url(tmp_path: Path, served: tuple[tuple[str, str]]) -> None:
     with pytest.raises(PrerequisiteError, match="pass --flint-url"):
-        counting_server(runs(tmp_path, *served))
+        counting_server(runs(tmp_path, *served), ROOT)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import ROOT
 from bench.replay import targets
 from bench.replay.recorded import load_run
 
@@ -23,7 +24,7 @@ def test_an_example_run_gets_its_grammar_from_this_checkouts_fixture(
     run = load_run(PART3)
     assert run.info["fixtures_root"] == ""  # shipped relative: this checkout's own fixtures
     run.info["fixtures_root"] = recorded_root
-    found = targets.settings(run, targets.Target("embedded"), tmp_path)
+    found = targets.settings(run, targets.Target("embedded"), tmp_path, ROOT)
     grammar = Path(found.args[found.args.index("--grammar-file") + 1])
     assert grammar.is_file() and "todo.py" in grammar.read_text()  # the fixture's own files offered
     assert found.model.name == "SmolLM2-135M-Instruct.Q4_1.gguf" and found.ctx == 1024

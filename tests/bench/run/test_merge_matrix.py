@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bench import ROOT
 from bench.cli import main
 from bench.config import BenchConfig
 from bench.results.append import append_row, encode_line, read_rows
@@ -27,7 +28,7 @@ def shard_rows(index: int, **cells: str) -> list[dict[str, str]]:
     """The rows shard `index` of SHARDS writes for MATRIX, every one `done`, `cells` applied to each."""
     config = BenchConfig(**MATRIX)  # type: ignore[arg-type]
     made = []
-    for run in shard_plan(plan_runs(config), Shard(index, SHARDS)):
+    for run in shard_plan(plan_runs(config, ROOT), Shard(index, SHARDS)):
         row = {column: "" for column in COLUMNS} | matrix_cells(run, config)
         row |= {"run_id": f"s{index}-r{run.rep}", "started_at": f"2026-12-01T10:0{run.rep}:00", "stop_reason": "done"}
         row |= {"agent_version": "v1", "flint_model": "f.gguf", "server_build": "b1", "shard": f"{index}/{SHARDS}"}

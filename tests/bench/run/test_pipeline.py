@@ -19,7 +19,7 @@ from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, Scripte
 # Every test here starts child processes: the fast tier leaves them out (tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("child_processes")
 
-SOLUTION = load_fixture("todo_repo").solution_dir
+SOLUTION = load_fixture("todo_repo", ROOT).solution_dir
 SOLVED = {"todo.py": (SOLUTION / "todo.py").read_text(), "test_due.py": (SOLUTION / "test_due.py").read_text()}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.server import Props
+from bench import ROOT
 from bench.agents.base import Place
 from bench.config import BenchConfig
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
@@ -33,7 +34,7 @@ PLACE = Place(
 
 def record(build: str = "b11434-abc", pin: str = "b11434", config: BenchConfig | None = None) -> RunRecord:
     config = config or BenchConfig()
-    planned = plan_runs(config)[0]
+    planned = plan_runs(config, ROOT)[0]
     endpoints = Endpoints(
         ctx=4096, flint_url="http://x", flint=Props(4096, "m.gguf", build, True), flint_model_path=None
     )

@@ -37,13 +37,13 @@ def write(path: Path, rows: list[dict[str, str]], age_s: float) -> Path:
 
 
 def rows_of(settings: BenchConfig, count: int, stop_reason: str = "done") -> list[dict[str, str]]:
-    planned = [matrix_cells(run, settings) for run in plan_runs(settings)][:count]
+    planned = [matrix_cells(run, settings) for run in plan_runs(settings, ROOT)][:count]
     return [{**cells, "run_id": f"r{i}-{id(cells)}", "stop_reason": stop_reason} for i, cells in enumerate(planned)]
 
 
 def test_the_newest_unfinished_file_of_the_same_matrix_is_continued(tmp_path: Path) -> None:
     mine = config()
-    planned = [matrix_cells(run, mine) for run in plan_runs(mine)]
+    planned = [matrix_cells(run, mine) for run in plan_runs(mine, ROOT)]
     unfinished = write(tmp_path / "20261206-100000-abc.csv", rows_of(mine, 2), age_s=300)
     write(tmp_path / "20261206-110000-abc.csv", rows_of(config(ctx=[8192]), 1), age_s=200)  # another matrix
     write(tmp_path / "20261206-120000-abc.csv", rows_of(mine, 4), age_s=100)  # finished

@@ -23,7 +23,7 @@ from bench.testing import fake_llama
 # Every test here starts child processes: the fast tier leaves them out (tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("child_processes")
 
-SOLUTION = Path(load_fixture("todo_repo").solution_dir)
+SOLUTION = Path(load_fixture("todo_repo", ROOT).solution_dir)
 
 
 def config(tmp_path: Path, flint: fake_llama.FakeLlama, **changes: object) -> BenchConfig:

@@ -45,7 +45,7 @@ FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 
 def plan_of(matrix: dict[str, object], **changes: object) -> tuple[BenchConfig, list[PlannedRun]]:
     config = BenchConfig(use_jeff=False, **(matrix | changes))  # type: ignore[arg-type]
-    return config, plan_runs(config)
+    return config, plan_runs(config, ROOT)
 
 
 @FAST
@@ -80,7 +80,7 @@ def test_a_shard_is_a_function_of_the_plan_and_its_runs_have_the_single_benchs_i
     for index in range(1, count + 1):
         config, again = plan_of(matrix, shard=f"{index}/{count}")
         runs = shard_plan(again, Shard(index, count))
-        assert runs == shard_plan(plan_runs(config), Shard(index, count))  # computed twice: the same runs
+        assert runs == shard_plan(plan_runs(config, ROOT), Shard(index, count))  # computed twice: the same runs
         sharded += keys(config, runs)
     assert sharded == keys(single, plan)
 

@@ -38,7 +38,7 @@ from bench.testing.fake_replies import hang
 from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
 
 CARDS = [FakeDevice(f"GPU-0000000{i}-aaaa-bbbb-cccc-dddddddddddd", [State(used=GIB)]) for i in range(3)]
-TODO = load_fixture("todo_repo")
+TODO = load_fixture("todo_repo", ROOT)
 
 
 def test_one_worker_per_card_each_pinned_and_watching_its_own() -> None:
@@ -123,7 +123,7 @@ def two_workers(tmp_path: Path, scripts: list[list[ScriptedRun]], **changes: obj
 
 
 def planned(config: BenchConfig) -> list[tuple[str, str]]:
-    return sorted((str(run.ctx), str(run.rep)) for run in plan_runs(config.model_copy(update={"workers": 1})))
+    return sorted((str(run.ctx), str(run.rep)) for run in plan_runs(config.model_copy(update={"workers": 1}), ROOT))
 
 
 @pytest.mark.processes
@@ -136,7 +136,9 @@ def test_two_workers_run_the_plan_once_and_a_killed_server_costs_its_run_only(tm
     pair = FakeServers()
     endpoints = pair.start(4096)  # what a fake pair reports, the same for every pair and window
     pair.stop()
-    inputs = [RunInputs.of(run, sequential, endpoints, bench.choice, bench.provenance) for run in plan_runs(sequential)]
+    inputs = [
+        RunInputs.of(run, sequential, endpoints, bench.choice, bench.provenance) for run in plan_runs(sequential, ROOT)
+    ]
     assert sorted(run_key(r) for r in rows) == sorted(i.key() for i in inputs)  # each row with a single bench's inputs
     failed = [r for r in rows if r["stop_reason"] == "infra_error"]
     assert len(failed) == 1 and "died during the run" in failed[0]["error"]

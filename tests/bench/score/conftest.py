@@ -17,7 +17,7 @@ from bench.score.graders import Grader, LocalGrader
 
 @pytest.fixture(scope="module")
 def todo() -> Fixture:
-    return load_fixture("todo_repo")
+    return load_fixture("todo_repo", ROOT)
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 from test_grading import agent_diff
 
+from bench import ROOT
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.score.exercism import import_all
 from bench.score.graders import Grader, LocalGrader
@@ -128,7 +129,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     sources = [DATA / "exercism" / name for name in names]
     imported, refused = import_all(sources, into, 0.0, 20, force=False, grader=LocalGrader())
     assert not refused and len(imported) == 3
-    todo = load_fixture("todo_repo")
+    todo = load_fixture("todo_repo", ROOT)
     for name, tests in VARIANTS.items():
         shutil.copytree(todo.path, into / "fixtures" / name)
         (into / "hidden_tests" / name / "solution").mkdir(parents=True)

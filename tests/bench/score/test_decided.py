@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from test_tampering import grade, write
 
+from bench import ROOT
 from bench.fixtures.fixture import load_fixture
 from bench.fixtures.workcopy import solution_diff
 from bench.score.check import check_fixture
@@ -68,7 +69,7 @@ def test_fixtures_check_counts_the_tests_the_code_decides() -> None:
     the judge compares itself."""
     data = Path(__file__).parent / "data"
 
-    ratios, circle = check_fixture("ratios", data), check_fixture("circle", data)
+    ratios, circle = check_fixture("ratios", data, checkout=ROOT), check_fixture("circle", data, checkout=ROOT)
 
     assert ratios.problems == [] and circle.problems == [], (ratios.problems, circle.problems)
     tests = ["halves_make_a_whole", "a_third_within_a_thousandth", "between_holds_its_ends", "equal_to_a_fraction"]

@@ -102,7 +102,7 @@ def test_exercises_it_cannot_take_are_listed_with_the_reason(root: Path) -> None
 
 def test_fixtures_check_from_the_outside_root_passes_every_import(root: Path) -> None:
     for name in COUNTS:
-        checked = check_fixture(name, root, window=4096)
+        checked = check_fixture(name, root, window=4096, checkout=ROOT)
         problems, summary = checked.problems, checked.summary
         assert problems == [], (name, summary)
         assert "estimated" in summary
@@ -137,7 +137,7 @@ def test_visible_share_gives_the_agent_some_tests_read_only(tmp_path: Path) -> N
     fx = load_fixture("tally_counter", into)
     assert fx.visible_tests == ["tally_counter_visible_test.py"] and fx.expected_visible_passing == 0
     assert fx.hidden_total == 7 and imported.visible_total == 4
-    assert check_fixture("tally_counter", into).problems == []
+    assert check_fixture("tally_counter", into, checkout=ROOT).problems == []
     _, refused = import_all([EXERCISES / "tally-counter"], into, 0.5, 20, force=False, grader=LocalGrader())
     assert "already exists (--force replaces it)" in refused["tally-counter"]
 
@@ -155,12 +155,12 @@ def test_a_task_too_long_for_the_window_is_an_error_naming_the_window(root: Path
     into = tmp_path / "root"
     shutil.copytree(root, into)
     (into / "fixtures/word_stats/TASK.md").write_text("Count the words. " * 2000)  # about 8,500 tokens
-    checked = check_fixture("word_stats", into, window=4096)
+    checked = check_fixture("word_stats", into, window=4096, checkout=ROOT)
     problems = checked.problems
     assert len(problems) == 1 and "cannot fit the smallest configured window (4096 tokens)" in problems[0]
     assert "estimated" in problems[0] and "--ctx 9216" in problems[0]
     with FakeLlama([]) as fake:  # a server up: its own tokenizer counts (here, one token per 4 characters)
-        checked = check_fixture("word_stats", into, window=4096, tokenizer_url=fake.url)
+        checked = check_fixture("word_stats", into, window=4096, tokenizer_url=fake.url, checkout=ROOT)
         problems = checked.problems
         assert ("POST", "/apply-template") in fake.hits and ("POST", "/tokenize") in fake.hits
     assert f"measured by {fake.url}'s tokenizer" in problems[0]
@@ -210,7 +210,7 @@ def test_the_real_llama_servers_tokenizer_measures_the_task(root: Path, tmp_path
         tokens = measured_tokens(server.url, first_request(task))
         alone = httpx.post(f"{server.url}/tokenize", json={"content": task}, timeout=30).json()["tokens"]
         assert len(alone) < tokens < estimated_tokens(first_request(task))  # its template holds the task and more
-        checked = check_fixture("tally_counter", root, window=256, tokenizer_url=server.url)
+        checked = check_fixture("tally_counter", root, window=256, tokenizer_url=server.url, checkout=ROOT)
         problems = checked.problems
     finally:
         server.stop()

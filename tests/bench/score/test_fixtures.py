@@ -10,8 +10,7 @@ import pytest
 import small_task
 import yaml
 
-import bench.fixtures.fixture
-import bench.score.check
+from bench import ROOT
 from bench.config import BenchConfig
 from bench.errors import FixtureError
 from bench.fixtures.fixture import fixture_hash, list_fixtures, load_fixture
@@ -21,7 +20,7 @@ from bench.score.check import check_fixture, command
 
 def copy_tree(root: Path) -> Path:
     """A private copy of todo_repo and its hidden tests, laid out like the repository, to break at will."""
-    source = load_fixture("todo_repo")
+    source = load_fixture("todo_repo", ROOT)
     shutil.copytree(source.path, root / "fixtures/todo_repo", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(source.hidden_dir, root / "hidden_tests/todo_repo", ignore=shutil.ignore_patterns("__pycache__"))
     return root
@@ -64,12 +63,12 @@ def edit_calc_yaml(root: Path, **changes: object) -> None:
 
 
 def test_todo_repo_loads_with_its_declared_counts() -> None:
-    fx = load_fixture("todo_repo")
+    fx = load_fixture("todo_repo", ROOT)
 
     assert (fx.hidden_total, fx.expected_hidden_passing, fx.max_steps) == (6, 2, 30)
     assert fx.task_file == Path("TASK.md") and fx.visible_tests == ["test_todo.py"]
     assert [p.name for p in fx.hidden_test_files] == ["test_hidden_due_dates.py", "test_hidden_regressions.py"]
-    assert "todo_repo" in list_fixtures()
+    assert "todo_repo" in list_fixtures(ROOT)
 
 
 def test_unknown_fixture_names_the_available_ones(tree: Path) -> None:
@@ -141,7 +140,7 @@ def test_fixture_hash_follows_every_input_but_not_caches(tree: Path) -> None:
 
 @pytest.mark.usefixtures("child_processes")
 def test_work_copy_is_one_anonymous_commit_without_fixture_yaml(tmp_path: Path) -> None:
-    fx = load_fixture("todo_repo")
+    fx = load_fixture("todo_repo", ROOT)
 
     sha = make_work_copy(fx, tmp_path / "a")
 
@@ -158,7 +157,7 @@ def test_work_copy_is_one_anonymous_commit_without_fixture_yaml(tmp_path: Path) 
 @pytest.mark.usefixtures("child_processes")
 def test_capture_diff_has_new_changed_and_deleted_files_but_no_caches(tmp_path: Path) -> None:
     repo = tmp_path / "agent"
-    base = make_work_copy(load_fixture("todo_repo"), repo)
+    base = make_work_copy(load_fixture("todo_repo", ROOT), repo)
     (repo / "todo.py").write_text((repo / "todo.py").read_text() + "\n# agent was here\n")
     (repo / "README.md").unlink()
     (repo / "pkg").mkdir()
@@ -181,7 +180,7 @@ def test_capture_diff_has_new_changed_and_deleted_files_but_no_caches(tmp_path: 
 @pytest.mark.usefixtures("child_processes")
 def test_capture_diff_leaves_the_agents_index_and_config_alone(tmp_path: Path) -> None:
     repo = tmp_path / "agent"
-    base = make_work_copy(load_fixture("todo_repo"), repo)
+    base = make_work_copy(load_fixture("todo_repo", ROOT), repo)
     marker = tmp_path / "filter-ran"
     # A clean filter in the agent's .git/config would run on `git add` if we used the agent's repository.
     git(repo, "config", "filter.evil.clean", f"touch {marker}; cat")
@@ -203,7 +202,7 @@ def test_capture_diff_leaves_the_agents_index_and_config_alone(tmp_path: Path) -
 @pytest.mark.usefixtures("child_processes")
 def test_capture_diff_without_a_repository_says_so(tmp_path: Path) -> None:
     repo = tmp_path / "agent"
-    base = make_work_copy(load_fixture("todo_repo"), repo)
+    base = make_work_copy(load_fixture("todo_repo", ROOT), repo)
     shutil.rmtree(repo / ".git")
 
     with pytest.raises(FixtureError, match="lost its repository"):
@@ -212,7 +211,7 @@ def test_capture_diff_without_a_repository_says_so(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("child_processes")
 def test_fixtures_check_passes_for_todo_repo() -> None:
-    checked = check_fixture("todo_repo")
+    checked = check_fixture("todo_repo", ROOT, checkout=ROOT)
     problems, summary = checked.problems, checked.summary
 
     assert problems == []
@@ -223,7 +222,7 @@ def test_fixtures_check_passes_for_todo_repo() -> None:
 def test_the_suites_small_task_passes_fixtures_check_as_its_runs_expect() -> None:
     """tests/small_task.py's task, which the runner's, faults', shards' and workers' tests run: a grading of one
     pytest, with the counts those tests assert."""
-    checked = check_fixture(small_task.NAME, small_task.ROOT)
+    checked = check_fixture(small_task.NAME, small_task.ROOT, checkout=ROOT)
     problems, summary = checked.problems, checked.summary
 
     assert problems == []
@@ -237,7 +236,7 @@ def test_the_suites_small_task_passes_fixtures_check_as_its_runs_expect() -> Non
 def test_fixtures_check_reports_a_wrong_expected_count(calc_tree: Path) -> None:
     edit_calc_yaml(calc_tree, expected_hidden_passing=2)
 
-    checked = check_fixture(small_task.NAME, calc_tree)
+    checked = check_fixture(small_task.NAME, calc_tree, checkout=ROOT)
     problems = checked.problems
 
     assert problems == ["original: 1 of 3 hidden tests pass, expected 2"]
@@ -247,7 +246,7 @@ def test_fixtures_check_reports_a_wrong_expected_count(calc_tree: Path) -> None:
 def test_fixtures_check_reports_a_wrong_hidden_total(calc_tree: Path) -> None:
     edit_calc_yaml(calc_tree, hidden_total=2, expected_hidden_passing=1)
 
-    checked = check_fixture(small_task.NAME, calc_tree)
+    checked = check_fixture(small_task.NAME, calc_tree, checkout=ROOT)
     problems = checked.problems
 
     assert any("3 hidden tests ran, fixture.yaml says 2" in p for p in problems)
@@ -256,7 +255,7 @@ def test_fixtures_check_reports_a_wrong_hidden_total(calc_tree: Path) -> None:
 def test_fixtures_check_reports_a_hidden_test_named_like_a_fixture_file(tree: Path) -> None:
     shutil.copy(tree / "hidden_tests/todo_repo/test_hidden_due_dates.py", tree / "fixtures/todo_repo/")
 
-    checked = check_fixture("todo_repo", tree)
+    checked = check_fixture("todo_repo", tree, checkout=ROOT)
     problems = checked.problems
 
     assert problems == ["hidden test test_hidden_due_dates.py has the name of a fixture or solution file"]
@@ -267,7 +266,7 @@ def test_fixtures_check_reports_a_solution_that_does_not_solve(calc_tree: Path) 
     hidden = calc_tree / f"hidden_tests/{small_task.NAME}"
     shutil.copy(calc_tree / f"fixtures/{small_task.NAME}/{small_task.CODE}", hidden / f"solution/{small_task.CODE}")
 
-    checked = check_fixture(small_task.NAME, calc_tree)
+    checked = check_fixture(small_task.NAME, calc_tree, checkout=ROOT)
     problems = checked.problems
 
     assert "solution: 1 of 3 hidden tests pass, expected 3" in problems
@@ -279,21 +278,17 @@ def test_fixtures_check_reports_visible_tests_failing_on_the_original(calc_tree:
     visible = calc_tree / f"fixtures/{small_task.NAME}/{small_task.VISIBLE_TEST}"
     visible.write_text(visible.read_text().replace("add(2, 3) == 5", "add(2, 3) == 6"))
 
-    checked = check_fixture(small_task.NAME, calc_tree)
+    checked = check_fixture(small_task.NAME, calc_tree, checkout=ROOT)
     problems = checked.problems
 
     assert "original: 0 of 1 visible tests pass, expected all" in problems
 
 
 @pytest.mark.usefixtures("child_processes")
-def test_fixtures_check_command_names_the_broken_fixture(
-    calc_tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_fixtures_check_command_names_the_broken_fixture(calc_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copytree(calc_tree / f"fixtures/{small_task.NAME}", calc_tree / "fixtures/broken_repo")
     (calc_tree / "fixtures/broken_repo/fixture.yaml").unlink()
-    monkeypatch.setattr(bench.fixtures.fixture, "repo_root", lambda: calc_tree)
-
-    status = command([], BenchConfig(fixtures_root=str(calc_tree)))
+    status = command([], BenchConfig(fixtures_root=str(calc_tree)), checkout=ROOT)
 
     lines = capsys.readouterr().out.splitlines()
     assert status == 1

@@ -393,7 +393,7 @@ def run_dir_with(tmp_path: Path, fx: Fixture, diff: str) -> Path:
 def test_score_run_dir_writes_junit_and_score_json(calc: Fixture, tmp_path: Path) -> None:
     run_dir = run_dir_with(tmp_path, calc, solution_diff(calc, tmp_path / "solution"))
 
-    score = score_run_dir(run_dir, LocalGrader(), small_task.ROOT)
+    score = score_run_dir(run_dir, LocalGrader(), checkout=ROOT, root=small_task.ROOT)
 
     saved = json.loads((run_dir / "score.json").read_text())
     assert (saved["hidden_passed"], saved["hidden_total"], score.hidden_passed) == (3, 3, 3)
@@ -410,7 +410,7 @@ def test_score_run_dir_without_a_diff_is_a_scoring_error(todo: Fixture, tmp_path
     (run_dir / "diff.patch").unlink()
 
     with pytest.raises(ScoringError, match="diff.patch"):
-        score_run_dir(run_dir, LocalGrader())
+        score_run_dir(run_dir, LocalGrader(), checkout=ROOT)
 
 
 @pytest.mark.usefixtures("child_processes")

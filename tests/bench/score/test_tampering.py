@@ -20,6 +20,7 @@ import pytest
 import small_task
 from test_grading import agent_diff, both, write
 
+from bench import ROOT
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import capture_diff, make_work_copy
 from bench.score import canaries, sessions, tamper
@@ -116,7 +117,7 @@ def leap() -> Fixture:
 
 @pytest.fixture(scope="module")
 def ledger() -> Fixture:
-    return load_fixture("ledger_repo")
+    return load_fixture("ledger_repo", ROOT)
 
 
 def grade(fx: Fixture, tmp_path: Path, grader: Grader, edit: Callable[[Path], None], timeout_s: float = 180) -> Score:
