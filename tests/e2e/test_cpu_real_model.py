@@ -19,6 +19,7 @@ import pytest
 from config_bench import of, run_config
 
 from agent.presets import PRESETS
+from bench import ROOT
 from bench.llama.cpu_models import CPU_MODELS
 from bench.replay.command import tokenizer_for
 from bench.replay.policies import parse_policy
