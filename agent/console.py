@@ -18,6 +18,7 @@ Event = dict[str, Any]
 NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 MARKS = "\u27e8\u27e9"  # the brackets of a run of spaces written as its length: ⟨20000 spaces⟩
 SPACE_RUN = re.compile(" {2,}")
+PIECE = re.compile(" {2,}|.", re.DOTALL)  # what legible() shows as one: a run of spaces, or a character
 
 
 def visible(text: str) -> str:
@@ -37,6 +38,18 @@ def legible(text: str) -> str:
         return visible(text)
     escaped = "".join("\\\\" if c == "\\" else c if c.isprintable() and c not in MARKS else _escape(c) for c in text)
     return SPACE_RUN.sub(lambda run: f"{MARKS[0]}{len(run[0])} spaces{MARKS[1]}", escaped)
+
+
+def head(text: str, limit: int = 100) -> str:
+    """The start of `text` that `legible` shows in at most `limit` characters, and its length where it is cut: a run
+    of spaces counts as long as it is shown (`⟨2400 spaces⟩`), so padding cannot push the rest of a command out of
+    its console line."""
+    shown = 0
+    for piece in PIECE.finditer(text):
+        shown += len(legible(piece[0]))
+        if shown > limit:
+            return f"{text[: piece.start()]}… ({len(text)} characters)"
+    return text
 
 
 def fold(text: str, width: int) -> list[str]:
@@ -136,7 +149,7 @@ def _clear(r: Event) -> str:
 
 def _tool(r: Event) -> str:
     args = r["args"]
-    target = str(args.get("path") or args.get("command") or "")[:100]
+    target = head(str(args.get("path") or args.get("command") or ""))
     outcome = "refused" if r["refused"] else ("ok" if r["ok"] else f"error: {r['error']}")
     return f"  {r['name']} {target} -> {outcome}, {r['result_chars']} chars"
 
@@ -146,7 +159,7 @@ def _jeff(r: Event) -> str:
 
 
 def _approval(r: Event) -> str | None:
-    return None if r["by"] == "rule" else f"  {r['decision']} by {r['by']}: {r['command'][:100]}"
+    return None if r["by"] == "rule" else f"  {r['decision']} by {r['by']}: {head(r['command'])}"
 
 
 def _done_check(r: Event) -> str:

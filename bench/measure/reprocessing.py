@@ -102,6 +102,14 @@ class Attribution:
         }
 
 
+REFUSED_FOR_SIZE = "exceed_context_size_error"  # how the agent's trace names a 400 for a prompt over the window
+
+
+def _refused_for_size(event: Event) -> bool:
+    """A summary's question refused as too big for the window: as with a step's 400, the server read nothing of it."""
+    return event.get("event") == "summary" and str(event.get("error") or "").startswith(REFUSED_FOR_SIZE)
+
+
 def unavailable(note: str) -> Attribution:
     return Attribution("unavailable", note)
 
@@ -136,6 +144,8 @@ def _attribute(events: list[Event], bodies: RequestBodies, tokenizer: Tokenizer)
         body = bodies.get(event.get("request"))
         if event.get("event") == "summary" and event.get("applied"):
             changed_by = "summary"
+        if _refused_for_size(event):
+            continue  # the server read nothing of it: its slot is as it was
         if event.get("event") == "response" or (event.get("event") == "summary" and "request" in event):
             timings = event["timings"] if isinstance(event.get("timings"), dict) else {}
             cache_n, prompt_n = int_field(timings.get("cache_n")), int_field(timings.get("prompt_n"))

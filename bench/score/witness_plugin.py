@@ -9,12 +9,15 @@ repository, whether the session was sealed and, for library-style tests, how the
 and moved to a random descriptor among decoy pipes of the same kind; the process is made non-dumpable, so that no
 other process (a test's child, the code under test's process) can open its descriptors or read its memory.
 
-Once the tests are collected, before any runs, it seals the session: program-style hidden tests leave the disk
-(the program they run cannot read them), every folder of the session leaves sys.path (the plugin folder already
-has: the start-up takes it off once this module and the stand-ins are imported), and Landlock keeps this process's
-writes, and those of every program its tests start, to the repository copy, the temporary folder and the reports
-(bench/score/landlock.py): nothing can be written where pytest's own modules, or anything it imports later, come
-from. Where the kernel has no Landlock, the modules pytest imports only while tests run are imported now instead.
+As soon as it is imported, before pytest collects anything, Landlock keeps this process's writes, and those of
+every program it starts, to the repository copy, the temporary folder and the reports (bench/score/landlock.py), and
+the hidden tests' folder while program-style tests are still on disk: the code that an open session's tests import
+while they are collected can write nothing where pytest's own modules, the bench's plugins or the tests not yet
+collected come from, nor anything outside the session. Once the tests are collected, before any runs, it seals the
+session: program-style hidden tests leave the disk (the program they run cannot read them) and their folder leaves
+the writable ones (a second Landlock layer), and every folder of the session leaves sys.path (the plugin folder
+already has: the start-up takes it off once this module and the stand-ins are imported). Where the kernel has no
+Landlock, the modules pytest imports only while tests run are imported before they run instead.
 Standard library and pytest only.
 """
 
@@ -74,6 +77,19 @@ _HIDE = os.environ.pop("BENCH_WITNESS_HIDE", "")  # a folder to delete once its 
 _SEAL = json.loads(os.environ.pop("BENCH_WITNESS_SEAL", "{}") or "{}")  # {"session": folder, "writable": [...]}
 _ROOT = os.path.realpath(os.getcwd())
 _SEALED: dict[str, Any] = {}
+
+
+def _seal_from_start() -> None:
+    """Writes kept, from now on, to the session's own folders and, until its tests leave the disk, the hidden tests'
+    folder: this runs before pytest collects, so the code under test imported by an open session's tests cannot
+    write a test not yet collected, the bench's plugins or anything outside the session while it is imported."""
+    if not _SEAL:
+        return
+    why = landlock.confine([], [*_SEAL.get("writable", []), *([_HIDE] if _HIDE else [])], limit_reads=False)
+    _SEALED.update(from_start=why is None)
+
+
+_seal_from_start()
 # What pytest (7.2 to 9) imports only while tests run: imported before they run where the session cannot be sealed.
 LATE_IMPORTS = (
     "getpass",

@@ -1,11 +1,17 @@
 """A differential fuzz of the shell reading against real bash: commands made of quotes, `#`, `~`, globs,
 redirections and non-ASCII names, in a folder whose files the globs match (non-ASCII names among them). Where the
 agent's reader accepts a command, the words it finds must be word for word those bash hands the program, in the C
-locale (the sandbox's) and in a UTF-8 one; where it does not, the rule asks for approval (fails closed)."""
+locale (the sandbox's) and in a UTF-8 one; where it does not, the rule asks for approval (fails closed).
+
+Besides hypothesis's search, a seeded sample composed the same way counts what docs/agent.md reports: commands read
+word for word as bash reads them, commands not read (asked about), and misclassified ones (read differently, or run by
+rule unread), which must be none. The suite draws SAMPLE commands a locale; `BENCH_FUZZ_COMMANDS=5000 pytest -s -k
+seeded tests/agent/test_agent_shell_fuzz.py` draws the documented 5,000 and prints the counts."""
 
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -127,9 +133,11 @@ FRAGMENTS = [
     "a=b",
     "-la",
 ]
-SEPARATORS = st.sampled_from([" ", " ", " ", "", "\t"])
+SEPARATOR_CHOICES = [" ", " ", " ", "", "\t"]  # a space most often
+SEPARATORS = st.sampled_from(SEPARATOR_CHOICES)
 LOCALES = ["C", "C.UTF-8"]
 SHOW_WORDS = "cat() { printf '%s\\0' cat \"$@\"; }\n"
+SAMPLE = int(os.environ.get("BENCH_FUZZ_COMMANDS", "300"))  # seeded commands a locale (the module's docstring)
 
 
 @pytest.fixture(scope="module")
@@ -199,3 +207,36 @@ def test_the_folder_tells_the_locales_apart(folder: Path) -> None:
     with locale("C.UTF-8"):
         in_utf8 = expand_all(words[1:], folder)
     assert in_c == [["B.py", "a.py", "b.py"]] and in_utf8 == [["B.py", "a.py", "b.py", "é.py"]]
+
+
+def seeded_commands(count: int, seed: int = 50) -> list[str]:
+    """`count` commands as `commands()` composes them, drawn from a seeded generator: the same list every run."""
+    draw = random.Random(seed)
+    found = []
+    for _ in range(count):
+        text = "cat" + draw.choice([" ", "\t"])
+        for i in range(draw.randint(1, 4)):
+            text += (draw.choice(SEPARATOR_CHOICES) if i else "") + draw.choice(FRAGMENTS)
+        found.append(text)
+    return found
+
+
+def classify(command: str, folder: Path) -> str:
+    """`read` (the agent's words are bash's), `asked` (not read, and the rule asks), or why it is misclassified."""
+    try:
+        [words] = read_pipeline(command)
+        ours = [words[0].text] + [text for texts in expand_all(words[1:], folder) for text in texts]
+    except (Unsupported, ValueError):
+        return "run by rule unread" if is_safe(command, folder) else "asked"
+    return "read" if bash_words(command, folder) == ours else "read differently"
+
+
+@pytest.mark.parametrize("name", LOCALES)
+def test_a_seeded_sample_has_no_misclassified_command(folder: Path, name: str) -> None:
+    sample = seeded_commands(SAMPLE)
+    with locale(name):
+        kinds = {command: classify(command, folder) for command in sorted(set(sample))}
+    counts = {kind: sum(kinds[command] == kind for command in sample) for kind in ("read", "asked")}
+    print(f"{name}: {len(sample)} commands ({len(kinds)} distinct): {counts['read']} read, {counts['asked']} asked")
+    assert {command: kind for command, kind in kinds.items() if kind not in counts} == {}
+    assert counts["read"] and counts["asked"]  # the sample holds both kinds

@@ -20,7 +20,7 @@ import pyte
 import pytest
 from agent_helpers import ROOT, read_events
 
-from agent.console import legible, visible
+from agent.console import describe, legible, visible
 from bench.testing import fake_llama as fl
 from bench.testing.fake_llama import FakeLlama
 
@@ -147,3 +147,13 @@ def test_a_command_padded_with_spaces_shows_its_real_text_on_the_screen(repo: Pa
     assert question[0] == f"The agent wants to run a command of {len(PADDED)} characters:"
     assert [read_back(shown) for shown in questions(question)] == [PADDED]  # folded rows read back as the command
     assert all(len(line) < size[0] for line in question)  # nothing of it ran past the screen's width
+
+
+def test_a_console_line_shows_a_padded_commands_real_text() -> None:
+    """`--approve yes` and `jeff` ask nobody: the console line is what a person watching reads, so padding counts as
+    long as it is shown, and a line cut for length says how long the command was."""
+    line = describe({"event": "approval", "by": "flag", "decision": "run", "command": PADDED})
+    assert legible((line or "").lstrip()) == f"run by flag: {legible(PADDED)}"  # ls -la⟨20000 spaces⟩; touch ../owned
+    long = "echo " + "x" * 300
+    cut = describe({"event": "approval", "by": "jeff", "decision": "run", "command": long}) or ""
+    assert cut == f"  run by jeff: {long[:100]}… (305 characters)"

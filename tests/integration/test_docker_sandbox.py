@@ -17,6 +17,7 @@ import docker.errors
 import pytest
 from done_attacks import BROKEN_TODO, NEW_TEST, PACKAGE_ATTACKS, write
 
+from agent.console import legible
 from bench import ROOT
 from bench.config import BenchConfig
 from bench.containers.engine import docker_client, remove_container, role_labels, run_container
@@ -730,6 +731,36 @@ def test_a_padded_command_and_a_path_through_a_link_run_nothing_unapproved_and_a
     assert not (workdir / "ran-padded").exists()
     assert events[0]["event"] == "start" and events[0]["unreadable"] == ["secret.txt"], events[0]
     assert events[-1]["event"] == "stop" and events[-1]["reason"] == "done"
+
+
+@pytest.mark.parametrize("mode", ["ask", "jeff", "yes"])
+def test_a_padded_command_is_judged_and_shown_whole_in_every_approval_mode(
+    sandboxes: Any, forwarded: Any, tmp_path: Path, mode: str
+) -> None:
+    """`--approve no` refuses it above. `ask` with nobody at the sandbox's stdin: the question shows the command's
+    real text past its padding, and nobody answered yes. `jeff`: Jeff's question holds the whole command, and his no
+    refuses it. `yes` runs every command by its meaning; its console line shows the text that ran."""
+    workdir, out_dir = todo_work_copy(tmp_path)
+    _, flint, jeff, flint_url, jeff_url = forwarded
+    flint.add(run(PADDED), fake_llama.prose("Done."))
+    jeff.add(fake_llama.prose("no: after the padding it writes a file"))
+    agent = article_run("--approve", mode, "--max-steps", "2", preset="part3+")
+
+    done = sandboxes(flint_url, jeff_url).run_agent(workdir, out_dir, "TASK.md", ["test_todo.py"], agent)
+
+    assert done.infra_error is None and "Traceback" not in done.output, done.output[-2000:]
+    [approval] = [e for e in events_of(out_dir) if e["event"] == "approval"]
+    assert approval["command"] == PADDED
+    shown = legible(PADDED)  # ls -la⟨2400 spaces⟩; python3 -c "open('ran-padded', 'w')"
+    if mode == "ask":
+        rows = done.output[done.output.index(f"a command of {len(PADDED)} characters:") :].split("Run it?")[0]
+        assert "".join(row[2:] for row in rows.splitlines() if row.startswith("| ")) == shown  # Jeff's rows apart
+    if mode == "jeff":
+        assert [r["messages"][-1]["content"] for r in jeff.requests] == [f"Command: {PADDED}"]
+    decision = ("run", "flag") if mode == "yes" else ("refused", "user" if mode == "ask" else "jeff")
+    assert (approval["decision"], approval["by"]) == decision
+    assert f"{decision[0]} by {decision[1]}: {shown}" in done.output  # the console line, whole
+    assert (workdir / "ran-padded").exists() == (mode == "yes")
 
 
 def test_sigterm_mid_command_ends_the_agent_with_stop_and_one_line(

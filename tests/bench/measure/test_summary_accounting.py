@@ -38,6 +38,18 @@ class SummarizingLlama(FakeLlama):
         return super().next_reply(body)
 
 
+class RefusingSummaries(FakeLlama):
+    """The scripted server; the summary's question is refused as too big for the window, as a real server refuses a
+    conversation that fits with room for nothing more (the summary at a 1,536-token window, issue 53's bench)."""
+
+    def next_reply(self, body: dict[str, Any]) -> tuple[fake_llama.Reply, int]:
+        if "max_tokens" in body:
+            with self.lock:
+                self.requests.append(body)
+            return fake_llama.context_error(), fake_llama.count_tokens(self.render(body))
+        return super().next_reply(body)
+
+
 def run(tmp_path: Path, flint: FakeLlama, *args: str) -> list[dict[str, Any]]:
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -85,3 +97,19 @@ def test_jeffs_summaries_are_his_and_flints_tokens_still_match(tmp_path: Path) -
     assert numbers.jeff_prompt_tokens == sum(r["usage"]["prompt_tokens"] for r in jeff.responses) > 0  # his
     totals = split.totals()
     assert totals is not None and totals["summary"] > 0 and totals["clearing"] == 0
+
+
+def test_a_summary_refused_for_size_leaves_the_split_whole(tmp_path: Path) -> None:
+    """The server read nothing of it (no timings, its slot unchanged), so no answered request is missing."""
+    with RefusingSummaries(READS, n_ctx=4096) as flint:
+        trace = run(tmp_path, flint, "--preset", "summary", "--no-jeff")
+        tokenizer = ServerTokenizer(flint.url)
+        split = attribute(trace, load_request_log(tmp_path), tokenizer)
+        tokenizer.close()
+    refused = [e for e in trace if e["event"] == "summary" and e["timings"] is None]
+    assert refused and all(e["error"].startswith("exceed_context_size_error") for e in refused)
+    totals = split.totals()
+    assert split.status == "ok" and totals is not None, split.note
+    assert (
+        sum(totals.values()) == trace_numbers(trace).prompt_tokens_reprocessed == flint.counters["prompt_tokens_total"]
+    )
