@@ -79,7 +79,7 @@ class BenchConfig(BaseModel):
     """Agent kinds to run (`bench agents` lists them): `article` runs each of `presets`; any other agent runs once per
     fixture and window (it has no presets). The matrix is fixtures x (the article's presets, other agents) x ctx."""
     groups: list[Group] = []
-    """Explicit matrix blocks; when given (and no --ctx/--presets override), they replace fixtures x presets x ctx."""
+    """Explicit matrix blocks; given (and no --ctx/--presets override), they replace fixtures x presets x ctx."""
     reps: Annotated[int, Field(ge=1, le=1000)] = 1
     """Runs per (fixture, preset, ctx)."""
     max_steps: Annotated[int, Field(ge=1, le=10_000)] | None = None
@@ -105,15 +105,17 @@ class BenchConfig(BaseModel):
     """Agent --jeff-steps: in preset jeff-first, the steps Jeff takes before Flint takes over (K; he may hand over
     sooner). Recorded in the rows of jeff-first runs (jeff_first_steps)."""
     agent_retries: Annotated[int, Field(ge=0, le=20)] = 4
-    """Agent --retries: how often a failed request to a server is retried before the run stops server_error."""
+    """Agent --retries: how often a failed request to a server is retried before the run ends server_error."""
     agent_retry_delay_s: Annotated[float, Field(ge=0, le=600)] = 1.0
     """Agent --retry-delay: the first backoff in seconds, doubling with each retry."""
     request_timeout_s: Seconds = 900.0
     """Agent --request-timeout: the longest a request to Flint may take (a long answer on a slow GPU)."""
     jeff_timeout_s: Seconds = 10.0
-    """Agent --jeff-timeout: the longest Jeff may take for an opinion; a silent Jeff costs this per command."""
+    """Agent --jeff-timeout: the longest Jeff may take for an opinion (a silent Jeff's cost per command)."""
     run_timeout_s: Seconds = 1800.0
     """A run still going after this long is killed and recorded as an infrastructure failure."""
+    grading_overlap: bool = True
+    """Grade a run while the next runs (rows in run order: docs/running.md); false: before the next."""
     server_start_timeout_s: Seconds = 600.0
     """How long a llama-server may take to become healthy (large GPU models load slowly)."""
     jeff_ctx: Ctx = DEFAULT_CTX
@@ -133,7 +135,7 @@ class BenchConfig(BaseModel):
     """The card (nvidia-smi index, GPU- or MIG- UUID) both servers of a pair use, host processes and compose alike;
     the sampler watches it (bench/llama/gpu_pin.py)."""
     gpu_sample_interval_s: Annotated[float, Field(ge=0.01, le=10)] = 0.1
-    """NVML sampling interval (see docs/gpu.md for its measured CPU cost)."""
+    """NVML sampling interval (its measured CPU cost: docs/gpu.md)."""
     flint_url: Url | None = None
     """external servers: Flint's URL (default $FLINT_URL)."""
     jeff_url: Url | None = None
@@ -154,16 +156,15 @@ class BenchConfig(BaseModel):
     """docker sandbox process limit."""
     sandbox_repo_size: SpaceSize = "512m"
     """docker sandbox: the size of the tmpfs holding the agent's repository; writes past it fail (no space left).
-    Its pages count against sandbox_memory, so it may be at most half of that: a full repository must leave the
-    agent room to run, or filling it gets the agent killed for memory instead of refused a write."""
+    Its pages count against sandbox_memory, so it may be at most half of that (room for the agent to run)."""
     diff_limit: SpaceSize = "16m"
     """The largest diff of the agent's changes kept; a larger one is noted in `error` and the run is not graded."""
     flint_hf: HubReference = "ggml-org/gpt-oss-20b-GGUF:mxfp4"
-    """Flint as a hub reference OWNER/REPO[:QUANT] that llama-server fetches itself (-hf) when flint_model is empty."""
+    """Flint as a hub reference OWNER/REPO[:QUANT] that llama-server fetches (-hf) when flint_model is empty."""
     jeff_hf: HubReference = "ggml-org/Qwen3-0.6B-GGUF:Q8_0"
     """Jeff as a hub reference that llama-server fetches itself (-hf) when jeff_model is empty."""
     model_cache: str = ""
-    """Host folder for fetched models, shared by every server the bench starts; "" is llama.cpp's own choice
+    """Host folder for fetched models, shared by every server the bench starts: "" is llama.cpp's own choice
     ($LLAMA_CACHE, $HF_HUB_CACHE, $HF_HOME/hub, ..., ~/.cache/huggingface/hub)."""
     cpu_models: Literal["small", "configured"] = "small"
     """Servers on the CPU (embedded without a GPU build, compose's cpu profile): small (the small model as Flint and
@@ -191,10 +192,10 @@ class BenchConfig(BaseModel):
     shard: Shard | None = None
     """`I/N` (1-based): run the I-th of N deterministic parts of the plan, into a file of its own."""
     servers_shared: bool = False
-    """The servers also serve the other shards of the matrix, one shard at a time (`bench submit slurm --share-servers`
+    """The servers also serve the matrix's other shards, one shard at a time (`bench submit slurm --share-servers`
     sets it); each row says so."""
     workers: Annotated[int, Field(ge=1, le=64)] = 1
-    """Server pairs run side by side, each taking runs from one queue (on the CPU: embedded pairs sharing the cores)."""
+    """Server pairs side by side, each taking runs from one queue (on the CPU: embedded pairs sharing the cores)."""
     gpu_devices: GpuDevices = None
     """One worker per GPU: `all` (every GPU NVML lists) or a list of indices or UUIDs; each pair pinned to its card."""
 

@@ -25,6 +25,12 @@ class Finishing:
         self._lock = threading.RLock()
         self._threads: set[int] = set()
         self._held: dict[int, type[BaseException]] = {}
+        self.stops = 0  # stops that reached the bench so far (a grading beside the next run compares: bench.run.grade)
+
+    def stop_asked(self) -> None:
+        """A stop (SIGTERM, Ctrl-C) reached the bench: a grading running now may have lost its pytest to it."""
+        with self._lock:
+            self.stops += 1
 
     def begin(self, ident: int | None = None) -> None:
         """The run of thread `ident` (by default the calling one) is finished (its agent has written its stop line, or
@@ -66,6 +72,7 @@ FINISHING = Finishing()  # one per process: signals and the workers' stops reach
 
 def on_sigterm(signum: int, frame: object) -> None:
     """SIGTERM's handler (`bench run`): Terminated, at once, or once the row of a run that has ended is written."""
+    FINISHING.stop_asked()
     if not FINISHING.hold(threading.get_ident(), Terminated):
         raise Terminated
 
@@ -73,6 +80,7 @@ def on_sigterm(signum: int, frame: object) -> None:
 def on_sigint(signum: int, frame: object) -> None:
     """Ctrl-C's handler (`bench run`): KeyboardInterrupt at once, or, when the run had ended (its grading under way),
     once its row is written, as SIGTERM; a second Ctrl-C stops at once (that run's folder is marked interrupted)."""
+    FINISHING.stop_asked()
     ident = threading.get_ident()
     if FINISHING.holding(ident) or not FINISHING.hold(ident, KeyboardInterrupt):
         raise KeyboardInterrupt

@@ -1,9 +1,12 @@
 """One planned run measured into the record its row is written from: its folder, the agent observed, the trace's
-numbers, the servers' verdict, the sandbox's limits, and the grade. A failure outside the agent is the run's
-infra_error; a full disk, Ctrl-C or SIGTERM ends it with no row and its folder marked cut short."""
+numbers, the servers' verdict, the sandbox's limits (`run_one`); then the grade (`grade_finished`, which needs no
+server: bench.run.gradings runs it beside the next run). A failure outside the agent is the run's infra_error; a full
+disk, Ctrl-C or SIGTERM ends it with no row and its folder marked cut short."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench.errors import BenchError
@@ -40,9 +43,27 @@ def run_one(
     results file)."""
     record = RunRecord.start(inputs)
     run_dir = out.parent / "runs" / record.run_id
-    try:
+    with outcome_of(record, run_dir, out):
         run_dir.mkdir(parents=True)
         measure(record, factory, servers, endpoints, run_dir=run_dir, speeds=speeds, progress=progress)
+    return record
+
+
+def grade_finished(record: RunRecord, factory: Factory, out: Path) -> None:
+    """The hidden tests of a run `run_one` measured (`record.to_grade`), graded into its record; the grading's
+    failures are the run's as the agent's run's are (`outcome_of`)."""
+    run_dir = out.parent / "runs" / record.run_id
+    with outcome_of(record, run_dir, out):
+        grade_into(record, run_dir, factory)
+
+
+@contextmanager
+def outcome_of(record: RunRecord, run_dir: Path, out: Path) -> Iterator[None]:
+    """A failure of the sandbox or the servers (BenchError) or a full temporary folder: the run's infra_error, the
+    bench goes on; a full disk under the artifacts, Ctrl-C or SIGTERM: no row for this run, its folder marked cut
+    short, raised."""
+    try:
+        yield
     except DiskError:
         mark_interrupted(run_dir)
         raise
@@ -53,7 +74,7 @@ def run_one(
         if is_disk_error(e) and (full := temp_full()):  # the temporary folder's: this run's fault, not the bench's
             record.infra_error = True
             record.note(f"the run could not go on: {full}")
-            return record
+            return
         mark_interrupted(run_dir)
         if not is_disk_error(e):
             raise
@@ -61,7 +82,6 @@ def run_one(
     except BaseException:  # Ctrl-C, SIGTERM: no row for this run, and its folder says it was cut short
         mark_interrupted(run_dir)
         raise
-    return record
 
 
 def measure(
@@ -106,8 +126,7 @@ def measure(
         record.note(f"the agent saw a {record.numbers.start_n_ctx}-token window, not the row's {endpoints.ctx}")
         record.infra_error = True
     write_run_json(run_dir, record.inputs, {"run_id": record.run_id, **flint_server(endpoints, run_dir)})
-    if seen.graded:  # otherwise nothing to grade: the counts stay empty, not 0
-        grade_into(record, run_dir, factory)
+    record.to_grade = seen.graded  # otherwise nothing to grade: the counts stay empty, not 0 (grade_finished)
 
 
 def grade_into(record: RunRecord, run_dir: Path, factory: Factory) -> None:

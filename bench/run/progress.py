@@ -126,6 +126,7 @@ class Progress:
         self.n_ctx = 0
         self.tokens = 0
         self.matrix = matrix or MatrixClock(total)
+        self.lock = threading.Lock()  # a run's end is shown by the grading thread (bench.run.gradings)
 
     def run_started(self, index: int, fixture: str, preset: str, ctx: int, rep: int) -> None:
         self.label = f"run {index}/{self.total} {fixture} {preset} ctx={ctx} rep={rep}"
@@ -151,12 +152,18 @@ class Progress:
             extra = event.get("reason") or event.get("kind") or ""
             self._show(f"{self.label}: {kind} {extra}".rstrip())
 
-    def run_finished(self, row: dict[str, str]) -> None:
+    def names(self) -> tuple[str, str]:
+        """The running run's names: whole, and brief for a narrow terminal."""
+        return self.label, self.brief
+
+    def run_finished(self, row: dict[str, str], names: tuple[str, str] | None = None) -> None:
+        """The end of the run of `names` (by default the one running now: a grading may end during the next run)."""
         self.matrix.run_done()
+        label, brief = names or self.names()
         hidden = f"{row.get('hidden_passed') or '?'}/{row.get('hidden_total') or '?'}"
         outcome = f"{row.get('stop_reason') or '?'}, hidden {hidden}, {row.get('wall_s') or '?'} s"
-        line = f"{self.label}: {outcome}; {self.matrix.text()}"
-        short = [line, *(f"{label}: {outcome}; {self.matrix.short()}" for label in (self.label, self.brief))]
+        line = f"{label}: {outcome}; {self.matrix.text()}"
+        short = [line, *(f"{name}: {outcome}; {self.matrix.short()}" for name in (label, brief))]
         if row.get("error"):
             line += f" ({row['error'][:120]})"
         self._show(line, final=True, short=short)
@@ -168,9 +175,10 @@ class Progress:
     def _show(self, text: str, final: bool = False, short: Sequence[str] = ()) -> None:
         """`text` whole, or on a terminal the first of `text` and its `short` forms that fits (bench.run.screen)."""
         log.debug("%s", text)
-        if self.tty:
-            line = fit([text, *short], terminal_width())
-            self.stream.write("\r\033[K" + line + ("\n" if final else ""))
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
+        with self.lock:
+            if self.tty:
+                line = fit([text, *short], terminal_width())
+                self.stream.write("\r\033[K" + line + ("\n" if final else ""))
+            else:
+                self.stream.write(text + "\n")
+            self.stream.flush()

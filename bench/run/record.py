@@ -46,6 +46,7 @@ class RunRecord:
     limits_reached: list[str] = field(default_factory=list)  # sandbox limits the run used up, cut short or not
     errors: list[str] = field(default_factory=list)
     outage: str = ""  # a server stopped answering during the run: the fault that says so (bench.run.infra)
+    to_grade: bool = False  # the agent's changes were read back: its hidden tests are graded (one_run.grade_finished)
 
     @classmethod
     def start(cls, inputs: RunInputs) -> RunRecord:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from bench import stopping
@@ -31,7 +32,8 @@ from bench.run.choices import Factory
 from bench.run.ending import ending
 from bench.run.extras import prepare_servers
 from bench.run.finishing import FINISHING
-from bench.run.one_run import run_one
+from bench.run.gradings import Finished, Gradings
+from bench.run.one_run import grade_finished, run_one
 from bench.run.outputs import check_writable, log_file, mark_interrupted
 from bench.run.plan import PlannedRun, Provenance, RunInputs, jeff_window, plan_runs
 from bench.run.preflight import refuse_small_windows, refuse_uncollectable
@@ -141,9 +143,16 @@ class Bench:
         return self.rows
 
     def run_lane(self, queue: RunQueue, servers: Servers, existing: list[Row], progress: Progress) -> None:
-        """Runs from `queue` on this bench's servers until none is left; the servers stop at the end."""
+        """Runs from `queue` on this bench's servers until none is left and all are graded; then the servers stop."""
+        write = partial(self._write, progress=progress)
+        self.gradings = Gradings(write, self.out.parent / "runs", overlap=self.config.grading_overlap)
         try:
-            self._run_plan(queue, servers, existing, progress)
+            try:
+                self._run_plan(queue, servers, existing, progress)
+            except BaseException:
+                self.gradings.drain(stopped=True)
+                raise
+            self.gradings.drain(stopped=False)
         finally:
             stop_servers(servers)
 
@@ -264,10 +273,15 @@ class Bench:
         )
 
     def _record(self, record: RunRecord, progress: Progress) -> None:
+        """The run's row, once it is graded (where its agent's changes were read back), in the order runs ended."""
+        grade = (lambda graded: grade_finished(graded, self.factory, self.out)) if record.to_grade else None
+        self.gradings.submit(Finished(record, progress.names(), grade))
+
+    def _write(self, record: RunRecord, names: tuple[str, str], progress: Progress) -> None:
         row = record.row().cells()
         self.writer.append(row)
         log.debug("row of %s: %s", row["run_id"], {column: text for column, text in row.items() if text})
-        progress.run_finished(row)
+        progress.run_finished(row, names)
 
     def _reachable(self, servers: Servers) -> bool:
         """The servers answer, and so does the sandboxes' way to them (the forwarder, where there is one)."""

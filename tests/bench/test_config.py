@@ -61,6 +61,7 @@ WRONG = {
     "clear_at": ('"0.5"', 1.5),
     "sampling": ("[0.7]", {"temperature": [1]}),
     "use_jeff": ('"no"', None),
+    "grading_overlap": ('"yes"', None),
     "jeff_steps": ('"three"', -1),
     "agent_retries": (1.5, 99),
     "agent_retry_delay_s": ('"1s"', -1),
