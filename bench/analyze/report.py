@@ -173,7 +173,9 @@ def written_report(csv_path: Path, out_dir: Path, skip_bad_rows: bool = False) -
     keyed = group_rows(rows)
     shown = varying_columns(list(keyed))
     runs_dir = csv_path.parent / "runs"
-    groups = [(group_title(key, shown), [load_run(row, runs_dir) for row in group]) for key, group in keyed.items()]
+    # rows only until a group's section: its runs' traces are read then and let go after (10,000 traces at once
+    # would hold hundreds of MiB)
+    groups = [(group_title(key, shown), [Run(row, None) for row in group]) for key, group in keyed.items()]
     constant = constant_columns(list(keyed))
     out = [f"# Bench report: {csv_path.name}", "", f"{len(rows)} runs in {len(groups)} groups."]
     out += [f"Same in every group: {', '.join(constant)}."] if constant else []
@@ -185,7 +187,8 @@ def written_report(csv_path: Path, out_dir: Path, skip_bad_rows: bool = False) -
     out += ["![completion and stop reasons per group](outcomes.png)", ""]
     out += _gpu_section(groups, rows, out_dir)
     out += windows_section(rows, out_dir)
-    for index, (title, runs) in enumerate(groups, start=1):
+    for index, (title, rows_only) in enumerate(groups, start=1):
+        runs = [load_run(run.row, runs_dir) for run in rows_only]
         figure = group_figure(index, title)
         plot_group(runs, title, out_dir / figure)
         out += group_section(title, runs, figure, out_dir)
@@ -193,6 +196,7 @@ def written_report(csv_path: Path, out_dir: Path, skip_bad_rows: bool = False) -
             runs=runs, runs_dir=runs_dir, title=title, out_dir=out_dir, figure=f"causes-{index}-{slug(title)}.png"
         )
         out += clearings_section(runs, runs_dir)
+        groups[index - 1] = (title, [run.untraced() for run in runs])
     report = out_dir / "report.md"
     report.write_text("\n".join(out).rstrip() + "\n", encoding="utf-8")
     return report, report_document(csv_path=csv_path, report=report, rows=rows, groups=groups, constant=constant)

@@ -34,6 +34,6 @@ def _group(index: int, title: str, runs: list[Run]) -> dict[str, Any]:
         "title": title,
         **runs_summary(rows, METRICS),
         "failure_labels": dict(Counter(label for row in rows for label in row.failure_labels)),
-        "runs_without_trace": sum(run.events is None for run in runs),
+        "runs_without_trace": sum(not run.traced for run in runs),
         "figure": group_figure(index, title),
     }

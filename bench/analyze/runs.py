@@ -24,6 +24,15 @@ class Run:
         return "no trace" if self.note.startswith("no event trace") else "trace unreadable"
 
     @property
+    def traced(self) -> bool:
+        """Its trace was read (`events` may since have been let go: `untraced`)."""
+        return not self.note
+
+    def untraced(self) -> Run:
+        """The run without its trace's events, what the report keeps of it once its group is written."""
+        return Run(self.row, None, self.note)
+
+    @property
     def name(self) -> str:
         return f"rep {self.row.rep}" if self.row.rep is not None else self.row.run_id
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from bench.analyze import stats
 from bench.analyze.by_setting import check_setting, families
@@ -25,7 +25,7 @@ from bench.analyze.compare import SHOWN_METRICS, file_labels
 from bench.analyze.matching import Group, match_files
 from bench.analyze.runs import load_run
 from bench.analyze.table import agent_runs, fmt_completed, fmt_values, stop_reasons
-from bench.analyze.view_page import render
+from bench.analyze.view_page import write_page
 from bench.analyze.view_run import graded_tests, request_log_of, run_diff
 from bench.analyze.view_steps import steps_of
 from bench.errors import ConfigError
@@ -159,10 +159,32 @@ def view_data(
         found = verdicts(group, sides, metrics, alpha) if len(sides) > 1 else []
         data["groups"].append({"heading": group.heading, "note": group.note, "per_file": per_file, "verdicts": found})
         for rows in group.per_file:
-            for row in rows:
-                file = file_of[id(row)]
-                data["runs"].append(run_page(row, Path(file), label_of[file], group.heading))
+            data["runs"] += [(row, file_of[id(row)], label_of[file_of[id(row)]], group.heading) for row in rows]
+    data["runs"] = RunPages(data["runs"])
     return data
+
+
+class RunPages(Sequence[dict[str, Any]]):
+    """Every run's page, each made when it is asked for (from its row, trace and folder): the page of 10,000 runs
+    is written one run at a time (bench.analyze.view_page.write_page), never held whole."""
+
+    def __init__(self, runs: list[tuple[ResultRow, str, str, str]]) -> None:
+        self.runs = runs  # (row, its file, the file's label, its group's heading)
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self.runs))[index]]
+        row, file, label, heading = self.runs[index]
+        return run_page(row, Path(file), label, heading)
 
 
 def command(paths: Sequence[Path], out: Path | None = None, skip_bad_rows: bool = False, by: str | None = None) -> int:
@@ -174,6 +196,7 @@ def command(paths: Sequence[Path], out: Path | None = None, skip_bad_rows: bool 
     out = out or Path(files[-1]).with_suffix(".html")
     if by:
         check_setting(by)
-    out.write_text(render(view_data(files, skip_bad_rows=skip_bad_rows, by=by)), encoding="utf-8")
+    with out.open("w", encoding="utf-8") as page:
+        write_page(view_data(files, skip_bad_rows=skip_bad_rows, by=by), page)
     print(f"wrote {out} (open it in a browser; it needs no server and no network)")
     return 0

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
-from typing import Any
+from typing import Any, TextIO
 
 from bench.analyze.view_script import SCRIPT
 
@@ -43,17 +44,33 @@ th { cursor: pointer; } th[data-sort=asc]::after { content: " ▲"; } th[data-so
 
 
 def render(data: dict[str, Any]) -> str:
+    """The page as one string (write_page writes it piece by piece)."""
+    out = io.StringIO()
+    write_page(data, out)
+    return out.getvalue()
+
+
+def write_page(data: dict[str, Any], out: TextIO) -> None:
     """The page: JSON inside a script element (every `<` escaped as \\u003c: no text in it can close the element),
-    and a policy that runs only the page's own script (by its hash): no inline handler, no other script element."""
-    payload = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
+    and a policy that runs only the page's own script (by its hash): no inline handler, no other script element.
+    `data["runs"]` is written one run at a time, each run's page made as it is written (a sequence may make its items
+    when asked: bench.analyze.view.RunPages), so the page of 10,000 runs is never whole in memory."""
     title = "Results: " + " → ".join(data["files"])
     escaped_title = title.replace("&", "&amp;").replace("<", "&lt;")
     digest = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
     policy = f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:"
-    return (
+    out.write(
         "<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
         f'<meta http-equiv=Content-Security-Policy content="{policy}"><title>{escaped_title}</title>'
         f"<style>{STYLE}</style></head>\n"
-        f'<body><div id=root></div>\n<script type="application/json" id=data>{payload}</script>\n'
-        f"<script>{SCRIPT}</script></body></html>\n"
+        '<body><div id=root></div>\n<script type="application/json" id=data>'
     )
+    rest = {key: value for key, value in data.items() if key != "runs"}
+    out.write(_json(rest)[:-1] + ', "runs": [')  # the object left open for the runs, its last member
+    for number, run in enumerate(data["runs"]):
+        out.write(("," if number else "") + _json(run))
+    out.write(f"]}}</script>\n<script>{SCRIPT}</script></body></html>\n")
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c")

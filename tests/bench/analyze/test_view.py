@@ -200,6 +200,7 @@ def results(tmp_path_factory: pytest.TempPathFactory, child_processes: None) -> 
 
 def test_the_page_is_self_contained_and_escapes_what_the_trace_holds(results: tuple[Path, Path]) -> None:
     data = view_data([str(p) for p in results])
+    data["runs"] = list(data["runs"])  # each run's page made now (bench.analyze.view.RunPages), to be changed here
     data["runs"][0]["error"] = "</script><script>alert(1)</script>"
     page = render(data)
     assert "</script><script>alert" not in page and "\\u003c/script>\\u003cscript>alert(1)\\u003c/script>" in page
