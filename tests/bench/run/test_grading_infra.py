@@ -60,6 +60,9 @@ def test_a_full_temporary_folder_while_grading_makes_infra_error_rows_that_resum
         return sessions(self, workdir, runs, *args)
 
     monkeypatch.setattr(LocalGrader, "run_sessions", temp_full_when_grading)
+    # each run graded before the next starts: beside a grading that filled it, the next run's work copy finds the
+    # folder full too (an infra_error of its own, naming git's write)
+    monkeypatch.setenv("AGENTBENCH_GRADING_OVERLAP", "false")
     with fake_llama.FakeLlama() as flint:
         status = cli.main(run_argv(out, flint, "--reps", "2"))
     assert status == cli.EXIT_FAILED == 1
