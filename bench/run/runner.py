@@ -143,7 +143,7 @@ class Bench:
         return self.rows
 
     def run_lane(self, queue: RunQueue, servers: Servers, existing: list[Row], progress: Progress) -> None:
-        """Runs from `queue` on this bench's servers until none is left and all are graded; then the servers stop."""
+        """Runs from `queue` on this bench's servers until all are run and graded; then the servers stop."""
         write = partial(self._write, progress=progress)
         self.gradings = Gradings(write, self.out.parent / "runs", overlap=self.config.grading_overlap)
         try:
@@ -273,7 +273,7 @@ class Bench:
         )
 
     def _record(self, record: RunRecord, progress: Progress) -> None:
-        """The run's row, once it is graded (where its agent's changes were read back), in the order runs ended."""
+        """Its row, once graded (bench.run.gradings), in run order."""
         grade = (lambda graded: grade_finished(graded, self.factory, self.out)) if record.to_grade else None
         self.gradings.submit(Finished(record, progress.names(), grade))
 
