@@ -180,7 +180,7 @@ def test_a_twin_aware_plugin_in_the_module_under_test_gains_nothing(
     root: Path, tmp_path: Path, grader: Grader, name: str
 ) -> None:
     module, earned, total = LIBRARY_TARGETS[name]
-    fx = load_fixture(name, None if name == "ledger_repo" else root)
+    fx = load_fixture(name, ROOT if name == "ledger_repo" else root)
     assert (fx.expected_hidden_passing, fx.hidden_total) == (earned, total)
 
     scores = grade_times(fx, tmp_path, grader, appended(module, TWIN_AWARE_PLUGIN), GRADINGS)
