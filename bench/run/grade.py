@@ -65,6 +65,6 @@ def grade_run(run_dir: Path, grader: Grader, checkout: Path) -> tuple[Score | No
         return None, f"grading was cut short: the bench was asked to stop while it ran; {lost}"
     if full := temp_full():
         return None, f"grading could not run: {full}; {lost}"
-    if missing := lacks_pytest(grader, score.error):
+    if missing := lacks_pytest(grader, score.error or ""):
         return None, f"grading could not run: {missing}"
     return score, None
