@@ -1,4 +1,5 @@
-"""A compose server that exits while loading is refused at its first check, naming it and the line of its log that says why."""
+"""A compose server that exits while loading is refused at its first check, naming it and the line of its log that
+says why."""
 
 from __future__ import annotations
 
