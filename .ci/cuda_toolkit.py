@@ -12,6 +12,8 @@
    with only the driver's soname: the driver's symbols are resolved when the server starts, as with NVIDIA's own
    stubs). PyPI's CUDA 12 compiler packages (nvidia-cuda-nvcc-cu12, 12.0 to 12.9) hold ptxas alone, so the PyPI
    toolkit is CUDA 13, which needs driver 580 or later.
+3. Either way the kernels are compressed as nvcc does by default, not with llama.cpp's -compress-mode=size (CUDA 12.8
+   and later), which would need driver 550.54.14 (bench/llama/cuda_compat.py): a 12.8/12.9 toolkit runs on R535.
 
 Either way VIEW/lib64 ends up holding (links to) the runtime libraries the server loads: the bench's server
 environment puts it on the loader path (bench.llama.binaries.llama_env), so no user sets LD_LIBRARY_PATH.
@@ -32,7 +34,7 @@ from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
-from bench.llama.cuda_compat import driver_cuda, parse_cuda, runs_on
+from bench.llama.cuda_compat import COMPRESSION_FLAG, COMPRESSION_MODE, driver_cuda, parse_cuda, runs_on
 from bench.llama.nvcc import library_dir, nvcc_top
 from bench.measure.nvml import start_nvml
 
@@ -233,8 +235,10 @@ def machine_view(root: Path, view: Path) -> None:
 
 
 def write_version(view: Path, cuda: tuple[int, int] | None) -> None:
-    """VIEW/version: the CUDA the build is made with, which `make gpu-check` compares with the driver's."""
+    """VIEW/version and VIEW/compression: the CUDA the build is made with and how its kernels are compressed, which
+    `make gpu-check` compares with the driver."""
     (view / "version").write_text(f"{cuda[0]}.{cuda[1]}\n" if cuda else "")
+    (view / "compression").write_text(f"{COMPRESSION_MODE}\n")
 
 
 def main(view: Path, architectures: str = "native") -> str:
@@ -245,7 +249,7 @@ def main(view: Path, architectures: str = "native") -> str:
         check_driver(toolkit_cuda(root), f"the CUDA toolkit at {root}", "install a toolkit this driver runs")
         machine_view(root, view)
         write_version(view, toolkit_cuda(root))
-        return f"-DCMAKE_CUDA_COMPILER={root}/bin/nvcc -DCUDAToolkit_ROOT={root}"
+        return f"-DCMAKE_CUDA_COMPILER={root}/bin/nvcc -DCUDAToolkit_ROOT={root} {COMPRESSION_FLAG}"
     where = f"the CUDA toolkit at {root}" if root else "no CUDA toolkit on this machine"
     log(f"{where}{' lacks ' + ', '.join(missing) if root else ''}: PyPI's CUDA packages instead")
     check_driver(parse_cuda(CUDA_PACKAGES[0].split("==")[1]), "PyPI's CUDA compiler", PYPI_FIX)
@@ -257,7 +261,7 @@ def main(view: Path, architectures: str = "native") -> str:
     # Executables leave the driver's symbols (needed by libggml-cuda) to the loader, as llama.cpp's own CUDA builds do.
     return (
         f"-DCMAKE_CUDA_COMPILER={view}/bin/nvcc -DCUDAToolkit_ROOT={view} "
-        "-DCMAKE_EXE_LINKER_FLAGS=-Wl,--allow-shlib-undefined"
+        f"-DCMAKE_EXE_LINKER_FLAGS=-Wl,--allow-shlib-undefined {COMPRESSION_FLAG}"
     )
 
 

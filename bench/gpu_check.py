@@ -1,13 +1,16 @@
 """`python -m bench gpu-check` (make gpu-check): once on a GPU host, check what the bench measures there.
 
 1. NVML starts and lists the GPUs; the driver's version and the newest CUDA it runs.
-2. The builds against that driver: the CUDA of the GPU image (compose) and of a `make setup GPU=cuda` build, and
-   whether the image has native code for these GPUs (PTX alone needs a driver at least as new as its compiler).
+2. The builds against that driver: the CUDA of the GPU image (compose) and of a `make setup GPU=cuda` build, whether
+   the image has native code for these GPUs (PTX alone needs a driver at least as new as its compiler), and how
+   their kernels are compressed (llama.cpp's default from CUDA 12.8 needs driver 550.54.14: cuda_compat.py).
 3. The sampler's CPU cost at the configured interval (target: 2% of one core, as in perf/gpu_sampler.py).
 4. The servers `servers: auto` picks, on the pinned card, with the configured models: for each, NVML's per-process
    figure at rest and across a request that fills most of the window, against the buffers its log names and the
    breakdown it prints at exit, with the allowed excess measured (bench/llama/memory_check.py). Under its own
    compose project, so a user's `make up` servers are never touched.
+   On compose, then one kernel of the image on the card (bench/llama/kernel_check.py): the build's labels predict,
+   the kernel tells (a forward-compatible driver library the Container Toolkit may give the container included).
 5. One real run at --ctx (default: the settings' first window) with the configured models, via `python -m bench run`.
 
 It prints one table and exits 1 when a check failed (a check that does not apply to this host is skipped).
@@ -19,20 +22,24 @@ import contextlib
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from bench import ROOT
 from bench.config import BenchConfig
 from bench.containers.engine import docker_or_none
+from bench.containers.images import image_exists
 from bench.containers.names import BenchNames
 from bench.errors import BenchError
-from bench.llama.cuda_compat import driver_cuda, parse_cuda, runs_on
-from bench.llama.cuda_image import image_cuda, native_for
-from bench.llama.cuda_libs import host_build_cuda
+from bench.llama.cuda_compat import compression_of, driver_cuda, parse_cuda, runs_on
+from bench.llama.cuda_image import image_compression, image_cuda, native_for
+from bench.llama.cuda_libs import host_build_compression, host_build_cuda
 from bench.llama.gpu_cards import check_cards
 from bench.llama.gpu_pin import resolve_pin
+from bench.llama.kernel_check import run_kernel
 from bench.llama.memory_check import ServerMemory, bare_context_mib, compare
 from bench.llama.warmup import window_request
 from bench.measure.cost import SamplerCost, measure_sampler_cost
@@ -40,6 +47,7 @@ from bench.measure.nvml import start_nvml
 from bench.measure.roles import ContainerMatcher, PidMatcher, ProcessMatcher
 from bench.measure.sampler import GpuSampler
 from bench.ownership import Ownership
+from bench.rehearsal.tiny_model import write_tiny_model
 from bench.results.append import read_rows
 from bench.servers.choose import llama_backend, probe_host, where_servers_run
 from bench.servers.compose import make_compose_servers
@@ -72,14 +80,24 @@ def check_nvml() -> Check:
     return Check("NVML", "ok", f"driver {driver} (CUDA {cuda[0]}.{cuda[1]}): {', '.join(str(n) for n in names)}")
 
 
-def build_runs(what: str, build_cuda: str, driver: tuple[int, int], native: bool | None) -> Check:
-    """One build's CUDA against the driver's."""
+@dataclass(frozen=True)
+class Driver:
+    version: str  # "535.183.01"
+    cuda: tuple[int, int]  # the newest CUDA it runs
+
+
+def build_runs(what: str, build_cuda: str, driver: Driver, native: bool | None, compression: str) -> Check:
+    """One build's CUDA and kernel compression against the driver."""
     version = parse_cuda(build_cuda)
     if version is None:
         return Check(what, "skipped", f"its CUDA version is unknown ({build_cuda or 'not recorded'})")
-    why = runs_on(version, driver, ptx_only=native is False)
+    why = runs_on(
+        version, driver.cuda, ptx_only=native is False, compression=compression, driver_version=driver.version
+    )
     code = {True: "native code for these GPUs", False: "PTX only for these GPUs", None: "architectures unknown"}
-    detail = f"CUDA {build_cuda}, {code[native]}; the driver runs CUDA {driver[0]}.{driver[1]}"
+    packed = f"-compress-mode={compression_of(version, compression or None)}"
+    runs = f"driver {driver.version} runs CUDA {driver.cuda[0]}.{driver.cuda[1]}"
+    detail = f"CUDA {build_cuda}, {code[native]}, {packed}; {runs}"
     return Check(what, "FAIL" if why else "ok", f"{why}; {detail}" if why else detail)
 
 
@@ -88,7 +106,7 @@ def check_builds(config: BenchConfig, client: Any) -> list[Check]:
     if nvml is None:
         return []
     try:
-        _, driver = driver_cuda(nvml)
+        driver = Driver(*driver_cuda(nvml))
         handle = nvml.nvmlDeviceGetHandleByIndex(0)
         capability = tuple(nvml.nvmlDeviceGetCudaComputeCapability(handle))
     finally:
@@ -97,11 +115,30 @@ def check_builds(config: BenchConfig, client: Any) -> list[Check]:
     if client is not None:
         cuda = image_cuda(client, config.llama_image)
         native = native_for(client, config.llama_image, (capability[0], capability[1]))
-        checks.append(build_runs(f"image {config.llama_image}", cuda, driver, native))
+        compression = image_compression(client, config.llama_image)
+        checks.append(build_runs(f"image {config.llama_image}", cuda, driver, native, compression))
     host = host_build_cuda() if llama_backend() == "cuda" else ""
     if host:
-        checks.append(build_runs("host CUDA build (make setup GPU=cuda)", host, driver, True))
+        what = "host CUDA build (make setup GPU=cuda)"
+        checks.append(build_runs(what, host, driver, True, host_build_compression()))
     return checks
+
+
+def check_image_kernel(config: BenchConfig, client: Any) -> Check:
+    """The image's own llama-server runs a kernel on the pinned card: the build's CUDA and compression predict it
+    (check_builds); only this says whether the driver, and any forward-compatible library the Container Toolkit
+    gives the container, loads its kernels."""
+    import docker.types
+
+    what = f"image kernel on the card ({config.llama_image})"
+    if client is None or not image_exists(client, config.llama_image):
+        return Check(what, "skipped", "no Docker engine, or the image is not here (make gpu-image)")
+    device = resolve_pin(config.gpu_device).device
+    request = docker.types.DeviceRequest(device_ids=[device], capabilities=[["gpu"]])
+    with tempfile.TemporaryDirectory() as folder:
+        model = write_tiny_model(Path(folder) / "tiny.gguf")
+        result = run_kernel(client, config.llama_image, model, [request])
+    return Check(what, "ok" if result.ran else "FAIL", f"{device}: {result.detail}")
 
 
 def check_sampler_cost(config: BenchConfig) -> Check:
@@ -252,6 +289,8 @@ def command(config: BenchConfig, config_path: str) -> int:
         checks += check_builds(config, docker_or_none())
         checks.append(check_sampler_cost(config))
         checks += check_servers(config, ctx)
+        if any(c.name == "servers" and c.detail.startswith("compose") for c in checks):
+            checks.append(check_image_kernel(config, docker_or_none()))
         checks.append(check_real_run(config_path, ctx))
     print(table(checks))
     return 1 if any(c.status == "FAIL" for c in checks) else 0

@@ -216,3 +216,16 @@ def native_for(client: Any, image: str, capability: tuple[int, int]) -> bool | N
     if "ggml-org/llama.cpp" in image:
         return arch in LLAMA_CPP_DEFAULT_REAL or f"{arch}a" in LLAMA_CPP_DEFAULT_REAL
     return None
+
+
+COMPRESSION_LABEL = "agentbench.cuda_compression"
+
+
+def image_compression(client: Any, image: str) -> str:
+    """The -compress-mode an image's kernels carry as its label says ("" when it does not say: for a llama.cpp
+    build with CUDA 12.8 or later that is llama.cpp's default, bench/llama/cuda_compat.py)."""
+    try:
+        labels = client.images.get(image).labels or {}
+    except Exception:  # not here, or no engine
+        return ""
+    return str(labels.get(COMPRESSION_LABEL, ""))

@@ -46,3 +46,10 @@ def host_build_cuda(prefix: Path | None = None) -> str:
     """The CUDA version the host CUDA build was made with (.venv/cuda/version, written by .ci/cuda_toolkit.py)."""
     version = (prefix or Path(sys.prefix)) / "cuda" / "version"
     return version.read_text().strip() if version.is_file() else ""
+
+
+def host_build_compression(prefix: Path | None = None) -> str:
+    """The -compress-mode the host CUDA build was made with (.venv/cuda/compression), "" for a build made before
+    the bench passed one (llama.cpp's default then: bench/llama/cuda_compat.py)."""
+    mode = (prefix or Path(sys.prefix)) / "cuda" / "compression"
+    return mode.read_text().strip() if mode.is_file() else ""

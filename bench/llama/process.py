@@ -21,6 +21,7 @@ from bench.llama.binaries import find_llama_server, llama_env
 from bench.llama.download import DownloadWatch
 from bench.llama.gpu_pin import GpuPin
 from bench.llama.hub import HubRef, cache_dir, hub_environment
+from bench.llama.load_errors import load_failure
 from bench.llama.server_env import host_server_environment
 from bench.ownership import Ownership
 from bench.processes import kill_group, terminate
@@ -133,7 +134,10 @@ class LlamaProcess:
     def _exited_early(self) -> None:
         if self.proc is not None and self.proc.poll() is not None:
             status, tail = self.proc.returncode, self.log_tail()
-            raise ServerStartError(f"llama-server exited with status {status} while starting; log:\n{tail}")
+            hint = load_failure(tail)  # a driver that cannot load the build's kernels: what to do
+            raise ServerStartError(
+                f"llama-server exited with status {status} while starting{'; ' + hint if hint else ''}; log:\n{tail}"
+            )
 
     def _read_log(self, tail_bytes: int = 200_000) -> str:
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType, TracebackType
 from typing import Any
 
@@ -58,6 +58,8 @@ class GpuReading:
     other_processes: list[str] = field(default_factory=list)
     samples: int = 0
     interval_s: float = 0.1
+    energy_j: float | None = None  # the watched cards' energy over the run (NVML's counter); None: not measured
+    energy_method: str = ""
 
     @classmethod
     def unavailable(cls, reason: str, interval_s: float) -> GpuReading:
@@ -78,6 +80,8 @@ class GpuReading:
         # Without NVML nothing was sampled: a sample count of 0 would read as a measurement, so it stays empty.
         row.gpu_samples = self.samples if self.measured else None
         row.gpu_sample_interval_s = self.interval_s if self.measured else None
+        row.gpu_energy_j = self.energy_j
+        row.gpu_energy_method = self.energy_method if self.measured else self.method
 
 
 @dataclass
@@ -140,6 +144,7 @@ class GpuSampler:
     def start(self) -> None:
         if self._thread is not None or not self._select_devices():
             return
+        self._energy_start = self._energy()
         self._thread = threading.Thread(target=self._loop, name="gpu-sampler", daemon=True)
         self._thread.start()
 
@@ -153,7 +158,8 @@ class GpuSampler:
                 self._note("the sampler thread did not stop in time; peaks may miss the end of the run")
             elif not self._sampling_failed:
                 self._sample_once()  # the state at the end counts too, and a very short run still gets a sample
-        self._reading = self._finish()
+        energy = self._energy_over_run()
+        self._reading = replace(self._finish(), energy_j=energy[0], energy_method=energy[1])
         if self._calls is not None and not (self._thread and self._thread.is_alive()):
             with contextlib.suppress(self._calls.nvml.NVMLError):  # best effort: the numbers are already taken
                 self._calls.nvml.nvmlShutdown()
@@ -254,6 +260,25 @@ class GpuSampler:
         self._peak_device = _bigger(self._peak_device, sample.device_bytes)
         for role, used in sample.role_bytes.items():
             self._peak_roles[role] = _bigger(self._peak_roles.get(role), used)
+
+    def _energy(self) -> list[int] | str:
+        """Each watched card's energy counter (mJ), or why NVML gives none (a card before Volta, a MIG instance)."""
+        assert self._calls is not None and self._handles is not None
+        nvml = self._calls.nvml
+        try:
+            return [int(nvml.nvmlDeviceGetTotalEnergyConsumption(handle)) for handle in self._handles]
+        except nvml.NVMLError as e:
+            return f"unavailable: NVML has no energy counter here ({e})"
+
+    def _energy_over_run(self) -> tuple[float | None, str]:
+        """The joules the watched cards used between start() and stop(), summed over the cards."""
+        start = getattr(self, "_energy_start", "unavailable: the sampler never started")
+        if isinstance(start, str) or self._calls is None or self._handles is None:
+            return None, str(start)
+        end = self._energy()
+        if isinstance(end, str):
+            return None, end
+        return round(sum(b - a for a, b in zip(start, end, strict=True)) / 1000, 1), "nvml_total_energy"
 
     def _note(self, note: str) -> None:
         if note not in self._notes:

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.llama.cuda_compat import COMPRESSION_FLAG
 from bench.llama.nvcc import library_dir, nvcc_top
 from bench.llama.source_tree import extract
 from bench.rehearsal.steps import Emit, Figure
@@ -34,6 +35,7 @@ CONFIGURE = [
     "-DLLAMA_BUILD_APP=OFF",
     "-DLLAMA_USE_PREBUILT_UI=OFF",
     "-DCMAKE_EXE_LINKER_FLAGS=-Wl,--allow-shlib-undefined",
+    COMPRESSION_FLAG,  # as the bench's own builds (bench/llama/cuda_compat.py)
 ]
 JOB_GIB = 1.5  # the largest compiler process of an sm_90 unit took 1.2 GiB (docs/gpu.md)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from bench.llama.cuda_compat import driver_cuda
+from bench.llama.cuda_compat import compression_floor, driver_cuda
 from bench.measure.cost import measure_sampler_cost
 from bench.measure.cuda_probe import Held, ProbeError
 from bench.measure.nvml import NvmlCalls
@@ -65,11 +65,21 @@ def gpu_facts(nvml: ModuleType, handle: Any) -> dict[str, Callable[[], Any]]:
         "MIG mode (current, pending)": lambda: nvml.nvmlDeviceGetMigMode(handle),
         "MIG instances": lambda: mig_instances(nvml, handle),
         "accounting mode": lambda: nvml.nvmlDeviceGetAccountingMode(handle),
+        # the counter the runs' gpu_energy_j is made of (bench/measure/sampler.py), read on a real card
+        "energy counter mJ": lambda: nvml.nvmlDeviceGetTotalEnergyConsumption(handle),
     }
 
 
 def inventory(nvml: ModuleType, emit: Emit) -> None:
     emit(attempt("inventory", "driver, newest CUDA it runs", lambda: driver_cuda(nvml)))
+
+    # whether this driver is one llama.cpp's default kernel compression (CUDA 12.8+) would fail on: the day's own
+    # build passes -compress-mode=speed (bench/llama/cuda_compat.py), so its kernels running here on such a driver
+    # would show the floor avoided
+    def floor() -> str:
+        return compression_floor((12, 9), "size", driver_cuda(nvml)[0]) or "loads it"
+
+    emit(attempt("inventory", "driver vs -compress-mode=size (CUDA 12.8+)", floor))
     for index, handle in enumerate(handles(nvml)):
         for name, call in gpu_facts(nvml, handle).items():
             emit(attempt("inventory", f"gpu{index} {name}", call))

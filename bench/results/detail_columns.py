@@ -246,3 +246,13 @@ class DetailColumns:
         "slurm --share-servers`); false: they served this bench alone",
         before="",
     )
+
+    # Energy (bench/measure/sampler.py): NVML's counter over the run; files from before it read empty.
+    gpu_energy_j: float | None = col(
+        "energy the watched GPU(s) used over the run, from NVML's counter (nvmlDeviceGetTotalEnergyConsumption), "
+        "summed over the cards; empty where NVML has none (gpu_energy_method says why)",
+        unit="J",
+        better="lower",
+        before="",
+    )
+    gpu_energy_method: str = col("nvml_total_energy, or `unavailable: <reason>`", before="")

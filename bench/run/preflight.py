@@ -4,7 +4,8 @@
   at step 0 with context_exhausted. Counted by Flint's own tokenizer at its first start (bench.fixtures.window); an
   estimate, where the server cannot count, only warns.
 - Hidden tests that do not collect on the reference solution: every run would score 0 whatever the agent did. Their
-  collection is asked of the bench's own grader, on a copy of the solution with the hidden tests laid in.
+  collection is asked of the bench's own grader, on a copy of the solution with the hidden tests laid in; a grader
+  that has no pytest is named as such (PrerequisiteError), not the fixture.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from bench.errors import ConfigError, FixtureError
+from bench.errors import ConfigError, FixtureError, PrerequisiteError
 from bench.fixtures.fixture import Fixture
 from bench.fixtures.window import task_fit
 from bench.fixtures.workcopy import solution_diff
+from bench.run.grade import lacks_pytest
 from bench.run.plan import PlannedRun
 from bench.score.graders import Grader, run_pytest
 from bench.score.grading_copy import clean_grading_copy
@@ -83,6 +85,8 @@ def _collection_problem(fixture: Fixture, grader: Grader) -> str | None:
         run = run_pytest(grader, copy, args, COLLECT_TIMEOUT_S)
     if run.exit_code == 0 or run.exit_code is None or run.timed_out:
         return None
+    if missing := lacks_pytest(grader, run.output):  # the grader's, not the fixture's: no run could be graded
+        raise PrerequisiteError(f"{missing}; nothing was run")
     lines = run.output.splitlines()
     files = [line.split()[1] for line in lines if line.startswith("ERROR ") and len(line.split()) > 1]
     errors = [line[1:].strip() for line in lines if EXCEPTION.match(line)]  # pytest's "E   NameError: ..." lines

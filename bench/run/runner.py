@@ -40,6 +40,7 @@ from bench.run.preflight import refuse_small_windows, refuse_uncollectable
 from bench.run.progress import Progress
 from bench.run.record import RunRecord
 from bench.run.resume_file import results_file
+from bench.run.server_faults import hung
 from bench.run.server_return import RERUNS, Outages
 from bench.run.shards import Shard, describe, planned_id, shard_out, shard_plan
 from bench.run.spelling import spelled
@@ -247,11 +248,22 @@ class Bench:
                 )
                 for note in lost:
                     record.note(note)
-                final = attempt == RERUNS or not (self.outages.waits and record.infra_error and record.outage)
+                # a server of the bench's own that hung (its slot still busy) is started anew for the re-run
+                restart = bool(record.outage) and hung(record.outage or "") and self.outages.kind.restarts
+                final = attempt == RERUNS or not (
+                    record.infra_error and record.outage and (self.outages.waits or restart)
+                )
                 if final:
                     self._record(record, progress)
             if final:
                 return endpoints
+            if restart:
+                mark_interrupted(self.out.parent / "runs" / record.run_id)
+                if (fresh := self._servers_for(planned, servers, endpoints, progress)) is None:
+                    return None  # could not start them: the planned run's row says so
+                endpoints = fresh
+                lost.append(f"re-run: {record.run_id} was cut short ({record.outage}); the servers were started anew")
+                continue
             back = self.outages.wait(endpoints, f"run {record.run_id} was cut short: {record.outage}")
             if back is None:
                 with FINISHING.row():

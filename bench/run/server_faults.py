@@ -51,6 +51,7 @@ def judge(histories: list[History], events: list[Event], stall_limit_s: float) -
     named = {fault.split(" (", 1)[0] for fault in verdict.faults}
     if flint is not None and "Flint" not in named and (no_answer := unanswered_stop(events, flint)):
         verdict.faults.append(no_answer)
+        verdict.outages.append(no_answer)  # it cut the run short: the run runs again (bench.run.server_return)
         named.add("Flint")
     if events:
         stall = server_stall(events)
@@ -128,6 +129,11 @@ def answered_prompt_tokens(events: list[Event], role: str) -> int | None:
             return None
         total += prompt_n
     return total
+
+
+def hung(fault: str) -> bool:
+    """Whether an outage is a server that took a request and never answered (unanswered_stop)."""
+    return " hung: " in fault and "got no answer in time" in fault
 
 
 def unanswered_stop(events: list[Event], flint: History) -> str | None:

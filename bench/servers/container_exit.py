@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.errors import ServerStartError
+from bench.llama.load_errors import why_it_died
 
 CHECK_EVERY_S = 1.0  # the engine is asked at most this often; /health is polled five times as often
 
@@ -33,7 +34,7 @@ def exited(client: Any, containers: dict[str, str]) -> tuple[str, int] | None:
 
 def refuse_exited(client: Any, containers: dict[str, str], log_tail: Callable[[str], str]) -> Callable[[], None]:
     """A `still_starting` for bench.llama.api.wait_healthy: raises ServerStartError naming the server that exited, its
-    exit code and its log's last lines."""
+    exit code and the line of its log that says why (bench/llama/load_errors.py)."""
     next_check = 0.0
 
     def still_starting() -> None:
@@ -43,11 +44,9 @@ def refuse_exited(client: Any, containers: dict[str, str], log_tail: Callable[[s
         next_check = time.monotonic() + CHECK_EVERY_S
         if (dead := exited(client, containers)) is not None:
             role, code = dead
-            lines = [line for line in log_tail(role).splitlines() if line.strip()]
-            last = lines[-1].strip() if lines else "(its log is empty)"
             raise ServerStartError(
                 f"compose server {role} exited with status {code} while loading (a model file that is not a GGUF, a"
-                f" model too large for the card, a bad flag?); its log's last line: {last}"
+                f" model too large for the card, a bad flag?); its log says: {why_it_died(log_tail(role))}"
             )
 
     return still_starting

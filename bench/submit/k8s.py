@@ -14,8 +14,8 @@ Job has a deadline and is removed a while after it ended. `--apply` gives the fi
 
 from __future__ import annotations
 
+import copy
 import secrets
-import shlex
 import shutil
 import subprocess
 import time
@@ -30,16 +30,19 @@ from bench.config import BenchConfig, describe
 from bench.errors import ConfigError
 from bench.llama.forced_tools import TEMPLATE_NAME
 from bench.llama.serving import FENCED_DIR, TEMPLATE_FLAG, user_template, without_template
+from bench.submit.k8s_models import models_container
 from bench.submit.k8s_pods import (
     CONFIG_DIR,
+    DISRUPTION_RETRIED,
     FLINT_PORT,
     JEFF_PORT,
-    PULL_POLICY,
-    RESOURCES,
+    POD_SECURITY,
     VOLUME_ROOT,
     Images,
     bench_container,
     markers,
+    matrix_folder,
+    scratch_volumes,
     server,
     shard_command,
     wait_for_models,
@@ -118,9 +121,17 @@ def volumes(options: K8sOptions) -> list[dict[str, Any]]:
 
 def job(name: str, options: K8sOptions, pod: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
     """A Job of `pod` that never retries a pod, removed `ttl_s` after it ended. A pod gets no service-account token
-    unless it says so (the shards' pods run model-written commands)."""
+    unless it says so (the shards' pods run model-written commands), and meets Pod Security's restricted level
+    (k8s_pods.POD_SECURITY, every container `secured`)."""
     meta = metadata(name, options)
-    pod = {"restartPolicy": "Never", "automountServiceAccountToken": False, **pod, "volumes": volumes(options)}
+    scratch = scratch_volumes([*pod.get("initContainers", []), *pod["containers"]])
+    pod = {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "securityContext": copy.deepcopy(POD_SECURITY),
+        **pod,
+        "volumes": [*volumes(options), *scratch],
+    }
     template = {"metadata": {"labels": meta["labels"]}, "spec": pod}
     spec = {**spec, "ttlSecondsAfterFinished": options.ttl_s, "template": template}
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": spec}
@@ -178,43 +189,15 @@ def merge_access(options: K8sOptions) -> list[dict[str, Any]]:
 
 
 def models_job(settings: BenchConfig, plan: Submission, options: K8sOptions) -> dict[str, Any]:
-    """The Job that fetches the hub models once into the volume's model cache, before any shard's servers start:
-    llama-server (Jeff's CPU image) fetches each and is stopped once it answers; a marker says how it went."""
-    refs = [
-        hub
-        for model, hub in ((settings.flint_model, settings.flint_hf), (settings.jeff_model, settings.jeff_hf))
-        if not model
-    ][: 2 if settings.use_jeff else 1]
-    folder = markers(plan, options.submission)
-    failed = shell_line([f"{folder}/models.failed"])
-    script = [
-        "set -u",
-        f"mkdir -p {shell_line([folder])}",
-        f'fail() {{ echo "$1" | tee {failed}; exit 1; }}',
-        "fetch() {  # into LLAMA_CACHE, the volume's model cache; loaded on the CPU without a warm-up, then stopped",
-        '  /opt/llama/llama-server -hf "$1" -c 256 -ngl 0 --no-warmup --host 127.0.0.1 --port 8090 & pid=$!',
-        "  until curl -fsS -o /dev/null http://127.0.0.1:8090/health; do",
-        '    kill -0 "$pid" 2>/dev/null || fail "llama-server could not fetch $1: see the log of the models Job"',
-        "    sleep 1",  # a curl a second at 127.0.0.1 is cheap, and each model is marked done at once
-        "  done",
-        '  kill "$pid"; wait "$pid" 2>/dev/null || true',
-        "}",
-        *[f"fetch {shlex.quote(ref)}" for ref in refs],
-        f"touch {shell_line([folder + '/models.done'])}",
-    ]
-    container = {
-        "name": "models",
-        "image": options.images.jeff,
-        "imagePullPolicy": PULL_POLICY,
-        "command": ["sh", "-c", "\n".join(script)],
-        "env": [{"name": "LLAMA_CACHE", "value": "/cache"}],
-        "resources": RESOURCES["models"],
-        "volumeMounts": [
-            {"name": "results", "mountPath": VOLUME_ROOT},
-            {"name": "results", "mountPath": "/cache", "subPath": "model-cache"},
-        ],
+    """The Job that fetches the hub models once into the volume's model cache (bench/submit/k8s_models.py). It
+    retries no failure (the pod retries each fetch itself, and a pod retried after its failure marker would come
+    too late) but runs the pod again after a disruption."""
+    container = models_container(settings, options.images.jeff, markers(plan, options.submission))
+    spec = {
+        "backoffLimit": 0,
+        "activeDeadlineSeconds": options.models_deadline_s,
+        "podFailurePolicy": DISRUPTION_RETRIED,
     }
-    spec = {"backoffLimit": 2, "activeDeadlineSeconds": options.models_deadline_s}
     return job(f"{options.name}-models", options, {"containers": [container]}, spec)
 
 
@@ -225,7 +208,9 @@ def shards_job(settings: BenchConfig, plan: Submission, options: K8sOptions) -> 
     init = [wait_for_models(plan, options.submission, images.bench, options.models_deadline_s), *sidecars]
     pod = {
         "initContainers": init,
-        "containers": [bench_container("bench", images.bench, shard_command(plan, options.submission))],
+        "containers": [
+            bench_container("bench", images.bench, shard_command(plan, options.submission), matrix_folder(plan))
+        ],
         "terminationGracePeriodSeconds": GRACE_S,  # a SIGTERM lets the row of a run that has just ended be written
     }
     # Each index on its own: a failed shard is not retried (its runs are listed missing) and stops no other.
@@ -236,11 +221,8 @@ def shards_job(settings: BenchConfig, plan: Submission, options: K8sOptions) -> 
         "backoffLimitPerIndex": 0,
         "maxFailedIndexes": plan.shards,
         "activeDeadlineSeconds": options.deadline_s,
-        # ...but a disruption (a node drained, a pod preempted or evicted) is no failure: the index runs again, and
-        # its bench resumes its own file (--resume)
-        "podFailurePolicy": {
-            "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]
-        },
+        # ...but a disruption is no failure: the index runs again, and its bench resumes its own file (--resume)
+        "podFailurePolicy": DISRUPTION_RETRIED,
     }
     return job(f"{options.name}-shards", options, pod, indexed)
 

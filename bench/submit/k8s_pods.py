@@ -7,6 +7,7 @@ save path so that it can empty the prompt cache); flags of a role's own are adde
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,47 @@ RESOURCES: dict[str, dict[str, dict[str, Any]]] = {
     "merge": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "4Gi"}},
     "models": {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"cpu": "4", "memory": "16Gi"}},
 }
+
+
+# Pod Security's "restricted" level, which every pod meets: a user that is not root (the sandbox image's `agent`,
+# docker/sandbox.Dockerfile; any image runs as it) whose group owns the volume (fsGroup), the runtime's seccomp
+# profile; in every container no privilege escalation, no capability and a read-only root, with a /tmp of its own
+# (an emptyDir, also its HOME) as the one writable folder beside the mounts it needs.
+RUN_AS = 10001
+POD_SECURITY: dict[str, Any] = {
+    "runAsNonRoot": True,
+    "runAsUser": RUN_AS,
+    "runAsGroup": RUN_AS,
+    "fsGroup": RUN_AS,
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+CONTAINER_SECURITY: dict[str, Any] = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "readOnlyRootFilesystem": True,
+}
+
+
+# A disruption (a node drained, a pod preempted or evicted) sets the pod's DisruptionTarget condition: not counted
+# as a failure, the pod runs again; any other failure counts.
+DISRUPTION_RETRIED = {
+    "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]
+}
+
+
+def secured(container: dict[str, Any]) -> dict[str, Any]:
+    """`container` with the restricted securityContext, its own /tmp and HOME there."""
+    tmp = {"name": f"tmp-{container['name']}", "mountPath": "/tmp"}
+    env = [*container.get("env", []), {"name": "HOME", "value": "/tmp"}]
+    mounts = [*container.get("volumeMounts", []), tmp]
+    # a copy each: shared objects would be written as YAML anchors and aliases
+    return container | {"env": env, "volumeMounts": mounts, "securityContext": copy.deepcopy(CONTAINER_SECURITY)}
+
+
+def scratch_volumes(containers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The emptyDir behind each container's own /tmp."""
+    names = [m["name"] for c in containers for m in c.get("volumeMounts", []) if m["name"].startswith("tmp-")]
+    return [{"name": name, "emptyDir": {}} for name in names]
 
 
 @dataclass(frozen=True)
@@ -94,36 +136,49 @@ def server(settings: BenchConfig, role: str, image: str) -> dict[str, Any]:
     port = FLINT_PORT if role == "flint" else JEFF_PORT
     served = role == "flint" and template_flags(settings)  # its chat template is a file of the settings' ConfigMap
     template = [{"name": "config", "mountPath": CONFIG_DIR, "readOnly": True}] if served else []
-    return {
-        "name": role,
-        "image": image,
-        "imagePullPolicy": PULL_POLICY,
-        "args": server_args(settings, role, port),
-        "restartPolicy": "Always",
-        "env": [{"name": "LLAMA_CACHE", "value": CACHE_DIR}, {"name": "LLAMA_ARG_OFFLINE", "value": "1"}],
-        "ports": [{"containerPort": port}],
-        # probed every second while it loads: the bench starts as soon as the server answers, not up to 5 s later
-        "startupProbe": health_probe(port, 1, int(settings.server_start_timeout_s) + 1, 3),
-        # a server silent for a minute is restarted: long prompts do not stop /health, which has a thread of its own
-        "livenessProbe": health_probe(port, 10, 6, 5),
-        "resources": RESOURCES[role],
-        "volumeMounts": [{"name": "results", "mountPath": CACHE_DIR, "subPath": "model-cache"}, *template],
-    }
+    return secured(
+        {
+            "name": role,
+            "image": image,
+            "imagePullPolicy": PULL_POLICY,
+            "args": server_args(settings, role, port),
+            "restartPolicy": "Always",
+            "env": [{"name": "LLAMA_CACHE", "value": CACHE_DIR}, {"name": "LLAMA_ARG_OFFLINE", "value": "1"}],
+            "ports": [{"containerPort": port}],
+            # probed every second while it loads: the bench starts as soon as the server answers, not up to 5 s later
+            "startupProbe": health_probe(port, 1, int(settings.server_start_timeout_s) + 1, 3),
+            # a server silent for a minute is restarted: long prompts do not stop /health, which has a thread of its own
+            "livenessProbe": health_probe(port, 10, 6, 5),
+            "resources": RESOURCES[role],
+            # the models, read only: the servers run offline on what the models Job fetched
+            "volumeMounts": [
+                {"name": "results", "mountPath": CACHE_DIR, "subPath": "model-cache", "readOnly": True},
+                *template,
+            ],
+        }
+    )
 
 
-def bench_container(name: str, image: str, script: str, env: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    container = {
-        "name": name,
-        "image": image,
-        "imagePullPolicy": PULL_POLICY,
-        "command": ["bash", "-c", script],
-        "resources": RESOURCES[name],
-        "volumeMounts": [
-            {"name": "results", "mountPath": VOLUME_ROOT},
-            {"name": "config", "mountPath": CONFIG_DIR, "readOnly": True},
-        ],
-    }
-    return container | ({"env": env} if env else {})
+def bench_container(name: str, image: str, script: str, results: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A container of the bench's image running `script`, the volume mounted as `results` says (default: all of it,
+    writable), the settings read only."""
+    mount = results or {"name": "results", "mountPath": VOLUME_ROOT}
+    return secured(
+        {
+            "name": name,
+            "image": image,
+            "imagePullPolicy": PULL_POLICY,
+            "command": ["bash", "-c", script],
+            "resources": RESOURCES[name],
+            "volumeMounts": [mount, {"name": "config", "mountPath": CONFIG_DIR, "readOnly": True}],
+        }
+    )
+
+
+def matrix_folder(plan: Submission) -> dict[str, Any]:
+    """The shard's bench mount: the matrix's own folder of the volume and nothing else (not the models, not other
+    matrices). It exists by then: the models Job made it before the pod's servers could start."""
+    return {"name": "results", "mountPath": plan.results, "subPath": plan.results.removeprefix(VOLUME_ROOT + "/")}
 
 
 def wait_for_models(plan: Submission, submission: str, image: str, deadline_s: int) -> dict[str, Any]:
@@ -141,7 +196,10 @@ def wait_for_models(plan: Submission, submission: str, image: str, deadline_s: i
             f'echo "the models were not fetched within {deadline_s} s: see the models Job"; exit 1',
         ]
     )
-    return bench_container("wait-for-models", image, script)
+    # the whole volume, read only: a subPath mount made before the models Job made its folder would be root's
+    return bench_container(
+        "wait-for-models", image, script, {"name": "results", "mountPath": VOLUME_ROOT, "readOnly": True}
+    )
 
 
 def shard_command(plan: Submission, submission: str) -> str:

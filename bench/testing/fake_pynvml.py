@@ -83,6 +83,10 @@ class FakeDevice:
     refuse_processes: bool = False  # True: process lists raise NoPermission (a MIG device, no privileges)
     compute_capability: tuple[int, int] = (9, 0)
     mig_devices: list[FakeDevice] = field(default_factory=list)  # a MIG-enabled GPU's instances
+    # the energy counter (mJ since the driver loaded), each read the next value, the last repeated; None: the card
+    # has no counter (NVML answers Not Supported, as before Volta)
+    energy_mj: list[int] | None = None
+    energy_reads: int = 0
     reads: int = 0
     _current: int = 0
 
@@ -179,6 +183,12 @@ class FakeNvml(types.ModuleType):
             if device.uuid == uuid:
                 return device
         raise NVMLError_NotFound()
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, handle: FakeDevice) -> int:
+        if handle.energy_mj is None:
+            raise NVMLError_NotSupported()
+        number, handle.energy_reads = handle.energy_reads, handle.energy_reads + 1
+        return handle.energy_mj[min(number, len(handle.energy_mj) - 1)]
 
     def nvmlDeviceGetName(self, handle: FakeDevice) -> str:
         return handle.name

@@ -11,8 +11,15 @@ from pathlib import Path
 import pytest
 from host_matrix.recorded import BRANCHES, driver_line
 
-from bench.llama.cuda_compat import parse_cuda, runs_on
-from bench.llama.cuda_image import CUDA_DOCKERFILE, CUDA_IMAGE, CUDA_VERSION, LLAMA_BUILD, SDIST_REQUIREMENT
+from bench.llama.cuda_compat import COMPRESSION_MODE, parse_cuda, runs_on
+from bench.llama.cuda_image import (
+    COMPRESSION_LABEL,
+    CUDA_DOCKERFILE,
+    CUDA_IMAGE,
+    CUDA_VERSION,
+    LLAMA_BUILD,
+    SDIST_REQUIREMENT,
+)
 from bench.llama.pin import image_pin
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,12 +64,22 @@ def test_native_code_for_a100_l4_h100_and_ptx_for_newer_cards() -> None:
     assert archs == {"80-real;86-real;89-real;90-real;90-virtual"}  # both stages: the label says what was built
 
 
+def test_the_kernels_are_compressed_as_nvcc_does_by_default_and_the_label_says_so() -> None:
+    build, runtime = stages()
+    configure = next(step for step in build if step.startswith("RUN cmake -S /src"))
+    assert '"-DGGML_CUDA_COMPRESSION_MODE=${CUDA_COMPRESSION}"' in configure
+    modes = set(re.findall(r"^ARG CUDA_COMPRESSION=(\S+)$", RECIPE, re.MULTILINE))
+    assert modes == {COMPRESSION_MODE} == {"speed"}  # both stages, so the label tells what was built
+    assert f'{COMPRESSION_LABEL}="${{CUDA_COMPRESSION}}"' in next(s for s in runtime if s.startswith("LABEL "))
+
+
 @pytest.mark.parametrize("branch", BRANCHES)
 def test_the_image_runs_on_each_driver_branch_and_its_ptx_only_where_the_driver_compiles_it(branch: str) -> None:
     version, driver = driver_line(branch)
     image = parse_cuda(CUDA_VERSION)
     assert image is not None
-    assert runs_on(image, driver) is None  # native code: minor version compatibility from R535 on
+    # native code and nvcc's default compression: minor version compatibility from R535 on
+    assert runs_on(image, driver, compression=COMPRESSION_MODE, driver_version=version) is None
     ptx = runs_on(image, driver, ptx_only=True)  # a card newer than sm_90 gets the compute_90 PTX
     if branch == "R580":
         assert ptx is None
@@ -72,6 +89,21 @@ def test_the_image_runs_on_each_driver_branch_and_its_ptx_only_where_the_driver_
             ptx
             == f"built as PTX with CUDA 12.9, which this driver (CUDA {cuda}) cannot compile: PTX needs a driver as new"
         )
+
+
+@pytest.mark.parametrize("branch", BRANCHES)
+def test_llama_cpp_default_compression_would_not_load_on_r535(branch: str) -> None:
+    """The same image with llama.cpp's -compress-mode=size (its default from CUDA 12.8: what an image built before
+    this recipe passed the mode, or a published one, carries): R535 refuses its kernels, R550 on load them."""
+    version, driver = driver_line(branch)
+    image = parse_cuda(CUDA_VERSION)
+    assert image is not None
+    why = runs_on(image, driver, compression="", driver_version=version)
+    if branch == "R535":
+        assert why and "need driver 550.54.14 or later (this one: 535.183.01)" in why
+        assert "-DGGML_CUDA_COMPRESSION_MODE=speed" in why
+    else:
+        assert why is None
 
 
 def test_compose_and_the_settings_name_the_same_image() -> None:

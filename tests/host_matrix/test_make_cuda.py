@@ -1,6 +1,6 @@
 """The host matrix, `make setup GPU=cuda` column: the Makefile and .ci/cuda_toolkit.py decide, as on a user's host,
 which CUDA builds llama.cpp or why nothing is built, against recorded host facts (recorded.py): driver branch (or
-none) x the machine's toolkit (complete CUDA 12.4, complete CUDA 13.0, a partial 13.0, none) x the architectures.
+none) x the machine's toolkit (complete CUDA 12.4, 12.9 and 13.0, a partial 13.0, none) x the architectures.
 
 `make -n` remakes its included makefile (.venv/cuda.mk, where the decision is made) for real and then only prints
 the build it would run, so a cell that builds shows the exact CMake flags and stops before any compile. NVML is the
@@ -38,7 +38,13 @@ NATIVE = (
     "NVIDIA driver (NVML Shared Library Not Found); name the GPUs' architectures, e.g. `make setup GPU=cuda "
     'CUDA_ARCHITECTURES=90` (H100/H200; 80: A100, 89: L4/L40S, "80;90" for both)'
 )
-TOOLKITS = {"complete-12.4": ("12.4", True), "complete-13.0": ("13.0", True), "partial-13.0": ("13.0", False)}
+TOOLKITS = {
+    "complete-12.4": ("12.4", True),
+    "complete-12.9": ("12.9", True),  # llama.cpp compresses with -compress-mode=size from 12.8 unless told
+    "complete-13.0": ("13.0", True),
+    "partial-13.0": ("13.0", False),
+}
+COMPRESSION = "-DGGML_CUDA_COMPRESSION_MODE=speed"  # so a 12.8+ build needs no driver beyond CUDA 12's (R535 runs it)
 
 
 @dataclass
@@ -92,7 +98,7 @@ def driver_text(branch: str) -> str:
 
 
 def machine_flags(tmp: Path, release: str) -> str:
-    return f"-DCMAKE_CUDA_COMPILER={tmp}/cuda-{release}/bin/nvcc -DCUDAToolkit_ROOT={tmp}/cuda-{release}"
+    return f"-DCMAKE_CUDA_COMPILER={tmp}/cuda-{release}/bin/nvcc -DCUDAToolkit_ROOT={tmp}/cuda-{release} {COMPRESSION}"
 
 
 def expected(branch: str | None, toolkit: str, architectures: str | None, tmp: Path) -> tuple[str, str]:
@@ -100,7 +106,7 @@ def expected(branch: str | None, toolkit: str, architectures: str | None, tmp: P
     if branch is None and architectures is None:
         return "refused", NATIVE
     cuda12 = branch in ("R535", "R550", "R570")
-    if toolkit == "complete-12.4" or (toolkit == "complete-13.0" and not cuda12):
+    if toolkit in ("complete-12.4", "complete-12.9") or (toolkit == "complete-13.0" and not cuda12):
         return "build", machine_flags(tmp, TOOLKITS[toolkit][0])
     if toolkit == "complete-13.0":
         why = f"built with CUDA 13.0, and {driver_text(branch or '')}; install a toolkit this driver runs"
@@ -133,6 +139,7 @@ def test_make_setup_gpu_cuda_on_each_host(
         assert made.cmake_args().endswith(f"-DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES={arch} {detail}")
         assert (made.view / "lib64" / "libcublas.so").is_symlink()  # the server's loader path, made for real
         assert made.view.parent.joinpath(".cuda-arch").read_text().strip() == arch
+        assert (made.view / "compression").read_text() == "speed\n"  # what `make gpu-check` reads
 
 
 def test_the_architectures_are_remembered_and_a_change_decides_again(tmp_path: Path) -> None:

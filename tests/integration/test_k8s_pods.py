@@ -10,7 +10,9 @@ resources, the service-account token) is not played: docs/running.md lists it.""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -121,6 +123,8 @@ def submit(tmp_path: Path, bench: str, llama: str) -> list[dict[str, Any]]:
     (tmp_path / "volume" / "model-cache").mkdir(parents=True)
     shutil.copy(model, tmp_path / "volume" / "model-cache" / model.name)
     documents = list(yaml.safe_load_all((tmp_path / "m1" / "k8s" / "matrix.yaml").read_text()))
+    (group,) = {d["spec"]["template"]["spec"]["securityContext"]["fsGroup"] for d in documents if d["kind"] == "Job"}
+    own_by_fs_group(tmp_path / "volume", group)
     (config_map,) = [d for d in documents if d["kind"] == "ConfigMap"]
     (tmp_path / "config").mkdir()
     for name, text in config_map["data"].items():
@@ -140,19 +144,24 @@ class Play:
         found: dict[str, Any] = self.jobs[job.lstrip("-")]["spec"]["template"]["spec"]
         return found
 
-    def mounts(self, container: dict[str, Any], job: str) -> dict[str, dict[str, str]]:
+    def mounts(self, container: dict[str, Any], job: str) -> dict[str, Any]:
         """The container's volumeMounts on host folders: the claim at tmp_path/volume (its subPath below), the
-        ConfigMap's files at tmp_path/config, read-only as Kubernetes mounts it."""
-        kinds = {v["name"]: "volume" if "persistentVolumeClaim" in v else "config" for v in self.spec(job)["volumes"]}
-        binds = {}
+        ConfigMap's files at tmp_path/config, read-only as Kubernetes mounts it; an emptyDir as a tmpfs."""
+        kinds = {v["name"]: next(k for k in v if k != "name") for v in self.spec(job)["volumes"]}
+        folders = {"persistentVolumeClaim": "volume", "configMap": "config"}
+        binds, tmpfs = {}, {}
         for mount in container.get("volumeMounts", []):
-            host = self.tmp_path / kinds[mount["name"]] / mount.get("subPath", "")
+            if kinds[mount["name"]] == "emptyDir":
+                tmpfs[mount["mountPath"]] = "mode=1777"
+                continue
+            host = self.tmp_path / folders[kinds[mount["name"]]] / mount.get("subPath", "")
             binds[str(host)] = {"bind": mount["mountPath"], "mode": "ro" if mount.get("readOnly") else "rw"}
-        return binds
+        return {"volumes": binds, "tmpfs": tmpfs}
 
     def options(self, container: dict[str, Any], job: str, env: dict[str, str]) -> dict[str, Any]:
         values = {e["name"]: e["value"] for e in container.get("env", [])}
-        return {"volumes": self.mounts(container, job), "environment": values | env}
+        security = security_options(self.spec(job).get("securityContext", {}), container.get("securityContext", {}))
+        return {**self.mounts(container, job), "environment": values | env, **security}
 
     def run_job(self, job: str) -> int:
         """A Job of one plain container, to its end, on no network."""
@@ -218,6 +227,34 @@ class Play:
         finally:
             api.shutdown()
             api.server_close()
+
+
+def security_options(pod: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """A securityContext as Docker options: the user and group (the kubelet refuses runAsNonRoot with user 0 or
+    none), fsGroup as a supplementary group, a read-only root, dropped capabilities, no privilege escalation.
+    seccompProfile RuntimeDefault is the engine's default profile, which every container here has."""
+    user, group = own.get("runAsUser", pod.get("runAsUser")), own.get("runAsGroup", pod.get("runAsGroup"))
+    if own.get("runAsNonRoot", pod.get("runAsNonRoot")):
+        assert user not in (None, 0), "runAsNonRoot with root: the kubelet would not start it"
+    options: dict[str, Any] = {"user": f"{user}:{group}"} if user is not None else {}
+    if "fsGroup" in pod:
+        options["group_add"] = [str(pod["fsGroup"])]
+    if own.get("readOnlyRootFilesystem"):
+        options["read_only"] = True
+    if "ALL" in own.get("capabilities", {}).get("drop", []):
+        options["cap_drop"] = ["ALL"]
+    if own.get("allowPrivilegeEscalation") is False:
+        options["security_opt"] = ["no-new-privileges"]
+    return options
+
+
+def own_by_fs_group(folder: Path, group: int) -> None:
+    """What the kubelet does to a volume for a pod's fsGroup: the group owns everything, may write it, and new
+    files in its folders take that group."""
+    for path in [folder, *folder.rglob("*")]:
+        os.chown(path, -1, group)
+        extra = stat.S_IRWXG | (stat.S_ISGID | stat.S_IXOTH | stat.S_IROTH if path.is_dir() else 0)
+        path.chmod(path.stat().st_mode | extra)
 
 
 def answer_with(ended: dict[int, int]) -> type[BaseHTTPRequestHandler]:

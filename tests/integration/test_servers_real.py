@@ -230,7 +230,7 @@ def test_a_compose_server_whose_model_cannot_load_is_refused_at_once(compose_lin
         checkout=ROOT,
     )
     started = time.monotonic()
-    with pytest.raises(ServerStartError, match=r"flint exited with status \d+ while loading.*its log's last line: \S"):
+    with pytest.raises(ServerStartError, match=r"flint exited with status \d+ while loading.*its log says: \S"):
         servers.start(1024)
     assert time.monotonic() - started < 30
     assert project_containers(names.compose_project) == ""

@@ -12,7 +12,7 @@ import pytest
 
 from bench.errors import PrerequisiteError
 from bench.llama.binaries import llama_env
-from bench.llama.cuda_compat import from_nvml_number, parse_cuda, runs_on
+from bench.llama.cuda_compat import compression_of, driver_number, from_nvml_number, parse_cuda, runs_on
 from bench.llama.cuda_libs import cuda_library_dirs, host_build_cuda
 from bench.llama.devices import list_devices, llama_backend
 from bench.servers.choose import HostGpu, check_cuda_build, where_servers_run
@@ -97,13 +97,36 @@ def test_llama_env_puts_the_build_folder_first(tmp_path: Path) -> None:
 
 
 def test_the_self_check_says_whether_each_build_runs_on_this_driver() -> None:
-    from bench.gpu_check import build_runs
+    from bench.gpu_check import Driver, build_runs
 
-    r535 = (12, 2)
-    ours = build_runs("image agentbench/llama-cuda:cu12.9-b11434", "12.9.2", r535, native=True)
-    assert ours.status == "ok" and "native code" in ours.detail
-    published = build_runs("image ghcr.io/ggml-org/llama.cpp:server-cuda-b11000", "12.8.1", r535, native=False)
+    r535, r550 = Driver("535.183.01", (12, 2)), Driver("550.90.07", (12, 4))
+    ours = build_runs("image agentbench/llama-cuda:cu12.9-b11434", "12.9.2", r535, native=True, compression="speed")
+    assert ours.status == "ok" and "native code" in ours.detail and "-compress-mode=speed" in ours.detail
+    published = build_runs("image ghcr.io/ggml-org/llama.cpp:server-cuda-b11000", "12.8.1", r535, False, "")
     assert published.status == "FAIL" and "PTX" in published.detail
-    pypi = build_runs("host CUDA build (make setup GPU=cuda)", "13.0", r535, native=True)
+    pypi = build_runs("host CUDA build (make setup GPU=cuda)", "13.0", r535, native=True, compression="speed")
     assert pypi.status == "FAIL" and "580.65.06" in pypi.detail
-    assert build_runs("image x", "", r535, native=None).status == "skipped"
+    assert build_runs("image x", "", r535, native=None, compression="").status == "skipped"
+    # A 12.8+ build that does not say how it compressed (an image built before the bench passed it, a published one
+    # on a card it has native code for) carries llama.cpp's default, size: R535 cannot load it, R550 can.
+    old = build_runs("image agentbench/llama-cuda:cu12.9-b11434", "12.9.2", r535, native=True, compression="")
+    assert old.status == "FAIL" and old.detail.startswith(
+        "built with CUDA 12.9 and kernels compressed with -compress-mode=size (llama.cpp default from CUDA 12.8), "
+        "which need driver 550.54.14 or later (this one: 535.183.01): rebuild with -DGGML_CUDA_COMPRESSION_MODE=speed"
+    )
+    assert build_runs("image y", "12.9.2", r550, native=True, compression="").status == "ok"
+
+
+def test_the_compression_floor_applies_from_cuda_12_8_to_the_new_modes_only() -> None:
+    assert driver_number("535.183.01") == (535, 183, 1) and driver_number("") == ()
+    assert compression_of((12, 4), "") == "none" and compression_of((12, 8), "") == "size"
+    assert compression_of((12, 9), "speed") == "speed"
+    for mode in ("size", "balance"):
+        why = runs_on((12, 9), (12, 2), compression=mode, driver_version="535.183.01")
+        assert why and "need driver 550.54.14 or later" in why
+        assert runs_on((12, 9), (12, 4), compression=mode, driver_version="550.54.14") is None
+    assert runs_on((12, 9), (12, 2), compression="speed", driver_version="535.183.01") is None
+    assert (
+        runs_on((12, 4), (12, 2), compression="", driver_version="535.183.01") is None
+    )  # before 12.8: no -compress-mode
+    assert runs_on((12, 9), (12, 2), compression="size") is None  # no driver version: nothing to tell

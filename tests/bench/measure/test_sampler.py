@@ -348,3 +348,22 @@ def test_the_fake_only_offers_what_the_real_pynvml_has() -> None:
         real = getattr(pynvml, name)
         if isinstance(real, type) and issubclass(real, pynvml.NVMLError) and real is not pynvml.NVMLError:
             assert str(real()) == str(getattr(FakeNvml, name)()), name
+
+
+def test_the_run_s_energy_is_the_counter_s_rise_summed_over_the_watched_cards() -> None:
+    calm = steady(4 * GIB, GIB)
+    a = FakeDevice("GPU-a", [calm, calm, calm], energy_mj=[1_000_000, 1_250_500])  # 250.5 J over the run
+    b = FakeDevice("GPU-b", [calm, calm, calm], energy_mj=[7_000, 107_000])  # 100 J
+    row = csv(play(FakeNvml([a, b]), device_uuids=["GPU-a", "GPU-b"]))
+    assert (row["gpu_energy_j"], row["gpu_energy_method"]) == ("350.5", "nvml_total_energy")
+    assert a.energy_reads == b.energy_reads == 2  # once at start, once at stop: nothing in the sampling loop
+
+
+def test_a_card_without_an_energy_counter_leaves_the_cell_empty_with_the_reason() -> None:
+    row = csv(play(FakeNvml([FakeDevice("GPU-a", [steady(GIB, GIB)])])))
+    assert row["gpu_energy_j"] == "" and row["gpu_energy_method"].startswith("unavailable: NVML has no energy counter")
+    assert row["gpu_energy_method"].endswith("(Not Supported)")
+    without = GpuSampler(SERVERS, nvml=FakeNvml([], init_error=NVMLError_DriverNotLoaded()))
+    without.start()
+    empty = csv(without.stop())
+    assert empty["gpu_energy_j"] == "" and empty["gpu_energy_method"] == empty["gpu_mem_method"]

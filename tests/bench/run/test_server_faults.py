@@ -168,6 +168,18 @@ def test_a_hung_flint_makes_the_run_infra_error_naming_it(tmp_path: Path) -> Non
 
 
 @pytest.mark.usefixtures("child_processes")
+def test_the_run_a_hung_flint_cut_short_runs_again_once_it_answers(tmp_path: Path) -> None:
+    replies = [READ, fake_llama.hang(), READ, fake_llama.prose("Done.")]
+    with fake_llama.FakeLlama(replies) as flint:
+        settings = config(tmp_path, flint.url, request_timeout_s=1.0, server_wait_s=10.0)
+        (row,) = Bench(settings, checkout=ROOT).run()
+    assert row["stop_reason"] != "infra_error" and row["claimed_done"] == "true", row["error"]
+    assert row["error"].startswith("re-run: ") and f"Flint ({flint.url}) hung: 1 request(s) at step 2" in row["error"]
+    runs = tmp_path / "runs"
+    assert len(list(runs.glob("*.interrupted"))) == 1  # the attempt the hang cut short, kept aside
+
+
+@pytest.mark.usefixtures("child_processes")
 def test_a_flint_that_restarts_on_the_same_port_is_caught(tmp_path: Path) -> None:
     first = fake_llama.FakeLlama([READ, fake_llama.die()]).start()
     port = first.server.server_address[1]

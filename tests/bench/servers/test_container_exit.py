@@ -1,4 +1,5 @@
-"""A compose server that exits while loading is refused at its first check, naming it and its log's last line."""
+"""A compose server that exits while loading is refused at its first check, naming it and the line of its log that
+says why."""
 
 from __future__ import annotations
 
@@ -44,3 +45,13 @@ def test_the_refusal_names_the_server_its_status_and_its_last_log_line() -> None
         ServerStartError, match=r"flint exited with status 1 while loading.*flint: failed to load model"
     ):
         refuse_exited(engine, {"flint": "a"}, lambda role: f"{role}: failed to load model\n")()
+
+
+def test_a_driver_that_cannot_load_the_kernels_is_named_with_the_fix() -> None:
+    log = "ggml-cuda.cu:97: CUDA error\nCUDA error: device kernel image is invalid\n[New LWP 5559]\n"
+    engine = Engine({"a": {"Status": "exited", "ExitCode": 134}})
+    with pytest.raises(ServerStartError) as caught:
+        refuse_exited(engine, {"flint": "a"}, lambda role: log)()
+    said = str(caught.value)
+    assert "its log says: CUDA error: device kernel image is invalid; this driver cannot load" in said
+    assert "needs driver 550.54.14 or later" in said and "\n" not in said

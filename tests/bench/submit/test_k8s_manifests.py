@@ -26,6 +26,7 @@ from bench.config import BenchConfig
 from bench.llama.cpu_image import llama_cpu_image
 from bench.llama.process import free_port
 from bench.submit.image import bench_image
+from bench.submit.k8s_models import FETCH_ATTEMPTS, FETCH_WAIT_S
 from bench.submit.k8s_pods import server_args, wait_for_models
 from bench.submit.plan import GRACE_S, Submission
 
@@ -320,10 +321,9 @@ def test_the_models_job_fetches_each_hub_model_once_then_marks_the_submission(tm
     env = os.environ | {"CALLS": str(folder / "calls"), "PYTHON": sys.executable, "PORT": str(port)}
 
     def run(text: str) -> subprocess.CompletedProcess[str]:
-        text = text.replace("/opt/llama/llama-server", str(folder / "llama-server")).replace(
-            "/results/", f"{folder}/v/"
-        )
-        text = text.replace(":8090/", f":{port}/")
+        text = text.replace("/opt/llama/llama-server", str(folder / "llama-server"))
+        text = text.replace("/results/", f"{folder}/v/")
+        text = text.replace(":8090/", f":{port}/").replace(f"sleep {FETCH_WAIT_S}", "sleep 0")
         return subprocess.run(["sh", "-c", text], env=env, capture_output=True, text=True, timeout=120)
 
     assert run(script).returncode == 0
@@ -331,10 +331,97 @@ def test_the_models_job_fetches_each_hub_model_once_then_marks_the_submission(tm
     assert [call.split()[1] for call in calls] == [BenchConfig().flint_hf, BenchConfig().jeff_hf]
     assert all("-ngl 0 --no-warmup" in call for call in calls)
     (done,) = (folder / "v" / "m1" / "submissions").glob("*/models.done")
+    assert (folder / "v" / "model-cache").is_dir()  # made here, so the servers' subPath is not the kubelet's
     bad = run(script.replace(BenchConfig().jeff_hf, "bad/model:Q8"))
     assert bad.returncode == 1
+    # tried FETCH_ATTEMPTS times in the pod; the marker every shard gives up on comes after the last only
+    tries = [call for call in (folder / "calls").read_text().splitlines() if "bad/model:Q8" in call]
+    assert len(tries) == FETCH_ATTEMPTS == 3 and bad.stdout.count("could not fetch bad/model:Q8 (attempt") == 3
     (failed,) = (folder / "v" / "m1" / "submissions").glob("*/models.failed")
-    assert "could not fetch bad/model:Q8" in failed.read_text()
+    assert "could not fetch bad/model:Q8 in 3 attempts" in failed.read_text()
+
+
+@pytest.mark.usefixtures("child_processes")
+def test_a_disrupted_models_pod_leaves_no_failure_and_only_a_disruption_runs_it_again(tmp_path: Path) -> None:
+    documents = render(tmp_path)
+    spec = by_kind(documents, "Job", "-models")["spec"]
+    assert spec["backoffLimit"] == 0  # a failure is the pod's last word: its retries are its own
+    assert matched_rule(spec["podFailurePolicy"], ["DisruptionTarget"]) == "Ignore"
+    assert matched_rule(spec["podFailurePolicy"], ["Ready"]) == "Count"
+    (models,) = pod(documents, "-models")["containers"]
+    folder = tmp_path / "job"
+    (folder / "bin").mkdir(parents=True)
+    (folder / "bin" / "llama-server").write_text("#!/bin/sh\nexec sleep 60\n")  # a fetch that takes its time
+    (folder / "bin" / "llama-server").chmod(0o755)
+    script = models["command"][2].replace("/opt/llama/llama-server", str(folder / "bin" / "llama-server"))
+    script = script.replace("/results/", f"{folder}/v/").replace(":8090/", f":{free_port()}/")
+    shell = subprocess.Popen(["sh", "-c", script], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while not list((folder / "v" / "m1" / "submissions").glob("*")):
+        time.sleep(0.05)
+    time.sleep(0.5)
+    shell.send_signal(signal.SIGTERM)  # the kubelet's, on a drain
+    assert shell.wait(timeout=30) == 143
+    assert list((folder / "v" / "m1" / "submissions").glob("*/models.*")) == []  # no shard gives up
+
+
+# Pod Security's "restricted" level (Kubernetes' Pod Security Standards, as of 1.33), the fields it checks.
+RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected"}
+RESTRICTED_VOLUMES |= {"secret"}
+
+
+def restricted_violations(spec: dict[str, Any]) -> list[str]:
+    """What a pod spec breaks of the restricted level; [] when a restricted namespace admits it."""
+    found = []
+    pod_security = spec.get("securityContext", {})
+    for host in ("hostNetwork", "hostPID", "hostIPC"):
+        if spec.get(host):
+            found.append(host)
+    for volume in spec.get("volumes", []):
+        kinds = set(volume) - {"name"}
+        if not kinds <= RESTRICTED_VOLUMES:
+            found.append(f"volume {volume['name']}: {sorted(kinds)}")
+    for container in [*spec.get("initContainers", []), *spec["containers"]]:
+        name, own = container["name"], container.get("securityContext", {})
+        if own.get("privileged"):
+            found.append(f"{name}: privileged")
+        if own.get("allowPrivilegeEscalation") is not False:
+            found.append(f"{name}: allowPrivilegeEscalation")
+        if not own.get("runAsNonRoot", pod_security.get("runAsNonRoot")):
+            found.append(f"{name}: runAsNonRoot")
+        if own.get("runAsUser", pod_security.get("runAsUser")) == 0:
+            found.append(f"{name}: runAsUser 0")
+        seccomp = own.get("seccompProfile", pod_security.get("seccompProfile", {})).get("type")
+        if seccomp not in ("RuntimeDefault", "Localhost"):
+            found.append(f"{name}: seccompProfile")
+        capabilities = own.get("capabilities", {})
+        if "ALL" not in capabilities.get("drop", []) or set(capabilities.get("add", [])) - {"NET_BIND_SERVICE"}:
+            found.append(f"{name}: capabilities")
+        if any(port.get("hostPort") for port in container.get("ports", [])):
+            found.append(f"{name}: hostPort")
+    return found
+
+
+def test_every_pod_is_admitted_by_a_restricted_namespace_and_writes_only_where_it_must(tmp_path: Path) -> None:
+    documents = render(tmp_path)
+    assert "securityContext: *id" not in (tmp_path / "m1" / "k8s" / "matrix.yaml").read_text()  # a copy each
+    for suffix in ("-models", "-shards", "-merge"):
+        assert restricted_violations(pod(documents, suffix)) == [], suffix
+    for container in containers(documents):  # and where possible, a read-only root with a /tmp of its own
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True, container["name"]
+        tmp = [m for m in container["volumeMounts"] if m["mountPath"] == "/tmp"]
+        assert tmp == [{"name": f"tmp-{container['name']}", "mountPath": "/tmp"}]
+    shards = pod(documents, "-shards")
+    writable = {
+        c["name"]: [(m["mountPath"], m.get("subPath")) for m in c["volumeMounts"] if m["name"] == "results"]
+        for c in [*shards["initContainers"], *shards["containers"]]
+    }
+    read_only = [m for c in shards["initContainers"] for m in c["volumeMounts"] if m["name"] == "results"]
+    assert all(m.get("readOnly") for m in read_only)
+    # the bench, which runs the model's commands, writes the matrix's folder alone; nothing else writes the volume
+    assert writable["bench"] == [("/results/m1", "m1")]
+    broken = pod(documents, "-shards")
+    del broken["containers"][0]["securityContext"]["allowPrivilegeEscalation"]  # the check can fail
+    assert restricted_violations(broken) == ["bench: allowPrivilegeEscalation"]
 
 
 def test_a_matrix_of_several_windows_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -393,6 +480,20 @@ PLAYED = {
     "periodSeconds",
     "timeoutSeconds",
     "failureThreshold",
+    # the securityContext as Docker options (tests/integration/test_k8s_pods.py security_options), an emptyDir as a
+    # tmpfs; seccompProfile RuntimeDefault is the engine's default profile
+    "securityContext",
+    "runAsNonRoot",
+    "runAsUser",
+    "runAsGroup",
+    "fsGroup",
+    "seccompProfile",
+    "type",
+    "allowPrivilegeEscalation",
+    "capabilities",
+    "drop",
+    "readOnlyRootFilesystem",
+    "emptyDir",
 }
 
 
