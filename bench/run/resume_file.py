@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bench.config import BenchConfig
 from bench.errors import ResultsError
-from bench.results.append import read_rows
+from bench.results.append import read_rows, set_aside_partial_row
 from bench.results.schema import INFRA_STOP_REASON
 from bench.run.outputs import default_out
 from bench.run.plan import matrix_cells, plan_runs
@@ -68,3 +68,15 @@ def results_file(config: BenchConfig, checkout: Path) -> Path:
         "%s: continuing %s, the newest unfinished file of this matrix (%d of %d runs)", said, path, held, len(planned)
     )
     return path
+
+
+def rows_to_continue(out: Path, resume: bool) -> list[Cells]:
+    """The rows `out` holds already, which a bench continues only when resuming (a row a crash left half-written is
+    set aside first: its run runs again); a file with rows is refused otherwise, in one line."""
+    if resume and (cut := set_aside_partial_row(out)):
+        log.warning("%s", cut)
+    existing = read_rows(out)
+    if existing and not resume:
+        again, other = spelled("resume"), spelled("out")  # make's variables under make
+        raise ResultsError(f"{out} already holds {len(existing)} rows: pass {again} to continue it, or {other}")
+    return existing

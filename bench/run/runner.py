@@ -20,13 +20,13 @@ from pathlib import Path
 
 from bench import stopping
 from bench.config import BenchConfig
-from bench.errors import ResultsError, SandboxError, ServerPlacementError, ServerStartError
+from bench.errors import SandboxError, ServerPlacementError, ServerStartError
 from bench.llama.api import wait_idle
 from bench.llama.pin import package_build
 from bench.logs import logging_to
 from bench.measure.time_split import ServerSpeeds
 from bench.provenance import git_dirty, git_sha
-from bench.results.append import check_same_inputs, completed_keys, read_rows, set_aside_partial_row
+from bench.results.append import check_same_inputs, completed_keys, read_rows
 from bench.results.lock import ResultsLock
 from bench.run.choices import Factory
 from bench.run.ending import ending
@@ -39,11 +39,9 @@ from bench.run.plan import PlannedRun, Provenance, RunInputs, jeff_window, plan_
 from bench.run.preflight import refuse_small_windows, refuse_uncollectable
 from bench.run.progress import Progress
 from bench.run.record import RunRecord
-from bench.run.resume_file import results_file
-from bench.run.server_faults import hung
+from bench.run.resume_file import results_file, rows_to_continue
 from bench.run.server_return import RERUNS, Outages
 from bench.run.shards import Shard, describe, planned_id, shard_out, shard_plan
-from bench.run.spelling import spelled
 from bench.run.start_notes import start_warnings
 from bench.run.workers import Lanes, RowWriter, RunQueue, stop_servers, worker_configs, worker_label
 from bench.score.graders import grader_for
@@ -117,14 +115,7 @@ class Bench:
             lock.release()
 
     def _run_instance(self, plan: list[PlannedRun], lanes: Lanes) -> list[Row]:
-        if self.config.resume:
-            cut = set_aside_partial_row(self.out)  # a row a crash left half-written: its run runs again
-            if cut:
-                log.warning("%s", cut)
-        existing = read_rows(self.out)
-        if existing and not self.config.resume:
-            resume, out = spelled("resume"), spelled("out")  # make's variables under make
-            raise ResultsError(f"{self.out} already holds {len(existing)} rows: pass {resume} to continue it, or {out}")
+        existing = rows_to_continue(self.out, self.config.resume)
         sandbox, kind = self.factory.sandbox, self.factory.servers
         shard = f" (shard {self.shard})" if self.shard else ""
         log.info("%d runs%s -> %s (log: %s)", len(plan), shard, self.out, log_file(self.out))
@@ -248,35 +239,28 @@ class Bench:
                 )
                 for note in lost:
                     record.note(note)
-                # a server of the bench's own that hung (its slot still busy) is started anew for the re-run
-                restart = bool(record.outage) and hung(record.outage or "") and self.outages.kind.restarts
-                final = attempt == RERUNS or not (
-                    record.infra_error and record.outage and (self.outages.waits or restart)
-                )
-                if final:
+                then = self.outages.after(record.outage, record.infra_error, last=attempt == RERUNS)
+                if then == "final":
                     self._record(record, progress)
-            if final:
+            if then == "final":
                 return endpoints
-            if restart:
+            if then == "restart":
                 mark_interrupted(self.out.parent / "runs" / record.run_id)
                 if (fresh := self._servers_for(planned, servers, endpoints, progress)) is None:
                     return None  # could not start them: the planned run's row says so
                 endpoints = fresh
-                lost.append(f"re-run: {record.run_id} was cut short ({record.outage}); the servers were started anew")
+                lost.append(self.outages.rerun_note(record.run_id, record.outage, None))
                 continue
             back = self.outages.wait(endpoints, f"run {record.run_id} was cut short: {record.outage}")
             if back is None:
                 with FINISHING.row():
-                    record.note(f"the servers did not answer again within server_wait_s={self.outages.budget_s:g}")
+                    record.note(self.outages.gave_up_note())
                     self._record(record, progress)
                 self.outages.give_up(record.outage)
                 return None
             mark_interrupted(self.out.parent / "runs" / record.run_id)
             endpoints, seconds = back
-            lost.append(
-                f"re-run: {record.run_id} was cut short ({record.outage}); the servers answered again "
-                f"{seconds:.1f} s later"
-            )
+            lost.append(self.outages.rerun_note(record.run_id, record.outage, seconds))
         return endpoints
 
     def _inputs(self, planned: PlannedRun, endpoints: Endpoints, servers: Servers) -> RunInputs:

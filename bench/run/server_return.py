@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from bench import stopping
 from bench.errors import ServerStartError
 from bench.llama.api import is_healthy
+from bench.run.server_faults import hung
 from bench.servers.base import Endpoints, check_windows
 from bench.servers.kinds import Kind
 
@@ -61,6 +62,23 @@ class Outages:
     @property
     def waits(self) -> bool:
         return self.kind.waited_for and self.budget_s > 0
+
+    def after(self, outage: str | None, infra_error: bool, last: bool) -> str:
+        """What follows an attempt: "final" (its row counts), "restart" (a server of the bench's own took a request
+        and hung, its slot still busy: started anew for the re-run) or "wait" (waited for, then run again)."""
+        if last or not (infra_error and outage):
+            return "final"
+        if hung(outage) and self.kind.restarts:
+            return "restart"
+        return "wait" if self.waits else "final"
+
+    def rerun_note(self, run_id: str, outage: str | None, seconds: float | None) -> str:
+        """For the re-run's row: the attempt an outage cut short, and how the servers came back (None: restarted)."""
+        back = "were started anew" if seconds is None else f"answered again {seconds:.1f} s later"
+        return f"re-run: {run_id} was cut short ({outage}); the servers {back}"
+
+    def gave_up_note(self) -> str:
+        return f"the servers did not answer again within server_wait_s={self.budget_s:g}"
 
     def wait(self, endpoints: Endpoints, why: str) -> tuple[Endpoints, float] | None:
         """The servers of `endpoints` once they answer again, their /props read anew (a server that came back with
