@@ -3,8 +3,9 @@
 Exercism's C++ exercises carry Catch2 2 (`test/catch.hpp`, `test/tests-main.cpp`) and a CMakeLists.txt that names the
 program after its folder and runs it as a build step; the bench compiles the same files itself, with
 `EXERCISM_RUN_ALL_TESTS` defined (else all but the first test are left out), and Debian's catch2 (2.13) is there for
-tests that include `<catch2/catch.hpp>`. A test is a TEST_CASE by its name (a SECTION adds `/section`). When the
-program does not build, g++'s first `error:` line is the compiler's first error.
+tests that include `<catch2/catch.hpp>`. A test is a TEST_CASE by its name (a SECTION adds `/section`). The JUnit
+report goes to a file, so what the program prints is never read as one. When the program does not build, g++'s first
+`error:` line is the compiler's first error.
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ from bench.languages.base import Language, TestReport, first_line
 BUILD = "g++ -std=c++17 -DEXERCISM_RUN_ALL_TESTS -I. -o /tmp/tests $(ls *.cpp test/*.cpp 2>/dev/null)"
 
 
-def read_report(stdout: str, stderr: str) -> TestReport:
-    start = stdout.find("<testsuites")
+def read_report(report: str, stderr: str) -> TestReport:
+    start = report.find("<testsuites")
     if start < 0:
         error = first_line(stderr, r"^\S+:\d+:\d+: (fatal )?error: ") or first_line(stderr, r"\S")
         return TestReport(build_error=error or "the tests did not build (no report)")
-    end = stdout.find("</testsuites>", start)
+    end = report.find("</testsuites>", start)
     try:
-        root = ElementTree.fromstring(stdout[start : end + len("</testsuites>")] if end >= 0 else stdout[start:])
+        root = ElementTree.fromstring(report[start : end + len("</testsuites>")] if end >= 0 else report[start:])
     except ElementTree.ParseError:
         return TestReport()  # the program ended mid-report (a crash): no test is known to have passed
     outcomes: dict[str, str] = {}
@@ -46,7 +47,8 @@ CPP = Language(
     source_suffixes=(".cpp", ".h", ".hpp"),
     test_command=f"{BUILD} && /tmp/tests",
     packages=("g++", "catch2"),
-    grade_command=f"{BUILD} && /tmp/tests -r junit",
+    grade_command=f'{BUILD} && /tmp/tests -r junit -o "$HOME/catch-report.xml"',
+    report_file="catch-report.xml",
     read_report=read_report,
     test_names=test_names,
     build_files=("CMakeLists.txt", "test/tests-main.cpp", "test/catch.hpp"),
