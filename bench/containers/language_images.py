@@ -104,11 +104,11 @@ def write_extras(lang: Language, context: Path) -> None:
         if done.returncode != 0:
             tail = (done.stderr or done.stdout).strip()[-400:]
             raise PrerequisiteError(f"installing {lang.name}'s test runner ({' '.join(lang.npm)}) failed: {tail}")
-    for folder, dirs, names in os.walk(files):  # readable by the agent's user, whatever this machine's umask
+    for at, dirs, names in os.walk(files):  # readable by the agent's user, whatever this machine's umask
         for name in [*dirs, *names]:
-            path = Path(folder) / name
-            if not path.is_symlink():
-                path.chmod(path.stat().st_mode | (0o555 if path.is_dir() else 0o444))
+            entry = Path(at) / name
+            if not entry.is_symlink():
+                entry.chmod(entry.stat().st_mode | (0o555 if entry.is_dir() else 0o444))
 
 
 def _ensure_toolchain(client: Any, lang: Language, sandbox: str) -> str:

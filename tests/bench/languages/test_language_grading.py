@@ -333,7 +333,7 @@ def test_the_agent_of_a_run_on_the_fixture_works_in_its_languages_image(client: 
         tool = {
             "go": "go version",
             "rust": "cargo --version",
-            "cpp": "g++ --version",
+            "cpp": "g++ --version && test -f /opt/bench-cpp/catch-main.o",
             "javascript": "jest --version",
             "java": "javac -version && test -x /usr/local/bin/java-tests",
         }[lang]
