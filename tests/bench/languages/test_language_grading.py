@@ -322,13 +322,13 @@ def test_fixtures_check_passes_each_imported_fixture(root: Path) -> None:
 
 @pytest.mark.parametrize("lang", sorted(CASES))
 def test_the_agent_of_a_run_on_the_fixture_works_in_its_languages_image(client: Any, lang: str) -> None:
-    """The docker sandbox of a run on a Go, Rust or C++ fixture is that language's image: the agent's python3 and
-    package are there, and so is the toolchain its tests need."""
+    """The docker sandbox of a run on a fixture of another language is that language's image (its runner layer where
+    it has one): the agent's python3 and package are there, and so is the toolchain its tests need."""
     sandboxes = DockerSandboxes(BenchConfig(), BenchNames(new_instance_id()), docker=client, checkout=CHECKOUT)
     try:
         sandboxes.reach = Reach("none", "http://flint:8080", None)
         image = sandboxes.sandbox("probe", language=lang).image
-        assert image.startswith(f"agentbench/sandbox-{lang}:")
+        assert image.startswith((f"agentbench/sandbox-{lang}:", f"agentbench/sandbox-{lang}-run:"))
         assert sandboxes.sandbox("probe").image == sandboxes.engine.image  # Python's: the sandbox image itself
         tool = {
             "go": "go version",
