@@ -19,6 +19,7 @@ from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import folder_diff
+from bench.languages.kinds import KINDS
 from bench.ownership import new_instance_id
 from bench.run.runner import Bench
 from bench.sandbox.base import Engine, Reach
@@ -340,5 +341,44 @@ def test_the_agent_of_a_run_on_the_fixture_works_in_its_languages_image(client: 
         probe = f"{tool} && python3 -c 'import agent'"
         output = client.containers.run(image, ["sh", "-c", probe], remove=True, network_mode="none")
         assert output.decode().strip(), output
+    finally:
+        sandboxes.close()
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
+def test_the_languages_test_command_passes_on_the_example_in_the_agents_sandbox(
+    client: Any, tmp_path: Path, lang: str
+) -> None:
+    """What the agent's done check runs, in a container with the agent's own limits (read-only root, /tmp a tmpfs,
+    the agent's user): the fixture's test command passes on the example with the hidden tests beside it. Go and C++
+    build their program in /tmp and run it there."""
+    case = CASES[lang]
+    exercise = POLYGLOT / lang / case.slug
+    repo = tmp_path / "repo"
+    shutil.copytree(exercise, repo, ignore=shutil.ignore_patterns(".meta", ".docs"))
+    shutil.copy(exercise / case.example, repo / case.solution)
+    for path in [repo, *repo.rglob("*")]:
+        path.chmod(0o777 if path.is_dir() else 0o666)
+    sandboxes = DockerSandboxes(BenchConfig(), BenchNames(new_instance_id()), docker=client, checkout=CHECKOUT)
+    try:
+        sandboxes.reach = Reach("none", "http://flint:8080", None)
+        sandbox = sandboxes.sandbox("probe", language=lang)
+        container = client.containers.run(
+            sandbox.image,
+            ["sh", "-c", f"{KINDS[lang].test_command} 2>&1"],
+            detach=True,
+            user="10001",
+            environment={"HOME": "/tmp"},
+            working_dir="/repo",
+            volumes={str(repo): {"bind": "/repo", "mode": "rw"}},
+            network_mode="none",
+            **sandbox._limits(),
+        )
+        try:
+            status = container.wait(timeout=600)
+            output = container.logs().decode(errors="replace")
+        finally:
+            container.remove(force=True)
+        assert status["StatusCode"] == 0, output[-2000:]
     finally:
         sandboxes.close()
