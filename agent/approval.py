@@ -1,5 +1,6 @@
 """Who decides about a shell command (`--approve ask|yes|no|jeff`) once the rules (agent/rules.py) say it cannot run
-on its own: read-only and test commands that stay inside the repository run by rule, in every mode.
+on its own: read-only and test commands that stay inside the repository run by rule, in every mode, and so does the
+fixture's own test command of another language (--test-command), exactly as given and nothing more.
 """
 
 from __future__ import annotations
@@ -46,15 +47,16 @@ def question(command: str, opinion: str | None, size: os.terminal_size) -> str:
 class Approver:
     """Decides whether a command runs in `repo`: returns (decision, by) with decision `run`|`refused`."""
 
-    def __init__(self, mode: str, repo: Path, ask_user: AskUser = ask_on_terminal) -> None:
+    def __init__(self, mode: str, repo: Path, ask_user: AskUser = ask_on_terminal, test_command: str = "") -> None:
         if mode not in APPROVE_MODES:
             raise ValueError(f"unknown approve mode {mode!r}")
         self.mode = mode
         self.repo = repo
         self.ask_user = ask_user
+        self.test_command = test_command.strip()  # another language's tests (--test-command): run by rule as given
 
     def decide(self, command: str, opinion: str | None) -> tuple[str, str]:
-        if is_safe(command, self.repo):
+        if is_safe(command, self.repo) or (self.test_command and command.strip() == self.test_command):
             return "run", "rule"
         if self.mode in ("yes", "no"):
             return ("run" if self.mode == "yes" else "refused"), "flag"

@@ -117,7 +117,7 @@ def build_agent(
     trace.emit("start", **start_fields(args, props), unreadable=unreadable, jeff_n_ctx=jeff_window)
     if props.supports_tool_calls is False:
         console.say("note: the model's chat template has no tool-call support, so expect answers without tool calls")
-    workspace = Workspace(args.repo, args.command_timeout, leftovers)
+    workspace = Workspace(args.repo, args.command_timeout, leftovers, tuple(args.test_patterns))
     config = RunConfig(
         task=task,
         preset=preset,
@@ -133,7 +133,7 @@ def build_agent(
     actions = Actions(
         workspace,
         guard=ProtectedTests(workspace.root, workspace.protected),
-        approver=Approver(args.approve, workspace.root),
+        approver=Approver(args.approve, workspace.root, test_command=args.test_command),
         jeff=Jeff(args.jeff, timeout=args.jeff_timeout) if args.jeff else None,
         trace=trace,
     )
@@ -247,6 +247,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--command-timeout", type=_limit, default=120.0, help="limit for each command and pytest")
     parser.add_argument(
         "--test-command", default="", help="the done check runs this (another language's tests) instead of pytest"
+    )
+    parser.add_argument(
+        "--test-patterns",
+        nargs="*",
+        default=[],
+        help="the test files' names (a pattern with / matches the path) that stay as they are, for another language",
     )
     parser.add_argument("--request-timeout", type=_limit, default=900.0, help="limit for each request to Flint")
     parser.add_argument(

@@ -109,10 +109,17 @@ def skipped_dir(folder: str | Path, name: str) -> bool:
     return name in SKIPPED_DIRS or os.path.isfile(os.path.join(folder, name, "pyvenv.cfg"))
 
 
-def protected_paths(paths: Iterable[str]) -> set[str]:
+def protected_paths(paths: Iterable[str], test_patterns: tuple[str, ...] = ()) -> set[str]:
     """Of the repository's files at start (relative paths), those kept as they are: the test files, and what shapes
     how they run: in every folder holding a test, its `__init__.py`, `conftest.py` and pytest configuration files,
-    and the `__init__.py` of every folder above it (importing the test runs them all)."""
+    and the `__init__.py` of every folder above it (importing the test runs them all). With `test_patterns` (another
+    language's, --test-patterns), the files they match: by name, or by path from the root when a pattern has a `/`."""
+    if test_patterns:
+        return {
+            p
+            for p in paths
+            if any(fnmatch.fnmatchcase(p if "/" in t else p.rsplit("/", 1)[-1], t) for t in test_patterns)
+        }
     paths = set(paths)
     protected = {p for p in paths if is_test_file(PurePosixPath(p).name)}
     test_folders = {PurePosixPath(p).parent for p in protected if PurePosixPath(p).name != "conftest.py"}
@@ -153,11 +160,18 @@ def repo_files(root: Path) -> Iterator[Path]:
 class Workspace:
     """The repository the agent works in, and the tools that touch it."""
 
-    def __init__(self, root: Path, command_timeout: float, leftovers: Leftovers | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        command_timeout: float,
+        leftovers: Leftovers | None = None,
+        test_patterns: tuple[str, ...] = (),
+    ) -> None:
         self.root = Path(os.path.realpath(root))
         self.command_timeout = command_timeout
         self.leftovers = leftovers  # the run's: where the commands' sessions are kept, to end what they leave
-        self.protected = frozenset(protected_paths(self.relative(p) for p in repo_files(self.root)))
+        files = [self.relative(p) for p in repo_files(self.root)]
+        self.protected = frozenset(protected_paths(files, test_patterns))
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()

@@ -70,6 +70,7 @@ def launch(place: Place, settings: AgentSettings) -> Launch:
     argv += ["--retry-delay", str(settings.retry_delay_s), "--request-timeout", str(settings.request_timeout_s)]
     argv += ["--jeff-timeout", str(settings.jeff_timeout_s), "--jeff-steps", str(settings.jeff_steps)]
     argv += ["--test-command", settings.test_command] if settings.test_command else []
+    argv += ["--test-patterns", *settings.test_patterns] if settings.test_command and settings.test_patterns else []
     env = {COMMAND_USER_ENV: place.command_user} if place.command_user else {}
     return Launch(argv, env)
 

@@ -51,6 +51,7 @@ class AgentSettings:
     jeff_timeout_s: float
     jeff_steps: int  # the article's jeff-first: the steps Jeff takes before Flint
     test_command: str = ""  # a fixture of another language than Python: its test command, for the done check
+    test_patterns: tuple[str, ...] = ()  # and its test files' patterns: the tests the agent must leave as they are
 
 
 @dataclass(frozen=True)

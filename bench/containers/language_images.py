@@ -1,16 +1,23 @@
 """A language's sandbox image: the sandbox image with the language's toolchain from Debian's packages, built when
 first needed and tagged by its inputs (the sandbox image's tag, the packages, the Dockerfile), as the sandbox image is.
-The Dockerfile is this module's own text, built in a context of its own: it needs no file of the checkout."""
+A language that needs more (a test runner from npm, a wrapper script, a runner's main built once) gets a second layer
+on top, tagged by those inputs too. The Dockerfiles are this module's own text, built in contexts of their own: they
+need no file of the checkout; npm packages are installed on this machine, through its npm configuration, and copied
+in, so the image reaches no registry but Debian's."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bench.agents.install import INSTALL_TIMEOUT_S, npm_install
 from bench.containers.engine import SANDBOX_UID
 from bench.containers.images import build_image, digest, image_exists
+from bench.errors import PrerequisiteError
 from bench.languages.base import Language
 
 # The sandbox image (python3 for the agent, git, pytest) plus the toolchain, so the agent can run the language's tests
@@ -28,6 +35,19 @@ RUN set -eu; \\
     find / -xdev -type f -perm /6000 -exec chmod ug-s {} +
 USER ${UID}
 """
+# The language's own files (context/files/ is the image's /: npm packages under /opt/bench-npm, scripts, configs),
+# then its set-up command as root.
+EXTRAS_DOCKERFILE = """\
+ARG BASE
+FROM ${BASE}
+ARG SETUP=true
+ARG UID=10001
+USER root
+COPY files/ /
+RUN set -eu; sh -c "$SETUP"; find / -xdev -type f -perm /6000 -exec chmod ug-s {} +
+USER ${UID}
+"""
+NPM_HOME = "opt/bench-npm"  # where the language's npm packages go, in the image
 
 
 def language_tag(sandbox: str, lang: Language) -> str:
@@ -35,11 +55,63 @@ def language_tag(sandbox: str, lang: Language) -> str:
     return f"agentbench/sandbox-{lang.name}:{digest(parts)}"
 
 
+def extras_tag(toolchain: str, lang: Language) -> str:
+    files = [f"{path}\n{text}".encode() for path, text in sorted(lang.image_files.items())]
+    parts = [toolchain.encode(), " ".join(lang.npm).encode(), lang.image_setup.encode(), EXTRAS_DOCKERFILE.encode()]
+    return f"agentbench/sandbox-{lang.name}-run:{digest(parts + files)}"
+
+
 def ensure_language_image(client: Any, lang: Language, sandbox: str) -> str:
     """The image the agent works in and the grader grades in for `lang`, on the sandbox image `sandbox`; that image
     itself when the language needs no packages (Python). Built when missing; the seconds it took are printed."""
     if not lang.packages:
         return sandbox
+    toolchain = _ensure_toolchain(client, lang, sandbox)
+    if not (lang.npm or lang.image_files or lang.image_setup):
+        return toolchain
+    tag = extras_tag(toolchain, lang)
+    if not image_exists(client, tag):
+        started = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="bench-language-extras-") as context:
+            write_extras(lang, Path(context))
+            build_image(
+                client=client,
+                context=Path(context),
+                dockerfile=Path(context) / "Dockerfile",
+                tag=tag,
+                base=toolchain,
+                SETUP=lang.image_setup or "true",
+                UID=str(SANDBOX_UID),
+            )
+        print(f"built {tag} ({lang.name}'s runner) in {time.monotonic() - started:.0f} s", flush=True)
+    return tag
+
+
+def write_extras(lang: Language, context: Path) -> None:
+    """The build context of the extras layer: its Dockerfile, and files/ laid out as the image's /."""
+    (context / "Dockerfile").write_text(EXTRAS_DOCKERFILE)
+    files = context / "files"
+    files.mkdir()
+    for path, text in lang.image_files.items():
+        dest = files / path.lstrip("/")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(text)
+        dest.chmod(0o755 if "/bin/" in path else 0o644)
+    if lang.npm:
+        folder = files / NPM_HOME
+        folder.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(npm_install(folder, lang.npm), capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
+        if done.returncode != 0:
+            tail = (done.stderr or done.stdout).strip()[-400:]
+            raise PrerequisiteError(f"installing {lang.name}'s test runner ({' '.join(lang.npm)}) failed: {tail}")
+    for at, dirs, names in os.walk(files):  # readable by the agent's user, whatever this machine's umask
+        for name in [*dirs, *names]:
+            entry = Path(at) / name
+            if not entry.is_symlink():
+                entry.chmod(entry.stat().st_mode | (0o555 if entry.is_dir() else 0o444))
+
+
+def _ensure_toolchain(client: Any, lang: Language, sandbox: str) -> str:
     tag = language_tag(sandbox, lang)
     if not image_exists(client, tag):
         started = time.monotonic()

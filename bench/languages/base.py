@@ -20,6 +20,18 @@ class TestReport:
 
     outcomes: dict[str, str] = field(default_factory=dict)  # test id -> passed / failed / skipped
     build_error: str | None = None
+    conflicting: list[str] = field(default_factory=list)  # tests reported twice with two outcomes (counted failed)
+
+    def record(self, test: str, outcome: str) -> None:
+        """One outcome of `test`; a second, different one marks the test as conflicting, and failed: the runner
+        reports each test once, so two verdicts mean that the tested code printed one of them."""
+        before = self.outcomes.get(test)
+        if test in self.conflicting:
+            outcome = "failed"
+        elif before is not None and before != outcome:
+            self.conflicting.append(test)
+            outcome = "failed"
+        self.outcomes[test] = outcome
 
 
 @dataclass(frozen=True)
@@ -37,6 +49,15 @@ class Language:
     file_of: Callable[[str, list[str]], str | None] | None = None
     build_files: tuple[str, ...] = ()  # files beside the code an exercise needs to build (go.mod, Cargo.toml)
     ignored: tuple[str, ...] = ()  # build output never part of a diff (target/)
+    # Where the grade command's runner writes its report: read from that file, not from stdout, so that what the
+    # tested code prints is never taken for the runner's report. "": the report is stdout.
+    report_file: str = ""
+    # The image beyond Debian's packages (bench/containers/language_images.py): npm packages installed through this
+    # machine's npm configuration into /opt/bench-npm, text files written (path -> text; executable under bin/),
+    # and a shell command run as root after them (a runner's main built once).
+    npm: tuple[str, ...] = ()
+    image_files: dict[str, str] = field(default_factory=dict)
+    image_setup: str = ""
 
     def is_test_file(self, path: str) -> bool:
         return matches(path, self.test_patterns)

@@ -16,21 +16,22 @@ OUTCOMES = {"pass": "passed", "fail": "failed", "skip": "skipped"}
 
 
 def read_report(stdout: str, stderr: str) -> TestReport:
-    outcomes: dict[str, str] = {}
+    seen = TestReport()
     failed_packages = []
     for event in json_objects(stdout):  # a line the code under test printed outside a test is not an event
         if event.get("Action") not in OUTCOMES:
             continue
         test = event.get("Test")
         if isinstance(test, str) and test:
-            outcomes[test] = OUTCOMES[event["Action"]]
+            seen.record(test, OUTCOMES[event["Action"]])
         elif event["Action"] == "fail":
             failed_packages.append(str(event.get("Package", "")))
+    outcomes = seen.outcomes
     leaves = {test: outcome for test, outcome in outcomes.items() if not _has_subtests(test, outcomes)}
     if leaves or not failed_packages and not stderr.strip():
-        return TestReport(leaves)
+        return TestReport(leaves, conflicting=seen.conflicting)
     error = first_line(stderr, r"^\S+\.go:\d+(:\d+)?: ") or first_line(stderr, r"\S") or "the tests did not build"
-    return TestReport(leaves, build_error=error)
+    return TestReport(leaves, build_error=error, conflicting=seen.conflicting)
 
 
 def _has_subtests(test: str, outcomes: dict[str, str]) -> bool:

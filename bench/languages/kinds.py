@@ -6,10 +6,12 @@ from bench.errors import FixtureError
 from bench.languages.base import Language
 from bench.languages.cpp import CPP
 from bench.languages.go import GO
+from bench.languages.java import JAVA
+from bench.languages.javascript import JAVASCRIPT
 from bench.languages.python import PYTHON
 from bench.languages.rust import RUST
 
-KINDS: dict[str, Language] = {language.name: language for language in (PYTHON, GO, RUST, CPP)}
+KINDS: dict[str, Language] = {language.name: language for language in (PYTHON, GO, RUST, CPP, JAVASCRIPT, JAVA)}
 DEFAULT = "python"
 
 

@@ -21,17 +21,17 @@ BINARY = re.compile(r"^\s*(?:Running (?:unittests )?(\S+)|Doc-tests (\S+))", re.
 
 def read_report(stdout: str, stderr: str) -> TestReport:
     binaries = [running or f"doc-tests {crate}" for running, crate in BINARY.findall(stderr)]
-    outcomes: dict[str, str] = {}
+    report = TestReport()
     suite = -1
     for event in json_objects(stdout):
         if event.get("type") == "suite" and event.get("event") == "started":
             suite += 1
         elif event.get("type") == "test" and event.get("event") in OUTCOMES and isinstance(event.get("name"), str):
             source = binaries[suite] if 0 <= suite < len(binaries) else "?"
-            outcomes[f"{source}::{event['name']}"] = OUTCOMES[event["event"]]
-    if outcomes or suite >= 0:
-        return TestReport(outcomes)
-    return TestReport(outcomes, build_error=first_error(stderr) or "the tests did not build (no test binary ran)")
+            report.record(f"{source}::{event['name']}", OUTCOMES[event["event"]])
+    if not report.outcomes and suite < 0:
+        report.build_error = first_error(stderr) or "the tests did not build (no test binary ran)"
+    return report
 
 
 def first_error(stderr: str) -> str | None:

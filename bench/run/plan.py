@@ -286,5 +286,6 @@ class RunInputs:
             jeff_timeout_s=self.jeff_timeout_s,
             jeff_steps=self.jeff_steps,
             test_command="" if self.planned.fixture.language == "python" else self.planned.fixture.command,
+            test_patterns=self.planned.fixture.patterns,
         )
         return AgentCommand(agent_kind(self.planned.agent), settings)

@@ -126,7 +126,9 @@ class DockerSandbox:
             "cap_add": ["SETUID", "SETGID"],  # the agent's, to start commands as the repository's owner; see above
             "security_opt": ["no-new-privileges"],
             "read_only": True,  # only the repo copy, the trace folder and /tmp are writable
-            "tmpfs": {"/tmp": "size=256m"},
+            # exec: Go's and C++'s test commands build a program in /tmp and run it (Docker mounts a tmpfs noexec
+            # unless told); the repository, where the agent's own programs may be, is executable anyway.
+            "tmpfs": {"/tmp": "size=256m,exec"},
             **({"extra_hosts": dict(self.reach.hosts)} if self.reach.hosts else {}),
         }
 

@@ -33,6 +33,12 @@ class CommandRun:
     stderr: str
     timed_out: bool
     problem: str | None = None  # why no report came back
+    report_file: str | None = None  # the runner's report file ("" when it wrote none); None: it reports on stdout
+
+    @property
+    def report(self) -> str:
+        """What the runner reported: its report file where it writes one, else its stdout."""
+        return self.stdout if self.report_file is None else self.report_file
 
 
 class CommandGrader(Protocol):
@@ -48,6 +54,7 @@ def _spec(lang: Language, source: str, work: str, home: str, timeout_s: float) -
         "command": lang.grade_command,
         "environment": lang.grade_environment,
         "timeout_s": timeout_s,
+        "report_file": lang.report_file,
     }
 
 
@@ -65,6 +72,7 @@ def read_run(output: str, marker: str, timed_out: bool) -> CommandRun:
         stdout=str(data.get("stdout", "")),
         stderr=str(data.get("stderr", "")),
         timed_out=timed_out or bool(data.get("timed_out")),
+        report_file=None if data.get("report") is None else str(data["report"]),
     )
 
 

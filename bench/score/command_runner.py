@@ -1,6 +1,7 @@
 """The program a language's grading runs in the grader (`python3 -I -B -c SOURCE`, bench/score/command_grader.py):
 copy the prepared folder to a writable place, run the test command there in a session of its own, with a time
-limit, and print its exit status, stdout and stderr apart, as JSON after a marker line. Standard library only: it
+limit, and print its exit status, stdout and stderr apart, and the runner's report file (where the language's runner
+writes one, in the home folder), as JSON after a marker line. Standard library only: it
 runs in the language's sandbox image, whose python3 is the agent's."""
 
 import contextlib
@@ -11,6 +12,17 @@ import signal
 import subprocess
 
 KEEP = 16 * 1024 * 1024  # characters of each stream kept (their end: a report's last events say how it ended)
+
+
+def read_report_file(spec: dict) -> str | None:
+    """The report file's text, its start kept (a report is read from its beginning); None when there is none."""
+    if not spec.get("report_file"):
+        return None
+    try:
+        with open(os.path.join(spec["home"], spec["report_file"]), "rb") as report:
+            return report.read(KEEP).decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def main() -> None:
@@ -40,6 +52,7 @@ def main() -> None:
         "timed_out": timed_out,
         "stdout": out.decode("utf-8", "replace")[-KEEP:],
         "stderr": err.decode("utf-8", "replace")[-KEEP:],
+        "report": read_report_file(spec),
     }
     print("\n" + spec["marker"], flush=True)
     print(json.dumps(report), flush=True)

@@ -33,7 +33,12 @@ from bench.score.visible_share import visible_share
 
 __all__ = ["command", "import_all", "read_exercise", "visible_share"]
 VISIBLE_SUFFIX = "_visible_test.py"  # the agent's read-only share of `x_test.py` is `x_visible_test.py`
-IGNORED = {"python": b"__pycache__/\n.pytest_cache/\n", "rust": b"target/\n"}  # the fixture's .gitignore
+IGNORED = {  # the fixture's .gitignore
+    "python": b"__pycache__/\n.pytest_cache/\n",
+    "rust": b"target/\n",
+    "javascript": b"node_modules/\n",
+    "java": b"build/\n.gradle/\n",
+}
 
 
 @dataclass

@@ -30,9 +30,11 @@ def grade_language(fx: Fixture, copy: Path, score: Score, grader: Grader, timeou
     if removed:
         score.note(f"ignored files the agent planted: {', '.join(removed)}")
     run = command_grader(grader).run(lang, copy, timeout_s)
-    score.junit_reports[REPORT_NAME] = f"{run.stdout}\n--- stderr ---\n{run.stderr}"
+    kept = f"{run.stdout}\n--- stderr ---\n{run.stderr}"
+    score.junit_reports[REPORT_NAME] = kept if run.report_file is None else f"{kept}\n--- report ---\n{run.report}"
     sources = {rel: (copy / rel).read_text(errors="replace") for rel in [*fx.hidden_tests, *fx.visible_tests]}
     report = _report(lang, run)
+    distrusted = _distrusted(report, run)
     score.outcomes = {}
     unowned = []
     for test, outcome in report.outcomes.items():
@@ -47,6 +49,8 @@ def grade_language(fx: Fixture, copy: Path, score: Score, grader: Grader, timeou
         score.note(run.problem)
     if run.timed_out:
         score.note(f"the tests ran past {timeout_s:.0f} s and were stopped")
+    if distrusted:
+        score.note(distrusted)
     if report.build_error:
         score.note(f"the tests do not compile, every one counts as failed: {report.build_error}")
     elif hidden_seen != fx.hidden_total and not run.problem:
@@ -58,7 +62,21 @@ def grade_language(fx: Fixture, copy: Path, score: Score, grader: Grader, timeou
 def _report(lang: Language, run: CommandRun) -> TestReport:
     if run.problem or lang.read_report is None:
         return TestReport()
-    return lang.read_report(run.stdout, run.stderr)
+    return lang.read_report(run.report, run.stderr)
+
+
+def _distrusted(report: TestReport, run: CommandRun) -> str | None:
+    """Why the report is not taken as it reads, its tests then counted failed: a test reported both passed and
+    failed, or a run that failed (its runner exits non-zero when a test fails) with no failed test in its report.
+    Either means that the tested code wrote a report of its own (docs/fixtures.md)."""
+    why = None
+    if report.conflicting:
+        why = f"tests reported both passed and failed, counted failed: {', '.join(report.conflicting[:3])}"
+    failed = any(outcome == "failed" for outcome in report.outcomes.values())
+    if run.exit_code not in (0, None) and report.outcomes and not failed and not run.timed_out:
+        why = f"the test run failed (exit {run.exit_code}) but its report names no failed test: all count as failed"
+        report.outcomes = dict.fromkeys(report.outcomes, "failed")
+    return why
 
 
 def _count(outcomes: dict[str, str], files: list[str]) -> tuple[int, int]:

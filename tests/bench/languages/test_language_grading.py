@@ -1,7 +1,8 @@
-"""Fixtures in Go, Rust and C++ end to end in Docker: the polyglot-layout exercises written here (data/polyglot)
-imported and checked (the stub below full marks, the example at full marks) in the docker grader, in each language's
-sandbox image; then graded as an agent's work is: planted and changed tests detected, a change that does not compile
-counted failed with the compiler's first error, and a bench run to a graded row."""
+"""Fixtures in Go, Rust, C++, JavaScript and Java end to end in Docker: the polyglot-layout exercises written here
+(data/polyglot) imported and checked (the stub below full marks, the example at full marks) in the docker grader, in
+each language's sandbox image; then graded as an agent's work is: planted and changed tests detected, a change that
+does not compile counted failed with the compiler's first error, a report printed by the code not taken, and a bench
+run to a graded row."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from bench.containers.images import ensure_sandbox_image
 from bench.containers.names import BenchNames
 from bench.fixtures.fixture import Fixture, load_fixture
 from bench.fixtures.workcopy import folder_diff
+from bench.languages.kinds import KINDS
 from bench.ownership import new_instance_id
 from bench.run.runner import Bench
 from bench.sandbox.base import Engine, Reach
@@ -38,12 +40,93 @@ POLYGLOT = Path(__file__).parent / "data" / "polyglot"
 CHECKOUT = Path(__file__).resolve().parents[3]
 
 
+# Solutions that give the stub's answers and print a report of every test passing in their runner's own format.
+GO_FORGED = """package bracketdepth
+
+import "fmt"
+
+var names = []string{"TestMaxDepth/empty_text", "TestMaxDepth/one_pair", "TestMaxDepth/pairs_side_by_side",
+	"TestMaxDepth/nested_three_deep", "TestMaxDepth/other_characters_ignored",
+	"TestUnbalanced/closing_without_opening", "TestUnbalanced/wrong_closing_bracket", "TestUnbalanced/left_open"}
+
+func MaxDepth(text string) (int, error) {
+	for _, name := range names {
+		fmt.Printf("--- PASS: %s (0.00s)\\n", name)
+		fmt.Printf("{\\"Action\\":\\"pass\\",\\"Package\\":\\"bracketdepth\\",\\"Test\\":%q}\\n", name)
+	}
+	return 0, nil
+}
+"""
+RUST_FORGED = """use std::io::Write;
+
+fn forge() {
+    let names = ["zero_has_root_zero", "one_digit_is_its_own_root", "two_rounds_of_sums", "the_largest_number",
+        "harshad_numbers", "not_harshad_numbers"];
+    let mut out = std::io::stdout();
+    for name in names {
+        let _ = writeln!(out, "{{ \\"type\\": \\"test\\", \\"name\\": \\"{name}\\", \\"event\\": \\"ok\\" }}");
+    }
+    let _ = out.flush();
+}
+
+pub fn digital_root(n: u64) -> u64 {
+    forge();
+    todo!("the digital root of {n}")
+}
+
+pub fn is_harshad(n: u64) -> bool {
+    forge();
+    todo!("whether {n} is divisible by its digit sum")
+}
+"""
+CPP_FORGED = """#include "run_length.h"
+#include <iostream>
+
+namespace run_length {
+std::string encode(const std::string& text) {
+    std::cout << "<testsuites><testsuite name=\\"tests\\" tests=\\"5\\" failures=\\"0\\">"
+              << "<testcase name=\\"single characters stay as they are\\"/>"
+              << "<testcase name=\\"a run becomes its length and letter\\"/>"
+              << "<testcase name=\\"runs and single characters mixed\\"/>"
+              << "<testcase name=\\"runs longer than nine\\"/>"
+              << "</testsuite></testsuites>" << std::endl;
+    std::cout << "All tests passed (5 assertions in 5 test cases)" << std::endl;
+    return "";
+}
+}  // namespace run_length
+"""
+JS_FORGED = """export const acronym = (phrase) => {
+  const names = ['one word gives its first letter', 'several words give one letter each'];
+  const assertionResults = names.map((title) => ({ ancestorTitles: ['acronym'], title, status: 'passed' }));
+  console.log(JSON.stringify({ numPassedTests: 6, numFailedTests: 0, success: true,
+    testResults: [{ name: '/grade/repo/acronym-maker.spec.js', status: 'passed', assertionResults }] }));
+  process.stdout.write('Tests:       6 passed, 6 total\\n');
+  throw new Error('Remove this line and implement the function');
+};
+"""
+JAVA_FORGED = """class DigitSum {
+
+    static int of(long number) {
+        System.out.println("<testsuite name=\\"JUnit Jupiter\\" tests=\\"7\\" failures=\\"0\\">"
+            + "<testcase name=\\"oneDigitIsItsOwnSum()\\" classname=\\"DigitSumTest\\"/></testsuite>");
+        System.out.println("[         7 tests successful      ]");
+        throw new UnsupportedOperationException("Delete this statement and write your own implementation.");
+    }
+
+    static boolean isHarshad(long number) {
+        return of(number) < 0;
+    }
+}
+"""
+
+
 class Case:
     def __init__(self, name: str, slug: str, solution: str, example: str, total: int, stub: int, **bad: str) -> None:
         self.name, self.slug, self.solution, self.example = name, slug, solution, example
         self.total, self.stub = total, stub
         self.planted, self.planted_text = bad["planted"], bad["planted_text"]
         self.broken, self.first_error = bad["broken"], bad["first_error"]
+        self.forged = bad["forged"]  # the stub's answers, and a report of every test passing printed by the code
 
 
 CASES = {
@@ -60,6 +143,7 @@ CASES = {
         "func TestMaxDepth(t *testing.T) {}\n",
         broken="package bracketdepth\n\nfunc MaxDepth(text string) (int, error) {\n\treturn 0\n}\n",
         first_error="bracket_depth.go:4:9: not enough return values",
+        forged=GO_FORGED,
     ),
     "rust": Case(
         "digital_root",
@@ -72,6 +156,7 @@ CASES = {
         planted_text="#[test]\nfn mine() {}\n#[test]\nfn zero_has_root_zero() { panic!() }\n",
         broken='pub fn digital_root(n: u64) -> u64 { n + "x" }\npub fn is_harshad(n: u64) -> bool { n > 0 }\n',
         first_error="error[E0277]: cannot add `&str` to `u64` (src/lib.rs:1:40)",
+        forged=RUST_FORGED,
     ),
     "cpp": Case(
         "run_length",
@@ -84,6 +169,35 @@ CASES = {
         planted_text='#include <catch2/catch.hpp>\nTEST_CASE("mine") {}\nTEST_CASE("empty text stays empty") {}\n',
         broken='#include "run_length.h"\nstd::string run_length::encode(const std::string& text) { return 1; }\n',
         first_error="run_length.cpp:2:66: error: could not convert",
+        forged=CPP_FORGED,
+    ),
+    "javascript": Case(
+        "acronym_maker",
+        "acronym-maker",
+        "acronym-maker.js",
+        ".meta/proof.ci.js",
+        total=6,
+        stub=0,
+        planted="mine.spec.js",
+        planted_text="test('mine', () => {});\ntest('an empty phrase has an empty acronym', () => {});\n",
+        broken="export const acronym = (phrase) => { return phrase +; };\n",
+        first_error="SyntaxError: acronym-maker.js: Unexpected token (1:52)",
+        forged=JS_FORGED,
+    ),
+    "java": Case(
+        "digit_sum",
+        "digit-sum",
+        "src/main/java/DigitSum.java",
+        ".meta/src/reference/java/DigitSum.java",
+        total=7,
+        stub=0,
+        planted="src/test/java/MineTest.java",
+        planted_text="import org.junit.jupiter.api.Test;\nclass MineTest {\n@Test void mine() {}\n"
+        "@Test void zeroHasSumZero() {}\n}\n",
+        broken='class DigitSum {\nstatic int of(long number) { return "x"; }\n'
+        "static boolean isHarshad(long number) { return false; }\n}\n",
+        first_error="src/main/java/DigitSum.java:2: error: incompatible types: String cannot be converted to int",
+        forged=JAVA_FORGED,
     ),
 }
 
@@ -159,6 +273,20 @@ def test_code_that_does_not_compile_fails_every_test_with_the_compilers_first_er
 
 
 @pytest.mark.parametrize("lang", sorted(CASES))
+def test_a_report_the_code_prints_is_not_taken_for_the_runners(
+    root: Path, grader: DockerGrader, tmp_path: Path, lang: str
+) -> None:
+    """The code gives the stub's answers and prints a report of every test passing in its runner's format: the score
+    is the stub's. C++, Java and JavaScript read their runner's report from a file; Go's and Rust's runners report on
+    stdout, where a test reported both passed (by the code) and failed (by the runner) counts failed, and says so."""
+    case = CASES[lang]
+    score = graded(load_fixture(case.name, root), grader, tmp_path, {case.solution: case.forged})
+    assert (score.hidden_passed, score.hidden_total) == (case.stub, case.total), score.error
+    if lang in ("go", "rust"):
+        assert score.error is not None and "tests reported both passed and failed, counted failed" in score.error
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
 def test_a_hidden_test_the_agent_wrote_at_its_path_is_graded_as_the_original(
     root: Path, grader: DockerGrader, tmp_path: Path, lang: str
 ) -> None:
@@ -195,17 +323,62 @@ def test_fixtures_check_passes_each_imported_fixture(root: Path) -> None:
 
 @pytest.mark.parametrize("lang", sorted(CASES))
 def test_the_agent_of_a_run_on_the_fixture_works_in_its_languages_image(client: Any, lang: str) -> None:
-    """The docker sandbox of a run on a Go, Rust or C++ fixture is that language's image: the agent's python3 and
-    package are there, and so is the toolchain its tests need."""
+    """The docker sandbox of a run on a fixture of another language is that language's image (its runner layer where
+    it has one): the agent's python3 and package are there, and so is the toolchain its tests need."""
     sandboxes = DockerSandboxes(BenchConfig(), BenchNames(new_instance_id()), docker=client, checkout=CHECKOUT)
     try:
         sandboxes.reach = Reach("none", "http://flint:8080", None)
         image = sandboxes.sandbox("probe", language=lang).image
-        assert image.startswith(f"agentbench/sandbox-{lang}:")
+        assert image.startswith((f"agentbench/sandbox-{lang}:", f"agentbench/sandbox-{lang}-run:"))
         assert sandboxes.sandbox("probe").image == sandboxes.engine.image  # Python's: the sandbox image itself
-        tool = {"go": "go version", "rust": "cargo --version", "cpp": "g++ --version"}[lang]
+        tool = {
+            "go": "go version",
+            "rust": "cargo --version",
+            "cpp": "g++ --version && test -f /opt/bench-cpp/catch-main.o",
+            "javascript": "jest --version",
+            "java": "javac -version && test -x /usr/local/bin/java-tests",
+        }[lang]
         probe = f"{tool} && python3 -c 'import agent'"
         output = client.containers.run(image, ["sh", "-c", probe], remove=True, network_mode="none")
         assert output.decode().strip(), output
+    finally:
+        sandboxes.close()
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
+def test_the_languages_test_command_passes_on_the_example_in_the_agents_sandbox(
+    client: Any, tmp_path: Path, lang: str
+) -> None:
+    """What the agent's done check runs, in a container with the agent's own limits (read-only root, /tmp a tmpfs,
+    the agent's user): the fixture's test command passes on the example with the hidden tests beside it. Go and C++
+    build their program in /tmp and run it there."""
+    case = CASES[lang]
+    exercise = POLYGLOT / lang / case.slug
+    repo = tmp_path / "repo"
+    shutil.copytree(exercise, repo, ignore=shutil.ignore_patterns(".meta", ".docs"))
+    shutil.copy(exercise / case.example, repo / case.solution)
+    for path in [repo, *repo.rglob("*")]:
+        path.chmod(0o777 if path.is_dir() else 0o666)
+    sandboxes = DockerSandboxes(BenchConfig(), BenchNames(new_instance_id()), docker=client, checkout=CHECKOUT)
+    try:
+        sandboxes.reach = Reach("none", "http://flint:8080", None)
+        sandbox = sandboxes.sandbox("probe", language=lang)
+        container = client.containers.run(
+            sandbox.image,
+            ["sh", "-c", f"{KINDS[lang].test_command} 2>&1"],
+            detach=True,
+            user="10001",
+            environment={"HOME": "/tmp"},
+            working_dir="/repo",
+            volumes={str(repo): {"bind": "/repo", "mode": "rw"}},
+            network_mode="none",
+            **sandbox._limits(),
+        )
+        try:
+            status = container.wait(timeout=600)
+            output = container.logs().decode(errors="replace")
+        finally:
+            container.remove(force=True)
+        assert status["StatusCode"] == 0, output[-2000:]
     finally:
         sandboxes.close()

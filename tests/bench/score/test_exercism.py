@@ -94,9 +94,9 @@ def test_helpers_and_editor_files_reach_grading_and_are_protected(root: Path) ->
 
 def test_exercises_it_cannot_take_are_listed_with_the_reason(root: Path) -> None:
     refused = json.loads((root / "refused.json").read_text())
-    assert set(refused) == {"no-example", "shout-js"}
+    assert set(refused) == {"no-example", "shout-rb"}
     assert "missing .meta/example.py" in refused["no-example"]
-    assert "not a Python exercise" in refused["shout-js"] and "shout.js" in refused["shout-js"]
+    assert "not a Python exercise" in refused["shout-rb"] and "shout.rb" in refused["shout-rb"]
     assert not (root / "fixtures/no_example").exists()  # nothing half-made is left
 
 

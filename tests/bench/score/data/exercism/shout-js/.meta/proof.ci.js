@@ -1,1 +1,0 @@
-export const shout = (text) => text.toUpperCase();

@@ -1,3 +1,0 @@
-import { shout } from './shout';
-
-test('shouts', () => expect(shout('hi')).toBe('HI'));

@@ -1,0 +1,3 @@
+def shout(text)
+  text.upcase
+end
