@@ -1,8 +1,9 @@
 """The recording proxy's log (docker/record_proxy.py) read as an event trace, so that an agent other than the
 article's gets the same row: each request is a `request` event when it came (so the agent's own time before it is
 not taken for the server's) and a `response` event when its answer ended (usage, timings and finish reason as the
-server sent them), its refused ones `http_error` events, and its end a `stop` event. bench.measure.trace_numbers and
-the /metrics cross-check then read it as they read the article's own trace.
+server sent them), its refused ones `http_error` events, one never answered (the agent ended while it waited) an
+`unanswered` event, and its end a `stop` event. bench.measure.trace_numbers and the /metrics cross-check then read it
+as they read the article's own trace.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ def proxy_events(exchanges: list[dict[str, Any]], n_ctx: int, stop_reason: str) 
             refused |= {k: error[k] for k in ("n_prompt_tokens", "n_ctx") if k in error}  # a context 400's sizes
             events.append(refused)
             continue
+        if entry.get("in_flight") or (entry.get("answer_cut") and not isinstance(entry.get("timings"), dict)):
+            events.append(unanswered_event(entry, t, step, tags))
+            continue
         finish = entry.get("finish_reason")
         finish = CUT.get(finish, finish) if isinstance(finish, str) else None
         response: Event = {"t": t, "event": "response", "step": step, "finish_reason": finish, **tags}
@@ -61,3 +65,11 @@ def proxy_events(exchanges: list[dict[str, Any]], n_ctx: int, stop_reason: str) 
             events.append({"t": t, "event": "cut", "step": step, "kind": "length", "dropped": False})
     events.append({"t": events[-1]["t"], "event": "stop", "reason": stop_reason, "steps": step})
     return events
+
+
+def unanswered_event(entry: dict[str, Any], t: float, step: int, tags: dict[str, Any]) -> Event:
+    """A request the server never finished answering to the agent (it left, or was killed, while it waited): no
+    timings, so the trace's sum leaves it out, and the /metrics check says so where the server counted it."""
+    begun = isinstance(entry.get("status"), int)  # the answer's head came: its prefill had ended
+    unanswered: Event = {"t": t, "event": "unanswered", "step": step, "route": entry.get("route"), **tags}
+    return unanswered | {"streamed": bool(entry.get("streamed")), "answer_begun": begun}

@@ -14,7 +14,7 @@ from typing import Any
 
 from bench.errors import FixtureError, ResultsError, ScoringError
 from bench.fixtures.workcopy import DiffTooLarge, capture_diff, make_work_copy
-from bench.llama.api import erase_slot, prompt_counter
+from bench.llama.api import erase_slot, prompt_counter, wait_idle
 from bench.measure.proxy_log import proxy_events, read_exchanges
 from bench.measure.request_log import REQUESTS_FILE
 from bench.measure.sampler import GpuReading, GpuSampler
@@ -81,6 +81,7 @@ def observe(
             sample_interval_s=sample_interval_s,
             gpu_uuids=gpu_uuids,
         )
+        wait_idle([endpoints.flint_url])  # a request dropped as the agent ended: its counting is over before reading
         after = prompt_counter(endpoints.flint_url)
         if inputs.agent_command().kind.own_trace or not (out_dir / PROXY_LOG).exists():
             events, trace_problem, trace_limit = keep_trace(out_dir, run_dir, sandbox.trace_owner)

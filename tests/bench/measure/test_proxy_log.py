@@ -43,3 +43,22 @@ def test_the_agents_own_time_before_a_request_is_not_the_servers() -> None:
     assert [e["event"] for e in events] == ["start", "request", "response", "request", "response", "stop"]
     assert server_stall(events).seconds == 0.0
     assert server_stall([e for e in events if e["event"] != "request"]).flint_s > 19  # what it was without them
+
+
+def test_a_request_the_agent_was_killed_waiting_for_keeps_the_row_checked_or_says_why_not() -> None:
+    """An unanswered request (the proxy's `in_flight`, or an answer cut before its final chunk) has no timings: the
+    answered ones' sum is still checked against /metrics, which counts a prompt only once its prefill ended."""
+    waiting = {"t": 3.0, "route": CHAT, "request": {"stream": True}, "status": None, "in_flight": True}
+    cut = {"t": 3.0, "route": CHAT, "status": 200, "streamed": True, "answer_cut": "the answer did not end"}
+    only = trace_numbers(proxy_events([waiting], 4096, "interrupted"))
+    assert (only.steps, only.unanswered, only.prompt_tokens_reprocessed) == (0, 1, 0)
+    assert check_reprocessed(only, 100.0, 100.0).status == "ok"  # dropped during its prefill: nothing counted
+    after_one = trace_numbers(proxy_events([exchange(700, 0), cut], 4096, "interrupted"))
+    assert (after_one.steps, after_one.unanswered, after_one.prompt_tokens_reprocessed) == (1, 1, 700)
+    assert check_reprocessed(after_one, 0.0, 700.0).status == "ok"
+    counted = check_reprocessed(after_one, 0.0, 1250.0)  # its prefill had ended: counted, never reported
+    assert counted.status == "unchecked" and counted.metrics_delta == 1250
+    assert counted.note and "550 tokens more than the answers' sum 700" in counted.note
+    assert check_reprocessed(after_one, 0.0, 650.0).status == "mismatch"  # fewer than answered: no excuse
+    unanswered = [e for e in proxy_events([waiting], 4096, "interrupted") if e["event"] == "unanswered"]
+    assert unanswered[0]["streamed"] is False and unanswered[0]["answer_begun"] is False
