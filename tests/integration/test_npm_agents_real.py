@@ -8,6 +8,11 @@ after every step and never ended within its step limit (docs/agents.md; killed a
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import signal
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +20,8 @@ import pytest
 from small_task import SETTINGS
 
 from bench import ROOT
+from bench.agents.base import AgentSettings, Place
+from bench.agents.install import ensure_installed
 from bench.agents.kinds import agent_kind
 from bench.config import BenchConfig
 from bench.run.runner import Bench
@@ -56,3 +63,29 @@ def test_an_npm_agent_gets_the_articles_row(tmp_path: Path, sandbox: str, agent:
     assert row["hidden_total"] != ""  # graded by the hidden tests, as any run
     run_dir = next(tmp_path.glob(f"**/runs/*{agent}*"))
     assert (run_dir / "proxy.jsonl").exists() and (run_dir / "events.jsonl").exists()
+
+
+def test_opencodes_background_install_of_its_plugin_fails_closed_in_the_local_sandbox(tmp_path: Path) -> None:
+    """opencode installs its plugin package from the npm registry at start, with no switch to stop it: locally its
+    npm is offline with an empty cache, so the install fails at once and nothing is fetched (no model is needed)."""
+    kind = agent_kind("opencode")
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "task.md").write_text("Say hello.\n")
+    place = Place(
+        "python3", str(tmp_path / "repo"), str(tmp_path / "task.md"), str(tmp_path), "http://127.0.0.1:9", None
+    )
+    place = dataclasses.replace(place, installed=str(ensure_installed(kind)))
+    launch = kind.launch(place, AgentSettings("", 8192, 1, 2, 0.5, "{}", 0, 1.0, 30.0, 10.0, 0))
+    log = tmp_path / "opencode-home" / "data" / "opencode" / "log" / "opencode.log"
+    with subprocess.Popen(
+        launch.argv, env={**os.environ, **launch.env}, cwd=place.repo, start_new_session=True
+    ) as agent:
+        try:
+            deadline = time.monotonic() + 120
+            while "background dependency install" not in (log.read_text() if log.exists() else ""):
+                assert time.monotonic() < deadline and agent.poll() is None, "opencode never tried its install"
+                time.sleep(0.5)
+        finally:
+            os.killpg(agent.pid, signal.SIGKILL)
+    assert "background dependency install failed" in log.read_text()
+    assert not (tmp_path / "opencode-home" / "config" / "opencode" / "node_modules").exists()
