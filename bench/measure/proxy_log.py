@@ -60,6 +60,7 @@ def proxy_events(exchanges: list[dict[str, Any]], n_ctx: int, stop_reason: str) 
         response: Event = {"t": t, "event": "response", "step": step, "finish_reason": finish, **tags}
         response |= {name: entry[name] for name in ("usage", "timings") if isinstance(entry.get(name), dict)}
         response |= {"route": entry["route"], "streamed": bool(entry.get("streamed"))}
+        response |= dialect_figures(response)
         events.append(response)
         if response["finish_reason"] == "length":  # as the article's agent notes a cut answer, taken as it came
             events.append({"t": t, "event": "cut", "step": step, "kind": "length", "dropped": False})
@@ -73,3 +74,20 @@ def unanswered_event(entry: dict[str, Any], t: float, step: int, tags: dict[str,
     begun = isinstance(entry.get("status"), int)  # the answer's head came: its prefill had ended
     unanswered: Event = {"t": t, "event": "unanswered", "step": step, "route": entry.get("route"), **tags}
     return unanswered | {"streamed": bool(entry.get("streamed")), "answer_begun": begun}
+
+
+def dialect_figures(response: Event) -> Event:
+    """The Messages and Responses dialects' usage in chat completions' names (prompt_tokens counts the cached part
+    too); and a Messages answer's computed tokens, which llama-server sends with no `timings`: its `input_tokens`
+    are the prompt tokens it computed (prompt_n) and `cache_read_input_tokens` those it reused (cache_n), so the
+    sum is still checked against /metrics (its prefill and decode times stay unknown)."""
+    usage = response.get("usage")
+    if not isinstance(usage, dict) or "prompt_tokens" in usage or not isinstance(usage.get("input_tokens"), int):
+        return {}
+    computed, cached = usage["input_tokens"], usage.get("cache_read_input_tokens")
+    messages = response.get("route") == "POST /v1/messages"
+    prompt = computed + cached if messages and isinstance(cached, int) else computed
+    found: Event = {"usage": usage | {"prompt_tokens": prompt, "completion_tokens": usage.get("output_tokens")}}
+    if messages and "timings" not in response:
+        found["timings"] = {"prompt_n": computed, "cache_n": cached if isinstance(cached, int) else 0}
+    return found

@@ -62,3 +62,24 @@ def test_a_request_the_agent_was_killed_waiting_for_keeps_the_row_checked_or_say
     assert check_reprocessed(after_one, 0.0, 650.0).status == "mismatch"  # fewer than answered: no excuse
     unanswered = [e for e in proxy_events([waiting], 4096, "interrupted") if e["event"] == "unanswered"]
     assert unanswered[0]["streamed"] is False and unanswered[0]["answer_begun"] is False
+
+
+def test_a_messages_run_is_checked_from_its_usage_and_a_responses_run_from_its_timings() -> None:
+    """llama-server answers /v1/messages with no timings, but its input_tokens are the tokens it computed and
+    cache_read_input_tokens those it reused; a Responses stream's last event carries timings as chat's does."""
+    messages = [
+        {"t": 1.0, "route": "POST /v1/messages", "status": 200, "usage": {"input_tokens": 700, "output_tokens": 5}},
+        {
+            "t": 2.0,
+            "route": "POST /v1/messages",
+            "status": 200,
+            "usage": {"input_tokens": 90, "cache_read_input_tokens": 700, "output_tokens": 7},
+        },
+    ]
+    numbers = trace_numbers(proxy_events(messages, 4096, "done"))
+    assert (numbers.prompt_tokens_reprocessed, numbers.cache_tokens, numbers.prompt_tokens) == (790, 700, 1490)
+    assert numbers.completion_tokens == 12 and numbers.flint_prompt_s is None  # its times are not reported
+    assert check_reprocessed(numbers, 0.0, 790.0).status == "ok"
+    responses = exchange(40, 0) | {"route": "POST /v1/responses", "usage": {"input_tokens": 40, "output_tokens": 3}}
+    answered = trace_numbers(proxy_events([responses], 4096, "done"))
+    assert (answered.prompt_tokens_reprocessed, answered.prompt_tokens, answered.completion_tokens) == (40, 40, 3)
