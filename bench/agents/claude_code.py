@@ -66,4 +66,6 @@ CLAUDE_CODE = AgentKind(
     version=lambda: VERSION,
     launch=launch,
     unavailable=unavailable,
+    # Measured on Qwen2.5-Coder: 11,745 tokens (its system prompt and tools); below it every request is refused
+    min_ctx=(16384, "its first request alone is about 11,700 tokens: its system prompt and tools"),
 )
