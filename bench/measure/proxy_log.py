@@ -55,17 +55,22 @@ def proxy_events(exchanges: list[dict[str, Any]], n_ctx: int, stop_reason: str) 
         if entry.get("in_flight") or (entry.get("answer_cut") and not isinstance(entry.get("timings"), dict)):
             events.append(unanswered_event(entry, t, step, tags))
             continue
-        finish = entry.get("finish_reason")
-        finish = CUT.get(finish, finish) if isinstance(finish, str) else None
-        response: Event = {"t": t, "event": "response", "step": step, "finish_reason": finish, **tags}
-        response |= {name: entry[name] for name in ("usage", "timings") if isinstance(entry.get(name), dict)}
-        response |= {"route": entry["route"], "streamed": bool(entry.get("streamed"))}
-        response |= dialect_figures(response)
+        response = response_event(entry, t, step, tags)
         events.append(response)
         if response["finish_reason"] == "length":  # as the article's agent notes a cut answer, taken as it came
             events.append({"t": t, "event": "cut", "step": step, "kind": "length", "dropped": False})
     events.append({"t": events[-1]["t"], "event": "stop", "reason": stop_reason, "steps": step})
     return events
+
+
+def response_event(entry: dict[str, Any], t: float, step: int, tags: dict[str, Any]) -> Event:
+    """An answered request: its finish reason (another dialect's cut read as "length"), usage and timings."""
+    finish = entry.get("finish_reason")
+    finish = CUT.get(finish, finish) if isinstance(finish, str) else None
+    response: Event = {"t": t, "event": "response", "step": step, "finish_reason": finish, **tags}
+    response |= {name: entry[name] for name in ("usage", "timings") if isinstance(entry.get(name), dict)}
+    response |= {"route": entry["route"], "streamed": bool(entry.get("streamed"))}
+    return response | dialect_figures(response)
 
 
 def unanswered_event(entry: dict[str, Any], t: float, step: int, tags: dict[str, Any]) -> Event:

@@ -81,8 +81,7 @@ def observe(
             sample_interval_s=sample_interval_s,
             gpu_uuids=gpu_uuids,
         )
-        wait_idle([endpoints.flint_url])  # a request dropped as the agent ended: its counting is over before reading
-        after = prompt_counter(endpoints.flint_url)
+        after = counter_when_idle(endpoints.flint_url)
         if inputs.agent_command().kind.own_trace or not (out_dir / PROXY_LOG).exists():
             events, trace_problem, trace_limit = keep_trace(out_dir, run_dir, sandbox.trace_owner)
         else:  # another agent: the recording proxy's log is its trace
@@ -100,6 +99,12 @@ def observe(
     limits = [*agent.resources_exhausted, *([trace_limit] if trace_limit else [])]
     cut_short = agent.killed_for_memory or trace_limit is not None
     return Observed(agent, events, gpu, before, after, problems, graded, trace_problem, limits, cut_short, watched)
+
+
+def counter_when_idle(flint_url: str) -> float | None:
+    """Flint's prompt counter once it is idle: a request dropped as the agent ended is counted (or not) by then."""
+    wait_idle([flint_url])
+    return prompt_counter(flint_url)
 
 
 def run_watched(
