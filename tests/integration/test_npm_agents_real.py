@@ -50,7 +50,7 @@ def agent_bench(tmp_path: Path, sandbox: str, agent: str) -> BenchConfig:
         "cpu_model": "qwen2.5-coder-0.5b",  # writes its own tool calls (tests/integration/test_agents_real.py)
         "ctx": [WINDOWS[agent]],
         "max_steps": 2,
-        "run_timeout_s": 900,  # Codex CLI has no step limit of its own: a run past it is killed, and still measured
+        "run_timeout_s": 600,  # Codex CLI has no step limit of its own: a run past it is killed, and still measured
         "use_jeff": False,
         "out": str(tmp_path / "results.csv"),
     }
