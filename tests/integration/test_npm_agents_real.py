@@ -1,10 +1,10 @@
 """The agents from npm end to end against the real llama-server (embedded, CPU, Qwen2.5-Coder-0.5B), each installed
 from npm (pinned, the machine's npm) and run behind the recording proxy at the smallest window its first request
 fits: pi (chat completions) in the local sandbox and in the docker sandbox (Codex CLI, the Responses API, and Claude
-Code, the Messages API, at their windows below once a run of each has passed here). Each row has the article's figures: its requests, the reprocessed tokens
-equal to Flint's /metrics delta (a Responses stream's last event carries the server's timings; a Messages answer
-carries none, and its usage gives the tokens computed), the hidden tests' grading. What is checked is the
-measuring, not the agent's skill.
+Code, the Messages API, at their windows below once a run of each has passed here). Each row has the article's
+figures: its requests, the reprocessed tokens equal to Flint's /metrics delta (a Responses stream's last event
+carries the server's timings; a Messages answer carries none, and its usage gives the tokens computed), the hidden
+tests' grading. What is checked is the measuring, not the agent's skill.
 
 opencode is not here yet: its first request alone is about 7,400 tokens, and at ctx 8192 on this model it compacted
 after every step and never ended within its step limit (docs/agents.md; killed after 21 minutes on two cores)."""
