@@ -13,7 +13,8 @@ this log against) and the rest. Answers are relayed as they come, server-sent ev
 Every exchange is one JSON line of the log (`--log FILE`): when the request came (`t_sent`) and its answer ended
 (`t`, seconds since the proxy started), the route, the request body, the status, whether the answer was streamed,
 and the server's `usage`, `timings` and finish reason, read from the JSON answer or from the stream's final chunks
-(bench/measure/proxy_log.py turns the log into the row's figures).
+(bench/measure/proxy_log.py turns the log into the row's figures). A request still waiting for its answer when
+its client left or the proxy was stopped (an agent killed mid-request) is written down too, as `in_flight`.
 
     python3 record_proxy.py --log /out/proxy.jsonl [--timeout S] 8080=172.18.0.1:41234
 
@@ -137,6 +138,14 @@ class RecordingGate(Gate):
         self.log.write(json.dumps(entry) + "\n")
         self.log.flush()
 
+    def record_unanswered(self, request: dict[str, Any]) -> None:
+        """A request whose answer had not begun when its client left or the proxy stopped (an agent killed while it
+        waited): llama-server then drops it, and its /metrics counted its prompt only if its prefill had ended."""
+        entry = {"t": round(time.monotonic() - self.started, 3), **request, "status": None, "in_flight": True}
+        entry["streamed"] = isinstance(request.get("request"), dict) and request["request"].get("stream") is True
+        self.log.write(json.dumps(entry) + "\n")
+        self.log.flush()
+
     async def relay(  # type: ignore[override]
         self,
         request: bytes,
@@ -147,13 +156,18 @@ class RecordingGate(Gate):
     ) -> None:
         """forward.relay, keeping a copy of the answer (up to ANSWER_LIMIT) to record once it ends."""
         recorded = self.pending.pop(id(client), {})
-        answer, complete = CopiedAnswer(upstream_reader), False
+        answer, complete, cancelled = CopiedAnswer(upstream_reader), False, False
         try:
             await relay(request, answer, upstream, client, answered)
             complete = len(answer.kept) < ANSWER_LIMIT
+        except asyncio.CancelledError:  # the client left, or the proxy is stopping, before the answer ended
+            cancelled = True
+            raise
         finally:
-            if answered:  # the server answered (no head: the client got a 502 and there is nothing to record)
+            if answered:
                 self.record(recorded, answer.head, answer.kept, complete)
+            elif cancelled:  # no answer yet: the request is still written down, so the bench knows it was made
+                self.record_unanswered(recorded)
 
 
 class CopiedAnswer:
@@ -196,6 +210,15 @@ async def main(argv: list[str] | None = None) -> None:
         print(f"recording {bound[0]}:{bound[1]} -> {host}:{port}", flush=True)
         await stopped.wait()
         server.close()
+        await stop_exchanges()  # each one still relaying is written down before the log closes
+
+
+async def stop_exchanges() -> None:
+    """Cancel the exchanges in progress and wait for them to end (each records what it had)."""
+    others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in others:
+        task.cancel()
+    await asyncio.gather(*others, return_exceptions=True)
 
 
 if __name__ == "__main__":

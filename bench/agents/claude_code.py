@@ -1,7 +1,8 @@
 """Claude Code (npm `@anthropic-ai/claude-code`, pinned) as the kind `claude-code`: Anthropic's agent, which speaks
 the Messages API, which llama-server serves at /v1/messages.
 
-The npm package carries one executable (its own runtime inside), which this kind starts directly. Headless:
+The npm package's platform package (`@anthropic-ai/claude-code-linux-x64`) carries one executable (its own
+runtime inside), which this kind starts directly. Headless:
 `claude -p TASK` in the repository with every tool allowed (`--dangerously-skip-permissions`; IS_SANDBOX says it is
 contained, as the bench's sandbox does), at most max_steps turns, the model `flint` at the recording proxy
 (ANTHROPIC_BASE_URL) for its main and its small side requests alike, its auto-compaction window the run's ctx and its
@@ -13,11 +14,27 @@ Done: it ended its session itself (exit status 0).
 
 from __future__ import annotations
 
+import platform
+
 from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place
 from bench.agents.npm_start import answer_limit, start
 
 VERSION = "2.1.328"
 PACKAGE = f"@anthropic-ai/claude-code@{VERSION}"
+TARGETS = {"x86_64": "x64", "aarch64": "arm64"}
+
+
+def executable(installed: str) -> str:
+    """The platform package's executable: the main package's bin/claude.exe is a stub its install script would
+    replace with it, and the bench runs no install script."""
+    arch = TARGETS.get(platform.machine().lower(), "x64")
+    return f"{installed}/node_modules/@anthropic-ai/claude-code-linux-{arch}/claude"
+
+
+def unavailable() -> str | None:
+    if platform.system() != "Linux" or platform.machine().lower() not in TARGETS:
+        return f"{PACKAGE} has no executable for {platform.system()} {platform.machine()}: run it on Linux x86-64"
+    return None
 
 
 def launch(place: Place, settings: AgentSettings) -> Launch:
@@ -27,6 +44,8 @@ def launch(place: Place, settings: AgentSettings) -> Launch:
         "ANTHROPIC_API_KEY": "none",
         "ANTHROPIC_SMALL_FAST_MODEL": "flint",
         "ANTHROPIC_DEFAULT_HAIKU_MODEL": "flint",
+        # A model name it does not know is taken for a 200K (or 1M) window; these two give it the run's.
+        "CLAUDE_CODE_MAX_CONTEXT_TOKENS": str(settings.ctx),
         "CLAUDE_CODE_AUTO_COMPACT_WINDOW": str(settings.ctx),
         "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(answer_limit(settings.ctx)),
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -36,8 +55,7 @@ def launch(place: Place, settings: AgentSettings) -> Launch:
         "IS_SANDBOX": "1",
         "HOME": f"{place.out_dir}/claude-home",
     }
-    executable = f"{place.installed}/node_modules/@anthropic-ai/claude-code/bin/claude.exe"
-    return Launch(start(executable, place.task_file, flags), env)
+    return Launch(start(executable(place.installed), place.task_file, flags), env)
 
 
 CLAUDE_CODE = AgentKind(
@@ -47,4 +65,7 @@ CLAUDE_CODE = AgentKind(
     install=Install(npm=(PACKAGE,)),
     version=lambda: VERSION,
     launch=launch,
+    unavailable=unavailable,
+    # Measured on Qwen2.5-Coder: 11,745 tokens (its system prompt and tools); below it every request is refused
+    min_ctx=(16384, "its first request alone is about 11,700 tokens: its system prompt and tools"),
 )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import platform
 
 from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place
-from bench.agents.npm_start import answer_limit, start
+from bench.agents.npm_start import start
 
 VERSION = "0.169.0"
 PACKAGE = f"@openai/codex@{VERSION}"
@@ -40,7 +40,6 @@ def launch(place: Place, settings: AgentSettings) -> Launch:
         "model_providers.flint": provider,
         "model_context_window": str(settings.ctx),
         "model_auto_compact_token_limit": str(settings.ctx * 9 // 10),
-        "model_max_output_tokens": str(answer_limit(settings.ctx)),
         "check_for_update_on_startup": "false",
     }
     flags = ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "-m", "flint"]
@@ -58,4 +57,6 @@ CODEX = AgentKind(
     version=lambda: VERSION,
     launch=launch,
     unavailable=unavailable,
+    # Measured on Qwen2.5-Coder: 5,741 tokens (its instructions and tools); below it every request is a context 400
+    min_ctx=(8192, "its first request alone is about 5,700 tokens: its instructions and tools"),
 )

@@ -4,8 +4,9 @@ prompt argument."""
 
 from __future__ import annotations
 
-# $0 the executable, $1 the task file, the rest its flags: the task's text comes last, as the prompt.
-RUN_ON_TASK = 'exe="$0"; task="$(cat "$1")"; shift; exec "$exe" "$@" "$task"'
+# $0 the executable, $1 the task file, the rest its flags: the task's text comes last, as the prompt. Its home
+# ($HOME, made here: codex refuses a CODEX_HOME that does not exist) is under the run's out folder.
+RUN_ON_TASK = 'mkdir -p "$HOME" && exe="$0" && task="$(cat "$1")" && shift && exec "$exe" "$@" "$task"'
 
 
 def answer_limit(ctx: int) -> int:

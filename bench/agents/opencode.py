@@ -9,7 +9,8 @@ OPENCODE_CONFIG_CONTENT: one provider, `flint`, through opencode's OpenAI-compat
 whose model has the run's window as its context limit (opencode compacts by it) and an answer limit of
 min(2048, ctx/4); the run's sampling as the build agent's options, its step limit as the agent's `steps`; edits and
 commands allowed, web fetches denied. Its network calls of its own (the models.dev catalogue, updates, LSP
-downloads, plugins, sharing) are switched off, and it reads and writes its state only under the run's folder.
+downloads, plugins, sharing) are switched off, its background install of its plugin package fails closed (its
+npm offline), and it reads and writes its state only under the run's folder.
 
 Done: it ended the session itself (exit status 0).
 """
@@ -36,6 +37,7 @@ OFFLINE_ENV = {
     "OPENCODE_DISABLE_CLAUDE_CODE": "1",
     "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1",
 }
+CLOSED_PORT = "http://127.0.0.1:9"  # refused at once
 # Starts opencode on the task file's text ($0 the executable, $1 the task file, the rest its flags).
 RUN = 'task="$(cat "$1")"; exe="$0"; shift; exec "$exe" run "$@" "$task"'
 
@@ -87,6 +89,10 @@ def launch(place: Place, settings: AgentSettings) -> Launch:
     home = f"{place.out_dir}/opencode-home"
     env = {"OPENCODE_CONFIG_CONTENT": json.dumps(config(place, settings)), **OFFLINE_ENV}
     env |= {f"XDG_{name}_HOME": f"{home}/{name.lower()}" for name in ("CONFIG", "DATA", "CACHE", "STATE")}
+    # At start it installs its plugin package into its configuration folder in the background, with no switch to
+    # stop it: its npm is told offline, with an empty cache and a closed registry, so it fails closed (its log:
+    # `background dependency install failed`) and opencode goes on, as in the docker sandbox's closed network.
+    env |= {"npm_config_offline": "true", "npm_config_registry": f"{CLOSED_PORT}/", "npm_config_cache": f"{home}/npm"}
     return Launch(argv, env)
 
 

@@ -122,6 +122,7 @@ SUMMARIES = {
         + (f": {e.get('message')}" if e.get("message") else "")
     ),
     "http_error": lambda e: f"HTTP {e.get('status')} {e.get('type')}: {e.get('message')}",
+    "unanswered": lambda e: f"{e.get('route')}: never answered (the agent ended while it waited)",
     "done_check": lambda e: (
         f"done check {'passed' if e.get('passed') else 'failed'}: {e.get('summary')}"
         + (f"; missing {', '.join(map(str, e.get('missing') or []))}" if e.get("missing") else "")

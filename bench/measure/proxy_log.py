@@ -1,8 +1,9 @@
 """The recording proxy's log (docker/record_proxy.py) read as an event trace, so that an agent other than the
 article's gets the same row: each request is a `request` event when it came (so the agent's own time before it is
 not taken for the server's) and a `response` event when its answer ended (usage, timings and finish reason as the
-server sent them), its refused ones `http_error` events, and its end a `stop` event. bench.measure.trace_numbers and
-the /metrics cross-check then read it as they read the article's own trace.
+server sent them), its refused ones `http_error` events, one never answered (the agent ended while it waited) an
+`unanswered` event, and its end a `stop` event. bench.measure.trace_numbers and the /metrics cross-check then read it
+as they read the article's own trace.
 """
 
 from __future__ import annotations
@@ -51,13 +52,47 @@ def proxy_events(exchanges: list[dict[str, Any]], n_ctx: int, stop_reason: str) 
             refused |= {k: error[k] for k in ("n_prompt_tokens", "n_ctx") if k in error}  # a context 400's sizes
             events.append(refused)
             continue
-        finish = entry.get("finish_reason")
-        finish = CUT.get(finish, finish) if isinstance(finish, str) else None
-        response: Event = {"t": t, "event": "response", "step": step, "finish_reason": finish, **tags}
-        response |= {name: entry[name] for name in ("usage", "timings") if isinstance(entry.get(name), dict)}
-        response |= {"route": entry["route"], "streamed": bool(entry.get("streamed"))}
+        if entry.get("in_flight") or (entry.get("answer_cut") and not isinstance(entry.get("timings"), dict)):
+            events.append(unanswered_event(entry, t, step, tags))
+            continue
+        response = response_event(entry, t, step, tags)
         events.append(response)
         if response["finish_reason"] == "length":  # as the article's agent notes a cut answer, taken as it came
             events.append({"t": t, "event": "cut", "step": step, "kind": "length", "dropped": False})
     events.append({"t": events[-1]["t"], "event": "stop", "reason": stop_reason, "steps": step})
     return events
+
+
+def response_event(entry: dict[str, Any], t: float, step: int, tags: dict[str, Any]) -> Event:
+    """An answered request: its finish reason (another dialect's cut read as "length"), usage and timings."""
+    finish = entry.get("finish_reason")
+    finish = CUT.get(finish, finish) if isinstance(finish, str) else None
+    response: Event = {"t": t, "event": "response", "step": step, "finish_reason": finish, **tags}
+    response |= {name: entry[name] for name in ("usage", "timings") if isinstance(entry.get(name), dict)}
+    response |= {"route": entry["route"], "streamed": bool(entry.get("streamed"))}
+    return response | dialect_figures(response)
+
+
+def unanswered_event(entry: dict[str, Any], t: float, step: int, tags: dict[str, Any]) -> Event:
+    """A request the server never finished answering to the agent (it left, or was killed, while it waited): no
+    timings, so the trace's sum leaves it out, and the /metrics check says so where the server counted it."""
+    begun = isinstance(entry.get("status"), int)  # the answer's head came: its prefill had ended
+    unanswered: Event = {"t": t, "event": "unanswered", "step": step, "route": entry.get("route"), **tags}
+    return unanswered | {"streamed": bool(entry.get("streamed")), "answer_begun": begun}
+
+
+def dialect_figures(response: Event) -> Event:
+    """The Messages and Responses dialects' usage in chat completions' names (prompt_tokens counts the cached part
+    too); and a Messages answer's computed tokens, which llama-server sends with no `timings`: its `input_tokens`
+    are the prompt tokens it computed (prompt_n) and `cache_read_input_tokens` those it reused (cache_n), so the
+    sum is still checked against /metrics (its prefill and decode times stay unknown)."""
+    usage = response.get("usage")
+    if not isinstance(usage, dict) or "prompt_tokens" in usage or not isinstance(usage.get("input_tokens"), int):
+        return {}
+    computed, cached = usage["input_tokens"], usage.get("cache_read_input_tokens")
+    messages = response.get("route") == "POST /v1/messages"
+    prompt = computed + cached if messages and isinstance(cached, int) else computed
+    found: Event = {"usage": usage | {"prompt_tokens": prompt, "completion_tokens": usage.get("output_tokens")}}
+    if messages and "timings" not in response:
+        found["timings"] = {"prompt_n": computed, "cache_n": cached if isinstance(cached, int) else 0}
+    return found

@@ -45,5 +45,5 @@ def request_figures(events: list[Event]) -> RequestFigures:
     said = (
         "yes" if answered and streamed == len(answered) else "no" if not streamed else f"{streamed} of {len(answered)}"
     )
-    roles = [e["role"] for e in events if e.get("event") in ("response", "http_error") and "role" in e]
+    roles = [e["role"] for e in events if e.get("event") in ("response", "http_error", "unanswered") and "role" in e]
     return RequestFigures(said if answered else None, first, {role: roles.count(role) for role in ROLES})

@@ -14,7 +14,7 @@ from typing import Any
 
 from bench.errors import FixtureError, ResultsError, ScoringError
 from bench.fixtures.workcopy import DiffTooLarge, capture_diff, make_work_copy
-from bench.llama.api import erase_slot, prompt_counter
+from bench.llama.api import erase_slot, prompt_counter, wait_idle
 from bench.measure.proxy_log import proxy_events, read_exchanges
 from bench.measure.request_log import REQUESTS_FILE
 from bench.measure.sampler import GpuReading, GpuSampler
@@ -81,7 +81,7 @@ def observe(
             sample_interval_s=sample_interval_s,
             gpu_uuids=gpu_uuids,
         )
-        after = prompt_counter(endpoints.flint_url)
+        after = counter_when_idle(endpoints.flint_url)
         if inputs.agent_command().kind.own_trace or not (out_dir / PROXY_LOG).exists():
             events, trace_problem, trace_limit = keep_trace(out_dir, run_dir, sandbox.trace_owner)
         else:  # another agent: the recording proxy's log is its trace
@@ -99,6 +99,12 @@ def observe(
     limits = [*agent.resources_exhausted, *([trace_limit] if trace_limit else [])]
     cut_short = agent.killed_for_memory or trace_limit is not None
     return Observed(agent, events, gpu, before, after, problems, graded, trace_problem, limits, cut_short, watched)
+
+
+def counter_when_idle(flint_url: str) -> float | None:
+    """Flint's prompt counter once it is idle: a request dropped as the agent ended is counted (or not) by then."""
+    wait_idle([flint_url])
+    return prompt_counter(flint_url)
 
 
 def run_watched(

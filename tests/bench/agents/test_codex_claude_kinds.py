@@ -26,7 +26,7 @@ def test_codex_speaks_responses_to_a_provider_at_the_proxy_with_the_runs_window(
 def test_claude_code_speaks_messages_at_the_proxy_with_its_compaction_window_and_turns() -> None:
     kind = agent_kind("claude-code")
     launch = kind.launch(PLACE, SETTINGS)
-    assert launch.argv[3] == "/a/node_modules/@anthropic-ai/claude-code/bin/claude.exe"
+    assert launch.argv[3] == "/a/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
     assert launch.argv[launch.argv.index("--max-turns") + 1] == "12"
     env = launch.env
     assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:5000" and env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] == "8192"

@@ -43,3 +43,43 @@ def test_the_agents_own_time_before_a_request_is_not_the_servers() -> None:
     assert [e["event"] for e in events] == ["start", "request", "response", "request", "response", "stop"]
     assert server_stall(events).seconds == 0.0
     assert server_stall([e for e in events if e["event"] != "request"]).flint_s > 19  # what it was without them
+
+
+def test_a_request_the_agent_was_killed_waiting_for_keeps_the_row_checked_or_says_why_not() -> None:
+    """An unanswered request (the proxy's `in_flight`, or an answer cut before its final chunk) has no timings: the
+    answered ones' sum is still checked against /metrics, which counts a prompt only once its prefill ended."""
+    waiting = {"t": 3.0, "route": CHAT, "request": {"stream": True}, "status": None, "in_flight": True}
+    cut = {"t": 3.0, "route": CHAT, "status": 200, "streamed": True, "answer_cut": "the answer did not end"}
+    only = trace_numbers(proxy_events([waiting], 4096, "interrupted"))
+    assert (only.steps, only.unanswered, only.prompt_tokens_reprocessed) == (0, 1, 0)
+    assert check_reprocessed(only, 100.0, 100.0).status == "ok"  # dropped during its prefill: nothing counted
+    after_one = trace_numbers(proxy_events([exchange(700, 0), cut], 4096, "interrupted"))
+    assert (after_one.steps, after_one.unanswered, after_one.prompt_tokens_reprocessed) == (1, 1, 700)
+    assert check_reprocessed(after_one, 0.0, 700.0).status == "ok"
+    counted = check_reprocessed(after_one, 0.0, 1250.0)  # its prefill had ended: counted, never reported
+    assert counted.status == "unchecked" and counted.metrics_delta == 1250
+    assert counted.note and "550 tokens more than the answers' sum 700" in counted.note
+    assert check_reprocessed(after_one, 0.0, 650.0).status == "mismatch"  # fewer than answered: no excuse
+    unanswered = [e for e in proxy_events([waiting], 4096, "interrupted") if e["event"] == "unanswered"]
+    assert unanswered[0]["streamed"] is False and unanswered[0]["answer_begun"] is False
+
+
+def test_a_messages_run_is_checked_from_its_usage_and_a_responses_run_from_its_timings() -> None:
+    """llama-server answers /v1/messages with no timings, but its input_tokens are the tokens it computed and
+    cache_read_input_tokens those it reused; a Responses stream's last event carries timings as chat's does."""
+    messages = [
+        {"t": 1.0, "route": "POST /v1/messages", "status": 200, "usage": {"input_tokens": 700, "output_tokens": 5}},
+        {
+            "t": 2.0,
+            "route": "POST /v1/messages",
+            "status": 200,
+            "usage": {"input_tokens": 90, "cache_read_input_tokens": 700, "output_tokens": 7},
+        },
+    ]
+    numbers = trace_numbers(proxy_events(messages, 4096, "done"))
+    assert (numbers.prompt_tokens_reprocessed, numbers.cache_tokens, numbers.prompt_tokens) == (790, 700, 1490)
+    assert numbers.completion_tokens == 12 and numbers.flint_prompt_s is None  # its times are not reported
+    assert check_reprocessed(numbers, 0.0, 790.0).status == "ok"
+    responses = exchange(40, 0) | {"route": "POST /v1/responses", "usage": {"input_tokens": 40, "output_tokens": 3}}
+    answered = trace_numbers(proxy_events([responses], 4096, "done"))
+    assert (answered.prompt_tokens_reprocessed, answered.prompt_tokens, answered.completion_tokens) == (40, 40, 3)

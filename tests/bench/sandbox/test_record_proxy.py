@@ -4,6 +4,7 @@ real server, streamed and not: tests/integration/test_record_proxy_real.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import sys
@@ -91,3 +92,30 @@ def test_a_server_that_closes_without_answering_is_a_502_and_nothing_is_logged(t
             assert httpx.get(url + "/health", timeout=30).status_code == 502
         closer.join(10)
     assert log.read_text() == ""
+
+
+def ask_and_lose_the_answer(url: str, body: dict[str, object]) -> None:
+    with contextlib.suppress(httpx.HTTPError):  # the proxy stops before any answer: the client sees it close
+        httpx.post(url + "/v1/chat/completions", json=body, timeout=30)
+
+
+def test_a_request_still_waiting_when_the_proxy_stops_is_written_down_as_in_flight(tmp_path: Path) -> None:
+    """An agent killed while it waits: the proxy is stopped with the request unanswered, and the log still has it."""
+    log = tmp_path / "proxy.jsonl"
+    with socket.socket() as mute:  # accepts the request and never answers, as a server deep in a prefill
+        mute.bind(("127.0.0.1", 0))
+        mute.listen()
+        held: list[socket.socket] = []
+        threading.Thread(target=lambda: held.append(mute.accept()[0]), daemon=True).start()
+        body = {"messages": [{"role": "user", "content": "hi"}], "stream": True}
+        with RecordingProxy(f"http://127.0.0.1:{mute.getsockname()[1]}", log, checkout=ROOT) as url:
+            threading.Thread(target=ask_and_lose_the_answer, args=(url, body), daemon=True).start()
+            for _ in range(100):
+                if held:
+                    break
+                threading.Event().wait(0.05)
+        for connection in held:
+            connection.close()
+    (entry,) = [json.loads(line) for line in log.read_text().splitlines()]
+    assert entry["route"] == "POST /v1/chat/completions" and entry["request"] == body
+    assert entry["in_flight"] is True and entry["status"] is None and entry["streamed"] is True
