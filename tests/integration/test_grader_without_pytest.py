@@ -64,8 +64,9 @@ def test_a_run_graded_there_is_infra_error_not_a_zero(no_pytest_image: str, tmp_
     (run_dir / "run.json").write_text(json.dumps({"fixture": NAME, "fixtures_root": str(ROOT)}))
     (run_dir / "diff.patch").write_text("")
     grader = DockerGrader(docker_client(), no_pytest_image, labels=role_labels("grader"))
-    score, why = grade_run(run_dir, grader)
+    score, why = grade_run(run_dir, grader, CHECKOUT)
     assert score is None and why is not None
     assert why.startswith(f"grading could not run: the grading image {no_pytest_image} has no pytest"), why
-    graded, nothing = grade_run(run_dir, DockerGrader(docker_client(), ensure_sandbox_image(docker_client(), CHECKOUT)))
+    with_pytest = DockerGrader(docker_client(), ensure_sandbox_image(docker_client(), CHECKOUT))
+    graded, nothing = grade_run(run_dir, with_pytest, CHECKOUT)
     assert nothing is None and graded is not None and graded.hidden_total > 0  # the same run, a grader with pytest
