@@ -104,7 +104,7 @@ def test_scoring_an_example_run_again_leaves_its_tracked_files_as_they_are(
     from bench.cli import main
     from bench.score import score_command
 
-    monkeypatch.setattr(score_command, "default_out", lambda name: tmp_path / f"scored-{name}")
+    monkeypatch.setattr(score_command, "default_out", lambda name, checkout: tmp_path / f"scored-{name}")
     row = ROWS[0]
     before = git_status(EXAMPLE)
     assert main(["score", str(EXAMPLE / "runs" / row.run_id), "--sandbox", "local", "--json"]) == 0
