@@ -19,8 +19,7 @@ from __future__ import annotations
 import json
 from urllib.parse import urlsplit
 
-from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place
-from bench.agents.mini_swe import answer_limit
+from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place, answer_limit
 
 VERSION = "0.86.2"
 PACKAGE = f"aider-chat=={VERSION}"

@@ -64,6 +64,12 @@ class Install:
     npm: tuple[str, ...] = ()  # "name@version"
 
 
+def answer_limit(ctx: int) -> int:
+    """Tokens an answer may take, for the agents that ask for a limit: a quarter of the window, at most 2,048, so
+    one answer never fills it."""
+    return min(2048, ctx // 4)
+
+
 def exit_stop_reason(exit_code: int | None, timed_out: bool) -> str:
     """An agent's end from its exit status, as the article's contract reads its own: 0 done, else stopped without
     being done; killed (the run's time up, or a signal): interrupted."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import platform
 
 from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place
-from bench.agents.npm_start import start
+from bench.agents.npm_start import no_native_build, start
 
 VERSION = "0.169.0"
 PACKAGE = f"@openai/codex@{VERSION}"
@@ -28,9 +28,7 @@ def executable(installed: str) -> str:
 
 
 def unavailable() -> str | None:
-    if platform.system() != "Linux" or platform.machine().lower() not in TARGETS:
-        return f"{PACKAGE} has no executable for {platform.system()} {platform.machine()}: run it on Linux x86-64"
-    return None
+    return no_native_build(PACKAGE, TARGETS)
 
 
 def launch(place: Place, settings: AgentSettings) -> Launch:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place
+from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place, answer_limit
 
 VERSION = "2.4.6"
 PACKAGE = f"mini-swe-agent=={VERSION}"
@@ -32,11 +32,6 @@ except (OSError, ValueError):
 print("mini-swe-agent exit status:", info.get("exit_status"))
 sys.exit(0 if info.get("exit_status") == "Submitted" else 1)
 """
-
-
-def answer_limit(ctx: int) -> int:
-    """Tokens an answer may take: a quarter of the window, at most 2,048, so one answer never fills it."""
-    return min(2048, ctx // 4)
 
 
 def launch(place: Place, settings: AgentSettings) -> Launch:

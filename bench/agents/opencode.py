@@ -21,7 +21,7 @@ import json
 import platform
 from pathlib import Path
 
-from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place
+from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place, answer_limit
 
 VERSION = "1.18.33"
 PACKAGE = f"opencode-ai@{VERSION}"
@@ -40,11 +40,6 @@ OFFLINE_ENV = {
 CLOSED_PORT = "http://127.0.0.1:9"  # refused at once
 # Starts opencode on the task file's text ($0 the executable, $1 the task file, the rest its flags).
 RUN = 'task="$(cat "$1")"; exe="$0"; shift; exec "$exe" run "$@" "$task"'
-
-
-def answer_limit(ctx: int) -> int:
-    """Tokens an answer may take: a quarter of the window, at most 2,048 (as mini-swe-agent's)."""
-    return min(2048, ctx // 4)
 
 
 def platform_package() -> str | None:

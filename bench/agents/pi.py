@@ -21,7 +21,8 @@ import re
 import shutil
 import subprocess
 
-from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place
+from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place, answer_limit
+from bench.agents.npm_start import node_too_old
 
 VERSION = "0.73.1"
 PACKAGE = f"@mariozechner/pi-coding-agent@{VERSION}"
@@ -49,11 +50,6 @@ FLAGS = ["--provider", "flint", "--model", "flint", "--no-session", "--offline",
 FLAGS += ["--no-prompt-templates", "--no-themes", "--no-context-files"]
 
 
-def answer_limit(ctx: int) -> int:
-    """Tokens an answer may take: a quarter of the window, at most 2,048 (as mini-swe-agent's)."""
-    return min(2048, ctx // 4)
-
-
 @functools.cache
 def node_version() -> tuple[int, ...] | None:
     """This machine's Node.js version, or None where there is no `node`."""
@@ -65,13 +61,7 @@ def node_version() -> tuple[int, ...] | None:
 
 
 def unavailable() -> str | None:
-    version = node_version()
-    if version is None:
-        return "no `node` on PATH: install Node.js 20.6 or newer (Debian 13: apt-get install -y nodejs npm)"
-    if version < NODE_MIN:
-        have = ".".join(map(str, version))
-        return f"{PACKAGE} needs Node.js 20.6 or newer, this machine's is {have}: install a newer nodejs"
-    return None
+    return node_too_old(PACKAGE, node_version(), NODE_MIN)
 
 
 def models(place: Place, ctx: int) -> dict[str, object]:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 
 from bench.agents import pi
-from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place
+from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place, answer_limit
+from bench.agents.npm_start import node_too_old
 
 VERSION = "0.24.4"
 PACKAGE = f"@qwen-code/qwen-code@{VERSION}"
@@ -29,16 +30,11 @@ RUN = (
 
 
 def unavailable() -> str | None:
-    version = pi.node_version()
-    if version is None:
-        return "no `node` on PATH: install Node.js 20 or newer (Debian 13: apt-get install -y nodejs npm)"
-    if version < NODE_MIN:
-        return f"{PACKAGE} needs Node.js 20 or newer, this machine's is {'.'.join(map(str, version))}"
-    return None
+    return node_too_old(PACKAGE, pi.node_version(), NODE_MIN)
 
 
 def settings_file(settings: AgentSettings) -> dict[str, object]:
-    sampling = {**json.loads(settings.sampling), "max_tokens": pi.answer_limit(settings.ctx)}
+    sampling = {**json.loads(settings.sampling), "max_tokens": answer_limit(settings.ctx)}
     generation = {"contextWindowSize": settings.ctx, "samplingParams": sampling}
     return {
         "model": {"name": "flint", "generationConfig": generation},
