@@ -39,13 +39,19 @@ def slower_grading(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runner, "grade_finished", slow)
 
 
+def run_2_started_and_run_1_graded(lines: list[str]) -> tuple[int, int]:
+    """The progress lines' indices: run 2's start, and run 1's end with its hidden score."""
+    started_2 = next(i for i, line in enumerate(lines) if line.startswith("run 2/2") and line.endswith("starting"))
+    ended_1 = next(i for i, line in enumerate(lines) if line.startswith("run 1/2") and ", hidden " in line)
+    return started_2, ended_1
+
+
 def test_the_next_run_starts_while_the_last_is_graded_and_rows_come_in_plan_order(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     slower_grading(monkeypatch)
     lines, rows = bench_output(tmp_path, capsys, overlap=True)
-    started_2 = next(i for i, line in enumerate(lines) if line.startswith("run 2/2") and line.endswith("starting"))
-    ended_1 = next(i for i, line in enumerate(lines) if line.startswith("run 1/2") and ", hidden " in line)
+    started_2, ended_1 = run_2_started_and_run_1_graded(lines)
     assert started_2 < ended_1, lines
     assert [row["rep"] for row in rows] == ["1", "2"]
     assert [row["rep"] for row in read_rows(tmp_path / "results.csv")] == ["1", "2"]
@@ -59,7 +65,6 @@ def test_without_overlap_each_run_is_graded_before_the_next_starts(
 ) -> None:
     slower_grading(monkeypatch)
     lines, rows = bench_output(tmp_path, capsys, overlap=False)
-    started_2 = next(i for i, line in enumerate(lines) if line.startswith("run 2/2") and line.endswith("starting"))
-    ended_1 = next(i for i, line in enumerate(lines) if line.startswith("run 1/2") and ", hidden " in line)
+    started_2, ended_1 = run_2_started_and_run_1_graded(lines)
     assert ended_1 < started_2, lines
     assert [row["hidden_total"] for row in rows] == [UNTOUCHED[1]] * 2
