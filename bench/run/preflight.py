@@ -31,7 +31,7 @@ COLLECT_TIMEOUT_S = 120.0
 NO_TESTS = 5  # pytest's exit status when it collected nothing
 EXCEPTION = re.compile(r"E +\w+(Error|Exception|Exit)\b")
 log = logging.getLogger(__name__)
-COLLECTED: dict[tuple[str, str], str | None] = {}  # (the fixture's files' hash, grader kind) -> the problem
+COLLECTED: dict[tuple[str, str, str], str | None] = {}  # (the fixture's files' hash, grader kind, image) -> problem
 
 
 def smallest_windows(plan: list[PlannedRun]) -> dict[str, tuple[Fixture, int]]:
@@ -58,7 +58,7 @@ def refuse_small_windows(plan: list[PlannedRun], flint_url: str) -> None:
 
 def hidden_tests_problem(fixture: Fixture, grader: Grader) -> str | None:
     """Why `fixture`'s hidden tests do not collect on its reference solution, or None when they do (or when the
-    grader could not say: the runs' grading will). Asked once per process for the same files and kind of grader."""
+    grader could not say: the runs' grading will). Asked once per process for the same files, grader kind and image."""
     if not fixture.solution_dir.is_dir():
         return None  # no solution to collect them on: `bench fixtures check` says so
     if fixture.language != "python":
@@ -67,7 +67,7 @@ def hidden_tests_problem(fixture: Fixture, grader: Grader) -> str | None:
     for folder in (fixture.path, fixture.hidden_dir):
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
             files.update(f"{path}\0".encode() + path.read_bytes())
-    key = (files.hexdigest(), type(grader).__name__)
+    key = (files.hexdigest(), type(grader).__name__, getattr(grader, "image", ""))  # two images can differ
     if key not in COLLECTED:
         COLLECTED[key] = _collection_problem(fixture, grader)
     return COLLECTED[key]

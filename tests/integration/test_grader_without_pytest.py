@@ -51,6 +51,8 @@ def no_pytest_image() -> Iterator[str]:
 def test_the_preflight_names_the_image_not_the_fixture(no_pytest_image: str) -> None:
     grader = DockerGrader(docker_client(), no_pytest_image, labels=role_labels("grader"))
     fixture = load_fixture(NAME, root=ROOT)
+    with_pytest = DockerGrader(docker_client(), ensure_sandbox_image(docker_client(), CHECKOUT))
+    assert hidden_tests_problem(fixture, with_pytest) is None  # asked first: its answer is not the other image's
     with pytest.raises(PrerequisiteError) as caught:
         hidden_tests_problem(fixture, grader)
     said = str(caught.value)
