@@ -52,20 +52,33 @@ def _cache_path() -> Path:
 
 def file_sha256(path: Path) -> str:
     """sha256 of a (large) model file, cached by path, size and mtime so a bench hashes each model once."""
-    stat = path.stat()
-    key = f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
-    cache_file = _cache_path()
-    try:
-        cache = json.loads(cache_file.read_text())
-    except (OSError, ValueError):
-        cache = {}
-    if key in cache:
-        return str(cache[key])
+    known = _read_cache()
+    if (found := known.get(_key(path))) is not None:
+        return str(found)
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(1 << 22):
             digest.update(chunk)
-    cache[key] = digest.hexdigest()
+    remember_sha256(path, digest.hexdigest())
+    return digest.hexdigest()
+
+
+def remember_sha256(path: Path, digest: str) -> None:
+    """Record `path`'s sha256, known already (a file hashed before it was moved here), so it is not read again."""
+    known = _read_cache() | {_key(path): digest}
+    cache_file = _cache_path()
     cache_file.parent.mkdir(parents=True, exist_ok=True)
-    cache_file.write_text(json.dumps(cache, indent=1))
-    return str(cache[key])
+    cache_file.write_text(json.dumps(known, indent=1))
+
+
+def _key(path: Path) -> str:
+    stat = path.stat()
+    return f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def _read_cache() -> dict[str, str]:
+    try:
+        found = json.loads(_cache_path().read_text())
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}

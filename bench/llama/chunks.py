@@ -9,7 +9,6 @@ what is kept (~/.cache/agent-bench/models, or $XDG_CACHE_HOME's), and it is chec
 from __future__ import annotations
 
 import argparse
-import fcntl
 import hashlib
 import logging
 import os
@@ -19,12 +18,12 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
 from bench.errors import BenchError, PrerequisiteError
+from bench.file_lock import held
 from bench.llama.binaries import find_small_model
 from bench.llama.cpu_models import CPU_MODELS, Chunk, CpuModel
 from bench.provenance import file_sha256
@@ -56,7 +55,7 @@ def cpu_model_file(name: str) -> Path:
         return find_small_model()
     target = models_dir() / model.file
     if not target.is_file():
-        with _lock(target.parent):
+        with held(target.parent / ".assembling.lock", f"the assembly of {model.file}"):
             if not target.is_file():
                 fetch_and_assemble(model, target)
     check_digest(model, target)
@@ -70,15 +69,6 @@ def check_digest(model: CpuModel, target: Path) -> None:
             f"{target}: sha256 {digest[:16]}... is not {model.name}'s {model.sha256[:16]}...: remove the file and run "
             f"`make setup CPU_MODEL={model.name}` to assemble it again"
         )
-
-
-@contextmanager
-def _lock(folder: Path) -> Iterator[None]:
-    """One assembly at a time on this machine (benches and test workers may start together)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".assembling.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
 
 
 def fetch_and_assemble(model: CpuModel, target: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.containers.images import DEFAULT_LLAMA_BASE, base_image, build_image, digest, image_exists
+from bench.file_lock import held, lock_file
 from bench.llama.binaries import find_llama_server, library_links
 from bench.llama.pin import package_pin
 
@@ -49,11 +50,14 @@ def ensure_llama_cpu_image(client: Any, checkout: Path) -> str:
     tag = llama_cpu_tag(checkout, base, binaries, package_pin())
     if image_exists(client, tag):
         return tag
-    with tempfile.TemporaryDirectory(prefix="agentbench-llama-") as tmp:
-        context = Path(tmp)
-        shutil.copy(checkout / LLAMA_CPU_DOCKERFILE, context / "Dockerfile")
-        (context / "bin").mkdir()
-        for name, path in binaries.items():
-            shutil.copy2(path, context / "bin" / name)
-        build_image(client=client, context=context, dockerfile=context / "Dockerfile", tag=tag, base=base)
+    with held(lock_file(tag), f"the build of {tag}"):  # one build however many workers and benches ask
+        if image_exists(client, tag):
+            return tag
+        with tempfile.TemporaryDirectory(prefix="agentbench-llama-") as tmp:
+            context = Path(tmp)
+            shutil.copy(checkout / LLAMA_CPU_DOCKERFILE, context / "Dockerfile")
+            (context / "bin").mkdir()
+            for name, path in binaries.items():
+                shutil.copy2(path, context / "bin" / name)
+            build_image(client=client, context=context, dockerfile=context / "Dockerfile", tag=tag, base=base)
     return tag

@@ -32,6 +32,7 @@ from bench.containers.engine import docker_client
 from bench.containers.images import image_exists
 from bench.containers.registry import image_in_registry
 from bench.errors import PrerequisiteError
+from bench.file_lock import held, lock_file
 from bench.llama.source_tree import extract_source
 
 log = logging.getLogger(__name__)
@@ -127,13 +128,16 @@ def missing_image_line(image: str, in_registry: bool | None) -> str:
 
 
 def ensure_gpu_image(client: Any, image: str, checkout: Path) -> None:
-    """An image compose can start: here already; ours is built now (once, from `checkout`'s Dockerfile); another must
-    be in its registry."""
+    """An image compose can start: here already; ours is built now (once, from `checkout`'s Dockerfile, by whichever
+    process of this host takes the build's lock first: the others wait and find it); another must be in its
+    registry."""
     if image_exists(client, image):
         return
     if image == CUDA_IMAGE:
-        bases = {name: os.environ[name] for name in BASES if os.environ.get(name)}
-        build_cuda_image(client, checkout, image, bases=bases)
+        with held(lock_file(image), f"the build of {image}"):  # one build however many workers and benches ask
+            if not image_exists(client, image):
+                bases = {name: os.environ[name] for name in BASES if os.environ.get(name)}
+                build_cuda_image(client, checkout, image, bases=bases)
         return
     in_registry = image_in_registry(image)
     if in_registry is not True:

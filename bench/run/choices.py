@@ -19,6 +19,7 @@ from bench.sandbox.kinds import choose_sandbox, make_sandboxes
 from bench.servers.base import Servers
 from bench.servers.choose import HostGpu, choose_servers, probe_host
 from bench.servers.kinds import Kind, Making, kind, may_need_docker, needs_gpu_probe
+from bench.servers.shared import Shared
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,10 @@ class Factory:
         host = Host.probe(configs[0])
         sandbox, servers = choose_sandbox(configs[0].sandbox, host.docker), choose_servers(configs[0].servers, host.gpu)
         return [cls(config, sandbox, servers, host, checkout=checkout) for config in configs]
+
+    def prepare_shared(self) -> None:
+        """What every worker's servers share on this host (an image, the models), made once before any starts."""
+        self.server_kind.prepare(Shared(self.config, self.host.gpu, self.host.docker, self.checkout))
 
     def make_servers(self, log_dir: Path, fixtures: Sequence[Fixture]) -> Servers:
         """Servers of the chosen kind (bench.servers.kinds) for a plan on `fixtures` (forced tool calls offer their

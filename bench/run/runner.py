@@ -125,6 +125,8 @@ class Bench:
         if not plan:  # a shard of a plan smaller than the shard count: its file says so, and merges
             self.writer.header()
         refuse_uncollectable(plan, grader_for(self.factory.sandboxes.engine))
+        if plan:  # what the workers' servers share (an image, the models): made once, before any of them starts
+            self.factory.prepare_shared()
         queue = RunQueue(plan)
         if len(lanes.benches) == 1:  # one pair: it runs here, where Ctrl-C lands
             self.run_lane(queue, lanes.servers(self, plan), existing, Progress(len(plan)))

@@ -24,6 +24,7 @@ from bench.servers.choose import HostGpu
 from bench.servers.compose import make_compose_servers
 from bench.servers.embedded import EmbeddedServers
 from bench.servers.external import ExternalServers
+from bench.servers.shared import Shared, nothing_shared, prepare_compose, prepare_embedded
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,8 @@ class Kind:
     # a supervisor, the kubelet, Docker), and started again by the bench when it can (after that wait, if any).
     waited_for: bool = False
     restarts: bool = True
+    # What its servers on this host share, made once before any worker starts (bench.servers.shared).
+    prepare: Callable[[Shared], None] = nothing_shared
 
 
 def _embedded(making: Making) -> Servers:
@@ -96,6 +99,7 @@ KINDS: dict[str, Kind] = {
         pins_a_card=True,
         waited_for=False,
         restarts=True,
+        prepare=prepare_embedded,
     ),
     "compose": Kind(
         "compose",
@@ -106,6 +110,7 @@ KINDS: dict[str, Kind] = {
         pins_a_card=True,
         waited_for=True,
         restarts=True,
+        prepare=prepare_compose,
     ),
     "external": Kind(
         "external",

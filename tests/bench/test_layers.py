@@ -26,6 +26,7 @@ LAYERS = [
         "stopping",
         "yaml_file",
         "atomic_file",
+        "file_lock",
         "ownership",
         "provenance",
         "untrusted",
