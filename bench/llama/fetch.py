@@ -79,7 +79,7 @@ def fetch_models(models: list[Model], cache: Path) -> None:
         if isinstance(model, HubRef):
             log.info("%s -> %s", model, cache)
             found = fetch(model, cache)
-            log.info("%s: %s (%.2f GiB)", model, found.resolve(), found.stat().st_size / GIB)
+            log.info("%s: %s (%.2f GiB), checked", model, found, found.stat().st_size / GIB)
 
 
 def command(config: BenchConfig) -> int:
