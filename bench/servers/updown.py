@@ -17,6 +17,7 @@ from bench.errors import ConfigError, PrerequisiteError
 from bench.fixtures.fixture import fixtures_root, load_fixture
 from bench.measure.nvml import nvidia_gpu_present
 from bench.servers.compose import ComposeServers, make_compose_servers
+from bench.servers.shared import fetch_served_models
 
 log = logging.getLogger(__name__)
 # The host ports `bench up` serves on unless $FLINT_PORT and $JEFF_PORT say otherwise (compose.yaml's defaults).
@@ -42,6 +43,7 @@ def up(config: BenchConfig, checkout: Path) -> int:
     if len(config.ctx) != 1:
         raise ConfigError(f"bench up serves one window, not {config.ctx}: pass --ctx N")
     servers = _servers(config, checkout, build_image=True)
+    fetch_served_models(config, servers.gpu)  # fetched under the cache's lock and checked, as a bench does
     flint_port, jeff_port = (int(os.environ.get(name) or default) for name, default in UP_PORTS.items())
     (ctx,) = config.ctx
     endpoints = servers.start(ctx, ports=(flint_port, jeff_port))
