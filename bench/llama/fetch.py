@@ -32,13 +32,14 @@ log = logging.getLogger(__name__)
 
 
 def fetch(ref: HubRef, cache: Path) -> Path:
-    """`ref`'s model file in `cache`: the one there already, else downloaded now; checked either way."""
-    cache.mkdir(parents=True, exist_ok=True)
-    with held(cache / LOCK, f"the fetch of {ref} into {cache}"):
-        found = cached_model(cache, ref)
-        if found is None:
-            found = _download_checked(ref, cache)
-        check_cached(found, cache / ref.folder)
+    """`ref`'s model file in `cache`: the one there already, else downloaded now; checked either way. Only a download
+    takes the lock (a cache that is read-only to this process serves what it holds)."""
+    found = cached_model(cache, ref)
+    if found is None:
+        cache.mkdir(parents=True, exist_ok=True)
+        with held(cache / LOCK, f"the fetch of {ref} into {cache}"):
+            found = cached_model(cache, ref) or _download_checked(ref, cache)  # another may have fetched it meanwhile
+    check_cached(found, cache / ref.folder)
     return found
 
 
