@@ -22,9 +22,10 @@ from small_task import SETTINGS
 from bench import ROOT
 from bench.config import BenchConfig, Choice
 from bench.errors import PrerequisiteError
+from bench.llama.binaries import find_llama_server, llama_env
 from bench.llama.cuda_image import CUDA_IMAGE, ensure_gpu_image
 from bench.llama.fetch import fetch
-from bench.llama.hub import HubRef, cached_model
+from bench.llama.hub import HubRef, cached_model, hub_environment
 from bench.run.choices import Factory, Host
 from bench.run.runner import Bench
 from bench.run.workers import worker_configs
@@ -51,6 +52,16 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def llama_finds_offline(cache: Path, ref: HubRef) -> str:
+    """The file llama.cpp's own cache reader finds for `ref` in `cache` with no hub (what a server started offline
+    loads): the layout the fetch wrote is llama.cpp's."""
+    server = find_llama_server()
+    env = llama_env(server) | hub_environment(cache) | {"LLAMA_ARG_OFFLINE": "1"}
+    done = subprocess.run([str(server.parent / "llama"), "download", "-hf", str(ref)], env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.decode().strip().splitlines()[-1]
+
+
 def test_four_make_models_together_on_an_empty_cache_download_each_file_once(
     tmp_path: Path, child_processes: None
 ) -> None:
@@ -70,6 +81,7 @@ def test_four_make_models_together_on_an_empty_cache_download_each_file_once(
     for repo in DEFAULT_FILES:
         found = cached_model(cache, HubRef(repo))
         assert found is not None and sha256(found) == sha256(model)
+        assert llama_finds_offline(cache, HubRef(repo)) == str(found)
     assert not (cache / ".fetching").exists() or not any((cache / ".fetching").iterdir())
 
 
@@ -103,6 +115,7 @@ def test_a_bad_download_is_refused_and_never_replaces_the_cached_file(
         fixed = fetch(Q4, cache)
         assert sha256(fixed) == sha256(q4) and hub.downloads[(REPO, Q4_FILE)] == 2
         assert refs_main.read_text() == hub.commit(REPO)
+    assert llama_finds_offline(cache, Q4) == str(fixed)  # the hub gone: llama.cpp loads the checked file
 
 
 def test_a_corrupted_file_in_the_cache_is_named_with_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
