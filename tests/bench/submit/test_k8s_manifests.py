@@ -6,6 +6,7 @@ probes evaluated as the kubelet would, in tests/integration/test_k8s_pods.py."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import signal
@@ -26,7 +27,7 @@ from bench.config import BenchConfig
 from bench.llama.cpu_image import llama_cpu_image
 from bench.llama.process import free_port
 from bench.submit.image import bench_image
-from bench.submit.k8s_models import FETCH_ATTEMPTS, FETCH_WAIT_S
+from bench.submit.k8s_models import FETCH_ATTEMPTS, FETCH_WAIT_S, models_container
 from bench.submit.k8s_pods import server_args, wait_for_models
 from bench.submit.plan import GRACE_S, Submission
 
@@ -300,12 +301,45 @@ def test_the_pods_wait_for_the_models_job_and_fail_when_it_did(tmp_path: Path) -
     assert wait(600).returncode == 0
 
 
-# A llama-server that records how it was started and serves /health (the scripted server), or exits at once.
+# A llama-server that records how it was started, files the model in LLAMA_CACHE as llama.cpp does (the blob named by
+# the sha256 the hub listed, a snapshot's link to it; a file already there is used as it is) and serves /health (the
+# scripted server), or exits at once. A cut/ model's first download is cut short; a corrupt/ model's is always wrong.
 FAKE_SERVER = """#!/bin/sh
 echo "$@" >> "$CALLS"
 case "$2" in bad/*) exit 1 ;; esac
+repo="$LLAMA_CACHE/models--$(echo "${2%%:*}" | sed 's#/#--#')"
+mkdir -p "$repo/blobs" "$repo/snapshots/c0" "$repo/refs"
+weights="the weights of $2"
+oid=$(printf %s "$weights" | sha256sum | cut -d' ' -f1)
+case "$2" in
+  cut/*) [ -e "$repo/.cut" ] || { touch "$repo/.cut"; weights="the weig"; } ;;
+  corrupt/*) weights="the weights of someone else" ;;
+esac
+if [ ! -e "$repo/snapshots/c0/model.gguf" ]; then
+  printf %s "$weights" > "$repo/blobs/$oid"
+  ln -s "../../blobs/$oid" "$repo/snapshots/c0/model.gguf"
+fi
+echo c0 > "$repo/refs/main"
 exec "$PYTHON" -m bench.testing.fake_llama --port "$PORT"
 """
+
+
+def models_pod(folder: Path, container: dict[str, Any]) -> Any:
+    """A runner of the models container's script in `folder` (the volume at folder/v), with the fake llama-server."""
+    folder.mkdir()
+    (folder / "llama-server").write_text(FAKE_SERVER)
+    (folder / "llama-server").chmod(0o755)
+    port = free_port()  # the pod's own 8090 is this host's: another free one
+    env = {e["name"]: e["value"].replace("/results/", f"{folder}/v/") for e in container["env"]}
+    env |= {"CALLS": str(folder / "calls"), "PYTHON": sys.executable, "PORT": str(port)}
+
+    def run(text: str) -> subprocess.CompletedProcess[str]:
+        text = text.replace("/opt/llama/llama-server", str(folder / "llama-server"))
+        text = text.replace("/results/", f"{folder}/v/")
+        text = text.replace(":8090/", f":{port}/").replace(f"sleep {FETCH_WAIT_S}", "sleep 0")
+        return subprocess.run(["sh", "-c", text], env=os.environ | env, capture_output=True, text=True, timeout=120)
+
+    return run
 
 
 @pytest.mark.usefixtures("child_processes")
@@ -314,18 +348,7 @@ def test_the_models_job_fetches_each_hub_model_once_then_marks_the_submission(tm
     (models,) = pod(documents, "-models")["containers"]
     script = models["command"][2]
     folder = tmp_path / "job"
-    folder.mkdir()
-    (folder / "llama-server").write_text(FAKE_SERVER)
-    (folder / "llama-server").chmod(0o755)
-    port = free_port()  # the pod's own 8090 is this host's: another free one
-    env = os.environ | {"CALLS": str(folder / "calls"), "PYTHON": sys.executable, "PORT": str(port)}
-
-    def run(text: str) -> subprocess.CompletedProcess[str]:
-        text = text.replace("/opt/llama/llama-server", str(folder / "llama-server"))
-        text = text.replace("/results/", f"{folder}/v/")
-        text = text.replace(":8090/", f":{port}/").replace(f"sleep {FETCH_WAIT_S}", "sleep 0")
-        return subprocess.run(["sh", "-c", text], env=env, capture_output=True, text=True, timeout=120)
-
+    run = models_pod(folder, models)
     assert run(script).returncode == 0
     calls = (folder / "calls").read_text().splitlines()
     assert [call.split()[1] for call in calls] == [BenchConfig().flint_hf, BenchConfig().jeff_hf]
@@ -339,6 +362,29 @@ def test_the_models_job_fetches_each_hub_model_once_then_marks_the_submission(tm
     assert len(tries) == FETCH_ATTEMPTS == 3 and bad.stdout.count("could not fetch bad/model:Q8 (attempt") == 3
     (failed,) = (folder / "v" / "m1" / "submissions").glob("*/models.failed")
     assert "could not fetch bad/model:Q8 in 3 attempts" in failed.read_text()
+
+
+@pytest.mark.usefixtures("child_processes")
+def test_the_models_job_checks_each_file_against_the_hubs_digest_and_fetches_a_bad_one_anew(tmp_path: Path) -> None:
+    def job(hub: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+        settings = BenchConfig(use_jeff=False, flint_hf=hub)
+        container = models_container(settings, IMAGE, f"/results/m1/submissions/{hub.split('/')[0]}")
+        folder = tmp_path / hub.split("/")[0]
+        done = models_pod(folder, container)(container["command"][2])
+        return done, folder / "v" / "model-cache" / f"models--{hub.split(':')[0].replace('/', '--')}"
+
+    cut, repo = job("cut/model:Q8")  # a download cut short: refused, removed, fetched again, checked
+    assert cut.returncode == 0, cut.stdout
+    assert cut.stdout.count("the download of model.gguf is corrupted or cut short:") == 1
+    (blob,) = (repo / "blobs").iterdir()
+    assert (
+        hashlib.sha256(blob.read_bytes()).hexdigest() == blob.name == (repo / "snapshots/c0/model.gguf").resolve().name
+    )
+    corrupt, repo = job("corrupt/model:Q8")  # never what the hub listed: the last attempt marks the Job failed
+    assert corrupt.returncode == 1 and corrupt.stdout.count("is corrupted or cut short:") == FETCH_ATTEMPTS
+    assert "the hub listed " + hashlib.sha256(b"the weights of corrupt/model:Q8").hexdigest() in corrupt.stdout
+    assert list(repo.rglob("model.gguf")) == [] and list((repo / "blobs").iterdir()) == []  # nothing bad is kept
+    assert (tmp_path / "corrupt" / "v" / "m1" / "submissions" / "corrupt" / "models.failed").is_file()
 
 
 @pytest.mark.usefixtures("child_processes")
