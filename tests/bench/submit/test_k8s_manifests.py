@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
+import pod_security
 import pytest
 import yaml
 from submit_helpers import k8s_argv
@@ -410,48 +411,11 @@ def test_a_disrupted_models_pod_leaves_no_failure_and_only_a_disruption_runs_it_
     assert list((folder / "v" / "m1" / "submissions").glob("*/models.*")) == []  # no shard gives up
 
 
-# Pod Security's "restricted" level (Kubernetes' Pod Security Standards, as of 1.33), the fields it checks.
-RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected"}
-RESTRICTED_VOLUMES |= {"secret"}
-
-
-def restricted_violations(spec: dict[str, Any]) -> list[str]:
-    """What a pod spec breaks of the restricted level; [] when a restricted namespace admits it."""
-    found = []
-    pod_security = spec.get("securityContext", {})
-    for host in ("hostNetwork", "hostPID", "hostIPC"):
-        if spec.get(host):
-            found.append(host)
-    for volume in spec.get("volumes", []):
-        kinds = set(volume) - {"name"}
-        if not kinds <= RESTRICTED_VOLUMES:
-            found.append(f"volume {volume['name']}: {sorted(kinds)}")
-    for container in [*spec.get("initContainers", []), *spec["containers"]]:
-        name, own = container["name"], container.get("securityContext", {})
-        if own.get("privileged"):
-            found.append(f"{name}: privileged")
-        if own.get("allowPrivilegeEscalation") is not False:
-            found.append(f"{name}: allowPrivilegeEscalation")
-        if not own.get("runAsNonRoot", pod_security.get("runAsNonRoot")):
-            found.append(f"{name}: runAsNonRoot")
-        if own.get("runAsUser", pod_security.get("runAsUser")) == 0:
-            found.append(f"{name}: runAsUser 0")
-        seccomp = own.get("seccompProfile", pod_security.get("seccompProfile", {})).get("type")
-        if seccomp not in ("RuntimeDefault", "Localhost"):
-            found.append(f"{name}: seccompProfile")
-        capabilities = own.get("capabilities", {})
-        if "ALL" not in capabilities.get("drop", []) or set(capabilities.get("add", [])) - {"NET_BIND_SERVICE"}:
-            found.append(f"{name}: capabilities")
-        if any(port.get("hostPort") for port in container.get("ports", [])):
-            found.append(f"{name}: hostPort")
-    return found
-
-
 def test_every_pod_is_admitted_by_a_restricted_namespace_and_writes_only_where_it_must(tmp_path: Path) -> None:
     documents = render(tmp_path)
     assert "securityContext: *id" not in (tmp_path / "m1" / "k8s" / "matrix.yaml").read_text()  # a copy each
     for suffix in ("-models", "-shards", "-merge"):
-        assert restricted_violations(pod(documents, suffix)) == [], suffix
+        assert pod_security.violations(by_kind(documents, "Job", suffix)["spec"]["template"]) == [], suffix
     for container in containers(documents):  # and where possible, a read-only root with a /tmp of its own
         assert container["securityContext"]["readOnlyRootFilesystem"] is True, container["name"]
         tmp = [m for m in container["volumeMounts"] if m["mountPath"] == "/tmp"]
@@ -465,9 +429,107 @@ def test_every_pod_is_admitted_by_a_restricted_namespace_and_writes_only_where_i
     assert all(m.get("readOnly") for m in read_only)
     # the bench, which runs the model's commands, writes the matrix's folder alone; nothing else writes the volume
     assert writable["bench"] == [("/results/m1", "m1")]
-    broken = pod(documents, "-shards")
-    del broken["containers"][0]["securityContext"]["allowPrivilegeEscalation"]  # the check can fail
-    assert restricted_violations(broken) == ["bench: allowPrivilegeEscalation"]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        "use_jeff: false\n",
+        "use_jeff: true\nflint_tools: fenced\n",
+        "use_jeff: true\nflint_model: flint.gguf\njeff_model: jeff.gguf\n",  # no models Job's fetch to make
+    ],
+)
+def test_the_pods_of_every_kind_of_matrix_are_admitted_and_run_as_a_user_that_is_not_root(
+    tmp_path: Path, settings: str
+) -> None:
+    assert main(k8s_argv(tmp_path, settings, "--ctx", "8192", results="m1")) == 0
+    documents = list(yaml.safe_load_all((tmp_path / "m1" / "k8s" / "matrix.yaml").read_text()))
+    jobs = [d for d in documents if d["kind"] == "Job"]
+    assert len(jobs) == 3 and [pod_security.violations(job["spec"]["template"]) for job in jobs] == [[], [], []]
+    # The llama-server images name no USER (docker/llama-cpu.Dockerfile, llama-cuda.Dockerfile): they run as root
+    # unless told otherwise, and the kubelet refuses runAsNonRoot then. Every container is given a user of its own.
+    for job in jobs:
+        spec = job["spec"]["template"]["spec"]
+        for container in pod_security.containers(spec):
+            user = container["securityContext"].get("runAsUser", spec["securityContext"].get("runAsUser"))
+            assert isinstance(user, int) and user > 0, container["name"]
+
+
+def shards_pod(tmp_path: Path) -> dict[str, Any]:
+    template: dict[str, Any] = by_kind(render(tmp_path), "Job", "-shards")["spec"]["template"]
+    assert pod_security.violations(template) == []
+    return template
+
+
+def bench_security(template: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = template["spec"]["containers"][0]["securityContext"]
+    return found
+
+
+# Each control of the level, broken once in the shards' pod, and what the check says of it.
+BROKEN: list[tuple[str, Any, list[str]]] = [
+    ("host network", lambda t: t["spec"].update(hostNetwork=True), ["hostNetwork"]),
+    ("root on the pod", lambda t: t["spec"]["securityContext"].update(runAsUser=0), ["runAsUser 0"]),
+    ("non-root unset", lambda t: t["spec"]["securityContext"].pop("runAsNonRoot"), ["runAsNonRoot unset"]),
+    ("root allowed", lambda t: bench_security(t).update(runAsNonRoot=False), ["bench: runAsNonRoot false"]),
+    ("seccomp unset", lambda t: t["spec"]["securityContext"].pop("seccompProfile"), ["seccompProfile unset"]),
+    (
+        "seccomp unconfined",
+        lambda t: bench_security(t).update(seccompProfile={"type": "Unconfined"}),
+        ["bench: seccompProfile Unconfined"],
+    ),
+    ("privileged", lambda t: bench_security(t).update(privileged=True), ["bench: privileged"]),
+    ("escalation", lambda t: bench_security(t).pop("allowPrivilegeEscalation"), ["bench: allowPrivilegeEscalation"]),
+    ("nothing dropped", lambda t: bench_security(t).pop("capabilities"), ["bench: capabilities: ALL not dropped"]),
+    (
+        "a capability added",
+        lambda t: bench_security(t)["capabilities"].update(add=["SYS_ADMIN"]),
+        ["bench: capabilities added: SYS_ADMIN"],
+    ),
+    ("proc unmasked", lambda t: bench_security(t).update(procMount="Unmasked"), ["bench: procMount Unmasked"]),
+    ("SELinux", lambda t: bench_security(t).update(seLinuxOptions={"type": "spc_t"}), ["bench: seLinuxOptions"]),
+    (
+        "AppArmor",
+        lambda t: t["spec"]["securityContext"].update(appArmorProfile={"type": "Unconfined"}),
+        ["appArmorProfile Unconfined"],
+    ),
+    (
+        "AppArmor annotation",
+        lambda t: t["metadata"].update(
+            annotations={"container.apparmor.security.beta.kubernetes.io/bench": "unconfined"}
+        ),
+        ["annotation container.apparmor.security.beta.kubernetes.io/bench: unconfined"],
+    ),
+    (
+        "host process",
+        lambda t: bench_security(t).update(windowsOptions={"hostProcess": True}),
+        ["bench: windowsOptions.hostProcess"],
+    ),
+    (
+        "host port",
+        lambda t: t["spec"]["containers"][0].update(ports=[{"containerPort": 80, "hostPort": 80}]),
+        ["bench: hostPort 80"],
+    ),
+    (
+        "unsafe sysctl",
+        lambda t: t["spec"]["securityContext"].update(sysctls=[{"name": "kernel.msgmax", "value": "1"}]),
+        ["sysctl kernel.msgmax"],
+    ),
+    (
+        "host path",
+        lambda t: t["spec"]["volumes"].append({"name": "host", "hostPath": {"path": "/"}}),
+        ["volume host: hostPath"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("control", "breaks", "said"), BROKEN, ids=[row[0] for row in BROKEN])
+def test_the_restricted_check_names_each_control_a_pod_breaks(
+    tmp_path: Path, control: str, breaks: Any, said: list[str]
+) -> None:
+    template = shards_pod(tmp_path)
+    breaks(template)
+    assert pod_security.violations(template) == said, control
 
 
 def test_a_matrix_of_several_windows_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
