@@ -176,7 +176,9 @@ def ask(client: ChatClient, body: dict[str, Any], fields: dict[str, Any]) -> Wri
     except ServerError as e:
         return Written(None, time.monotonic() - started, error=f"{e.type}: {e.message}", request_fields=fields)
     text = answer_text(reply)
-    return Written(text or None, time.monotonic() - started, reply.usage, reply.timings, None, fields)
+    return Written(
+        text or None, time.monotonic() - started, reply.usage, reply.timings, error=None, request_fields=fields
+    )
 
 
 def previous_summary(messages: list[Message], summary_at: int | None) -> str | None:

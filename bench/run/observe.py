@@ -89,16 +89,24 @@ def observe(
         problems += _keep_request_log(out_dir, run_dir, sandbox.trace_owner)
         (run_dir / "agent.log").write_text(agent.output)
         (run_dir / "server.log").write_text(servers.log_tail(50))
-        if agent.changes_lost:  # the copy is incomplete: a diff of it would misstate the agent's work
-            problems.append(f"{agent.changes_lost}; the run is not graded")
-            diff, graded = "", False
-        else:
-            diff, graded = _diff(workdir, base, inputs, problems, diff_limit)
+        diff, graded = _diff(workdir, base, inputs, problems, limit=diff_limit, lost=agent.changes_lost)
     if graded:  # surrogateescape: a binary file the agent wrote comes back from git as undecodable bytes
         (run_dir / "diff.patch").write_text(diff, errors="surrogateescape")
     limits = [*agent.resources_exhausted, *([trace_limit] if trace_limit else [])]
     cut_short = agent.killed_for_memory or trace_limit is not None
-    return Observed(agent, events, gpu, before, after, problems, graded, trace_problem, limits, cut_short, watched)
+    return Observed(
+        agent,
+        events,
+        gpu,
+        counter_before=before,
+        counter_after=after,
+        problems=problems,
+        graded=graded,
+        trace_problem=trace_problem,
+        limits_reached=limits,
+        cut_short_by_limit=cut_short,
+        servers=watched,
+    )
 
 
 def counter_when_idle(flint_url: str) -> float | None:
@@ -138,7 +146,7 @@ def run_watched(
     sampler.start()
     try:
         agent = sandbox.run_agent(
-            workdir, out_dir, str(fixture.task_file), fixture.protected_files, inputs.agent_command()
+            workdir, out_dir, str(fixture.task_file), fixture.protected_files, agent=inputs.agent_command()
         )
         FINISHING.begin()  # the agent has ended: a stop now waits for the run's row (bench.run.finishing)
     finally:
@@ -193,9 +201,15 @@ def _keep_request_log(out_dir: Path, run_dir: Path, owner_uid: int | None) -> li
     return []
 
 
-def _diff(workdir: Path, base: str, inputs: RunInputs, problems: list[str], limit: int) -> tuple[str, bool]:
+def _diff(
+    workdir: Path, base: str, inputs: RunInputs, problems: list[str], *, limit: int, lost: str | None
+) -> tuple[str, bool]:
     """The agent's changes against the fixture itself, so a deleted or doctored .git changes nothing; a diff over
-    `limit` bytes is not kept, and the run is not graded (a diff cut short would grade other changes than made)."""
+    `limit` bytes is not kept, and the run is not graded (a diff cut short would grade other changes than made).
+    `lost`: why the copy is incomplete, so that a diff of it would misstate the agent's work (not graded either)."""
+    if lost:
+        problems.append(f"{lost}; the run is not graded")
+        return "", False
     try:
         return capture_diff(workdir, base, inputs.planned.fixture, max_bytes=limit), True
     except DiffTooLarge as e:

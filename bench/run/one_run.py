@@ -121,7 +121,9 @@ def measure(
     if seen.trace_problem:  # the trace cannot be trusted: nothing it says goes in the row
         record.note(seen.trace_problem)
         record.infra_error = True
-    infra_problems(record, seen.agent, verdict, servers, factory.sandboxes.healthy(), config.run_timeout_s)
+    infra_problems(
+        record, seen.agent, verdict, servers, way_ok=factory.sandboxes.healthy(), run_timeout_s=config.run_timeout_s
+    )
     if record.numbers.start_n_ctx not in (None, endpoints.ctx):
         record.note(f"the agent saw a {record.numbers.start_n_ctx}-token window, not the row's {endpoints.ctx}")
         record.infra_error = True
