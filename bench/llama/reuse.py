@@ -141,37 +141,56 @@ def _value(name: str, text: str) -> bool | int | str:
         return int(DEFAULTS[name])  # llama-server refuses such a value; a server that runs has the default
 
 
-def of_process(pid: int) -> ReuseSettings | None:
-    """The settings of a host process's llama-server, from /proc; None when they cannot be read."""
+Command = tuple[list[str], dict[str, str]]  # a llama-server's own arguments and its environment
+
+
+def process_command(pid: int) -> Command | None:
+    """A host process's arguments and environment, from /proc; None when they cannot be read."""
     try:
         args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     except OSError:
         return None
     env = dict(item.decode(errors="replace").partition("=")[::2] for item in environ if b"=" in item)
-    return from_command([a.decode(errors="replace") for a in args[1:] if a], env)
+    return [a.decode(errors="replace") for a in args[1:] if a], env
 
 
-def of_container(client: Any, container_id: str) -> ReuseSettings | None:
-    """The settings of a llama-server container (its entrypoint's arguments and environment); None when unknown."""
+def container_command(client: Any, container_id: str) -> Command | None:
+    """A container's entrypoint arguments and environment; None when they cannot be read."""
     try:
         config = client.api.inspect_container(container_id)
     except Exception:  # the engine or the container is gone: not known
         return None
     args = list(config.get("Args") or [])
-    env = dict(item.partition("=")[::2] for item in (config.get("Config") or {}).get("Env") or [])
-    return from_command(args, env)
+    return args, dict(item.partition("=")[::2] for item in (config.get("Config") or {}).get("Env") or [])
+
+
+def server_command(pid: int | None, container: str | None) -> Command | None:
+    """How a server the bench started was started: its host process's or its container's; None for others."""
+    if pid:
+        return process_command(pid)
+    if container:
+        try:
+            return container_command(docker_client(), container)
+        except PrerequisiteError:
+            return None
+    return None
+
+
+def of_process(pid: int) -> ReuseSettings | None:
+    """The settings of a host process's llama-server, from /proc; None when they cannot be read."""
+    command = process_command(pid)
+    return from_command(*command) if command else None
+
+
+def of_container(client: Any, container_id: str) -> ReuseSettings | None:
+    """The settings of a llama-server container (its entrypoint's arguments and environment); None when unknown."""
+    command = container_command(client, container_id)
+    return from_command(*command) if command else None
 
 
 def of_server(pid: int | None, container: str | None, said: Mapping[str, str] | None = None) -> ReuseSettings | None:
     """A server's settings, from its host process or its container, with what its log `said` (`reported`); None for
     servers the bench did not start."""
-    settings = None
-    if pid:
-        settings = of_process(pid)
-    elif container:
-        try:
-            settings = of_container(docker_client(), container)
-        except PrerequisiteError:
-            return None
-    return settings.as_reported(said or {}) if settings is not None else None
+    command = server_command(pid, container)
+    return from_command(*command).as_reported(said or {}) if command else None

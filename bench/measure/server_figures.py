@@ -14,6 +14,8 @@ from typing import Any
 
 TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens", "prompt_n", "cache_n", "predicted_n")
 TIME_FIELDS = ("prompt_ms", "predicted_ms")
+# Speculative decoding's tokens (timings of a server that drafts): a request's drafts can add up past the window.
+DRAFT_FIELDS = ("draft_n", "draft_n_accepted")
 # Server time of one answer: a day is far beyond any run's timeout, so more is not a measurement.
 MAX_MS = 24 * 3600 * 1000.0
 # A refused request's size may exceed the window (that is why it was refused), but not by more than this factor.
@@ -70,10 +72,11 @@ class FigureReader:
             return {}
         window = self.jeff_window if jeff else self.window
         kept: dict[str, Any] = {}
-        for name in (*TOKEN_FIELDS, *TIME_FIELDS):
+        for name in (*TOKEN_FIELDS, *DRAFT_FIELDS, *TIME_FIELDS):
             if raw.get(name) is None:
                 continue
-            problem = _bad_ms(raw[name]) if name in TIME_FIELDS else _bad_count(raw[name], window)
+            bound = None if name in DRAFT_FIELDS else window
+            problem = _bad_ms(raw[name]) if name in TIME_FIELDS else _bad_count(raw[name], bound)
             if problem:
                 self.unreadable.append(f"{where}: {part}.{name} = {_shown(raw[name])} is {problem}")
             else:

@@ -43,6 +43,8 @@ class TraceNumbers:
     jeff_prompt_tokens: int | None
     jeff_completion_tokens: int | None
     problems: tuple[str, ...] = ()  # server figures that were unreadable and left out (bench.measure.server_figures)
+    draft_tokens: int | None = None  # Flint's timings.draft_n summed: tokens speculative decoding drafted
+    draft_accepted: int | None = None  # timings.draft_n_accepted summed: those the model accepted
 
 
 def _sum(values: Iterable[Any]) -> float | None:
@@ -59,6 +61,15 @@ def _reprocessed(timings: list[dict[str, Any]], events: list[Event]) -> float | 
     if not timings and any(e.get("event") == "unanswered" for e in events):
         return 0.0
     return _sum(t.get("prompt_n") for t in timings)
+
+
+def _drafted(timings: list[dict[str, Any]], key: str) -> int | None:
+    """A speculative-decoding count summed over the answers: llama-server leaves draft_n and draft_n_accepted out of an
+    answer it drafted nothing for, so a missing one is 0 there; None when no answer has one (Flint did not draft) or
+    an answer has no timings at all."""
+    if not any(key in t for t in timings) or any("predicted_n" not in t for t in timings):
+        return None
+    return int(sum(t.get(key, 0) for t in timings))
 
 
 def _is_number(value: Any) -> TypeGuard[float]:
@@ -150,6 +161,8 @@ def trace_numbers(events: list[Event], window: int | None = None, jeff_window: i
         **_event_counts(events),
         **jeff,
         problems=tuple(reader.notes()),
+        draft_tokens=_drafted(timings, "draft_n"),
+        draft_accepted=_drafted(timings, "draft_n_accepted"),
     )
 
 

@@ -14,6 +14,7 @@ from bench.measure.labels import Outcome, failure_labels
 from bench.measure.reprocessing import Attribution
 from bench.measure.request_figures import request_figures
 from bench.measure.sampler import GpuReading
+from bench.measure.speculative import DraftCheck
 from bench.measure.summaries import jeff_first_figures, jeff_window, summary_figures
 from bench.measure.time_split import ServerSpeeds, fill_time_split
 from bench.measure.tool_time import tools_seconds
@@ -36,6 +37,7 @@ class RunRecord:
     wall_s: float | None = None
     numbers: TraceNumbers | None = None
     check: ReprocessedCheck | None = None
+    drafts: DraftCheck | None = None  # drafted and accepted tokens against /metrics (bench/measure/speculative.py)
     gpu: GpuReading | None = None
     score: Score | None = None
     attribution: Attribution | None = None  # reprocessed tokens by cause (bench/measure/reprocessing.py)
@@ -115,6 +117,10 @@ class RunRecord:
         if self.check is not None:
             row.reprocessed_check, row.prompt_tokens_metrics = self.check.status, self.check.metrics_delta
             self.note(self.check.note)
+        if self.drafts is not None:
+            row.draft_check, row.draft_tokens_metrics = self.drafts.status, self.drafts.drafted
+            row.draft_accepted_metrics = self.drafts.accepted
+            self.note(self.drafts.note)
         if self.gpu is not None:
             self.gpu.fill(row)
         if self.score is not None:
@@ -137,6 +143,7 @@ def _fill_numbers(row: ResultRow, n: TraceNumbers) -> None:
     row.clearings, row.cut_answers, row.context_400s = n.clearings, n.cut_answers, n.context_400s
     row.jeff_requests, row.jeff_model_s = n.jeff_requests, n.jeff_model_s
     row.jeff_prompt_tokens, row.jeff_completion_tokens = n.jeff_prompt_tokens, n.jeff_completion_tokens
+    row.draft_tokens, row.draft_accepted = n.draft_tokens, n.draft_accepted
 
 
 def _fill_split(row: ResultRow, attribution: Attribution) -> None:

@@ -74,6 +74,8 @@ def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -
         "api_dialect",
         "jeff_first_steps",  # the series' presets' own settings: jeff-first's K, Jeff's window
         "jeff_window",
+        "spec_type",  # how Flint drafts: a run that drafts is never compared as like with one that does not
+        "draft_model",
     }
     assert set(schema.INPUT_COLUMNS) == {
         "fixture",
