@@ -185,6 +185,17 @@ class DetailColumns:
         compare="setup",
         before="0",
     )
+    checkpoint_min_step: int | None = col(
+        "Flint's --checkpoint-min-step: the least spacing of two context checkpoints (0: none)",
+        unit="tokens",
+        compare="setup",
+        before="8192",
+    )
+    cache_idle_slots: bool | None = col(
+        "Flint's --cache-idle-slots: idle slots saved to the host-RAM cache (--cache-ram) when another task comes",
+        compare="setup",
+        before="true",
+    )
     # Flint's attention and KV cache (bench/llama/reuse.py), and the servers' flags of the user's own, as given.
     cache_type_k: str = col("Flint's K cache type (-ctk)", compare="setup", before="f16")
     cache_type_v: str = col("Flint's V cache type (-ctv)", compare="setup", before="f16")

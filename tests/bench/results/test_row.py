@@ -65,6 +65,8 @@ def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -
         "ctx_checkpoints",
         "cache_reuse",
         "cache_ram_mib",  # what the prompt cache can reuse
+        "checkpoint_min_step",
+        "cache_idle_slots",
         "cache_type_k",
         "cache_type_v",
         "flash_attn",
