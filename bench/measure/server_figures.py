@@ -83,6 +83,21 @@ class FigureReader:
                 kept[name] = raw[name]
         return kept
 
+    def cached(self, event: dict[str, Any]) -> Any:
+        """usage.prompt_tokens_details.cached_tokens, the prompt tokens the server took from its cache as the OpenAI
+        usage says it (the one cache figure a streaming client sees); None when absent or unreadable."""
+        usage = event.get("usage")
+        details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+        value = details.get("cached_tokens") if isinstance(details, dict) else None
+        if value is None:
+            return None
+        problem = _bad_count(value, self.window)
+        if problem:
+            where = f"Flint's answer at step {_shown(event.get('step'))}"
+            self.unreadable.append(f"{where}: usage.prompt_tokens_details.cached_tokens = {_shown(value)} is {problem}")
+            return None
+        return value
+
     def refused_size(self, event: dict[str, Any]) -> Any:
         """A refused request's n_prompt_tokens, or None when absent or unreadable."""
         value = event.get("n_prompt_tokens")

@@ -45,6 +45,7 @@ class TraceNumbers:
     problems: tuple[str, ...] = ()  # server figures that were unreadable and left out (bench.measure.server_figures)
     draft_tokens: int | None = None  # Flint's timings.draft_n summed: tokens speculative decoding drafted
     draft_accepted: int | None = None  # timings.draft_n_accepted summed: those the model accepted
+    cached_tokens: int | None = None  # usage.prompt_tokens_details.cached_tokens summed: cache_tokens as usage says
 
 
 def _sum(values: Iterable[Any]) -> float | None:
@@ -143,6 +144,7 @@ def trace_numbers(events: list[Event], window: int | None = None, jeff_window: i
     refused = [e for e in events if is_context_400(e)]
     largest = _largest([u.get("prompt_tokens") for u in usages] + [reader.refused_size(e) for e in refused])
     flint_ms = _server_ms(timings)
+    cached = _whole(_sum(reader.cached(e) for e in answered))  # before reader.notes(), which says what was unreadable
     model_ms = None if flint_ms is None or (jeff_on and jeff_ms is None) else flint_ms + (jeff_ms or 0.0)
     return TraceNumbers(
         stop_reason=str(stop["reason"]) if stop and stop.get("reason") else None,
@@ -163,6 +165,7 @@ def trace_numbers(events: list[Event], window: int | None = None, jeff_window: i
         problems=tuple(reader.notes()),
         draft_tokens=_drafted(timings, "draft_n"),
         draft_accepted=_drafted(timings, "draft_n_accepted"),
+        cached_tokens=cached,
     )
 
 
@@ -199,6 +202,15 @@ def _event_counts(events: list[Event]) -> dict[str, int]:
         "unparsed_500s": sum(1 for e in events if e.get("event") == "cut" and e.get("kind") == "unparsed"),
         "unanswered": sum(1 for e in events if e.get("event") == "unanswered"),
     }
+
+
+def cached_mismatch(numbers: TraceNumbers) -> str | None:
+    """A note where the usage's cached tokens differ from the timings' cache_n (b11434 reports the same count in
+    both); None where they agree or either is not measured."""
+    cached, cache_n = numbers.cached_tokens, numbers.cache_tokens
+    if cached is None or cache_n is None or cached == cache_n:
+        return None
+    return f"cached tokens: usage.prompt_tokens_details.cached_tokens sum {cached} != timings.cache_n sum {cache_n}"
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,12 @@ class DetailColumns:
         "change of Flint's llamacpp:prompt_tokens_total over the run, when it can be trusted",
         unit="tokens",
     )
+    cached_tokens: int | None = col(
+        "Flint's answers' usage.prompt_tokens_details.cached_tokens summed, the cache figure a streaming client sees; "
+        "one that differs from cache_tokens (the timings' cache_n) is noted in error",
+        unit="tokens",
+        before="",
+    )
     baseline_gpu_mib_device: int | None = col("GPU memory in use after the models loaded, before the run", unit="MiB")
     baseline_gpu_mib_flint: int | None = col("Flint's process memory before the run", unit="MiB")
     baseline_gpu_mib_jeff: int | None = col("Jeff's process memory before the run", unit="MiB")

@@ -19,7 +19,7 @@ from bench.measure.summaries import jeff_first_figures, jeff_window, summary_fig
 from bench.measure.time_split import ServerSpeeds, fill_time_split
 from bench.measure.tool_time import tools_seconds
 from bench.measure.trace import Event
-from bench.measure.trace_numbers import ReprocessedCheck, TraceNumbers
+from bench.measure.trace_numbers import ReprocessedCheck, TraceNumbers, cached_mismatch
 from bench.results.row import ResultRow
 from bench.results.schema import INFRA_STOP_REASON, RESOURCE_STOP_REASON
 from bench.run.plan import RunInputs
@@ -106,6 +106,7 @@ class RunRecord:
         row.server_stall_s = self.server_stall_s
         if self.numbers is not None:
             _fill_numbers(row, self.numbers)
+            self.note(cached_mismatch(self.numbers))
         if self.numbers is not None and self.events:
             _fill_summaries(row, self.events)
             _fill_requests(row, self.events)
@@ -144,6 +145,7 @@ def _fill_numbers(row: ResultRow, n: TraceNumbers) -> None:
     row.jeff_requests, row.jeff_model_s = n.jeff_requests, n.jeff_model_s
     row.jeff_prompt_tokens, row.jeff_completion_tokens = n.jeff_prompt_tokens, n.jeff_completion_tokens
     row.draft_tokens, row.draft_accepted = n.draft_tokens, n.draft_accepted
+    row.cached_tokens = n.cached_tokens
 
 
 def _fill_split(row: ResultRow, attribution: Attribution) -> None:
