@@ -259,7 +259,6 @@ class RunInputs:
         row.flint_serving, row.sandbox, row.servers = self.flint_serving, self.sandbox, self.servers
         if self.reuse is not None:
             self.reuse.fill(row)
-        row.spec_type = ""  # not known, unless the server's own command line says
         if self.spec is not None:
             self.spec.fill(row)
         row.flint_server_args, row.jeff_server_args = self.flint_server_args, self.jeff_server_args
