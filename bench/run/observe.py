@@ -1,5 +1,5 @@
 """One agent run observed: a fresh work copy, the servers' caches emptied, the agent in its sandbox while NVML
-samples and the server watch probes Flint and Jeff, Flint's /metrics counter before and after; the trace, output and
+samples and the server watch probes Flint and Jeff, Flint's /metrics counters before and after; the trace, output and
 diff kept in the run's folder."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from bench.errors import FixtureError, ResultsError, ScoringError
 from bench.fixtures.workcopy import DiffTooLarge, capture_diff, make_work_copy
-from bench.llama.api import erase_slot, prompt_counter, wait_idle
+from bench.llama.api import PROMPT_TOKENS_COUNTER, counters, erase_slot, wait_idle
 from bench.measure.proxy_log import proxy_events, read_exchanges
 from bench.measure.request_log import REQUESTS_FILE
 from bench.measure.sampler import GpuReading, GpuSampler
@@ -38,8 +38,8 @@ class Observed:
     agent: AgentRun
     events: list[Event]
     gpu: GpuReading
-    counter_before: float | None  # Flint's llamacpp:prompt_tokens_total, None when it could not be read
-    counter_after: float | None
+    metrics_before: dict[str, float] | None  # Flint's /metrics counters, None when they could not be read
+    metrics_after: dict[str, float] | None
     problems: list[str]  # what went wrong around the agent (cache not emptied, diff unreadable, trace damaged)
     graded: bool  # False when the agent's changes could not be read, so there is nothing to grade
     trace_problem: str | None  # why the trace could not be used: the run measured nothing trustworthy (infra_error)
@@ -48,6 +48,15 @@ class Observed:
     limits_reached: list[str] = field(default_factory=list)
     cut_short_by_limit: bool = False
     servers: list[History] = field(default_factory=list)  # what the server watch saw (bench.run.server_faults)
+
+    @property
+    def counter_before(self) -> float | None:
+        """Flint's llamacpp:prompt_tokens_total before the run, None when it could not be read."""
+        return (self.metrics_before or {}).get(PROMPT_TOKENS_COUNTER)
+
+    @property
+    def counter_after(self) -> float | None:
+        return (self.metrics_after or {}).get(PROMPT_TOKENS_COUNTER)
 
 
 def observe(
@@ -70,7 +79,7 @@ def observe(
         out_dir.mkdir()
         base = make_work_copy(fixture, workdir)
         problems = [note for url in (endpoints.flint_url, endpoints.jeff_url) if url and (note := erase_slot(url))]
-        before = prompt_counter(endpoints.flint_url)
+        before = counters(endpoints.flint_url)
         agent, gpu, watched = run_watched(
             inputs,
             sandbox,
@@ -109,10 +118,10 @@ def observe(
     )
 
 
-def counter_when_idle(flint_url: str) -> float | None:
-    """Flint's prompt counter once it is idle: a request dropped as the agent ended is counted (or not) by then."""
+def counter_when_idle(flint_url: str) -> dict[str, float] | None:
+    """Flint's counters once it is idle: a request dropped as the agent ended is counted (or not) by then."""
     wait_idle([flint_url])
-    return prompt_counter(flint_url)
+    return counters(flint_url)
 
 
 def run_watched(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from bench.errors import BenchError
 from bench.llama.gpu_pin import watched_uuids
+from bench.measure.speculative import check_drafts
 from bench.measure.time_split import ServerSpeeds
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
 from bench.results.disk import DiskError, disk_error, is_disk_error, temp_full
@@ -112,6 +113,7 @@ def measure(
     record.check = check_reprocessed(record.numbers, seen.counter_before, seen.counter_after)
     verdict = judge(seen.servers, seen.events, config.server_stall_limit_s)
     record.server_stall_s, record.check = verdict.stall_s, verdict.reprocessed(record.check)
+    record.drafts = check_drafts(record.numbers, seen.metrics_before, seen.metrics_after, verdict.flint_restarted)
     record.speeds = speeds
     if seen.events:
         record.attribution = split_reprocessing(run_dir, seen.events, endpoints.flint_url)
