@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import FixtureError, ResultsError, ScoringError
-from bench.fixtures.workcopy import DiffTooLarge, capture_diff, make_work_copy
+from bench.fixtures.workcopy import DiffTooLarge, GitKilled, capture_diff, make_work_copy
 from bench.llama.api import PROMPT_TOKENS_COUNTER, counters, erase_slot, wait_idle
 from bench.measure.proxy_log import proxy_events, read_exchanges
 from bench.measure.request_log import REQUESTS_FILE
@@ -224,6 +224,8 @@ def _diff(
     except DiffTooLarge as e:
         problems.append(f"{e} (diff_limit): not kept, and the run is not graded")
         return "", False
+    except GitKilled as e:  # a stop of the whole job (scancel): the run is not the agent's to fail
+        raise ScoringError(f"the agent's changes could not be read: {e}") from e
     except FixtureError as e:
         if full := temp_full():  # git could not write its index: the machine's fault, the run infra_error
             raise ScoringError(f"the agent's changes could not be read: {full}") from e
