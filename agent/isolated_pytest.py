@@ -117,7 +117,9 @@ def run_isolated(
         new_files, finished = _read_record(record)
         new_tests = None
         if count_tests_in is not None:
-            new_tests = _count_tests(f"{command} --collect-only", copy, [*count_tests_in, *new_files], timeout, record)
+            new_tests = _count_tests(
+                f"{command} --collect-only", copy, [*count_tests_in, *new_files], timeout=timeout, record=record
+            )
     return IsolatedRun(
         output=output,
         changed=changed,

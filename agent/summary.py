@@ -15,7 +15,8 @@ after the conversation as it stands (so the server reuses its cached prompt and 
 who has not seen the conversation, reads the material itself, cut to his window.
 
 Guard against looping: a summary that would not make the conversation smaller is not applied, and the same
-material is never sent for a summary twice; with no new material past the last summary nothing is asked.
+material is never sent for a summary twice; with no new material past the last summary nothing is asked, nor while
+even an empty summary would leave the conversation no smaller (its message outweighs what the placeholders free).
 """
 
 from __future__ import annotations
@@ -86,6 +87,8 @@ class Summaries:
         if proposal is None or proposal.key in self.tried:
             return False
         self.tried.add(proposal.key)
+        if not shrinks(messages, with_summary(proposal, self.at, "")):  # no summary could: ask for none
+            return False
         written = self.writer.write(agent.step, messages, previous_summary(messages, self.at), proposal.material)
         applied, chars_before = False, conversation_chars(messages)
         if written.text:
@@ -176,7 +179,9 @@ def ask(client: ChatClient, body: dict[str, Any], fields: dict[str, Any]) -> Wri
     except ServerError as e:
         return Written(None, time.monotonic() - started, error=f"{e.type}: {e.message}", request_fields=fields)
     text = answer_text(reply)
-    return Written(text or None, time.monotonic() - started, reply.usage, reply.timings, None, fields)
+    return Written(
+        text or None, time.monotonic() - started, reply.usage, reply.timings, error=None, request_fields=fields
+    )
 
 
 def previous_summary(messages: list[Message], summary_at: int | None) -> str | None:

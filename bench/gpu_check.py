@@ -116,11 +116,11 @@ def check_builds(config: BenchConfig, client: Any) -> list[Check]:
         cuda = image_cuda(client, config.llama_image)
         native = native_for(client, config.llama_image, (capability[0], capability[1]))
         compression = image_compression(client, config.llama_image)
-        checks.append(build_runs(f"image {config.llama_image}", cuda, driver, native, compression))
+        checks.append(build_runs(f"image {config.llama_image}", cuda, driver, native, compression=compression))
     host = host_build_cuda() if llama_backend() == "cuda" else ""
     if host:
         what = "host CUDA build (make setup GPU=cuda)"
-        checks.append(build_runs(what, host, driver, True, host_build_compression()))
+        checks.append(build_runs(what, host, driver, native=True, compression=host_build_compression()))
     return checks
 
 

@@ -4,6 +4,7 @@ one pytest; todo_repo's hidden tests start `todo.py` about a hundred times."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 ROOT = Path(__file__).parent / "fixtures_root"
@@ -18,3 +19,19 @@ CODE = "calc.py"
 # The hidden tests' one file, and a pytest -k expression that leaves only the test the untouched code passes.
 HIDDEN_TEST = "test_hidden_calc.py"
 DESELECT_NEW = "-k 'not sub and not mul'"
+
+
+def slow_fixtures(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the small task whose hidden test waits while the file FLAG exists (a grading that lasts as long as the
+    test wants; the grading's confinement lets it read FLAG, not write anywhere); returns the fixtures root and FLAG."""
+    root = tmp_path / "fixtures_root"
+    shutil.copytree(ROOT, root)
+    flag = tmp_path / "slow"
+    flag.touch()
+    hidden = root / "hidden_tests" / NAME / HIDDEN_TEST
+    slow = f"    while os.path.exists({str(flag)!r}):\n        time.sleep(0.1)\n"
+    test = "def test_add_is_unchanged():\n"
+    assert test in hidden.read_text(), f"{hidden} has no {test.strip()}"
+    text = hidden.read_text().replace(test, test + slow)
+    hidden.write_text(f"import os\nimport time\n{text}")
+    return root, flag

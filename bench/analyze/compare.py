@@ -30,6 +30,8 @@ from bench.analyze.comparison import SHOWN_METRICS as SHOWN_METRICS  # the view 
 from bench.analyze.comparison import CompareOptions as CompareOptions
 from bench.analyze.comparison import Comparison, build, inputs_note
 from bench.analyze.comparison import file_labels as file_labels
+from bench.analyze.energy import LABEL as ENERGY_LABEL
+from bench.analyze.energy import fmt_energy_per_completed, measured_energy
 from bench.analyze.matching import Group
 from bench.analyze.stats import fmt_p
 from bench.analyze.table import agent_runs, fmt_completed, fmt_values, infra_errors, markdown_table, stop_reasons
@@ -55,6 +57,8 @@ def values_table(group: Group, labels: Sequence[str], metrics: list[str]) -> str
     ]
     if any(row.reprocessed_check for rows in per_file for row in rows):
         lines.append(line("reprocessed check", lambda rows: _checks(rows)))
+    if any(measured_energy(rows) for rows in per_file):
+        lines.append(line(ENERGY_LABEL, fmt_energy_per_completed))
     lines += [line(metric, lambda rows, m=metric: fmt_metric(rows, m)) for metric in metrics]  # type: ignore[misc]
     return markdown_table(["", *labels], lines)
 

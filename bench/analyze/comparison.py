@@ -29,6 +29,7 @@ SHOWN_METRICS = [
     "peak_gpu_mib_flint",
     "peak_gpu_mib_jeff",
     "peak_gpu_mib_device",
+    "gpu_energy_j",
 ]
 # The series' next experiments (bench/results/summary_columns.py), with the steps and model time by role: shown only
 # where some run summarized or let Jeff take steps, so that other comparisons keep their table.

@@ -193,8 +193,9 @@ def infra_result(gate: Gate, rows: Sequence[ResultRow], where: str) -> GateResul
     if not rows:
         return GateResult("skip", head, where, "no runs")
     # A run that failed for the infrastructure and was run again (--resume) is not lost: only the rest count.
-    failed = len(lost_runs(row.cells() for row in rows))
-    redone = infra_errors(rows) - failed
+    infra = infra_errors(rows)
+    failed = len(lost_runs(row.cells() for row in rows)) if infra else 0  # each row as cells only when one failed
+    redone = infra - failed
     share = failed / len(rows) * 100
     detail = f"{failed} of {len(rows)} runs ({share:.0f}%)" + (f"; {redone} more run again" if redone else "")
     return GateResult("FAIL" if share > gate.limit else "ok", head, where, detail)

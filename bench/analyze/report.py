@@ -21,6 +21,8 @@ from typing import Any
 from bench.analyze.causes import causes_section
 from bench.analyze.changes import CONFIRMED, fmt_metric
 from bench.analyze.clearings import clearings_section
+from bench.analyze.energy import LABEL as ENERGY_LABEL
+from bench.analyze.energy import fmt_energy_per_completed, measured_energy
 from bench.analyze.plots import (
     GPU_COLUMNS,
     RUNS_DRAWN,
@@ -114,12 +116,20 @@ def overview_table(groups: Groups) -> str:
 
 
 def gpu_table(groups: Groups) -> str:
+    """Per group: each server's peak memory and, where any run measured its energy, the joules per completed run."""
     servers = measured_servers(groups)
+    energy = measured_energy([run.row for _, runs in groups for run in runs])
     lines = [
-        [title, *(fmt_measured(agent_runs(r.row for r in runs), GPU_COLUMNS[name]) for name in servers)]
+        [
+            title,
+            *(fmt_measured(agent_runs(r.row for r in runs), GPU_COLUMNS[name]) for name in servers),
+            *([fmt_energy_per_completed([r.row for r in runs])] if energy else []),
+        ]
         for title, runs in groups
     ]
-    return markdown_table(["group", *(f"peak MiB, {name}" for name in servers)], lines)
+    return markdown_table(
+        ["group", *(f"peak MiB, {name}" for name in servers), *([ENERGY_LABEL] if energy else [])], lines
+    )
 
 
 RUNS_PER_PAGE = 50  # a larger group's runs table goes to pages of its own, linked from the report

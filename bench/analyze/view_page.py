@@ -2,7 +2,8 @@
 
 The script (bench.analyze.view_script) builds the page from the JSON data with DOM calls (text is set as text, never
 parsed as HTML, so a model's output in a trace cannot inject markup); `#run=<run_id>` shows one run's steps, `#` the
-matrix. The data sits in a JSON script element with every `<` escaped, so no text in it can end the element or open
+matrix. The data sits in JSON script elements (the matrix's, and each run's steps, tests and diff in one of its own,
+parsed when the run is opened or searched) with every `<` escaped, so no text in them can end the element or open
 another; the page's Content-Security-Policy allows no fetch, no frame and no script but its own.
 """
 
@@ -43,6 +44,11 @@ th { cursor: pointer; } th[data-sort=asc]::after { content: " ▲"; } th[data-so
 """
 
 
+# A run's parts read only when the run is opened or searched: each run's in an element of its own, so the page of
+# 10,000 runs parses one small document before it draws the matrix, not every trace (bench.analyze.view_script).
+OPENED = ("system", "task", "steps", "tests", "diff")
+
+
 def render(data: dict[str, Any]) -> str:
     """The page as one string (write_page writes it piece by piece)."""
     out = io.StringIO()
@@ -51,10 +57,11 @@ def render(data: dict[str, Any]) -> str:
 
 
 def write_page(data: dict[str, Any], out: TextIO) -> None:
-    """The page: JSON inside a script element (every `<` escaped as \\u003c: no text in it can close the element),
+    """The page: JSON inside script elements (every `<` escaped as \\u003c: no text in them can close the element),
     and a policy that runs only the page's own script (by its hash): no inline handler, no other script element.
     `data["runs"]` is written one run at a time, each run's page made as it is written (a sequence may make its items
-    when asked: bench.analyze.view.RunPages), so the page of 10,000 runs is never whole in memory."""
+    when asked: bench.analyze.view.RunPages), its OPENED parts in an element of its own (`run-<n>`, n its place in
+    the matrix's runs), so the page of 10,000 runs is never whole in memory."""
     title = "Results: " + " → ".join(data["files"])
     escaped_title = title.replace("&", "&amp;").replace("<", "&lt;")
     digest = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
@@ -62,14 +69,19 @@ def write_page(data: dict[str, Any], out: TextIO) -> None:
     out.write(
         "<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
         f'<meta http-equiv=Content-Security-Policy content="{policy}"><title>{escaped_title}</title>'
-        f"<style>{STYLE}</style></head>\n"
-        '<body><div id=root></div>\n<script type="application/json" id=data>'
+        f"<style>{STYLE}</style></head>\n<body><div id=root></div>\n"
     )
-    rest = {key: value for key, value in data.items() if key != "runs"}
-    out.write(_json(rest)[:-1] + ', "runs": [')  # the object left open for the runs, its last member
+    matrix = []  # each run's own cells and names (hundreds of bytes), for the matrix the page draws first
     for number, run in enumerate(data["runs"]):
-        out.write(("," if number else "") + _json(run))
-    out.write(f"]}}</script>\n<script>{SCRIPT}</script></body></html>\n")
+        out.write(f'<script type="application/json" id=run-{number}>{_json(_opened(run))}</script>\n')
+        matrix.append({key: value for key, value in run.items() if key not in OPENED} | {"part": number})
+    rest = {key: value for key, value in data.items() if key != "runs"}
+    out.write(f'<script type="application/json" id=data>{_json(rest | {"runs": matrix})}</script>\n')
+    out.write(f"<script>{SCRIPT}</script></body></html>\n")
+
+
+def _opened(run: dict[str, Any]) -> dict[str, Any]:
+    return {key: run[key] for key in OPENED if key in run}
 
 
 def _json(value: Any) -> str:

@@ -48,8 +48,13 @@ function strings(value, out) {
   return out;
 }
 
+function opened(run) {  // the run's steps, tests and diff, read from its own element when first opened or searched
+  if (run.steps === undefined) Object.assign(run, JSON.parse(document.getElementById("run-" + run.part).textContent));
+  return run;
+}
+
 function searchable(run) {  // every text of the run, made once, when first searched
-  if (run.blob === undefined) run.blob = strings(run, []).join("\n").toLowerCase();
+  if (run.blob === undefined) run.blob = strings(opened(run), []).join("\n").toLowerCase();
   return run.blob;
 }
 
@@ -224,8 +229,9 @@ function testsView(run) {
 }
 
 function runPage(id) {
-  const run = data.runs.find((r) => r.id === id);
-  if (!run) { matrix(); return; }
+  const found = data.runs.find((r) => r.id === id);
+  if (!found) { matrix(); return; }
+  const run = opened(found);
   root.replaceChildren(el("p", {}, el("a", { href: "#", id: "back" }, "← all results")));
   root.append(el("h1", {}, run.fixture + " · " + run.preset + " · ctx " + run.ctx + " · rep " + run.rep));
   root.append(el("p", { class: "note" }, run.file + " · " + run.group + " · run " + run.id));

@@ -34,7 +34,7 @@ def replay(args: argparse.Namespace) -> int:
         raise ConfigError("name at least one run's folder (results/runs/<run_id>)")
     from bench.replay.command import ReplayOptions, command
 
-    return command(ReplayOptions(run_dirs, ROOT, args.policy or [], args.flint_url, csv))
+    return command(ReplayOptions(run_dirs, ROOT, args.policy or [], args.flint_url, csv=csv))
 
 
 def add(sub: Subparsers) -> None:

@@ -63,7 +63,13 @@ def ensure_agent_image(
             raise PrerequisiteError(f"could not fetch {' '.join(requirements)} for the {name} image: {tail}")
         shutil.copy(checkout / AGENT_DOCKERFILE, context / "Dockerfile")
         build_image(
-            client, context, context / "Dockerfile", tag, sandbox_image, NAME=name, REQUIREMENTS=" ".join(requirements)
+            client,
+            context,
+            context / "Dockerfile",
+            tag,
+            base=sandbox_image,
+            NAME=name,
+            REQUIREMENTS=" ".join(requirements),
         )
     return tag
 
@@ -78,7 +84,7 @@ def _link_or_copy(source: str, target: str) -> None:
 
 def ensure_npm_agent_image(client: Any, sandbox_image: str, kind: AgentKind, checkout: Path) -> str:
     """The image of npm kind `kind` on `sandbox_image`, built if missing from its install on this host."""
-    tag = agent_tag(sandbox_image, kind.name, kind.install.npm, checkout, NPM_DOCKERFILE)
+    tag = agent_tag(sandbox_image, kind.name, kind.install.npm, checkout, dockerfile=NPM_DOCKERFILE)
     if image_exists(client, tag):
         return tag
     installed = ensure_installed(kind)
@@ -86,5 +92,5 @@ def ensure_npm_agent_image(client: Any, sandbox_image: str, kind: AgentKind, che
         context = Path(tmp)
         shutil.copytree(installed, context / "packages", copy_function=_link_or_copy)
         shutil.copy(checkout / NPM_DOCKERFILE, context / "Dockerfile")
-        build_image(client, context, context / "Dockerfile", tag, sandbox_image, NAME=kind.name)
+        build_image(client, context, context / "Dockerfile", tag, base=sandbox_image, NAME=kind.name)
     return tag

@@ -174,12 +174,17 @@ def read_metrics(base_url: str) -> dict[str, float]:
     return parse_metrics(response.text)
 
 
-def prompt_counter(base_url: str) -> float | None:
-    """Flint's llamacpp:prompt_tokens_total now, or None when it cannot be read (the row then says unchecked)."""
+def counters(base_url: str) -> dict[str, float] | None:
+    """Flint's /metrics counters now, or None when they cannot be read (the row's cross-checks then say unchecked)."""
     try:
-        return read_metrics(base_url).get(PROMPT_TOKENS_COUNTER)
+        return read_metrics(base_url)
     except (httpx.HTTPError, PrerequisiteError):
         return None
+
+
+def prompt_counter(base_url: str) -> float | None:
+    """Flint's llamacpp:prompt_tokens_total now, or None when it cannot be read (the row then says unchecked)."""
+    return (counters(base_url) or {}).get(PROMPT_TOKENS_COUNTER)
 
 
 def erase_slot(base_url: str, slot: int = 0) -> str | None:

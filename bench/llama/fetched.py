@@ -15,6 +15,7 @@ import re
 import shutil
 from pathlib import Path
 
+from bench.atomic_file import write_atomically
 from bench.errors import PrerequisiteError
 from bench.provenance import file_sha256, remember_sha256
 
@@ -92,9 +93,7 @@ def move_into_cache(staged: Path, repo: Path) -> None:
         os.replace(partial, link)
     for ref in sorted(p for p in (staged / "refs").iterdir() if p.is_file()):
         (repo / "refs").mkdir(parents=True, exist_ok=True)
-        partial = _partial(repo / "refs" / ref.name)
-        partial.write_text(ref.read_text())
-        os.replace(partial, repo / "refs" / ref.name)
+        write_atomically(repo / "refs" / ref.name, ref.read_bytes())
     shutil.rmtree(staged)
 
 

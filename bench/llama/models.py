@@ -13,6 +13,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.atomic_file import writing_atomically
 from bench.config import BenchConfig
 from bench.errors import PrerequisiteError
 from bench.llama.chunks import cpu_model_file
@@ -54,9 +55,11 @@ def beside(model: Path, folder: Path) -> Path:
     partial = folder / f".{model.name}.{os.getpid()}"
     try:
         os.link(model, partial)
-    except OSError:
-        shutil.copyfile(model, partial)
-    os.replace(partial, target)
+    except OSError:  # another file system: a copy, written as any file is (bench/atomic_file.py)
+        with open(model, "rb") as source, writing_atomically(target) as copy:
+            shutil.copyfileobj(source, copy)
+        return target
+    os.replace(partial, target)  # a second name of a whole file: nothing to sync
     return target
 
 

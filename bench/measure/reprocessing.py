@@ -164,7 +164,7 @@ def _attribute(events: list[Event], bodies: RequestBodies, tokenizer: Tokenizer)
                 changed_by=changed_by,
             )
             if event.get("event") == "summary":
-                _charge_question(split, tokens, cache_n, body, tokenizer)
+                _charge_question(split, tokens, cache_n, body, tokenizer=tokenizer)
             else:
                 changed_by = "clearing"
             step = int_field(event.get("step")) or 0

@@ -14,6 +14,8 @@ from typing import Any
 
 TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens", "prompt_n", "cache_n", "predicted_n")
 TIME_FIELDS = ("prompt_ms", "predicted_ms")
+# Speculative decoding's tokens (timings of a server that drafts): a request's drafts can add up past the window.
+DRAFT_FIELDS = ("draft_n", "draft_n_accepted")
 # Server time of one answer: a day is far beyond any run's timeout, so more is not a measurement.
 MAX_MS = 24 * 3600 * 1000.0
 # A refused request's size may exceed the window (that is why it was refused), but not by more than this factor.
@@ -70,15 +72,31 @@ class FigureReader:
             return {}
         window = self.jeff_window if jeff else self.window
         kept: dict[str, Any] = {}
-        for name in (*TOKEN_FIELDS, *TIME_FIELDS):
+        for name in (*TOKEN_FIELDS, *DRAFT_FIELDS, *TIME_FIELDS):
             if raw.get(name) is None:
                 continue
-            problem = _bad_ms(raw[name]) if name in TIME_FIELDS else _bad_count(raw[name], window)
+            bound = None if name in DRAFT_FIELDS else window
+            problem = _bad_ms(raw[name]) if name in TIME_FIELDS else _bad_count(raw[name], bound)
             if problem:
                 self.unreadable.append(f"{where}: {part}.{name} = {_shown(raw[name])} is {problem}")
             else:
                 kept[name] = raw[name]
         return kept
+
+    def cached(self, event: dict[str, Any]) -> Any:
+        """usage.prompt_tokens_details.cached_tokens, the prompt tokens the server took from its cache as the OpenAI
+        usage says it (the one cache figure a streaming client sees); None when absent or unreadable."""
+        usage = event.get("usage")
+        details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+        value = details.get("cached_tokens") if isinstance(details, dict) else None
+        if value is None:
+            return None
+        problem = _bad_count(value, self.window)
+        if problem:
+            where = f"Flint's answer at step {_shown(event.get('step'))}"
+            self.unreadable.append(f"{where}: usage.prompt_tokens_details.cached_tokens = {_shown(value)} is {problem}")
+            return None
+        return value
 
     def refused_size(self, event: dict[str, Any]) -> Any:
         """A refused request's n_prompt_tokens, or None when absent or unreadable."""

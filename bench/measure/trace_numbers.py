@@ -43,6 +43,9 @@ class TraceNumbers:
     jeff_prompt_tokens: int | None
     jeff_completion_tokens: int | None
     problems: tuple[str, ...] = ()  # server figures that were unreadable and left out (bench.measure.server_figures)
+    draft_tokens: int | None = None  # Flint's timings.draft_n summed: tokens speculative decoding drafted
+    draft_accepted: int | None = None  # timings.draft_n_accepted summed: those the model accepted
+    cached_tokens: int | None = None  # usage.prompt_tokens_details.cached_tokens summed: cache_tokens as usage says
 
 
 def _sum(values: Iterable[Any]) -> float | None:
@@ -59,6 +62,15 @@ def _reprocessed(timings: list[dict[str, Any]], events: list[Event]) -> float | 
     if not timings and any(e.get("event") == "unanswered" for e in events):
         return 0.0
     return _sum(t.get("prompt_n") for t in timings)
+
+
+def _drafted(timings: list[dict[str, Any]], key: str) -> int | None:
+    """A speculative-decoding count summed over the answers: llama-server leaves draft_n and draft_n_accepted out of an
+    answer it drafted nothing for, so a missing one is 0 there; None when no answer has one (Flint did not draft) or
+    an answer has no timings at all."""
+    if not any(key in t for t in timings) or any("predicted_n" not in t for t in timings):
+        return None
+    return int(sum(t.get(key, 0) for t in timings))
 
 
 def _is_number(value: Any) -> TypeGuard[float]:
@@ -132,6 +144,7 @@ def trace_numbers(events: list[Event], window: int | None = None, jeff_window: i
     refused = [e for e in events if is_context_400(e)]
     largest = _largest([u.get("prompt_tokens") for u in usages] + [reader.refused_size(e) for e in refused])
     flint_ms = _server_ms(timings)
+    cached = _whole(_sum(reader.cached(e) for e in answered))  # before reader.notes(), which says what was unreadable
     model_ms = None if flint_ms is None or (jeff_on and jeff_ms is None) else flint_ms + (jeff_ms or 0.0)
     return TraceNumbers(
         stop_reason=str(stop["reason"]) if stop and stop.get("reason") else None,
@@ -150,6 +163,9 @@ def trace_numbers(events: list[Event], window: int | None = None, jeff_window: i
         **_event_counts(events),
         **jeff,
         problems=tuple(reader.notes()),
+        draft_tokens=_drafted(timings, "draft_n"),
+        draft_accepted=_drafted(timings, "draft_n_accepted"),
+        cached_tokens=cached,
     )
 
 
@@ -186,6 +202,15 @@ def _event_counts(events: list[Event]) -> dict[str, int]:
         "unparsed_500s": sum(1 for e in events if e.get("event") == "cut" and e.get("kind") == "unparsed"),
         "unanswered": sum(1 for e in events if e.get("event") == "unanswered"),
     }
+
+
+def cached_mismatch(numbers: TraceNumbers) -> str | None:
+    """A note where the usage's cached tokens differ from the timings' cache_n (b11434 reports the same count in
+    both); None where they agree or either is not measured."""
+    cached, cache_n = numbers.cached_tokens, numbers.cache_tokens
+    if cached is None or cache_n is None or cached == cache_n:
+        return None
+    return f"cached tokens: usage.prompt_tokens_details.cached_tokens sum {cached} != timings.cache_n sum {cache_n}"
 
 
 @dataclass(frozen=True)

@@ -70,10 +70,12 @@ def steps(args: Rehearsal, nvml: ModuleType | None, holder: Holder, record: Reco
     with tempfile.TemporaryDirectory(prefix="rehearsal-server-") as tmp:
         folder = Path(args.llama_build) if args.llama_build else Path(tmp)
         # the longest step first: the build runs beside the short steps and has most of the budget (SERVE_S kept)
-        build = Background(lambda: find_server(args, folder, pin, module, record, budget.deadline(SERVE_S)))
+        build = Background(
+            lambda: find_server(args, folder, pin, nvml=module, record=record, deadline=budget.deadline(SERVE_S))
+        )
         if pin.uuid:
             build.start()
-        short_steps(args, module, holder, record, budget, pin, build, folder)
+        short_steps(args, module, holder, record, budget=budget, pin=pin, build=build, folder=folder)
 
 
 def short_steps(

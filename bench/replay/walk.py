@@ -177,7 +177,7 @@ def replay(timeline: RunTimeline, policy: Policy, tokenizer: Tokenizer) -> Repla
             if policy.clear(messages, outputs, estimate, timeline.n_ctx) > 0:
                 result.clearings += 1
                 if policy.summary_tokens is not None:
-                    asked, previous = _summary_question(timeline, policy, before, previous, tokenizer)
+                    asked, previous = _summary_question(timeline, policy, before, previous, tokenizer=tokenizer)
         tokens = _fitting(
             timeline=timeline,
             policy=policy,

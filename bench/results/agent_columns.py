@@ -1,5 +1,5 @@
 """The row's columns on what an agent's requests were like (bench/measure/request_figures.py) and the two causes of
-reprocessing only other agents than the article's have (bench/measure/proxy_split.py): the last of the row's column
+reprocessing only other agents than the article's have (bench/measure/proxy_split.py): one of the row's column
 groups (bench/results/row.py ROW_GROUPS). Files from before them read as not measured."""
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 from bench.results.column import Column
 from bench.results.row import ResultRow, model
@@ -30,7 +31,7 @@ class BadCell:
 
 def bad_cell(row: ResultRow, seen_ids: set[str]) -> BadCell | None:
     """The first rule `row` breaks, or None; `seen_ids` holds the run ids of the rows before it (and gets its own)."""
-    for column in model():
+    for column in _numeric_columns():
         problem = _number_problem(column, row)
         if problem:
             return BadCell(column.name, problem)
@@ -47,10 +48,13 @@ def bad_cell(row: ResultRow, seen_ids: set[str]) -> BadCell | None:
     return None
 
 
+@cache  # every row read is checked: its numeric columns, found once
+def _numeric_columns() -> tuple[Column, ...]:
+    return tuple(column for column in model() if column.kind in (int, float))
+
+
 def _number_problem(column: Column, row: ResultRow) -> str:
-    if column.kind not in (int, float):
-        return ""
-    value = row.value(column.name)
+    value = getattr(row, column.name)
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return ""
     if not math.isfinite(value):

@@ -76,6 +76,12 @@ class DetailColumns:
         "change of Flint's llamacpp:prompt_tokens_total over the run, when it can be trusted",
         unit="tokens",
     )
+    cached_tokens: int | None = col(
+        "Flint's answers' usage.prompt_tokens_details.cached_tokens summed, the cache figure a streaming client sees; "
+        "one that differs from cache_tokens (the timings' cache_n) is noted in error",
+        unit="tokens",
+        before="",
+    )
     baseline_gpu_mib_device: int | None = col("GPU memory in use after the models loaded, before the run", unit="MiB")
     baseline_gpu_mib_flint: int | None = col("Flint's process memory before the run", unit="MiB")
     baseline_gpu_mib_jeff: int | None = col("Jeff's process memory before the run", unit="MiB")
@@ -184,6 +190,17 @@ class DetailColumns:
         unit="MiB",
         compare="setup",
         before="0",
+    )
+    checkpoint_min_step: int | None = col(
+        "Flint's --checkpoint-min-step: the least spacing of two context checkpoints (0: none)",
+        unit="tokens",
+        compare="setup",
+        before="8192",
+    )
+    cache_idle_slots: bool | None = col(
+        "Flint's --cache-idle-slots: idle slots saved to the host-RAM cache (--cache-ram) when another task comes",
+        compare="setup",
+        before="true",
     )
     # Flint's attention and KV cache (bench/llama/reuse.py), and the servers' flags of the user's own, as given.
     cache_type_k: str = col("Flint's K cache type (-ctk)", compare="setup", before="f16")

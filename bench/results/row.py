@@ -1,7 +1,7 @@
 """The results row: one typed field per CSV column, in column order, each with what it means.
 
 ResultRow, made of its column groups (ROW_GROUPS: the contract's, the servers' time, the summaries', the detail, the
-agent's requests),
+agent's requests, speculative decoding),
 is the one model of the results CSV: the header, the reader, the comparison keys and directions
 (bench.results.schema) and docs/results.md (`python -m bench.results.docs`) all come from it. Producers fill its
 fields with typed values; text is made once, in `cells()`, and read back once, in `from_cells()`. Adding a column is
@@ -21,6 +21,7 @@ from bench.results.column import Column, Value, as_number, cell, columns_of, fit
 from bench.results.contract import ContractColumns
 from bench.results.detail_columns import DetailColumns
 from bench.results.server_time import ServerTimeColumns
+from bench.results.speculative_columns import SpeculativeColumns
 from bench.results.summary_columns import SummaryColumns
 
 ROW_GROUPS = (
@@ -29,16 +30,19 @@ ROW_GROUPS = (
     SummaryColumns,
     DetailColumns,
     AgentRequestColumns,
+    SpeculativeColumns,
 )  # the row's column groups, in CSV order
 
 
 # The row is made of its column groups, each a module of its own, in CSV order: the contract's
 # (bench/results/contract.py), the servers' time (bench/results/server_time.py), the summaries'
 # (bench/results/summary_columns.py), the detail (bench/results/detail_columns.py), the agent's requests
-# (bench/results/agent_columns.py). A dataclass takes its bases'
-# fields last base first, so the groups are listed here last first; ROW_GROUPS says them in CSV order.
+# (bench/results/agent_columns.py), speculative decoding (bench/results/speculative_columns.py). A dataclass takes
+# its bases' fields last base first, so the groups are listed here last first; ROW_GROUPS says them in CSV order.
 @dataclass
-class ResultRow(AgentRequestColumns, DetailColumns, SummaryColumns, ServerTimeColumns, ContractColumns):
+class ResultRow(
+    SpeculativeColumns, AgentRequestColumns, DetailColumns, SummaryColumns, ServerTimeColumns, ContractColumns
+):
     """One run: the columns of each group, in CSV order. None means not measured (an empty cell); a text column's
     empty value is ""."""
 

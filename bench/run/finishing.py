@@ -43,6 +43,11 @@ class Finishing:
         with self._lock:
             return ident in self._held
 
+    def stopped_since(self, stops: int) -> bool:
+        """A stop is held for the calling thread, or one reached the bench since it counted `stops`: what a child
+        process of this run failed at meanwhile (a grading pytest, a git) may have been ended by that stop."""
+        return self.holding(threading.get_ident()) or self.stops != stops
+
     def hold(self, ident: int | None, stop: type[BaseException]) -> bool:
         """Hold `stop` for thread `ident` when it is writing a finished run's row (True: it is raised there once the
         row is written); False when that thread is not, and the caller stops it at once."""

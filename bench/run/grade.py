@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 from bench.containers.engine import role_labels
@@ -64,7 +63,7 @@ def grade_run(run_dir: Path, grader: Grader, checkout: Path) -> tuple[Score | No
         return score, None
     lost = f"grading pytest gave no whole report ({score.error})"
     # a stop held for this thread, or one that reached the bench while the grading ran beside the next run
-    if FINISHING.holding(threading.get_ident()) or FINISHING.stops != stops:
+    if FINISHING.stopped_since(stops):
         return None, f"grading was cut short: the bench was asked to stop while it ran; {lost}"
     if full := temp_full():
         return None, f"grading could not run: {full}; {lost}"

@@ -1,5 +1,5 @@
 """One agent run observed: a fresh work copy, the servers' caches emptied, the agent in its sandbox while NVML
-samples and the server watch probes Flint and Jeff, Flint's /metrics counter before and after; the trace, output and
+samples and the server watch probes Flint and Jeff, Flint's /metrics counters before and after; the trace, output and
 diff kept in the run's folder."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import FixtureError, ResultsError, ScoringError
-from bench.fixtures.workcopy import DiffTooLarge, capture_diff, make_work_copy
-from bench.llama.api import erase_slot, prompt_counter, wait_idle
+from bench.fixtures.workcopy import DiffTooLarge, GitKilled, capture_diff, make_work_copy
+from bench.llama.api import PROMPT_TOKENS_COUNTER, counters, erase_slot, wait_idle
 from bench.measure.proxy_log import proxy_events, read_exchanges
 from bench.measure.request_log import REQUESTS_FILE
 from bench.measure.sampler import GpuReading, GpuSampler
@@ -38,8 +38,8 @@ class Observed:
     agent: AgentRun
     events: list[Event]
     gpu: GpuReading
-    counter_before: float | None  # Flint's llamacpp:prompt_tokens_total, None when it could not be read
-    counter_after: float | None
+    metrics_before: dict[str, float] | None  # Flint's /metrics counters, None when they could not be read
+    metrics_after: dict[str, float] | None
     problems: list[str]  # what went wrong around the agent (cache not emptied, diff unreadable, trace damaged)
     graded: bool  # False when the agent's changes could not be read, so there is nothing to grade
     trace_problem: str | None  # why the trace could not be used: the run measured nothing trustworthy (infra_error)
@@ -48,6 +48,15 @@ class Observed:
     limits_reached: list[str] = field(default_factory=list)
     cut_short_by_limit: bool = False
     servers: list[History] = field(default_factory=list)  # what the server watch saw (bench.run.server_faults)
+
+    @property
+    def counter_before(self) -> float | None:
+        """Flint's llamacpp:prompt_tokens_total before the run, None when it could not be read."""
+        return (self.metrics_before or {}).get(PROMPT_TOKENS_COUNTER)
+
+    @property
+    def counter_after(self) -> float | None:
+        return (self.metrics_after or {}).get(PROMPT_TOKENS_COUNTER)
 
 
 def observe(
@@ -70,7 +79,7 @@ def observe(
         out_dir.mkdir()
         base = make_work_copy(fixture, workdir)
         problems = [note for url in (endpoints.flint_url, endpoints.jeff_url) if url and (note := erase_slot(url))]
-        before = prompt_counter(endpoints.flint_url)
+        before = counters(endpoints.flint_url)
         agent, gpu, watched = run_watched(
             inputs,
             sandbox,
@@ -89,22 +98,30 @@ def observe(
         problems += _keep_request_log(out_dir, run_dir, sandbox.trace_owner)
         (run_dir / "agent.log").write_text(agent.output)
         (run_dir / "server.log").write_text(servers.log_tail(50))
-        if agent.changes_lost:  # the copy is incomplete: a diff of it would misstate the agent's work
-            problems.append(f"{agent.changes_lost}; the run is not graded")
-            diff, graded = "", False
-        else:
-            diff, graded = _diff(workdir, base, inputs, problems, diff_limit)
+        diff, graded = _diff(workdir, base, inputs, problems, limit=diff_limit, lost=agent.changes_lost)
     if graded:  # surrogateescape: a binary file the agent wrote comes back from git as undecodable bytes
         (run_dir / "diff.patch").write_text(diff, errors="surrogateescape")
     limits = [*agent.resources_exhausted, *([trace_limit] if trace_limit else [])]
     cut_short = agent.killed_for_memory or trace_limit is not None
-    return Observed(agent, events, gpu, before, after, problems, graded, trace_problem, limits, cut_short, watched)
+    return Observed(
+        agent,
+        events,
+        gpu,
+        metrics_before=before,
+        metrics_after=after,
+        problems=problems,
+        graded=graded,
+        trace_problem=trace_problem,
+        limits_reached=limits,
+        cut_short_by_limit=cut_short,
+        servers=watched,
+    )
 
 
-def counter_when_idle(flint_url: str) -> float | None:
-    """Flint's prompt counter once it is idle: a request dropped as the agent ended is counted (or not) by then."""
+def counter_when_idle(flint_url: str) -> dict[str, float] | None:
+    """Flint's counters once it is idle: a request dropped as the agent ended is counted (or not) by then."""
     wait_idle([flint_url])
-    return prompt_counter(flint_url)
+    return counters(flint_url)
 
 
 def run_watched(
@@ -138,7 +155,7 @@ def run_watched(
     sampler.start()
     try:
         agent = sandbox.run_agent(
-            workdir, out_dir, str(fixture.task_file), fixture.protected_files, inputs.agent_command()
+            workdir, out_dir, str(fixture.task_file), fixture.protected_files, agent=inputs.agent_command()
         )
         FINISHING.begin()  # the agent has ended: a stop now waits for the run's row (bench.run.finishing)
     finally:
@@ -193,14 +210,22 @@ def _keep_request_log(out_dir: Path, run_dir: Path, owner_uid: int | None) -> li
     return []
 
 
-def _diff(workdir: Path, base: str, inputs: RunInputs, problems: list[str], limit: int) -> tuple[str, bool]:
+def _diff(
+    workdir: Path, base: str, inputs: RunInputs, problems: list[str], *, limit: int, lost: str | None
+) -> tuple[str, bool]:
     """The agent's changes against the fixture itself, so a deleted or doctored .git changes nothing; a diff over
-    `limit` bytes is not kept, and the run is not graded (a diff cut short would grade other changes than made)."""
+    `limit` bytes is not kept, and the run is not graded (a diff cut short would grade other changes than made).
+    `lost`: why the copy is incomplete, so that a diff of it would misstate the agent's work (not graded either)."""
+    if lost:
+        problems.append(f"{lost}; the run is not graded")
+        return "", False
     try:
         return capture_diff(workdir, base, inputs.planned.fixture, max_bytes=limit), True
     except DiffTooLarge as e:
         problems.append(f"{e} (diff_limit): not kept, and the run is not graded")
         return "", False
+    except GitKilled as e:  # a stop of the whole job (scancel): the run is not the agent's to fail
+        raise ScoringError(f"the agent's changes could not be read: {e}") from e
     except FixtureError as e:
         if full := temp_full():  # git could not write its index: the machine's fault, the run infra_error
             raise ScoringError(f"the agent's changes could not be read: {full}") from e

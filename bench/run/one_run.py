@@ -11,19 +11,20 @@ from pathlib import Path
 
 from bench.errors import BenchError
 from bench.llama.gpu_pin import watched_uuids
+from bench.measure.speculative import check_drafts
 from bench.measure.time_split import ServerSpeeds
-from bench.measure.trace_numbers import check_reprocessed, trace_numbers
+from bench.measure.trace_numbers import TraceNumbers, check_reprocessed, trace_numbers
 from bench.results.disk import DiskError, disk_error, is_disk_error, temp_full
 from bench.run.choices import Factory
 from bench.run.extras import flint_server, split_reprocessing
 from bench.run.grade import grade_run
 from bench.run.infra import infra_problems
-from bench.run.observe import observe, write_run_json
+from bench.run.observe import Observed, observe, write_run_json
 from bench.run.outputs import mark_interrupted
 from bench.run.plan import RunInputs
 from bench.run.progress import Progress
 from bench.run.record import RunRecord
-from bench.run.server_faults import judge
+from bench.run.server_faults import Verdict, judge
 from bench.score.graders import grader_for
 from bench.servers.base import Endpoints, Servers
 from bench.setting_types import size_bytes
@@ -107,26 +108,37 @@ def measure(
         gpu_uuids=watched_uuids(config.gpu_device, factory.server_kind.pins_a_card),
         diff_limit=size_bytes(config.diff_limit),
     )
-    record.events, record.wall_s, record.gpu = seen.events, seen.agent.wall_s, seen.gpu
-    record.numbers = trace_numbers(seen.events, endpoints.ctx, endpoints.jeff.n_ctx if endpoints.jeff else None)
-    record.check = check_reprocessed(record.numbers, seen.counter_before, seen.counter_after)
-    verdict = judge(seen.servers, seen.events, config.server_stall_limit_s)
-    record.server_stall_s, record.check = verdict.stall_s, verdict.reprocessed(record.check)
+    numbers, verdict = count_tokens(record, seen, endpoints, run_dir, stall_limit_s=config.server_stall_limit_s)
     record.speeds = speeds
-    if seen.events:
-        record.attribution = split_reprocessing(run_dir, seen.events, endpoints.flint_url)
-    for problem in [*seen.problems, *record.numbers.problems, *seen.limits_reached]:
+    for problem in [*seen.problems, *numbers.problems, *seen.limits_reached]:
         record.note(problem)
     record.limits_reached, record.resource_exhausted = seen.limits_reached, seen.cut_short_by_limit
     if seen.trace_problem:  # the trace cannot be trusted: nothing it says goes in the row
         record.note(seen.trace_problem)
         record.infra_error = True
-    infra_problems(record, seen.agent, verdict, servers, factory.sandboxes.healthy(), config.run_timeout_s)
-    if record.numbers.start_n_ctx not in (None, endpoints.ctx):
-        record.note(f"the agent saw a {record.numbers.start_n_ctx}-token window, not the row's {endpoints.ctx}")
+    infra_problems(
+        record, seen.agent, verdict, servers, way_ok=factory.sandboxes.healthy(), run_timeout_s=config.run_timeout_s
+    )
+    if numbers.start_n_ctx not in (None, endpoints.ctx):
+        record.note(f"the agent saw a {numbers.start_n_ctx}-token window, not the row's {endpoints.ctx}")
         record.infra_error = True
     write_run_json(run_dir, record.inputs, {"run_id": record.run_id, **flint_server(endpoints, run_dir)})
     record.to_grade = seen.graded  # otherwise nothing to grade: the counts stay empty, not 0 (grade_finished)
+
+
+def count_tokens(
+    record: RunRecord, seen: Observed, endpoints: Endpoints, run_dir: Path, *, stall_limit_s: float
+) -> tuple[TraceNumbers, Verdict]:
+    """The trace's figures into `record`, each checked against Flint's own counters; the servers' verdict on the run."""
+    record.events, record.wall_s, record.gpu = seen.events, seen.agent.wall_s, seen.gpu
+    numbers = trace_numbers(seen.events, endpoints.ctx, endpoints.jeff.n_ctx if endpoints.jeff else None)
+    record.numbers, record.check = numbers, check_reprocessed(numbers, seen.counter_before, seen.counter_after)
+    verdict = judge(seen.servers, seen.events, stall_limit_s)
+    record.server_stall_s, record.check = verdict.stall_s, verdict.reprocessed(record.check)
+    record.drafts = check_drafts(numbers, seen.metrics_before, seen.metrics_after, verdict.flint_restarted)
+    if seen.events:
+        record.attribution = split_reprocessing(run_dir, seen.events, endpoints.flint_url)
+    return numbers, verdict
 
 
 def grade_into(record: RunRecord, run_dir: Path, factory: Factory) -> None:

@@ -16,8 +16,10 @@ from bench.agents.base import AgentCommand, AgentSettings
 from bench.agents.kinds import agent_kind, refuse_unfit
 from bench.config import BenchConfig
 from bench.fixtures.fixture import Fixture, fixture_hash, fixtures_root, load_fixture
+from bench.llama import spec_settings
 from bench.llama.pin import recorded_build
 from bench.llama.reuse import ReuseSettings, of_server
+from bench.llama.spec_settings import SpecSettings
 from bench.provenance import file_sha256
 from bench.results.row import ResultRow
 from bench.results.schema import run_key
@@ -184,6 +186,7 @@ class RunInputs:
     servers: str
     provenance: Provenance
     reuse: ReuseSettings | None = None  # what Flint's prompt cache can reuse (bench/llama/reuse.py)
+    spec: SpecSettings | None = None  # how Flint drafts (bench/llama/spec_settings.py); None: not known
     flint_server_args: str = ""  # the user's own llama-server flags, shell-quoted as the row records them
     jeff_server_args: str = ""
     shard: str = ""  # `I/N` when the bench runs one shard of the plan (bench.run.shards)
@@ -230,6 +233,7 @@ class RunInputs:
             reuse=of_server(
                 endpoints.server_pids.get("flint"), endpoints.server_containers.get("flint"), endpoints.flint_reported
             ),
+            spec=spec_settings.of_server(endpoints.server_pids.get("flint"), endpoints.server_containers.get("flint")),
             flint_server_args=shlex.join(config.flint_server_args),
             jeff_server_args=shlex.join(config.jeff_server_args) if config.use_jeff else "",  # Jeff off: none ran
             shard=config.shard or "",
@@ -255,6 +259,8 @@ class RunInputs:
         row.flint_serving, row.sandbox, row.servers = self.flint_serving, self.sandbox, self.servers
         if self.reuse is not None:
             self.reuse.fill(row)
+        if self.spec is not None:
+            self.spec.fill(row)
         row.flint_server_args, row.jeff_server_args = self.flint_server_args, self.jeff_server_args
         row.shard, row.servers_shared = self.shard, self.servers_shared
         preset = PRESETS.get(planned.preset)

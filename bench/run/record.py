@@ -14,11 +14,12 @@ from bench.measure.labels import Outcome, failure_labels
 from bench.measure.reprocessing import Attribution
 from bench.measure.request_figures import request_figures
 from bench.measure.sampler import GpuReading
+from bench.measure.speculative import DraftCheck
 from bench.measure.summaries import jeff_first_figures, jeff_window, summary_figures
 from bench.measure.time_split import ServerSpeeds, fill_time_split
 from bench.measure.tool_time import tools_seconds
 from bench.measure.trace import Event
-from bench.measure.trace_numbers import ReprocessedCheck, TraceNumbers
+from bench.measure.trace_numbers import ReprocessedCheck, TraceNumbers, cached_mismatch
 from bench.results.row import ResultRow
 from bench.results.schema import INFRA_STOP_REASON, RESOURCE_STOP_REASON
 from bench.run.plan import RunInputs
@@ -36,6 +37,7 @@ class RunRecord:
     wall_s: float | None = None
     numbers: TraceNumbers | None = None
     check: ReprocessedCheck | None = None
+    drafts: DraftCheck | None = None  # drafted and accepted tokens against /metrics (bench/measure/speculative.py)
     gpu: GpuReading | None = None
     score: Score | None = None
     attribution: Attribution | None = None  # reprocessed tokens by cause (bench/measure/reprocessing.py)
@@ -104,6 +106,7 @@ class RunRecord:
         row.server_stall_s = self.server_stall_s
         if self.numbers is not None:
             _fill_numbers(row, self.numbers)
+            self.note(cached_mismatch(self.numbers))
         if self.numbers is not None and self.events:
             _fill_summaries(row, self.events)
             _fill_requests(row, self.events)
@@ -115,6 +118,10 @@ class RunRecord:
         if self.check is not None:
             row.reprocessed_check, row.prompt_tokens_metrics = self.check.status, self.check.metrics_delta
             self.note(self.check.note)
+        if self.drafts is not None:
+            row.draft_check, row.draft_tokens_metrics = self.drafts.status, self.drafts.drafted
+            row.draft_accepted_metrics = self.drafts.accepted
+            self.note(self.drafts.note)
         if self.gpu is not None:
             self.gpu.fill(row)
         if self.score is not None:
@@ -137,6 +144,8 @@ def _fill_numbers(row: ResultRow, n: TraceNumbers) -> None:
     row.clearings, row.cut_answers, row.context_400s = n.clearings, n.cut_answers, n.context_400s
     row.jeff_requests, row.jeff_model_s = n.jeff_requests, n.jeff_model_s
     row.jeff_prompt_tokens, row.jeff_completion_tokens = n.jeff_prompt_tokens, n.jeff_completion_tokens
+    row.draft_tokens, row.draft_accepted = n.draft_tokens, n.draft_accepted
+    row.cached_tokens = n.cached_tokens
 
 
 def _fill_split(row: ResultRow, attribution: Attribution) -> None:

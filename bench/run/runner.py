@@ -169,7 +169,7 @@ class Bench:
                 progress.run_skipped(index, self.out.name)
                 continue
             stopping.check()  # a stop asked of this worker while its servers started: no run begins
-            progress.run_started(index, planned.fixture.name, planned.label, planned.ctx, planned.rep)
+            progress.run_started(index, planned.fixture.name, planned.label, planned.ctx, rep=planned.rep)
             endpoints = self._run_planned(planned, servers, endpoints, progress)
 
     def _servers_for(
@@ -195,13 +195,11 @@ class Bench:
         except (ServerStartError, SandboxError) as e:
             if endpoints is None:  # nothing measured yet: the set-up is wrong, say so and stop
                 raise
-            self._record_not_started(planned, endpoints, servers, str(e), progress)
+            self._record_not_started(self._inputs(planned, endpoints, servers), str(e), progress)
             return None
 
-    def _record_not_started(
-        self, planned: PlannedRun, endpoints: Endpoints, servers: Servers, error: str, progress: Progress
-    ) -> None:
-        record = RunRecord.start(self._inputs(planned, endpoints, servers))  # a run that could not start
+    def _record_not_started(self, inputs: RunInputs, error: str, progress: Progress) -> None:
+        record = RunRecord.start(inputs)  # a run that could not start
         record.infra_error = True
         record.note(error)
         self._record(record, progress)
@@ -219,7 +217,7 @@ class Bench:
                 lambda: prepare_servers(servers, started, self.config.gpu_device, jeff_ctx or self.config.jeff_ctx)
             )
         except ServerPlacementError as e:
-            self._record_not_started(planned, started, servers, str(e), progress)
+            self._record_not_started(self._inputs(planned, started, servers), str(e), progress)
             raise
         self.current_ctx = started.ctx
         log.debug("servers up for ctx %d: flint %s, jeff %s", started.ctx, started.flint_url, started.jeff_url)
@@ -267,7 +265,13 @@ class Bench:
 
     def _inputs(self, planned: PlannedRun, endpoints: Endpoints, servers: Servers) -> RunInputs:
         return RunInputs.of(
-            planned, self.config, endpoints, self.choice, self.provenance, servers.build_pin, self.server_package
+            planned,
+            self.config,
+            endpoints,
+            self.choice,
+            provenance=self.provenance,
+            build_pin=servers.build_pin,
+            server_package=self.server_package,
         )
 
     def _record(self, record: RunRecord, progress: Progress) -> None:

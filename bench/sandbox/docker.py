@@ -147,7 +147,7 @@ class DockerSandbox:
                 command_user=f"{SANDBOX_UID}:{SANDBOX_UID}",  # the volume's owner
             )
             return self._run(workdir, out_dir, visible_tests, launch=agent.launch(place), how=how)
-        return self._run_other(workdir, out_dir, task_file, visible_tests, agent)
+        return self._run_other(workdir, out_dir, task_file, visible_tests, agent=agent)
 
     def _run_other(
         self, workdir: Path, out_dir: Path, task_file: str, visible_tests: list[str], agent: AgentCommand

@@ -37,7 +37,7 @@ class OtherAgents:
         if kind.name not in self.images:
             pip = kind.install.pip
             self.images[kind.name] = (
-                ensure_agent_image(self.client, self.sandbox_image, kind.name, pip, self.checkout)
+                ensure_agent_image(self.client, self.sandbox_image, kind.name, pip, checkout=self.checkout)
                 if pip
                 else self.sandbox_image
             )
@@ -50,7 +50,7 @@ class OtherAgents:
 
     def recording(self, log_dir: Path) -> Recorder:
         assert self.flint is not None
-        return Recorder(self.client, self.sandbox_image, self.names, self.flint, log_dir)
+        return Recorder(self.client, self.sandbox_image, self.names, self.flint, log_dir=log_dir)
 
 
 class ProxyLog:

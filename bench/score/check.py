@@ -85,7 +85,7 @@ def check_fixture(
         problems.append(
             "solution: adds no test of its own (the task asks for new tests; solution_adds_tests: false if not)"
         )
-    return _measured(fx, problems, original, solved, fit)
+    return _measured(fx, problems, original, solved, fit=fit)
 
 
 def _measured(fx: Fixture, problems: list[str], original: Score, solved: Score, fit: Fit | None) -> Checked:

@@ -82,7 +82,7 @@ class DockerCommandGrader:
 
     def run(self, lang: Language, copy: Path, timeout_s: float) -> CommandRun:
         image = ensure_language_image(self.client, lang, self.sandbox)
-        spec = _spec(lang, "/src", "/grade/repo", "/tmp", timeout_s)
+        spec = _spec(lang, "/src", "/grade/repo", "/tmp", timeout_s=timeout_s)
         _, timed_out, logs = run_container(
             self.client,
             timeout_s + 60,
@@ -101,7 +101,7 @@ class LocalCommandGrader:
     def run(self, lang: Language, copy: Path, timeout_s: float) -> CommandRun:
         scratch = Path(tempfile.mkdtemp(prefix="bench-command-"))
         try:
-            spec = _spec(lang, str(copy), str(scratch / "repo"), str(scratch), timeout_s)
+            spec = _spec(lang, str(copy), str(scratch / "repo"), str(scratch), timeout_s=timeout_s)
             env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "BENCH_"))}
             env["BENCH_COMMAND_SPEC"] = json.dumps(spec)
             _, timed_out, output = run_to_end(

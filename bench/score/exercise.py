@@ -61,7 +61,7 @@ def read_exercise(folder: Path) -> Exercise:
         return value
 
     solution, tests, examples, editor = listed("solution"), listed("test"), listed("example"), listed("editor")
-    lang = refuse_paths(folder, solution, tests, examples, editor)
+    lang = refuse_paths(folder, solution, tests, examples, editor=editor)
     if not examples:
         raise FixtureError("no example solution (files.example): nothing shows the task can be done")
     pairs = pair_examples(solution, examples)

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from bench.errors import FixtureError, PrerequisiteError
+from bench.errors import FixtureError, PrerequisiteError, SandboxError
 from bench.fixtures.fixture import FIXTURE_FILE, SOLUTION_DIR, load_fixture
 from bench.fixtures.workcopy import solution_diff
 from bench.languages.kinds import language
@@ -172,6 +172,18 @@ def import_exercise(folder: Path, into: Path, share: float, max_steps: int, forc
 
 
 Refused = dict[str, str]  # exercise folder name -> why it was not imported
+EXERCISE_ERRORS = (FixtureError, OSError, SyntaxError, UnicodeDecodeError)  # what an exercise of its own can cause
+
+
+def _engine_failure(error: Exception) -> str:
+    """What to say when grading failed because the container engine did (its socket gone mid-import, its API
+    refusing), not because of the exercise; "" for any other error."""
+    import docker.errors
+    import requests.exceptions
+
+    if not isinstance(error, (SandboxError, docker.errors.DockerException, requests.exceptions.ConnectionError)):
+        return ""
+    return f"the container engine failed ({' '.join(str(error).split())[:120]}): import it again once it answers"
 
 
 def import_all(
@@ -181,13 +193,19 @@ def import_all(
     reason."""
     imported: list[Imported] = []
     refused: Refused = {}
+    engine_failed = ""  # once the container engine fails, the exercises left are not tried: none of them is at fault
     for folder in [f for source in sources for f in exercises_in(source)]:
+        if engine_failed:
+            refused[folder.name] = f"not tried: {engine_failed}"
+            continue
         try:
             imported.append(
                 import_exercise(folder=folder, into=into, share=share, max_steps=max_steps, force=force, grader=grader)
             )
-        except (FixtureError, OSError, SyntaxError, UnicodeDecodeError) as e:
-            refused[folder.name] = str(e)
+        except Exception as e:
+            if not (engine_failed := _engine_failure(e)) and not isinstance(e, EXERCISE_ERRORS):
+                raise
+            refused[folder.name] = f"not graded: {engine_failed}" if engine_failed else str(e)
     return imported, refused
 
 

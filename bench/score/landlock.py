@@ -76,26 +76,26 @@ def confine(readable: list[str], writable: list[str], *, limit_reads: bool, deny
         return "this kernel has no Landlock (or the container's seccomp profile refuses it)"
     everything = fs_rights(abi)
     handled = everything if limit_reads else everything & ~(READS | IOCTL_DEV)
-    call = _syscall()
+    syscall = _syscall()
     attr = _ruleset(abi, handled, deny_network)
-    ruleset = call(CREATE_RULESET, attr, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0))
+    ruleset = syscall(CREATE_RULESET, attr, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0))
     if ruleset < 0:
         return f"landlock_create_ruleset failed: {os.strerror(ctypes.get_errno())}"
     try:
         rules = [(path, handled) for path in writable] + [(path, READS & handled) for path in readable if limit_reads]
         for path, rights in rules:
-            problem = _add_rule(call, int(ruleset), path, rights)
+            problem = _add_rule(syscall, int(ruleset), path, rights)
             if problem:
                 return problem
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-        if call(RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+        if syscall(RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
             return f"landlock_restrict_self failed: {os.strerror(ctypes.get_errno())}"
     finally:
         os.close(int(ruleset))
     return None
 
 
-def _add_rule(call: Any, ruleset: int, path: str, rights: int) -> str | None:
+def _add_rule(syscall: Any, ruleset: int, path: str, rights: int) -> str | None:
     """Allow `rights` beneath `path` (a file gets only the rights a file can have); a missing path is skipped."""
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
@@ -105,7 +105,7 @@ def _add_rule(call: Any, ruleset: int, path: str, rights: int) -> str | None:
         if not os.path.isdir(path):
             rights &= FILE_RIGHTS
         beneath = struct.pack("=Qi", rights, fd)
-        if call(ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH), beneath, ctypes.c_uint32(0)) != 0:
+        if syscall(ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH), beneath, ctypes.c_uint32(0)) != 0:
             return f"landlock_add_rule failed for {path}: {os.strerror(ctypes.get_errno())}"
     finally:
         os.close(fd)

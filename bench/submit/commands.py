@@ -61,7 +61,8 @@ def slurm(options: SubmitOptions, settings: BenchConfig) -> int:
     plan = Submission(options.shards, str(folder), str(config), python=sys.executable)
     serial = settings.servers_shared
     return slurm.command(
-        plan, slurm.SlurmOptions(options.checkout, options.partition, options.gpus_per_task, options.time, serial)
+        plan,
+        slurm.SlurmOptions(options.checkout, options.partition, options.gpus_per_task, options.time, serial=serial),
     )
 
 

@@ -132,6 +132,20 @@ def test_a_summary_that_does_not_shrink_is_not_asked_twice(run_agent: RunAgent, 
     assert not any(is_placeholder(m.get("content")) for m in flint.requests[-1]["messages"] if m["role"] == "tool")
 
 
+def test_no_summary_is_asked_while_even_an_empty_one_would_not_shrink_the_conversation(
+    run_agent: RunAgent, repo: Path
+) -> None:
+    # Each read's result is a few characters longer than its placeholder: too little, summed, for the summary's own
+    # message, so nothing a model could write would make the request smaller.
+    text = "x" * (len(prompts.summarized_tool_result(99)) + 4)
+    (repo / "t.py").write_text(text)
+    script = [fl.tool_call("read_file", {"path": "t.py"})] * 6
+    with SummarizingLlama(script, n_ctx=1024, summary=fl.prose(SUMMARY), default=fl.prose("done")) as flint:
+        run = run_agent(repo, flint.url, "--preset", "summary", "--max-steps", "6")
+    assert flint.asked == 0 and run.of("summary") == []
+    assert run.stop["reason"] == "step_limit"  # the run went on, its conversation untouched
+
+
 def test_jeff_writes_the_summary_in_summary_jeff(run_agent: RunAgent, repo: Path) -> None:
     script = big_reads(repo, 5)
     with (

@@ -4,24 +4,23 @@ namespace, the init containers in order, every probe evaluated as the kubelet wo
 liveness probes run in their containers, against the real llama-server of Jeff's CPU image serving the small model
 as Flint and as Jeff); Flint killed in the middle of shard 1's second run and restarted by the kubelet, which the
 bench waits out and runs that run again; then the merge Job, whose wait reads the shards Job's status from a stand-in
-of the API made of how the pods ended. What only a cluster does (scheduling, pulling from a registry, the claim,
-resources, the service-account token) is not played: docs/running.md lists it."""
+of the API made of how the pods ended (tests/kube_api_stand_in.py). What only a cluster does (scheduling, pulling
+from a registry, the claim, resources, the service-account token) is not played: docs/running.md lists it."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 import small_task
 import yaml
+from kube_api_stand_in import ShardsJob, serve
 from kubelet import Pod, probe_passes
 
 from bench.cli import main
@@ -139,6 +138,7 @@ class Play:
         self.client, self.names, self.network, self.tmp_path = client, names, network, tmp_path
         self.jobs = {d["metadata"]["name"].rsplit("-", 1)[1]: d for d in documents if d["kind"] == "Job"}
         self.ended: dict[int, int] = {}  # index -> the bench's exit status, for the API's stand-in
+        self.started = time.time()  # the shards Job's startTime, for the stand-in
 
     def spec(self, job: str) -> dict[str, Any]:
         found: dict[str, Any] = self.jobs[job.lstrip("-")]["spec"]["template"]["spec"]
@@ -207,26 +207,22 @@ class Play:
         flint.container.kill()
 
     def run_merge(self) -> tuple[int, str]:
-        """The merge Job's container, its wait answered by a stand-in of the API on the network's gateway."""
+        """The merge Job's container, its wait answered by the API's stand-in (tests/kube_api_stand_in.py) on the
+        network's gateway, from how the pods ended."""
         gateway = self.client.networks.get(self.network).attrs["IPAM"]["Config"][0]["Gateway"]
-        api = ThreadingHTTPServer((gateway, 0), answer_with(self.ended))
-        threading.Thread(target=api.serve_forever, daemon=True).start()
+        shards = ShardsJob(self.jobs["shards"]["metadata"]["name"], SHARDS, start=self.started, ended=self.ended)
         (merge,) = self.spec("-merge")["containers"]
-        env = {"AGENTBENCH_KUBE_API": f"http://{gateway}:{api.server_address[1]}"}
-        try:
+        with serve(shards, gateway) as url:
             run = self.client.containers.run(
                 merge["image"],
                 entrypoint=merge["command"],
                 detach=True,
                 network=self.network,
                 labels=self.names.labels("k8s-merge"),
-                **self.options(merge, "-merge", env),
+                **self.options(merge, "-merge", {"AGENTBENCH_KUBE_API": url}),
             )
             code: int = run.wait(timeout=600)["StatusCode"]
             return code, run.logs().decode(errors="replace")
-        finally:
-            api.shutdown()
-            api.server_close()
 
 
 def security_options(pod: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
@@ -255,30 +251,3 @@ def own_by_fs_group(folder: Path, group: int) -> None:
         os.chown(path, -1, group)
         extra = stat.S_IRWXG | (stat.S_ISGID | stat.S_IXOTH | stat.S_IROTH if path.is_dir() else 0)
         path.chmod(path.stat().st_mode | extra)
-
-
-def answer_with(ended: dict[int, int]) -> type[BaseHTTPRequestHandler]:
-    """The API's two answers the merge asks for, as the Job controller would have them once the pods ended."""
-    done = ",".join(str(i) for i, code in sorted(ended.items()) if code == 0)
-    failed = ",".join(str(i) for i, code in sorted(ended.items()) if code != 0)
-    job = {
-        "metadata": {"name": "m1-shards"},
-        "status": {
-            "completedIndexes": done,
-            "failedIndexes": failed,
-            "conditions": [{"type": "Complete" if not failed else "Failed", "status": "True"}],
-        },
-    }
-
-    class Answers(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            body = json.dumps(job if "/jobs/" in self.path else {"kind": "PodList", "items": []}).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    return Answers

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import process_tree
 import pytest
 import small_task
 from slurm_cluster import SlurmCluster
@@ -42,7 +43,7 @@ def config(folder: Path) -> Path:
     return path
 
 
-def run_flags(flint_url: str) -> list[str]:
+def run_flags(flint_url: str, fixtures_root: Path = small_task.ROOT, reps: int = 2) -> list[str]:
     """The suite's small task (tests/small_task.py): its grading is one pytest, and nothing of it is read here."""
     return [
         "--servers",
@@ -54,7 +55,7 @@ def run_flags(flint_url: str) -> list[str]:
         "--fixtures",
         small_task.NAME,
         "--fixtures-root",
-        str(small_task.ROOT),
+        str(fixtures_root),
         "--presets",
         "part2",
         "--ctx",
@@ -62,11 +63,11 @@ def run_flags(flint_url: str) -> list[str]:
         "--max-steps",
         "1",
         "--reps",
-        "2",
+        str(reps),
     ]
 
 
-def submit_argv(results: Path, flint_url: str, *flags: str) -> list[str]:
+def submit_argv(results: Path, flint_url: str, *flags: str, shards: int = 2, run: list[str] | None = None) -> list[str]:
     settings = config(results.parent / "settings")
     return [
         sys.executable,
@@ -75,7 +76,7 @@ def submit_argv(results: Path, flint_url: str, *flags: str) -> list[str]:
         "submit",
         "slurm",
         "--shards",
-        "2",
+        str(shards),
         "--results",
         str(results),
         "--config",
@@ -84,7 +85,7 @@ def submit_argv(results: Path, flint_url: str, *flags: str) -> list[str]:
         "10",
         *flags,
         "--",
-        *run_flags(flint_url),
+        *(run or run_flags(flint_url)),
     ]
 
 
@@ -93,9 +94,20 @@ def submit(cluster: SlurmCluster, results: Path, flint_url: str) -> tuple[str, s
     started = time.monotonic()
     done = subprocess.run(argv, cwd=ROOT, env=cluster.env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
-    jobs = dict(line.split("\t") for line in (results / "slurm" / "jobs.txt").read_text().splitlines())
+    jobs = jobs_of(results)
     cluster.wait([jobs["shards"], jobs["merge"]], timeout_s=300)
     return jobs["shards"], jobs["merge"], time.monotonic() - started
+
+
+def grading_in(results: Path) -> bool:
+    """Whether the bench of the shard writing into `results` grades a run (its trace kept: not the preflight's
+    collection of the hidden tests)."""
+    benches = process_tree.bench_runs(str(results))
+    return any((results / "runs").glob("*/events.jsonl")) and any(map(process_tree.grading_pytest_runs, benches))
+
+
+def jobs_of(results: Path) -> dict[str, str]:
+    return dict(line.split("\t") for line in (results / "slurm" / "jobs.txt").read_text().splitlines())
 
 
 def rows(path: Path) -> list[dict[str, str]]:
@@ -151,3 +163,43 @@ def test_two_shards_against_one_external_server_are_refused_in_one_line(cluster:
     assert not (results / "slurm").exists()  # nothing was submitted
     queue = subprocess.run(["squeue", "-h"], env=cluster.env, capture_output=True, text=True, timeout=60)
     assert queue.stdout.strip() == ""
+
+
+def test_a_scancel_while_grading_makes_the_row_infra_error_and_the_shard_submitted_again_runs_it(
+    cluster: SlurmCluster, flint: fake_llama.FakeLlama, tmp_path: Path
+) -> None:
+    root, flag = small_task.slow_fixtures(tmp_path)
+    results = tmp_path / "matrix"
+    argv = submit_argv(results, flint.url, shards=1, run=run_flags(flint.url, root, reps=1))
+    done = subprocess.run(argv, cwd=ROOT, env=cluster.env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    jobs = jobs_of(results)
+    deadline = time.monotonic() + 300
+    while not grading_in(results):
+        assert time.monotonic() < deadline, (results / "slurm" / "shard-1.out").read_text()[-3000:]
+        time.sleep(0.1)
+    # a plain scancel: Slurm sends SIGTERM to every process of the job, the grading pytest's included
+    subprocess.run(["scancel", jobs["shards"]], env=cluster.env, check=True, timeout=60)
+    cluster.wait([jobs["shards"], jobs["merge"]], timeout_s=300)
+    output = (results / "slurm" / "shard-1.out").read_text()
+    (row,) = rows(results / "matrix-shard1of1.csv")
+    assert (row["stop_reason"], row["hidden_passed"]) == ("infra_error", ""), output[-3000:]
+    assert row["error"].startswith("grading was cut short: the bench was asked to stop while it ran"), row
+    # the merge, after every task (afterany), does not count it delivered
+    assert (results / "merged-missing.txt").read_text() == "calc part2 ctx=4096 rep=1\n"
+
+    flag.unlink()  # the operator submits the kept script again: the shard resumes its file and runs that run again
+    again = subprocess.run(
+        ["sbatch", "--parsable", str(results / "slurm" / "shards.sbatch")],
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert again.returncode == 0, again.stderr
+    cluster.wait([again.stdout.strip().split(";")[0]], timeout_s=300)
+    cut, rerun = rows(results / "matrix-shard1of1.csv")
+    assert cut["run_id"] == row["run_id"] and rerun["stop_reason"] == "done", (
+        results / "slurm" / "shard-1.out"
+    ).read_text()
+    assert rerun["hidden_passed"] == small_task.UNTOUCHED[0] and rerun["rep"] == row["rep"]

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from bench.analyze import stats
+from bench.analyze import power, stats
 from bench.analyze.changes import metric_change
 from bench.results.row import ResultRow
 
@@ -48,3 +48,18 @@ def test_a_share_interval_holds_zero_whenever_fishers_test_finds_no_change() -> 
         change = metric_change("completed", old, new)
         low, high = (float(part.split()[0]) for part in change.interval.replace("±", "").split(" to "))
         assert (low <= 0 <= high) == (change.test is not None and change.test.p > stats.ALPHA), change
+
+
+def test_the_power_simulations_fisher_p_values_are_scipys_for_every_table() -> None:
+    """bench.analyze.power computes Fisher's test for all tables of a design at once: each p-value must be the one
+    scipy.stats.fisher_exact gives (what compare itself reports), small designs and uneven ones alike."""
+    from scipy.stats import fisher_exact
+
+    for n_old, n_new in [(1, 1), (3, 5), (8, 8), (20, 7), (40, 40)]:
+        computed = power.fisher_p_values(n_old, n_new)
+        assert computed.shape == (n_old + 1, n_new + 1)
+        for done_old in range(n_old + 1):
+            for done_new in range(n_new + 1):
+                table = [[done_old, n_old - done_old], [done_new, n_new - done_new]]
+                expected = fisher_exact(table).pvalue
+                assert math.isclose(computed[done_old, done_new], expected, rel_tol=1e-9, abs_tol=1e-15), table

@@ -204,12 +204,42 @@ def test_the_page_is_self_contained_and_escapes_what_the_trace_holds(results: tu
     data["runs"][0]["error"] = "</script><script>alert(1)</script>"
     page = render(data)
     assert "</script><script>alert" not in page and "\\u003c/script>\\u003cscript>alert(1)\\u003c/script>" in page
-    before, rest = page.split('<script type="application/json" id=data>', 1)
-    payload, after = rest.split("</script>", 1)  # the data ends at the first end tag: none is inside it
-    assert "<" not in payload and json.dumps(INJECTION)[1:-1].replace("<", "\\u003c") in payload
-    markup = before + after
+    payloads, markup = json_elements(page)
+    assert len(payloads) == 1 + len(data["runs"])  # the matrix's, and one a run for its steps, tests and diff
+    assert not any("<" in payload for payload in payloads.values())
+    assert json.dumps(INJECTION)[1:-1].replace("<", "\\u003c") in "".join(payloads.values())
     assert "http://" not in markup and "https://" not in markup and "src=" not in markup  # nothing to fetch
     assert markup.count("<script") == 1 and "script-src 'sha256-" in markup  # only the page's own script runs
+
+
+def json_elements(page: str) -> tuple[dict[str, str], str]:
+    """The page's JSON script elements by id, and the markup around them: each element ends at its first end tag,
+    since none is inside it."""
+    payloads, markup, rest = {}, "", page
+    while '<script type="application/json" id=' in rest:
+        before, rest = rest.split('<script type="application/json" id=', 1)
+        name, rest = rest.split(">", 1)
+        payloads[name], rest = rest.split("</script>", 1)
+        markup += before
+    return payloads, markup + rest
+
+
+def test_the_page_holds_every_runs_data_the_matrix_first_and_each_runs_steps_apart(
+    results: tuple[Path, Path],
+) -> None:
+    """The page's data is view_data's, whole: the matrix's element has each run's cells and names, and each run's own
+    element (`run-<part>`) its system prompt, task, steps, tests and diff, read when the run is opened or searched."""
+    data = view_data([str(p) for p in results])
+    runs = list(data["runs"])
+    payloads, _ = json_elements(render(data))
+    matrix = json.loads(payloads["data"])
+    as_json = json.loads(json.dumps({**data, "runs": runs}))  # tuples as the page's lists
+    assert {key: value for key, value in matrix.items() if key != "runs"} == {
+        key: value for key, value in as_json.items() if key != "runs"
+    }
+    assert all("steps" not in run and "diff" not in run for run in matrix["runs"])
+    whole = [run | json.loads(payloads[f"run-{run.pop('part')}"]) for run in matrix["runs"]]
+    assert whole == as_json["runs"] and any(run["steps"] for run in runs)
 
 
 def test_the_steps_come_from_the_trace(results: tuple[Path, Path]) -> None:

@@ -27,6 +27,16 @@ def test_the_command_line_wins_over_the_environment_and_unset_ones_are_the_build
     assert from_command([], {"LLAMA_ARG_SWA_FULL": "1"}).swa_full is True
 
 
+def test_the_checkpoint_spacing_and_the_idle_slots_cache_are_read_in_every_spelling() -> None:
+    assert (DEFAULTS["checkpoint_min_step"], DEFAULTS["cache_idle_slots"]) == (8192, True)  # b11434's --help
+    settings = from_command(["-cms", "512", "--no-cache-idle-slots"])
+    assert (settings.checkpoint_min_step, settings.cache_idle_slots) == (512, False)
+    env = {"LLAMA_ARG_CHECKPOINT_MIN_SPACING_NT": "0", "LLAMA_ARG_CACHE_IDLE_SLOTS": "false"}
+    assert (from_command([], env).checkpoint_min_step, from_command([], env).cache_idle_slots) == (0, False)
+    assert from_command(["--cache-idle-slots"], env).cache_idle_slots is True  # the command line wins
+    assert from_command(["--checkpoint-min-step", "2048"]).checkpoint_min_step == 2048
+
+
 @pytest.mark.usefixtures("child_processes")
 def test_a_running_process_is_read_from_proc() -> None:
     flags = ["--ctx-checkpoints", "3", "--cache-reuse", "128"]

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from bench.measure.trace_numbers import check_reprocessed, trace_numbers
+from bench.measure.trace_numbers import cached_mismatch, check_reprocessed, trace_numbers
 
 
 def response(step: int, prompt: int, cached: int, completion: int, prompt_ms: float, predicted_ms: float) -> dict:
@@ -192,3 +192,22 @@ def test_a_refused_requests_size_may_exceed_the_window_but_not_absurdly() -> Non
 
 def test_a_sound_trace_has_no_problems() -> None:
     assert trace_numbers(TRACE, window=4096).problems == ()
+
+
+def with_cached(event: dict, cached: object) -> dict:
+    """A response whose OpenAI usage also says the cached tokens, as b11434 sends it."""
+    return {**event, "usage": {**event["usage"], "prompt_tokens_details": {"cached_tokens": cached}}}
+
+
+def test_the_usages_cached_tokens_are_summed_beside_cache_n_and_a_difference_is_noted() -> None:
+    answers = [response(1, 1000, 0, 100, 500.0, 1000.0), response(2, 1800, 600, 50, 800.0, 200.0)]
+    agreeing = trace_numbers([TRACE[0], with_cached(answers[0], 0), with_cached(answers[1], 600)])
+    assert (agreeing.cached_tokens, agreeing.cache_tokens, cached_mismatch(agreeing)) == (600, 600, None)
+    differing = trace_numbers([TRACE[0], with_cached(answers[0], 0), with_cached(answers[1], 590)])
+    assert cached_mismatch(differing) == (
+        "cached tokens: usage.prompt_tokens_details.cached_tokens sum 590 != timings.cache_n sum 600"
+    )
+    one_without = trace_numbers([TRACE[0], answers[0], with_cached(answers[1], 600)])
+    assert one_without.cached_tokens is None and cached_mismatch(one_without) is None  # not measured: nothing said
+    unreadable = trace_numbers([TRACE[0], with_cached(answers[0], -1), with_cached(answers[1], 600)])
+    assert unreadable.cached_tokens is None and "cached_tokens = -1 is negative" in unreadable.problems[0]

@@ -65,6 +65,8 @@ def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -
         "ctx_checkpoints",
         "cache_reuse",
         "cache_ram_mib",  # what the prompt cache can reuse
+        "checkpoint_min_step",
+        "cache_idle_slots",
         "cache_type_k",
         "cache_type_v",
         "flash_attn",
@@ -74,6 +76,8 @@ def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -
         "api_dialect",
         "jeff_first_steps",  # the series' presets' own settings: jeff-first's K, Jeff's window
         "jeff_window",
+        "spec_type",  # how Flint drafts: a run that drafts is never compared as like with one that does not
+        "draft_model",
     }
     assert set(schema.INPUT_COLUMNS) == {
         "fixture",

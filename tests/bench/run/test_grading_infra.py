@@ -6,7 +6,6 @@ as scancel sends it; `--resume` then runs those runs again and grades them. A gr
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,7 +16,8 @@ from typing import Any
 
 import pytest
 from fake_flint_bench import fake_flint_argv
-from small_task import NAME, ROOT, UNTOUCHED
+from process_tree import descendants, grading_pytest_runs
+from small_task import UNTOUCHED, slow_fixtures
 from tmpfs import fill
 
 from bench import cli
@@ -105,45 +105,6 @@ def test_a_grading_pytest_that_dies_on_its_own_still_counts_its_tests_as_failed(
     (row,) = read_rows(out)
     assert row["stop_reason"] == "done" and row["hidden_passed"] == "0", row  # graded: the agent's doing
     assert "grading_tampered" in row["failure_labels"] and "pytest was killed by signal 9" in row["error"], row
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process under `pid`, whatever session it made (as Slurm's cgroup holds a job's processes)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, todo = [], [pid]
-    while todo:
-        found += (kids := children.get(todo.pop(), []))
-        todo += kids
-    return found
-
-
-def grading_pytest_runs(pid: int) -> bool:
-    for child in descendants(pid):
-        try:
-            if b"junitxml" in Path(f"/proc/{child}/cmdline").read_bytes():
-                return True
-        except OSError:
-            continue
-    return False
-
-
-def slow_fixtures(tmp_path: Path) -> tuple[Path, Path]:
-    """The small task, its hidden test slow while a flag file exists."""
-    root = tmp_path / "fixtures_root"
-    shutil.copytree(ROOT, root)
-    flag = tmp_path / "slow"
-    flag.touch()
-    hidden = root / "hidden_tests" / NAME / "test_hidden_calc.py"
-    slow = f"    while os.path.exists({str(flag)!r}):\n        time.sleep(0.1)\n"
-    text = hidden.read_text().replace("def test_add_is_unchanged():\n", f"def test_add_is_unchanged():\n{slow}")
-    hidden.write_text(f"import os\nimport time\n{text}")
-    return root, flag
 
 
 @pytest.mark.processes

@@ -5,6 +5,7 @@ bench's output ends with its groups, its results path and the next commands."""
 from __future__ import annotations
 
 import io
+import re
 import sys
 from pathlib import Path
 
@@ -37,6 +38,23 @@ def screen(text: str, lines: int = 200) -> list[str]:
     return [line.rstrip() for line in shown.display if line.strip()]
 
 
+def etas_by_finished_count(text: str) -> list[list[int]]:
+    """The ETAs the lines of `text` showed in turn (seconds), one list per count of runs finished so far: a line that
+    ends a run (`: step_limit, hidden 2/6, ...`) starts the next list, its own ETA counted after that run."""
+    etas: list[list[int]] = [[]]
+    for line in re.split(r"\r\033\[K|\n", text):
+        if re.search(r": \w+, hidden [\d?]+/[\d?]+, ", line):
+            etas.append([])
+        if shown := re.search(r"ETA (?:(\d+):)?(\d+):(\d\d)", line):
+            hours, minutes, seconds = (int(part or 0) for part in shown.groups())
+            etas[-1].append(3600 * hours + 60 * minutes + seconds)
+    return etas
+
+
+def never_rises(values: list[int]) -> bool:
+    return all(later <= earlier for earlier, later in zip(values, values[1:], strict=False))
+
+
 def response(step: int) -> dict[str, object]:
     usage = {"prompt_tokens": 3000 + step, "completion_tokens": 40, "total_tokens": 3040 + step}
     return {"event": "response", "step": step, "usage": usage, "finish_reason": "tool_calls"}
@@ -65,6 +83,9 @@ def test_a_run_of_many_steps_leaves_one_line_and_no_fragment() -> None:
         "run 1/2 part3 32768: step_limit, hidden 2/6, 90.1 s; ETA 1:30",
         "run 2/2 part3 32768: step_limit, hidden 2/6, 90.1 s; ETA 0:00",
     ]
+    etas = etas_by_finished_count(out.getvalue())
+    assert etas[0] == [] and etas[1][:4] == [90, 90, 87, 84] and etas[2] == [0]  # the end, then 3 s less a step
+    assert all(never_rises(between) for between in etas)
 
 
 def test_two_workers_block_shows_each_line_once() -> None:
@@ -107,6 +128,9 @@ def test_a_bench_at_80_columns_ends_with_its_groups_results_and_next_commands(
     runs = [line for line in shown if line.startswith("run ")]
     assert [line.split(" calc ")[0] for line in runs] == ["run 1/4", "run 2/4", "run 3/4", "run 4/4"]
     assert all(len(line) < COLUMNS for line in runs)  # rewritten in place: never wrapped
+    etas = etas_by_finished_count(terminal.getvalue())
+    assert len(etas) == 5 and sum(map(len, etas[1:4])) > 3  # four runs ended; steps of runs 2 to 4 showed an ETA
+    assert all(never_rises(between) for between in etas)
     table = shown[len(runs) :]
     assert table[0].split() == [
         "configuration",

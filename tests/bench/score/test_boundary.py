@@ -114,6 +114,17 @@ def sly():
     return Sly("plain")
 
 
+class Aimed(str):
+    def __eq__(self, other):
+        return other == "the one answer"
+
+    __hash__ = str.__hash__
+
+
+def aimed():
+    return Aimed("plain")
+
+
 def apply(function, value):
     return function(value)
 '''
@@ -213,6 +224,14 @@ def test_an_object_equal_to_everything_is_caught_by_its_twins():
 
 def test_a_str_subclass_is_compared_by_its_value():
     assert shapes.sly() == "not what it holds"
+"""
+
+AIMED = """
+import shapes
+
+
+def test_an_object_equal_to_the_expected_answer_alone():
+    assert shapes.aimed() == "the one answer"
 """
 
 SUBCLASSING = """
@@ -327,6 +346,7 @@ CASES: dict[str, dict[str, Any]] = {
     "values": {"code": {"shapes.py": SHAPES}, "tests": VALUES, "grading": "library"},
     "refused": {"code": {"shapes.py": SHAPES}, "tests": REFUSED, "grading": "library"},
     "everything": {"code": {"shapes.py": SHAPES}, "tests": EVERYTHING, "grading": "library"},
+    "aimed": {"code": {"shapes.py": SHAPES}, "tests": AIMED, "grading": "library"},
     "subclassing": {"code": {"shapes.py": SHAPES}, "tests": SUBCLASSING, "grading": "library"},
     "probe": {"code": {"probe.py": PROBE}, "tests": PROBE_TESTS, "grading": "library"},
     "program_probe": {"code": {"probe.py": PROGRAM}, "tests": PROGRAM_TESTS, "grading": "program"},
@@ -394,6 +414,19 @@ def test_objects_equal_to_everything_are_flagged(cases: dict[str, Fixture], tmp_
     score = grade(cases["everything"], tmp_path, grader)
 
     assert (score.hidden_passed, score.grading_tampered) == (0, True), score.error
+
+
+def test_a_test_only_plain_pytest_passes_fails_and_is_named(
+    cases: dict[str, Fixture], tmp_path: Path, grader: Grader
+) -> None:
+    """A str subclass equal to the one answer the test expects and to none of its twins' (so no canary fires): plain
+    pytest passes the test, the sealed judge compares what the object holds and fails it; the test counts as failed
+    and the flag names it (bench/score/verdict.py)."""
+    score = grade(cases["aimed"], tmp_path, grader)
+
+    assert (score.hidden_passed, score.grading_tampered) == (0, True), score.error
+    named = "test_hidden_probe.py::test_an_object_equal_to_the_expected_answer_alone"
+    assert f"the sealed judge failed 1 tests that plain pytest passed ({named})" in (score.error or ""), score.error
 
 
 def test_a_class_of_the_code_subclassed_by_the_tests_is_graded_by_plain_pytest_alone(

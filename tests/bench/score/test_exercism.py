@@ -305,3 +305,28 @@ def test_an_example_failing_tests_is_refused_in_one_short_line(tmp_path: Path) -
 
     assert imported == [] and refused["grade-bands"].startswith("the example passes 1 of its 4 tests (first failing: ")
     assert "\n" not in refused["grade-bands"] and len(refused["grade-bands"]) < 200
+
+
+class EngineGone:
+    """A docker grader whose engine went away (its socket removed mid-import): the SDK's error, as measured on a
+    restart of the engine under an import of Aider's polyglot benchmark."""
+
+    def run_sessions(self, *_: Any) -> Any:
+        import requests.exceptions
+
+        raise requests.exceptions.ConnectionError("Connection aborted.", FileNotFoundError(2, "No such file"))
+
+
+@pytest.mark.usefixtures("child_processes")
+def test_an_engine_that_fails_mid_import_refuses_no_exercise_for_it(tmp_path: Path) -> None:
+    """The exercise being graded is not graded, and those after it are not tried, each saying why and what to do;
+    before, each was refused with the SDK's text, as if the exercise were at fault, and the import went on."""
+    sources = [EXERCISES / "grade-bands", EXERCISES / "order-totals"]
+
+    imported, refused = import_all(sources, tmp_path / "root", 0.0, 20, force=False, grader=EngineGone())
+
+    assert imported == [] and sorted(refused) == ["grade-bands", "order-totals"]
+    assert refused["grade-bands"].startswith("not graded: the container engine failed (")
+    assert refused["order-totals"].startswith("not tried: the container engine failed (")
+    assert all(why.endswith("import it again once it answers") for why in refused.values())
+    assert not (tmp_path / "root/fixtures/grade_bands").exists()

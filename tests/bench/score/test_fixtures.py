@@ -14,7 +14,7 @@ from bench import ROOT
 from bench.config import BenchConfig
 from bench.errors import FixtureError
 from bench.fixtures.fixture import fixture_hash, list_fixtures, load_fixture
-from bench.fixtures.workcopy import COMMIT_MESSAGE, capture_diff, make_work_copy
+from bench.fixtures.workcopy import COMMIT_MESSAGE, GitKilled, capture_diff, make_work_copy, run_git
 from bench.score.check import check_fixture, command
 
 
@@ -207,6 +207,18 @@ def test_capture_diff_without_a_repository_says_so(tmp_path: Path) -> None:
 
     with pytest.raises(FixtureError, match="lost its repository"):
         capture_diff(repo, base)
+
+
+@pytest.mark.usefixtures("child_processes")
+def test_a_git_ended_by_a_signal_is_named_apart_from_a_repository_that_fails(tmp_path: Path) -> None:
+    (tmp_path / "a").write_text("x\n")
+    run_git(tmp_path, "init", "-q")
+    # a shell alias runs under git: the signal it sends its parent ends git as a job's stop would
+    with pytest.raises(GitKilled, match="git -c was ended by SIGTERM"):
+        run_git(tmp_path, "-c", "alias.stop=!kill -TERM $PPID", "stop")
+    with pytest.raises(FixtureError, match="failed in") as failed:
+        run_git(tmp_path, "no-such-command")
+    assert not isinstance(failed.value, GitKilled)
 
 
 @pytest.mark.usefixtures("child_processes")

@@ -236,3 +236,8 @@ def test_the_witness_says_which_tests_it_saw_pass_and_what_confined_the_code() -
     )
     unconfined = read_witness(json.dumps({"exit": 1, "subject": {"started": True, "why": "no Landlock"}}))
     assert unconfined.confinement() == "none (no Landlock)"
+    assert witness.notes() == []  # confined: nothing to say
+    assert unconfined.notes() == [
+        "the code under test ran unconfined (no Landlock): it could read and write the tests' folder while they "
+        "were collected"
+    ]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kube_api_stand_in import NO_CARD, ShardsJob, serve
 
 from bench.errors import PrerequisiteError
 from bench.submit import job_wait
@@ -85,6 +86,39 @@ def test_shards_queued_for_a_card_longer_than_an_hour_are_waited_for_until_they_
     assert reads[-1] >= CREATED + 75 * MINUTE and len(reads) == 151
     queued_state = shard_ends(open_job, queued, 4, CREATED + 70 * MINUTE, 15 * MINUTE)[2]
     assert queued_state.state == "pending" and "Insufficient nvidia.com/gpu" in queued_state.detail
+
+
+def test_the_merge_waits_through_a_shard_queued_longer_than_an_hour_as_the_api_lists_its_pod() -> None:
+    """Through the API's stand-in (tests/kube_api_stand_in.py) and the merge's own reads: shard 2's pod is Pending,
+    unschedulable for want of a card, for 70 minutes, then runs 10 minutes and succeeds; the wait is still there."""
+    clock = Clock(CREATED)
+    shards = ShardsJob("m1-shards", 2, start=CREATED, ended={0: 0}, queued={1: CREATED})
+    seen: list[tuple[float, list[ShardEnd]]] = []
+
+    def cluster_moves_on(seconds: float) -> None:
+        clock.sleep(seconds)
+        if clock.now >= CREATED + 70 * MINUTE and shards.queued:  # a card is free: the pod is scheduled and runs
+            del shards.queued[1]
+            shards.running.add(1)
+        if clock.now >= CREATED + 80 * MINUTE:
+            shards.running.discard(1)
+            shards.ended[1] = 0
+
+    with serve(shards) as url:
+        read = KubeApi(url, verify=False).job_reader("default", "m1-shards")  # plain HTTP: no CA bundle to load
+
+        def reader() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+            job, pods = read()
+            seen.append((clock.now, shard_ends(job, pods, 2, clock.now, 15 * MINUTE)))
+            return job, pods
+
+        ends = wait(reader, 2, 3 * 24 * 3600, 15 * MINUTE, lambda: clock.now, cluster_moves_on, poll_s=30)
+    assert [end.state for end in ends] == ["succeeded", "succeeded"]
+    states = {now - CREATED: [end.state for end in read_ends] for now, read_ends in seen}
+    assert max(at for at, state in states.items() if state == ["succeeded", "pending"]) == 69.5 * MINUTE
+    assert states[75 * MINUTE] == ["succeeded", "running"] and max(states) == 80 * MINUTE  # then it returned
+    (hour_in,) = [read_ends[1] for now, read_ends in seen if now == CREATED + 61 * MINUTE]
+    assert (hour_in.state, hour_in.detail) == ("pending", f"pod m1-shards-1-p0d: Unschedulable: {NO_CARD}, for 3660 s")
 
 
 class Clock:

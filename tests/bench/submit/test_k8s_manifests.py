@@ -6,6 +6,7 @@ probes evaluated as the kubelet would, in tests/integration/test_k8s_pods.py."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import signal
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
+import pod_security
 import pytest
 import yaml
 from submit_helpers import k8s_argv
@@ -26,7 +28,7 @@ from bench.config import BenchConfig
 from bench.llama.cpu_image import llama_cpu_image
 from bench.llama.process import free_port
 from bench.submit.image import bench_image
-from bench.submit.k8s_models import FETCH_ATTEMPTS, FETCH_WAIT_S
+from bench.submit.k8s_models import FETCH_ATTEMPTS, FETCH_WAIT_S, models_container
 from bench.submit.k8s_pods import server_args, wait_for_models
 from bench.submit.plan import GRACE_S, Submission
 
@@ -300,12 +302,45 @@ def test_the_pods_wait_for_the_models_job_and_fail_when_it_did(tmp_path: Path) -
     assert wait(600).returncode == 0
 
 
-# A llama-server that records how it was started and serves /health (the scripted server), or exits at once.
+# A llama-server that records how it was started, files the model in LLAMA_CACHE as llama.cpp does (the blob named by
+# the sha256 the hub listed, a snapshot's link to it; a file already there is used as it is) and serves /health (the
+# scripted server), or exits at once. A cut/ model's first download is cut short; a corrupt/ model's is always wrong.
 FAKE_SERVER = """#!/bin/sh
 echo "$@" >> "$CALLS"
 case "$2" in bad/*) exit 1 ;; esac
+repo="$LLAMA_CACHE/models--$(echo "${2%%:*}" | sed 's#/#--#')"
+mkdir -p "$repo/blobs" "$repo/snapshots/c0" "$repo/refs"
+weights="the weights of $2"
+oid=$(printf %s "$weights" | sha256sum | cut -d' ' -f1)
+case "$2" in
+  cut/*) [ -e "$repo/.cut" ] || { touch "$repo/.cut"; weights="the weig"; } ;;
+  corrupt/*) weights="the weights of someone else" ;;
+esac
+if [ ! -e "$repo/snapshots/c0/model.gguf" ]; then
+  printf %s "$weights" > "$repo/blobs/$oid"
+  ln -s "../../blobs/$oid" "$repo/snapshots/c0/model.gguf"
+fi
+echo c0 > "$repo/refs/main"
 exec "$PYTHON" -m bench.testing.fake_llama --port "$PORT"
 """
+
+
+def models_pod(folder: Path, container: dict[str, Any]) -> Any:
+    """A runner of the models container's script in `folder` (the volume at folder/v), with the fake llama-server."""
+    folder.mkdir()
+    (folder / "llama-server").write_text(FAKE_SERVER)
+    (folder / "llama-server").chmod(0o755)
+    port = free_port()  # the pod's own 8090 is this host's: another free one
+    env = {e["name"]: e["value"].replace("/results/", f"{folder}/v/") for e in container["env"]}
+    env |= {"CALLS": str(folder / "calls"), "PYTHON": sys.executable, "PORT": str(port)}
+
+    def run(text: str) -> subprocess.CompletedProcess[str]:
+        text = text.replace("/opt/llama/llama-server", str(folder / "llama-server"))
+        text = text.replace("/results/", f"{folder}/v/")
+        text = text.replace(":8090/", f":{port}/").replace(f"sleep {FETCH_WAIT_S}", "sleep 0")
+        return subprocess.run(["sh", "-c", text], env=os.environ | env, capture_output=True, text=True, timeout=120)
+
+    return run
 
 
 @pytest.mark.usefixtures("child_processes")
@@ -314,18 +349,7 @@ def test_the_models_job_fetches_each_hub_model_once_then_marks_the_submission(tm
     (models,) = pod(documents, "-models")["containers"]
     script = models["command"][2]
     folder = tmp_path / "job"
-    folder.mkdir()
-    (folder / "llama-server").write_text(FAKE_SERVER)
-    (folder / "llama-server").chmod(0o755)
-    port = free_port()  # the pod's own 8090 is this host's: another free one
-    env = os.environ | {"CALLS": str(folder / "calls"), "PYTHON": sys.executable, "PORT": str(port)}
-
-    def run(text: str) -> subprocess.CompletedProcess[str]:
-        text = text.replace("/opt/llama/llama-server", str(folder / "llama-server"))
-        text = text.replace("/results/", f"{folder}/v/")
-        text = text.replace(":8090/", f":{port}/").replace(f"sleep {FETCH_WAIT_S}", "sleep 0")
-        return subprocess.run(["sh", "-c", text], env=env, capture_output=True, text=True, timeout=120)
-
+    run = models_pod(folder, models)
     assert run(script).returncode == 0
     calls = (folder / "calls").read_text().splitlines()
     assert [call.split()[1] for call in calls] == [BenchConfig().flint_hf, BenchConfig().jeff_hf]
@@ -339,6 +363,29 @@ def test_the_models_job_fetches_each_hub_model_once_then_marks_the_submission(tm
     assert len(tries) == FETCH_ATTEMPTS == 3 and bad.stdout.count("could not fetch bad/model:Q8 (attempt") == 3
     (failed,) = (folder / "v" / "m1" / "submissions").glob("*/models.failed")
     assert "could not fetch bad/model:Q8 in 3 attempts" in failed.read_text()
+
+
+@pytest.mark.usefixtures("child_processes")
+def test_the_models_job_checks_each_file_against_the_hubs_digest_and_fetches_a_bad_one_anew(tmp_path: Path) -> None:
+    def job(hub: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+        settings = BenchConfig(use_jeff=False, flint_hf=hub)
+        container = models_container(settings, IMAGE, f"/results/m1/submissions/{hub.split('/')[0]}")
+        folder = tmp_path / hub.split("/")[0]
+        done = models_pod(folder, container)(container["command"][2])
+        return done, folder / "v" / "model-cache" / f"models--{hub.split(':')[0].replace('/', '--')}"
+
+    cut, repo = job("cut/model:Q8")  # a download cut short: refused, removed, fetched again, checked
+    assert cut.returncode == 0, cut.stdout
+    assert cut.stdout.count("the download of model.gguf is corrupted or cut short:") == 1
+    (blob,) = (repo / "blobs").iterdir()
+    assert (
+        hashlib.sha256(blob.read_bytes()).hexdigest() == blob.name == (repo / "snapshots/c0/model.gguf").resolve().name
+    )
+    corrupt, repo = job("corrupt/model:Q8")  # never what the hub listed: the last attempt marks the Job failed
+    assert corrupt.returncode == 1 and corrupt.stdout.count("is corrupted or cut short:") == FETCH_ATTEMPTS
+    assert "the hub listed " + hashlib.sha256(b"the weights of corrupt/model:Q8").hexdigest() in corrupt.stdout
+    assert list(repo.rglob("model.gguf")) == [] and list((repo / "blobs").iterdir()) == []  # nothing bad is kept
+    assert (tmp_path / "corrupt" / "v" / "m1" / "submissions" / "corrupt" / "models.failed").is_file()
 
 
 @pytest.mark.usefixtures("child_processes")
@@ -364,48 +411,11 @@ def test_a_disrupted_models_pod_leaves_no_failure_and_only_a_disruption_runs_it_
     assert list((folder / "v" / "m1" / "submissions").glob("*/models.*")) == []  # no shard gives up
 
 
-# Pod Security's "restricted" level (Kubernetes' Pod Security Standards, as of 1.33), the fields it checks.
-RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected"}
-RESTRICTED_VOLUMES |= {"secret"}
-
-
-def restricted_violations(spec: dict[str, Any]) -> list[str]:
-    """What a pod spec breaks of the restricted level; [] when a restricted namespace admits it."""
-    found = []
-    pod_security = spec.get("securityContext", {})
-    for host in ("hostNetwork", "hostPID", "hostIPC"):
-        if spec.get(host):
-            found.append(host)
-    for volume in spec.get("volumes", []):
-        kinds = set(volume) - {"name"}
-        if not kinds <= RESTRICTED_VOLUMES:
-            found.append(f"volume {volume['name']}: {sorted(kinds)}")
-    for container in [*spec.get("initContainers", []), *spec["containers"]]:
-        name, own = container["name"], container.get("securityContext", {})
-        if own.get("privileged"):
-            found.append(f"{name}: privileged")
-        if own.get("allowPrivilegeEscalation") is not False:
-            found.append(f"{name}: allowPrivilegeEscalation")
-        if not own.get("runAsNonRoot", pod_security.get("runAsNonRoot")):
-            found.append(f"{name}: runAsNonRoot")
-        if own.get("runAsUser", pod_security.get("runAsUser")) == 0:
-            found.append(f"{name}: runAsUser 0")
-        seccomp = own.get("seccompProfile", pod_security.get("seccompProfile", {})).get("type")
-        if seccomp not in ("RuntimeDefault", "Localhost"):
-            found.append(f"{name}: seccompProfile")
-        capabilities = own.get("capabilities", {})
-        if "ALL" not in capabilities.get("drop", []) or set(capabilities.get("add", [])) - {"NET_BIND_SERVICE"}:
-            found.append(f"{name}: capabilities")
-        if any(port.get("hostPort") for port in container.get("ports", [])):
-            found.append(f"{name}: hostPort")
-    return found
-
-
 def test_every_pod_is_admitted_by_a_restricted_namespace_and_writes_only_where_it_must(tmp_path: Path) -> None:
     documents = render(tmp_path)
     assert "securityContext: *id" not in (tmp_path / "m1" / "k8s" / "matrix.yaml").read_text()  # a copy each
     for suffix in ("-models", "-shards", "-merge"):
-        assert restricted_violations(pod(documents, suffix)) == [], suffix
+        assert pod_security.violations(by_kind(documents, "Job", suffix)["spec"]["template"]) == [], suffix
     for container in containers(documents):  # and where possible, a read-only root with a /tmp of its own
         assert container["securityContext"]["readOnlyRootFilesystem"] is True, container["name"]
         tmp = [m for m in container["volumeMounts"] if m["mountPath"] == "/tmp"]
@@ -419,9 +429,107 @@ def test_every_pod_is_admitted_by_a_restricted_namespace_and_writes_only_where_i
     assert all(m.get("readOnly") for m in read_only)
     # the bench, which runs the model's commands, writes the matrix's folder alone; nothing else writes the volume
     assert writable["bench"] == [("/results/m1", "m1")]
-    broken = pod(documents, "-shards")
-    del broken["containers"][0]["securityContext"]["allowPrivilegeEscalation"]  # the check can fail
-    assert restricted_violations(broken) == ["bench: allowPrivilegeEscalation"]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        "use_jeff: false\n",
+        "use_jeff: true\nflint_tools: fenced\n",
+        "use_jeff: true\nflint_model: flint.gguf\njeff_model: jeff.gguf\n",  # no models Job's fetch to make
+    ],
+)
+def test_the_pods_of_every_kind_of_matrix_are_admitted_and_run_as_a_user_that_is_not_root(
+    tmp_path: Path, settings: str
+) -> None:
+    assert main(k8s_argv(tmp_path, settings, "--ctx", "8192", results="m1")) == 0
+    documents = list(yaml.safe_load_all((tmp_path / "m1" / "k8s" / "matrix.yaml").read_text()))
+    jobs = [d for d in documents if d["kind"] == "Job"]
+    assert len(jobs) == 3 and [pod_security.violations(job["spec"]["template"]) for job in jobs] == [[], [], []]
+    # The llama-server images name no USER (docker/llama-cpu.Dockerfile, llama-cuda.Dockerfile): they run as root
+    # unless told otherwise, and the kubelet refuses runAsNonRoot then. Every container is given a user of its own.
+    for job in jobs:
+        spec = job["spec"]["template"]["spec"]
+        for container in pod_security.containers(spec):
+            user = container["securityContext"].get("runAsUser", spec["securityContext"].get("runAsUser"))
+            assert isinstance(user, int) and user > 0, container["name"]
+
+
+def shards_pod(tmp_path: Path) -> dict[str, Any]:
+    template: dict[str, Any] = by_kind(render(tmp_path), "Job", "-shards")["spec"]["template"]
+    assert pod_security.violations(template) == []
+    return template
+
+
+def bench_security(template: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = template["spec"]["containers"][0]["securityContext"]
+    return found
+
+
+# Each control of the level, broken once in the shards' pod, and what the check says of it.
+BROKEN: list[tuple[str, Any, list[str]]] = [
+    ("host network", lambda t: t["spec"].update(hostNetwork=True), ["hostNetwork"]),
+    ("root on the pod", lambda t: t["spec"]["securityContext"].update(runAsUser=0), ["runAsUser 0"]),
+    ("non-root unset", lambda t: t["spec"]["securityContext"].pop("runAsNonRoot"), ["runAsNonRoot unset"]),
+    ("root allowed", lambda t: bench_security(t).update(runAsNonRoot=False), ["bench: runAsNonRoot false"]),
+    ("seccomp unset", lambda t: t["spec"]["securityContext"].pop("seccompProfile"), ["seccompProfile unset"]),
+    (
+        "seccomp unconfined",
+        lambda t: bench_security(t).update(seccompProfile={"type": "Unconfined"}),
+        ["bench: seccompProfile Unconfined"],
+    ),
+    ("privileged", lambda t: bench_security(t).update(privileged=True), ["bench: privileged"]),
+    ("escalation", lambda t: bench_security(t).pop("allowPrivilegeEscalation"), ["bench: allowPrivilegeEscalation"]),
+    ("nothing dropped", lambda t: bench_security(t).pop("capabilities"), ["bench: capabilities: ALL not dropped"]),
+    (
+        "a capability added",
+        lambda t: bench_security(t)["capabilities"].update(add=["SYS_ADMIN"]),
+        ["bench: capabilities added: SYS_ADMIN"],
+    ),
+    ("proc unmasked", lambda t: bench_security(t).update(procMount="Unmasked"), ["bench: procMount Unmasked"]),
+    ("SELinux", lambda t: bench_security(t).update(seLinuxOptions={"type": "spc_t"}), ["bench: seLinuxOptions"]),
+    (
+        "AppArmor",
+        lambda t: t["spec"]["securityContext"].update(appArmorProfile={"type": "Unconfined"}),
+        ["appArmorProfile Unconfined"],
+    ),
+    (
+        "AppArmor annotation",
+        lambda t: t["metadata"].update(
+            annotations={"container.apparmor.security.beta.kubernetes.io/bench": "unconfined"}
+        ),
+        ["annotation container.apparmor.security.beta.kubernetes.io/bench: unconfined"],
+    ),
+    (
+        "host process",
+        lambda t: bench_security(t).update(windowsOptions={"hostProcess": True}),
+        ["bench: windowsOptions.hostProcess"],
+    ),
+    (
+        "host port",
+        lambda t: t["spec"]["containers"][0].update(ports=[{"containerPort": 80, "hostPort": 80}]),
+        ["bench: hostPort 80"],
+    ),
+    (
+        "unsafe sysctl",
+        lambda t: t["spec"]["securityContext"].update(sysctls=[{"name": "kernel.msgmax", "value": "1"}]),
+        ["sysctl kernel.msgmax"],
+    ),
+    (
+        "host path",
+        lambda t: t["spec"]["volumes"].append({"name": "host", "hostPath": {"path": "/"}}),
+        ["volume host: hostPath"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("control", "breaks", "said"), BROKEN, ids=[row[0] for row in BROKEN])
+def test_the_restricted_check_names_each_control_a_pod_breaks(
+    tmp_path: Path, control: str, breaks: Any, said: list[str]
+) -> None:
+    template = shards_pod(tmp_path)
+    breaks(template)
+    assert pod_security.violations(template) == said, control
 
 
 def test_a_matrix_of_several_windows_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
