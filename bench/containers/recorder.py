@@ -12,6 +12,7 @@ from bench.containers.engine import LOG_CONFIG, remove_container
 from bench.containers.names import BenchNames
 from bench.containers.network import ensure_network, sandbox_network
 from bench.errors import SandboxError
+from bench.sandbox.record_proxy import proxy_options
 
 RECORDER_PORT = 8090
 RECORDER_ALIAS = "model"
@@ -20,8 +21,17 @@ RECORDER_ALIAS = "model"
 class Recorder:
     """`with Recorder(client, image, names, flint, log_dir) as url:` the agent's model URL while the block runs."""
 
-    def __init__(self, client: Any, image: str, names: BenchNames, flint: tuple[str, int], log_dir: Path) -> None:
+    def __init__(
+        self,
+        client: Any,
+        image: str,
+        names: BenchNames,
+        flint: tuple[str, int],
+        log_dir: Path,
+        max_steps: int | None = None,
+    ) -> None:
         self.client, self.image, self.names, self.flint, self.log_dir = client, image, names, flint, log_dir
+        self.max_steps = max_steps  # the run's step limit, which the proxy keeps
         self.container: Any = None
 
     def __enter__(self) -> str:
@@ -32,7 +42,14 @@ class Recorder:
         rule = f"0.0.0.0:{RECORDER_PORT}={self.flint[0]}:{self.flint[1]}"
         self.container = self.client.containers.run(
             self.image,
-            ["python3", "/opt/agentbench/record_proxy.py", "--log", "/log/proxy.jsonl", rule],
+            [
+                "python3",
+                "/opt/agentbench/record_proxy.py",
+                "--log",
+                "/log/proxy.jsonl",
+                *proxy_options(self.max_steps),
+                rule,
+            ],
             name=name,
             detach=True,
             network=names.bridge_network,
