@@ -12,7 +12,6 @@ from bench.containers.engine import LOG_CONFIG, remove_container
 from bench.containers.names import BenchNames
 from bench.containers.network import ensure_network, sandbox_network
 from bench.errors import SandboxError
-from bench.sandbox.record_proxy import proxy_options
 
 RECORDER_PORT = 8090
 RECORDER_ALIAS = "model"
@@ -47,7 +46,7 @@ class Recorder:
                 "/opt/agentbench/record_proxy.py",
                 "--log",
                 "/log/proxy.jsonl",
-                *proxy_options(self.max_steps),
+                *(["--max-steps", str(self.max_steps)] if self.max_steps else []),  # it keeps the step limit
                 rule,
             ],
             name=name,
