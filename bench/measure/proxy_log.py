@@ -33,6 +33,18 @@ def proxy_stop(exchanges: list[dict[str, Any]]) -> str | None:
     return said[0] if said else None
 
 
+def stop_reason(exchanges: list[dict[str, Any]], agent_stop: str) -> str:
+    """The run's stop reason: the proxy's where it ended the run (its step limit); `context_exhausted` where the
+    agent ended, not done and not killed, right after the server refused its prompt as larger than the window (its
+    last model request a context 400: mini-swe-agent raises on it); else the agent's own (`agent_stop`)."""
+    asked = model_exchanges(exchanges)
+    last = asked[-1].get("error") if asked else None
+    overflowed = isinstance(last, dict) and last.get("type") == "exceed_context_size_error"
+    if proxy_stop(exchanges) is None and overflowed and agent_stop not in ("done", "interrupted"):
+        return "context_exhausted"
+    return proxy_stop(exchanges) or agent_stop
+
+
 def read_exchanges(text: str) -> list[dict[str, Any]]:
     """The log's lines that are JSON objects (a line the proxy was stopped in the middle of is skipped)."""
     return list(json_objects(text))
