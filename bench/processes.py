@@ -20,6 +20,7 @@ from typing import IO
 
 from bench import stopping
 
+UNTIL_POLL_S = 0.5  # how often run_to_end asks its `until`
 OUTPUT_LIMIT = 4 * 1024 * 1024  # bytes kept of an agent's or a grading pytest's output (agent.log)
 
 
@@ -62,9 +63,17 @@ class CappedOutput:
 
 
 def run_to_end(
-    command: list[str], *, cwd: Path, env: dict[str, str], timeout_s: float, output_limit: int = OUTPUT_LIMIT
+    command: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    timeout_s: float,
+    output_limit: int = OUTPUT_LIMIT,
+    until: Callable[[], bool] | None = None,
 ) -> tuple[int | None, bool, str]:
     """Run `command` with no input until it exits or `timeout_s` passes; returns (exit code, timed out, output).
+    `until`, asked every UNTIL_POLL_S while it runs: once True, the process and all it started are killed (the
+    recording proxy's step limit: bench/sandbox/proxy_stop.py), and the exit code is the kill's.
 
     The exit code is None when the process was killed at the timeout. Output is stdout and stderr together, capped
     (CappedOutput), decoded as UTF-8 with undecodable bytes replaced.
@@ -84,7 +93,7 @@ def run_to_end(
     reader.start()
     code: int | None
     try:
-        code, timed_out = stopping.wait_process(proc, timeout_s), False  # a worker's stop is seen (bench.stopping)
+        code, timed_out = wait_until(proc, timeout_s, until), False  # a worker's stop is seen (bench.stopping)
     except subprocess.TimeoutExpired:
         kill_group(proc.pid)
         proc.wait()
@@ -100,6 +109,22 @@ def run_to_end(
     if not reader.is_alive():
         proc.stdout.close()
     return code, timed_out, output.text()
+
+
+def wait_until(proc: subprocess.Popen[bytes], timeout_s: float, until: Callable[[], bool] | None) -> int:
+    """stopping.wait_process, and the process group killed once `until()` is True (asked before the process is
+    reaped, so its pid still names it)."""
+    deadline = time.monotonic() + timeout_s
+    while until is not None:
+        try:
+            return stopping.wait_process(proc, min(UNTIL_POLL_S, max(0.0, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            if until():
+                kill_group(proc.pid)
+                return proc.wait()
+            if time.monotonic() >= deadline:
+                raise
+    return stopping.wait_process(proc, timeout_s)
 
 
 def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:

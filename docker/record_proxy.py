@@ -16,7 +16,11 @@ and the server's `usage`, `timings` and finish reason, read from the JSON answer
 (bench/measure/proxy_log.py turns the log into the row's figures). A request still waiting for its answer when
 its client left or the proxy was stopped (an agent killed mid-request) is written down too, as `in_flight`.
 
-    python3 record_proxy.py --log /out/proxy.jsonl [--timeout S] 8080=172.18.0.1:41234
+With `--max-steps N` it is also the bench's step limit (StepLimit): N requests of the agent's main thread go on to
+the server, the next one and every model request after it are refused without reaching it, and once no request is
+left with the server the log's last line says so (`{"stopped": "step_limit", ...}`), for the bench to end the agent.
+
+    python3 record_proxy.py --log /out/proxy.jsonl [--timeout S] [--max-steps N] 8080=172.18.0.1:41234
 
 Standard library only: it runs beside forward.py, whose HTTP pieces it shares, in the sandbox image or on this host.
 """
@@ -53,6 +57,7 @@ ROUTES = frozenset(
         ("GET", "/health"),
     }
 )
+MODEL_ROUTES = frozenset({"POST /v1/chat/completions", "POST /v1/responses", "POST /v1/messages"})
 ANSWER_LIMIT = 16 * 1024 * 1024  # bytes of an answer kept to read its figures (a 2,000-token stream is about 1 MB)
 RECORDED = ("usage", "timings")
 
@@ -111,14 +116,66 @@ def _take(document: dict[str, Any], figures: dict[str, Any]) -> None:
             figures["usage"] = {**figures.get("usage", {}), **holder["usage"]}
 
 
+def tool_names(request: Any) -> list[str] | None:
+    """The names of the tools a request offers, sorted (each dialect's place for them), or None when it offers none:
+    what tells the agent's main thread from its side requests (as bench/measure/request_threads.py tells them)."""
+    tools = request.get("tools") if isinstance(request, dict) else None
+    if not isinstance(tools, list) or not tools:
+        return None
+    names = []
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        named = function if isinstance(function, dict) else tool if isinstance(tool, dict) else {}
+        names.append(str(named.get("name") or named.get("type") or ""))
+    return sorted(names)
+
+
+class StepLimit:
+    """The bench's step limit, kept here where every request passes: at most `most` requests of the agent's main
+    thread (those offering the tools that its first request with tools offered) go on to the server; the next one
+    is refused, and so is every model request after it, without reaching the server. An agent without tools (aider)
+    has no main thread by this measure and no limit here. Once the limit is reached and no request is left with the
+    server, the log says so in one line: every prompt the server computed was answered, so its /metrics counts what
+    the log holds when the bench ends the agent."""
+
+    def __init__(self, most: int | None) -> None:
+        self.most, self.main, self.taken = most, None, 0
+        self.reached: str | None = None  # the route of the first request refused, once the limit is reached
+        self.with_server: set[int] = set()  # the exchanges whose request went on to the server and is not done
+        self.said = False
+
+    def admit(self, route: str, request: Any) -> None:
+        """Count a request about to go on; Refused once the limit is reached."""
+        if self.most is None or route not in MODEL_ROUTES:
+            return
+        names = tool_names(request)
+        self.main = self.main or names
+        if self.reached is None and (names is None or names != self.main):
+            return  # a side request or a sub-agent's, before the limit: not a step of the main thread
+        if self.reached is None and self.taken < self.most:
+            self.taken += 1
+            return
+        self.reached = self.reached or route
+        message = f"the bench's step limit: {self.most} requests of the agent's main thread were passed on"
+        raise Refused(400, "Bad Request", message)
+
+    def stop_line(self) -> dict[str, Any] | None:
+        """The log's line that ends the run, once: the limit reached and nothing left with the server."""
+        if self.reached is None or self.with_server or self.said:
+            return None
+        self.said = True
+        return {"stopped": "step_limit", "max_steps": self.most, "refused": self.reached}
+
+
 class RecordingGate(Gate):
     """One listening port: the routes of ROUTES to its server, each exchange written to `log`."""
 
-    def __init__(self, host: str, port: int, timeout_s: float, log: IO[str]) -> None:
+    def __init__(self, host: str, port: int, timeout_s: float, log: IO[str], max_steps: int | None = None) -> None:
         super().__init__(host, port, None, timeout_s)
         self.log = log
         self.started = time.monotonic()
         self.pending: dict[int, dict[str, Any]] = {}  # each request being relayed (by its client): route and body
+        self.limit = StepLimit(max_steps)
 
     async def read_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
         method, target, headers = await read_head(reader)
@@ -127,24 +184,38 @@ class RecordingGate(Gate):
             raise Refused(403, "Forbidden", f"{method} {path} is not passed to the model server")
         body = await reader.readexactly(body_length(headers))
         request = _json(body) or body.decode("utf-8", "replace")
+        self.limit.admit(f"{method} {path}", request)
         sent = round(time.monotonic() - self.started, 3)  # the answer's wait starts here, not at the agent's start
         self.pending[id(writer)] = {"t_sent": sent, "route": f"{method} {path}", "request": request}
+        self.limit.with_server.add(id(writer))
         return request_out(method, target, headers, body)
+
+    async def exchange(self, client_reader: asyncio.StreamReader, client: asyncio.StreamWriter) -> None:
+        """Gate.exchange; then, with the limit reached and nothing left with the server, the log's stop line."""
+        try:
+            await super().exchange(client_reader, client)
+        finally:
+            self.limit.with_server.discard(id(client))
+            self.pending.pop(id(client), None)
+            if (line := self.limit.stop_line()) is not None:
+                self.write({**line, "t": round(time.monotonic() - self.started, 3)})
+
+    def write(self, entry: dict[str, Any]) -> None:
+        self.log.write(json.dumps(entry) + "\n")
+        self.log.flush()
 
     def record(self, request: dict[str, Any], head: bytes, raw: bytes, complete: bool) -> None:
         entry = {"t": round(time.monotonic() - self.started, 3), **request, **answer_figures(head, raw)}
         if not complete:
             entry["answer_cut"] = "the answer did not end (client gone, timeout, or over the proxy's limit)"
-        self.log.write(json.dumps(entry) + "\n")
-        self.log.flush()
+        self.write(entry)
 
     def record_unanswered(self, request: dict[str, Any]) -> None:
         """A request whose answer had not begun when its client left or the proxy stopped (an agent killed while it
         waited): llama-server then drops it, and its /metrics counted its prompt only if its prefill had ended."""
         entry = {"t": round(time.monotonic() - self.started, 3), **request, "status": None, "in_flight": True}
         entry["streamed"] = isinstance(request.get("request"), dict) and request["request"].get("stream") is True
-        self.log.write(json.dumps(entry) + "\n")
-        self.log.flush()
+        self.write(entry)
 
     async def relay(  # type: ignore[override]
         self,
@@ -191,6 +262,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("rule", metavar="[LISTEN_HOST:]PORT=TARGET_HOST:PORT")
     parser.add_argument("--log", required=True, help="the exchanges, one JSON line each")
     parser.add_argument("--timeout", type=float, default=EXCHANGE_TIMEOUT_S, help="seconds for one answer")
+    parser.add_argument("--max-steps", type=int, help="requests of the agent's main thread passed on, at most")
     return parser.parse_args(argv)
 
 
@@ -202,7 +274,7 @@ async def main(argv: list[str] | None = None) -> None:
     listen_host, _, listen_port = listen.rpartition(":")
     host, port = target.rsplit(":", 1)
     with open(args.log, "a", encoding="utf-8") as log:
-        gate = RecordingGate(host, int(port), args.timeout, log)
+        gate = RecordingGate(host, int(port), args.timeout, log, args.max_steps)
         server = await asyncio.start_server(
             Connections().handler(gate), listen_host or "127.0.0.1", int(listen_port), limit=HEAD_LIMIT
         )

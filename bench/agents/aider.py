@@ -78,4 +78,5 @@ AIDER = AgentKind(
     install=Install(pip=(PACKAGE,)),
     version=lambda: VERSION,
     launch=launch,
+    real_run="real runs: make test (tests/integration/test_aider_real.py)",
 )

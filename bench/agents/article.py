@@ -84,4 +84,5 @@ ARTICLE = AgentKind(
     launch=launch,
     own_trace=True,
     presets=tuple(PRESETS),
+    real_run="real runs: make test (tests/integration/test_agent_real_llama.py) and every bench",
 )

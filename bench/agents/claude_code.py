@@ -66,4 +66,5 @@ CLAUDE_CODE = AgentKind(
     unavailable=unavailable,
     # Measured on Qwen2.5-Coder: 11,745 tokens (its system prompt and tools); below it every request is refused
     min_ctx=(16384, "its first request alone is about 11,700 tokens: its system prompt and tools"),
+    real_run="no real run yet: at ctx 16384 its 11,745-token first prompt is minutes of prefill a step on two cores",
 )

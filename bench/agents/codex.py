@@ -57,4 +57,5 @@ CODEX = AgentKind(
     unavailable=unavailable,
     # Measured on Qwen2.5-Coder: 5,741 tokens (its instructions and tools); below it every request is a context 400
     min_ctx=(8192, "its first request alone is about 5,700 tokens: its instructions and tools"),
+    real_run="no real run has passed yet: its first one found CODEX_HOME missing (made since); none has run again",
 )

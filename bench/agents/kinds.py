@@ -41,7 +41,7 @@ def agent_kind(name: str) -> AgentKind:
 
 
 def listing(kinds: Iterable[AgentKind]) -> list[str]:
-    """One line a kind: name, version, dialect, and `ready` or why it cannot run here."""
+    """One line a kind: name, version, dialect, `ready` or why it cannot run here, and its real runs so far."""
     lines = []
     for kind in kinds:
         why = kind.unavailable()
@@ -50,7 +50,8 @@ def listing(kinds: Iterable[AgentKind]) -> list[str]:
         except Exception as e:  # noqa: BLE001 - a kind whose version cannot be read is listed, with why
             version, why = "?", why or f"its version cannot be read: {e}"
         ready = "ready" if is_installed(kind) else f"ready (installs {', '.join(packages(kind))} on first use)"
-        lines.append(f"{kind.name:<16} {version:<14} {kind.dialect:<17} {why or ready}")
+        ran = f"; {kind.real_run}" if kind.real_run else ""
+        lines.append(f"{kind.name:<16} {version:<14} {kind.dialect:<17} {why or ready}{ran}")
     return lines
 
 

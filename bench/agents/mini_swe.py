@@ -59,4 +59,5 @@ MINI_SWE = AgentKind(
     install=Install(pip=(PACKAGE,)),
     version=lambda: VERSION,
     launch=launch,
+    real_run="real runs: make test (tests/integration/test_agents_real.py)",
 )

@@ -96,4 +96,5 @@ PI = AgentKind(
     version=lambda: VERSION,
     launch=launch,
     unavailable=unavailable,
+    real_run="real runs: make test (tests/integration/test_npm_agents_real.py)",
 )

@@ -64,4 +64,5 @@ QWEN_CODE = AgentKind(
     # Its first request is 37K characters of messages and 39K of tool definitions: about 18,000 tokens at the 4.2
     # characters a token measured on opencode's (a scripted server answered it with a context 400 at 8192)
     min_ctx=(24576, "its first request alone is about 18,000 tokens: its system prompt and tools"),
+    real_run="no real run yet: at ctx 24576 its first prompt alone is tens of minutes of prefill on two CPU cores",
 )

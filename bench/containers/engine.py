@@ -11,12 +11,14 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bench import stopping
 from bench.errors import PrerequisiteError, SandboxError
-from bench.processes import OUTPUT_LIMIT, CappedOutput
+from bench.processes import OUTPUT_LIMIT, UNTIL_POLL_S, CappedOutput
 
 LABEL = "agentbench.role"  # on containers and networks the bench creates (not on images: containers inherit those)
 # Docker's own copy of a container's output stays small (the bench reads the output as it comes, see run_container).
@@ -89,10 +91,17 @@ def owner_for_container(*folders: Path) -> str:
 
 
 def run_container(
-    client: Any, timeout_s: float, output_limit: int = OUTPUT_LIMIT, state: dict[str, Any] | None = None, **kwargs: Any
+    client: Any,
+    timeout_s: float,
+    output_limit: int = OUTPUT_LIMIT,
+    state: dict[str, Any] | None = None,
+    until: Callable[[], bool] | None = None,
+    **kwargs: Any,
 ) -> tuple[int | None, bool, str]:
     """Run a container to completion (or kill it at the timeout); returns (exit code, timed out, output), and
-    fills `state`, when given, with Docker's account of how it ended (its State: OOMKilled, ...).
+    fills `state`, when given, with Docker's account of how it ended (its State: OOMKilled, ...). `until`, asked
+    every UNTIL_POLL_S while it runs: once True, the container is killed (the recording proxy's step limit:
+    bench/sandbox/proxy_stop.py), and the exit code is the kill's.
 
     The output is read as it comes, through an attachment made before the container starts, and kept up to
     `output_limit` bytes (its start and end, with a note where it was cut): a flood costs neither memory here
@@ -115,7 +124,7 @@ def run_container(
         except docker.errors.DockerException as e:
             raise SandboxError(f"the sandbox container did not start: {str(e)[:300]}") from e
         try:
-            status = stopping.wait_call(lambda: container.wait(timeout=timeout_s))  # a worker's stop is seen
+            status = stopping.wait_call(lambda: wait_until(container, timeout_s, until))  # a worker's stop is seen
             code, timed_out = int(status.get("StatusCode", -1)), False
         except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
             container.kill()
@@ -132,6 +141,23 @@ def run_container(
         return code, timed_out, output.text()
     finally:
         remove_container(client, container.id)
+
+
+def wait_until(container: Any, timeout_s: float, until: Callable[[], bool] | None) -> dict[str, Any]:
+    """container.wait(timeout=timeout_s), the container killed once `until()` is True."""
+    import requests.exceptions
+
+    deadline = time.monotonic() + timeout_s
+    while until is not None:
+        try:  # Docker's wait with a short timeout: a ReadTimeout each slice the container still runs
+            return container.wait(timeout=max(0.1, min(UNTIL_POLL_S, deadline - time.monotonic())))
+        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):  # docker-py says either
+            if until():
+                container.kill()
+                return container.wait(timeout=60)
+            if time.monotonic() >= deadline:
+                raise
+    return container.wait(timeout=timeout_s)
 
 
 def _read_stream(stream: Any, output: CappedOutput) -> None:

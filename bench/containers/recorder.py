@@ -20,8 +20,17 @@ RECORDER_ALIAS = "model"
 class Recorder:
     """`with Recorder(client, image, names, flint, log_dir) as url:` the agent's model URL while the block runs."""
 
-    def __init__(self, client: Any, image: str, names: BenchNames, flint: tuple[str, int], log_dir: Path) -> None:
+    def __init__(
+        self,
+        client: Any,
+        image: str,
+        names: BenchNames,
+        flint: tuple[str, int],
+        log_dir: Path,
+        max_steps: int | None = None,
+    ) -> None:
         self.client, self.image, self.names, self.flint, self.log_dir = client, image, names, flint, log_dir
+        self.max_steps = max_steps  # the run's step limit, which the proxy keeps
         self.container: Any = None
 
     def __enter__(self) -> str:
@@ -32,7 +41,14 @@ class Recorder:
         rule = f"0.0.0.0:{RECORDER_PORT}={self.flint[0]}:{self.flint[1]}"
         self.container = self.client.containers.run(
             self.image,
-            ["python3", "/opt/agentbench/record_proxy.py", "--log", "/log/proxy.jsonl", rule],
+            [
+                "python3",
+                "/opt/agentbench/record_proxy.py",
+                "--log",
+                "/log/proxy.jsonl",
+                *(["--max-steps", str(self.max_steps)] if self.max_steps else []),  # it keeps the step limit
+                rule,
+            ],
             name=name,
             detach=True,
             network=names.bridge_network,

@@ -4,6 +4,10 @@ not taken for the server's) and a `response` event when its answer ended (usage,
 server sent them), its refused ones `http_error` events, one never answered (the agent ended while it waited) an
 `unanswered` event, and its end a `stop` event. bench.measure.trace_numbers and the /metrics cross-check then read it
 as they read the article's own trace.
+
+Where the proxy kept the run's step limit, its log ends with a line of its own (`{"stopped": "step_limit", ...}`,
+no route: not a request) once the limit was reached and no request was left with the server; the bench ended the
+agent on it (bench/sandbox/proxy_stop.py), and that is the run's stop reason.
 """
 
 from __future__ import annotations
@@ -18,6 +22,27 @@ from bench.measure.trace import Event
 MODEL_ROUTES = ("POST /v1/chat/completions", "POST /v1/responses", "POST /v1/messages")
 # Finish reasons of the other dialects that mean what chat completions' "length" means: the answer was cut.
 CUT = {"max_tokens": "length", "incomplete": "length"}
+
+
+STOPPED = "stopped"  # the key of the proxy's own line that ended the run (docker/record_proxy.py's StepLimit)
+
+
+def proxy_stop(exchanges: list[dict[str, Any]]) -> str | None:
+    """The stop reason the proxy wrote (`step_limit`), or None when the agent ended of itself."""
+    said = [entry[STOPPED] for entry in exchanges if isinstance(entry.get(STOPPED), str)]
+    return said[0] if said else None
+
+
+def stop_reason(exchanges: list[dict[str, Any]], agent_stop: str) -> str:
+    """The run's stop reason: the proxy's where it ended the run (its step limit); `context_exhausted` where the
+    agent ended, not done and not killed, right after the server refused its prompt as larger than the window (its
+    last model request a context 400: mini-swe-agent raises on it); else the agent's own (`agent_stop`)."""
+    asked = model_exchanges(exchanges)
+    last = asked[-1].get("error") if asked else None
+    overflowed = isinstance(last, dict) and last.get("type") == "exceed_context_size_error"
+    if proxy_stop(exchanges) is None and overflowed and agent_stop not in ("done", "interrupted"):
+        return "context_exhausted"
+    return proxy_stop(exchanges) or agent_stop
 
 
 def read_exchanges(text: str) -> list[dict[str, Any]]:

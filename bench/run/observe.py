@@ -15,7 +15,7 @@ from typing import Any
 from bench.errors import FixtureError, ResultsError, ScoringError
 from bench.fixtures.workcopy import DiffTooLarge, GitKilled, capture_diff, make_work_copy
 from bench.llama.api import PROMPT_TOKENS_COUNTER, counters, erase_slot, wait_idle
-from bench.measure.proxy_log import proxy_events, read_exchanges
+from bench.measure.proxy_log import proxy_events, read_exchanges, stop_reason
 from bench.measure.request_log import REQUESTS_FILE
 from bench.measure.sampler import GpuReading, GpuSampler
 from bench.measure.trace import TRACE_FILE, Event, EventTooLarge, load_trace
@@ -169,8 +169,9 @@ def proxy_trace(out_dir: Path, run_dir: Path, inputs: RunInputs, agent: AgentRun
     """The proxy's log kept in run_dir, and the trace made of it (kept as events.jsonl, for the report and viewer)."""
     text = (out_dir / PROXY_LOG).read_text(errors="replace")
     (run_dir / PROXY_LOG).write_text(text)
-    stop = inputs.agent_command().kind.stop_reason(agent.exit_code, agent.timed_out)
-    events = proxy_events(read_exchanges(text), inputs.planned.ctx, stop)
+    exchanges = read_exchanges(text)  # the proxy's step limit, a context 400, or the agent's end says how it stopped
+    stop = stop_reason(exchanges, inputs.agent_command().kind.stop_reason(agent.exit_code, agent.timed_out))
+    events = proxy_events(exchanges, inputs.planned.ctx, stop)
     (run_dir / TRACE_FILE).write_text("".join(json.dumps(event) + "\n" for event in events))
     return events
 

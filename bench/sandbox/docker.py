@@ -38,7 +38,9 @@ from bench.errors import PrerequisiteError, SandboxError
 from bench.languages.kinds import KINDS
 from bench.sandbox.base import AgentRun, Engine, Reach
 from bench.sandbox.docker_agents import OtherAgents, ProxyLog
+from bench.sandbox.proxy_stop import ProxyStopped
 from bench.sandbox.reach import host_port, reach_servers
+from bench.sandbox.record_proxy import PROXY_LOG
 from bench.servers.base import Endpoints
 from bench.setting_types import size_bytes
 
@@ -163,7 +165,7 @@ class DockerSandbox:
             return AgentRun(None, False, 0.0, "", infra_error=str(e))
         with ProxyLog() as log:
             try:
-                with others.recording(log.folder) as model_url:
+                with others.recording(log.folder, agent.settings.max_steps) as model_url:
                     place = Place(
                         python="python3",
                         repo="/repo",
@@ -175,13 +177,25 @@ class DockerSandbox:
                     )
                     launch = agent.launch(place)
                     env = {**launch.env, "PYTHONPATH": place.installed} if place.installed else launch.env
-                    run = self._run(workdir, out_dir, visible_tests, launch=Launch(launch.argv, env), how=how)
+                    stopped = ProxyStopped(log.folder / PROXY_LOG)  # the proxy's step limit was reached
+                    run = self._run(
+                        workdir, out_dir, visible_tests, launch=Launch(launch.argv, env), how=how, until=stopped
+                    )
             except SandboxError as e:
                 return AgentRun(None, False, 0.0, "", infra_error=str(e))
             log.keep(out_dir)
         return run
 
-    def _run(self, workdir: Path, out_dir: Path, visible_tests: list[str], *, launch: Launch, how: Start) -> AgentRun:
+    def _run(
+        self,
+        workdir: Path,
+        out_dir: Path,
+        visible_tests: list[str],
+        *,
+        launch: Launch,
+        how: Start,
+        until: ProxyStopped | None = None,
+    ) -> AgentRun:
         command = launch.argv
         repo = self.repo
         volumes = {str(out_dir): {"bind": "/out", "mode": "rw"}}
@@ -198,6 +212,7 @@ class DockerSandbox:
                 self.client,
                 self.config.run_timeout_s,
                 state=state,
+                until=until,
                 image=how.image,
                 command=command,
                 volumes={**repo.mounts, **volumes},

@@ -48,9 +48,9 @@ class OtherAgents:
     def home(self, kind: AgentKind) -> str:
         return agent_home(kind.name) if packages(kind) else ""
 
-    def recording(self, log_dir: Path) -> Recorder:
+    def recording(self, log_dir: Path, max_steps: int) -> Recorder:
         assert self.flint is not None
-        return Recorder(self.client, self.sandbox_image, self.names, self.flint, log_dir=log_dir)
+        return Recorder(self.client, self.sandbox_image, self.names, self.flint, log_dir=log_dir, max_steps=max_steps)
 
 
 class ProxyLog:

@@ -16,6 +16,7 @@ from bench.containers.names import BenchNames
 from bench.errors import PrerequisiteError, SandboxError
 from bench.processes import run_to_end
 from bench.sandbox.base import AgentRun
+from bench.sandbox.proxy_stop import ProxyStopped
 from bench.sandbox.record_proxy import PROXY_LOG, RecordingProxy
 from bench.servers.base import Endpoints
 
@@ -74,13 +75,24 @@ class LocalSandbox:
             return self._run(
                 workdir, out_dir, task_file, agent, flint_url=self.endpoints.flint_url, installed=installed
             )
+        log = out_dir / PROXY_LOG  # the run's trace; the proxy keeps the step limit and says there when it is reached
         with RecordingProxy(
-            self.endpoints.flint_url, out_dir / PROXY_LOG, checkout=self.checkout
-        ) as proxy_url:  # its log: the run's trace
-            return self._run(workdir, out_dir, task_file, agent, flint_url=proxy_url, installed=installed)
+            self.endpoints.flint_url, log, checkout=self.checkout, max_steps=agent.settings.max_steps
+        ) as proxy_url:
+            return self._run(
+                workdir, out_dir, task_file, agent, flint_url=proxy_url, installed=installed, until=ProxyStopped(log)
+            )
 
     def _run(
-        self, workdir: Path, out_dir: Path, task_file: str, agent: AgentCommand, *, flint_url: str, installed: str
+        self,
+        workdir: Path,
+        out_dir: Path,
+        task_file: str,
+        agent: AgentCommand,
+        *,
+        flint_url: str,
+        installed: str,
+        until: ProxyStopped | None = None,
     ) -> AgentRun:
         place = Place(
             python=sys.executable,
@@ -94,7 +106,7 @@ class LocalSandbox:
         launch = agent.launch(place)
         env = agent_environment(launch.env)
         start = time.monotonic()
-        code, timed_out, output = run_to_end(launch.argv, cwd=workdir, env=env, timeout_s=self.timeout_s)
+        code, timed_out, output = run_to_end(launch.argv, cwd=workdir, env=env, timeout_s=self.timeout_s, until=until)
         return AgentRun(code, timed_out, time.monotonic() - start, output)
 
 

@@ -1,7 +1,8 @@
 """Test doubles shipped with the bench, for its own tests and for anyone extending it: a scripted llama-server,
 a fake NVML, a stand-in model hub, listeners for isolation probes, fakes of the Servers and Sandbox protocols
-(fakes.py), the article's agent as a sandbox test starts it (agents.py), and a tiny agent kind (tiny_agent.py). The
-doubles of engines the suite alone plays (a one-node Slurm cluster, a kubelet) are in tests/.
+(fakes.py), the article's agent as a sandbox test starts it (agents.py), and two tiny agent kinds (tiny_agent.py:
+one done in two steps, one that never ends of itself). The doubles of engines the suite alone plays (a one-node
+Slurm cluster, a kubelet) are in tests/.
 
     from bench.testing import FakeLlama, FakeNvml
 
@@ -32,6 +33,7 @@ EXPORTS = {
     "given_kind": "fakes",
     "article_run": "agents",
     "tiny": "tiny_agent",
+    "endless": "tiny_agent",
 }
 __all__ = sorted(EXPORTS)
 

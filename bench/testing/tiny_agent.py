@@ -51,3 +51,41 @@ def tiny(files: dict[str, str], probe: str = "") -> AgentKind:
         version=lambda: "0.1",
         launch=launch,
     )
+
+
+ENDLESS = r"""
+import json, sys, time, urllib.error, urllib.request
+flint = sys.argv[1]
+tools = [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]
+messages = [{"role": "user", "content": "never stop"}]
+while True:  # each step of its main thread (with tools), then a side request without them, as opencode's summary
+    for body in ({"messages": messages, "tools": tools}, {"messages": [{"role": "user", "content": "sum up"}]}):
+        data = json.dumps({**body, "max_tokens": 16}).encode()
+        ask = urllib.request.Request(flint + "/v1/chat/completions", data, {"Content-Type": "application/json"})
+        try:
+            answer = json.load(urllib.request.urlopen(ask, timeout=60))
+        except urllib.error.HTTPError as e:
+            print("refused:", e.code, e.read()[:200], flush=True)
+            time.sleep(0.05)  # and asks again, as an agent that takes no refusal for an end
+            continue
+        if "tools" in body:
+            messages += [answer["choices"][0]["message"], {"role": "user", "content": "go on"}]
+"""
+
+
+def endless() -> AgentKind:
+    """An agent that never ends of itself: its main thread asks with a tool, each step followed by a side request
+    without tools, and a refused request is asked again. Only the bench's step limit (the recording proxy's) or the
+    run's time limit ends it."""
+
+    def launch(place: Place, settings: AgentSettings) -> Launch:
+        return Launch([place.python, "-c", ENDLESS, place.flint_url])
+
+    return AgentKind(
+        name="endless",
+        dialect="chat-completions",
+        done="never",
+        install=Install(),
+        version=lambda: "0.1",
+        launch=launch,
+    )

@@ -1,6 +1,7 @@
 """Another agent than the article's in the real docker sandbox: its requests reach the model only through the
 recording proxy's container (logged, /metrics refused), it cannot reach Flint directly, its files come back for
-grading, and the proxy's log is in the run's out folder afterwards."""
+grading, the proxy's log is in the run's out folder afterwards, and an agent past the run's step limit is ended
+by the bench when the proxy says so."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from bench.sandbox.docker import DockerSandboxes
 from bench.sandbox.record_proxy import PROXY_LOG
 from bench.servers.base import Endpoints
 from bench.testing.fake_llama import FakeLlama
-from bench.testing.tiny_agent import tiny
+from bench.testing.tiny_agent import endless, tiny
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("child_processes")]
 
@@ -75,3 +76,18 @@ def test_another_agent_reaches_the_model_only_through_the_recording_proxy(
     exchanges = [json.loads(line) for line in (out_dir / PROXY_LOG).read_text().splitlines()]
     assert [(e["route"], e["status"]) for e in exchanges] == [("POST /v1/chat/completions", 200)] * 2
     assert len(flint.responses) == 2
+
+
+def test_an_agent_past_the_step_limit_is_ended_when_the_proxys_container_says_so(
+    sandboxes: tuple[DockerSandboxes, FakeLlama], tmp_path: Path
+) -> None:
+    kind, flint = sandboxes
+    workdir, out_dir = tmp_path / "repo", tmp_path / "out"
+    out_dir.mkdir()
+    make_work_copy(TODO, workdir)
+    run = kind.sandbox("t").run_agent(workdir, out_dir, "TASK.md", [], AgentCommand(endless(), SETTINGS))
+    assert run.infra_error is None and (run.exit_code, run.timed_out) == (137, False), run.output[-2000:]
+    *exchanges, stop = [json.loads(line) for line in (out_dir / PROXY_LOG).read_text().splitlines()]
+    assert stop["stopped"] == "step_limit" and stop["max_steps"] == SETTINGS.max_steps
+    assert [bool(e["request"].get("tools")) for e in exchanges] == [True, False] * SETTINGS.max_steps
+    assert all(e["status"] == 200 for e in exchanges) and len(flint.responses) == 2 * SETTINGS.max_steps

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bench.measure.proxy_log import proxy_events, read_exchanges
+from bench.measure.proxy_log import proxy_events, read_exchanges, stop_reason
 from bench.measure.stall import server_stall
 from bench.measure.trace_numbers import check_reprocessed, trace_numbers
 
@@ -83,3 +83,15 @@ def test_a_messages_run_is_checked_from_its_usage_and_a_responses_run_from_its_t
     responses = exchange(40, 0) | {"route": "POST /v1/responses", "usage": {"input_tokens": 40, "output_tokens": 3}}
     answered = trace_numbers(proxy_events([responses], 4096, "done"))
     assert (answered.prompt_tokens_reprocessed, answered.prompt_tokens, answered.completion_tokens) == (40, 40, 3)
+
+
+def test_an_agent_ending_on_a_context_400_is_context_exhausted_and_the_proxys_limit_is_step_limit() -> None:
+    """mini-swe-agent's real run at ctx 8192: its third prompt (27,061 tokens) refused, then it exited with an error."""
+    answered = {"route": "POST /v1/chat/completions", "status": 200, "timings": {"prompt_n": 9, "cache_n": 0}}
+    overflow = {"route": "POST /v1/chat/completions", "status": 400}
+    overflow["error"] = {"type": "exceed_context_size_error", "n_prompt_tokens": 27061, "n_ctx": 8192}
+    assert stop_reason([answered, overflow], "step_limit") == "context_exhausted"
+    assert stop_reason([answered, overflow], "interrupted") == "interrupted"  # killed at the time limit: that first
+    assert stop_reason([overflow, answered], "step_limit") == "step_limit"  # it went on past the 400
+    limited = [answered, {"stopped": "step_limit", "max_steps": 1}]
+    assert stop_reason(limited, "interrupted") == "step_limit"
