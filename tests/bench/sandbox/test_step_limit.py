@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -127,8 +128,19 @@ def test_a_process_is_killed_with_its_children_once_until_says_so(tmp_path: Path
     script = f"sleep 300 & echo $! > {child}; touch {flag}; wait"
     code, timed_out, _ = run_to_end(["sh", "-c", script], cwd=tmp_path, env={}, timeout_s=120, until=flag.exists)
     assert (code, timed_out) == (-9, False)
-    pid = int(child.read_text())
-    assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
+    stat = Path(f"/proc/{int(child.read_text())}/stat")
+    deadline = time.monotonic() + 10  # SIGKILL is delivered at once, but the child's exit takes the kernel a moment
+    while not ended(stat) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert ended(stat)
+
+
+def ended(stat: Path) -> bool:
+    """The process of /proc/<pid>/`stat` is gone, or a zombie its parent has not reaped yet."""
+    try:
+        return stat.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError):
+        return True
 
 
 @pytest.mark.usefixtures("child_processes")
