@@ -24,7 +24,7 @@ class Exercise:
     tests: list[str]  # test files (test_*.py, *_test.py)
     helpers: list[str]  # the config's other test files: modules the tests import
     editor: list[str]  # read-only files the stub and the tests share
-    examples: dict[str, str] = field(default_factory=dict)  # solution file -> example file
+    examples: dict[str, str] = field(default_factory=dict)  # solution file (or one it adds) -> example file
     blurb: str = ""
     language: str = "python"
     build: list[str] = field(default_factory=list)  # the language's build files the exercise has (go.mod)
@@ -64,7 +64,7 @@ def read_exercise(folder: Path) -> Exercise:
     lang = refuse_paths(folder, solution, tests, examples, editor=editor)
     if not examples:
         raise FixtureError("no example solution (files.example): nothing shows the task can be done")
-    pairs = pair_examples(solution, examples)
+    pairs = pair_examples(solution, examples, editor)
     if not (folder / ".docs/instructions.md").is_file():
         raise FixtureError("no .docs/instructions.md")
     blurb = config.get("blurb", "")
@@ -81,9 +81,18 @@ def read_exercise(folder: Path) -> Exercise:
     )
 
 
-def pair_examples(solution: list[str], examples: list[str]) -> dict[str, str]:
-    """Solution file -> example file: in order when they are as many; else by suffix (Rust's stub names its
-    Cargo.toml too, for which there is no example: the stub's is the one)."""
+def pair_examples(solution: list[str], examples: list[str], editor: list[str]) -> dict[str, str]:
+    """Solution file -> example file: by name when each solution file has an example of its name, the example's
+    other files going beside the first solution file as files the solution adds (Java's reference solutions add
+    classes: bowling's Frame.java), except over an editor file, which grading writes in; else in order when they are
+    as many; else by suffix (Rust's stub names its Cargo.toml too, for which there is no example: the stub's is
+    the one)."""
+    names = [Path(rel).name for rel in examples]
+    by_name = {Path(rel).name: rel for rel in solution}
+    if len(set(names)) == len(examples) and len(by_name) == len(solution) and set(by_name) <= set(names):
+        beside = Path(solution[0]).parent
+        pairs = {by_name.get(Path(rel).name, (beside / Path(rel).name).as_posix()): rel for rel in examples}
+        return {target: rel for target, rel in pairs.items() if target in solution or target not in editor}
     if len(examples) == len(solution):
         return dict(zip(solution, examples, strict=True))
     by_suffix = {Path(rel).suffix: rel for rel in solution}

@@ -19,12 +19,13 @@ import yaml
 from bench import ROOT
 from bench.cli import main
 from bench.config import BenchConfig, Choice
-from bench.errors import PrerequisiteError
+from bench.errors import FixtureError, PrerequisiteError
 from bench.fixtures.fixture import fixture_hash, load_fixture
 from bench.provenance import git_dirty
 from bench.results.append import read_rows
 from bench.run.runner import Bench
 from bench.score.check import check_fixture
+from bench.score.exercise import read_exercise
 from bench.score.exercism import command as import_command
 from bench.score.exercism import import_all, visible_share
 from bench.score.graders import LocalGrader
@@ -330,3 +331,47 @@ def test_an_engine_that_fails_mid_import_refuses_no_exercise_for_it(tmp_path: Pa
     assert refused["order-totals"].startswith("not tried: the container engine failed (")
     assert all(why.endswith("import it again once it answers") for why in refused.values())
     assert not (tmp_path / "root/fixtures/grade_bands").exists()
+
+
+def java_exercise(tmp_path: Path, examples: list[str], editor: list[str]) -> Path:
+    """A Java exercise in exercism's layout whose reference solution has `examples` (names in the reference folder)."""
+    folder = tmp_path / "bowling"
+    files = {".docs/instructions.md": "Score a game.\n", "src/main/java/Game.java": "class Game {}\n"}
+    files.update({"src/test/java/GameTest.java": "class GameTest {}\n"})
+    files.update({f".meta/src/reference/java/{name}": f"class {name[:-5]} {{}}\n" for name in examples})
+    files.update({f"src/main/java/{name}": f"class {name[:-5]} {{}}\n" for name in editor})
+    for rel, text in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
+    config = {
+        "solution": ["src/main/java/Game.java"],
+        "test": ["src/test/java/GameTest.java"],
+        "example": [f".meta/src/reference/java/{name}" for name in examples],
+        "editor": [f"src/main/java/{name}" for name in editor],
+    }
+    (folder / ".meta/config.json").write_text(json.dumps({"files": config}))
+    return folder
+
+
+def test_a_reference_solution_of_more_files_adds_them_beside_the_solution_but_not_over_an_editor_file(
+    tmp_path: Path,
+) -> None:
+    """Java's reference solutions add classes of their own (Aider's polyglot bowling, poker, connect): each goes
+    beside the solution file, by name, where the solution's copy is laid over the stub; an editor file of the same
+    name is grading's, not the reference's."""
+    folder = java_exercise(tmp_path, ["Frame.java", "Game.java", "Winner.java"], editor=["Winner.java"])
+
+    examples = read_exercise(folder).examples
+
+    assert examples == {
+        "src/main/java/Game.java": ".meta/src/reference/java/Game.java",
+        "src/main/java/Frame.java": ".meta/src/reference/java/Frame.java",
+    }
+
+
+def test_examples_named_unlike_the_solution_pair_in_order_or_not_at_all(tmp_path: Path) -> None:
+    folder = java_exercise(tmp_path, ["Reference.java"], editor=[])
+    assert read_exercise(folder).examples == {"src/main/java/Game.java": ".meta/src/reference/java/Reference.java"}
+    folder = java_exercise(tmp_path / "two", ["Reference.java", "Frame.java"], editor=[])
+    with pytest.raises(FixtureError, match="2 example files for 1 solution files: cannot pair them"):
+        read_exercise(folder)
