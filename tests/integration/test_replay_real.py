@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from bench import ROOT
 from bench.cli import main as bench_main
 from bench.llama.binaries import find_small_model
 from bench.llama.llama_bench import measure_server
@@ -26,7 +25,6 @@ from bench.servers.base import default_threads
 
 pytestmark = [pytest.mark.llama, pytest.mark.xdist_group("replay-real")]
 CTX = 1024
-EXAMPLE = ROOT / "results" / "example"
 
 
 @pytest.fixture(scope="module")
@@ -75,18 +73,3 @@ def test_llama_bench_measures_the_servers_build_model_and_settings_once(
     again = measure_server(server.pid, find_small_model(), CTX)
     assert again.speeds == measured.speeds and again.seconds == 0.0
     assert os.listdir(tmp_path / "agent-bench" / "llama-bench")
-
-
-def test_the_shipped_examples_part3_run_replays_against_embedded_and_leaves_the_example_as_it_was(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """As on a fresh clone: the run's fixture and grammar from this checkout, its own server started, every recorded
-    request's prompt_n computed again alike (greedy replay of recorded bodies), and no file of the example written."""
-    part3 = sorted((EXAMPLE / "runs").glob("*-part3-*"))[0]
-    before = {path: path.read_bytes() for path in EXAMPLE.rglob("*") if path.is_file()}
-    assert bench_main(["replay", str(part3), "--against", "embedded"]) == 0
-    out = capsys.readouterr().out
-    line = next(line for line in out.splitlines() if line.startswith(f"| {part3.name} |"))
-    requests, equal = line.split(" | ")[1:3]
-    assert equal == f"{int(requests) - 1} of {int(requests) - 1}"  # the last request has no recorded answer
-    assert {path: path.read_bytes() for path in EXAMPLE.rglob("*") if path.is_file()} == before
