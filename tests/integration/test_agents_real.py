@@ -39,7 +39,9 @@ def agent_bench(tmp_path: Path, sandbox: str) -> BenchConfig:
 def test_mini_swe_agent_gets_the_articles_row(tmp_path: Path, sandbox: str) -> None:
     (row,) = Bench(agent_bench(tmp_path, sandbox), checkout=ROOT).run()
     assert (row["agent"], row["agent_version"], row["preset"]) == ("mini-swe-agent", "2.4.6", "")
-    assert row["stop_reason"] in ("done", "step_limit"), row["error"]
+    assert row["stop_reason"] in ("done", "step_limit", "context_exhausted"), row["error"]
+    # at 2K the 0.5B's mini-swe-agent may outgrow the window: the server's context 400 is then the run's end
+    assert row["stop_reason"] != "context_exhausted" or int(row["context_400s"]) >= 1, row
     assert int(row["steps"]) >= 1 and row["reprocessed_check"] == "ok", row["error"]
     assert row["prompt_tokens_reprocessed"] == row["prompt_tokens_metrics"] != ""
     assert row["hidden_total"] != ""  # graded by the hidden tests, as any run

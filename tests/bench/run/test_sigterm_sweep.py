@@ -69,7 +69,9 @@ def stop_at(tmp_path: Path, fraction: float, span_s: float, every_process: bool)
             with contextlib.suppress(ProcessLookupError):  # it ended on its own in the meantime
                 os.kill(pid, signal.SIGTERM)
         output = process.communicate(timeout=120)[0]
-        assert process.returncode in (0, 143), f"exit {process.returncode} at {fraction}: {output[-3000:]}"
+        # -15: the stop reached the bench in its interpreter's own exit, when Python's handlers are gone (its rows
+        # were written by then: the checks below hold it to that)
+        assert process.returncode in (0, 143, -signal.SIGTERM), f"exit {process.returncode} at {fraction}: {output}"
         rows = read_rows(tmp_path / "results.csv") if (tmp_path / "results.csv").exists() else []
         graded = [row for row in rows if row["stop_reason"] == "done"]
         if graded:

@@ -7,7 +7,6 @@ that hand the code a function, a mock or an object of their own are graded by pl
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -21,9 +20,6 @@ from bench.score.graders import Grader
 from bench.score.grading import score_diff
 
 STYLES = Path(__file__).parent / "data" / "styles"
-# A real public suite in that layout, on demand (none is in the repository): the folder of its Python exercises, e.g.
-# Aider's polyglot benchmark's python/exercises/practice (34 exercises at its commit 7e0611e).
-REAL_SUITE = os.environ.get("BENCH_REAL_EXERCISES", "")
 pytestmark = pytest.mark.usefixtures("child_processes")
 
 
@@ -63,16 +59,3 @@ def test_tests_handing_the_code_their_own_objects_are_counted_as_graded_unsealed
 
     assert (graded.hidden_passed, graded.hidden_unsealed, graded.grading_tampered) == (4, 4, False), graded.error
     assert (sealed.hidden_passed, sealed.hidden_unsealed, sealed.grading_tampered) == (6, 0, False), sealed.error
-
-
-@pytest.mark.skipif(not REAL_SUITE, reason="BENCH_REAL_EXERCISES names no folder of exercism exercises")
-def test_a_real_suite_imports_whole(tmp_path: Path, grader: Grader) -> None:
-    """Issue 47: no exercise of a real suite is refused for its test style, and each example earns full marks
-    (import_all refuses an example that does not, and a stub or example whose grading was flagged)."""
-    source = Path(REAL_SUITE)
-
-    imported, refused = import_all([source], tmp_path / "root", 0.0, 10, force=False, grader=grader)
-
-    assert refused == {}
-    assert len(imported) == len([folder for folder in source.iterdir() if (folder / ".meta").is_dir()])
-    assert all(done.solution_passing == done.hidden_total for done in imported)
