@@ -9,6 +9,7 @@ the repository: done when it exits 0. Standard library only, so it runs in the s
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place
 
@@ -43,14 +44,7 @@ def tiny(files: dict[str, str], probe: str = "") -> AgentKind:
         env = {"TINY_FILES": json.dumps(files), **({"TINY_PROBE": probe} if probe else {})}
         return Launch([place.python, "-c", PROGRAM, place.flint_url, place.repo, place.task_file], env)
 
-    return AgentKind(
-        name="tiny",
-        dialect="chat-completions",
-        done="it exits 0",
-        install=Install(),
-        version=lambda: "0.1",
-        launch=launch,
-    )
+    return scripted_kind("tiny", "it exits 0", launch)
 
 
 ENDLESS = r"""
@@ -81,11 +75,11 @@ def endless() -> AgentKind:
     def launch(place: Place, settings: AgentSettings) -> Launch:
         return Launch([place.python, "-c", ENDLESS, place.flint_url])
 
+    return scripted_kind("endless", "never", launch)
+
+
+def scripted_kind(name: str, done: str, launch: Callable[[Place, AgentSettings], Launch]) -> AgentKind:
+    """A kind of the tests' own: chat completions, nothing to install, version 0.1."""
     return AgentKind(
-        name="endless",
-        dialect="chat-completions",
-        done="never",
-        install=Install(),
-        version=lambda: "0.1",
-        launch=launch,
+        name=name, dialect="chat-completions", done=done, install=Install(), version=lambda: "0.1", launch=launch
     )
