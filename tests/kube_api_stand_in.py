@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from bench.submit.job_wait import INDEX_ANNOTATION
@@ -94,15 +94,37 @@ def ended_status(code: int) -> dict[str, Any]:
     }
 
 
+class Answering(Protocol):
+    def answer(self, path: str) -> dict[str, Any] | None: ...
+
+
+@dataclass
+class Recorded:
+    """Fixed answers by path (with its query), as an API server gave them."""
+
+    by_path: dict[str, Any]
+
+    def answer(self, path: str) -> dict[str, Any] | None:
+        return self.by_path.get(path)
+
+
 @contextmanager
-def serve(shards: ShardsJob, host: str = "127.0.0.1") -> Iterator[str]:
-    """The stand-in on `host` at a free port, for as long as the block runs; yields its address."""
+def serve(api: Answering, host: str = "127.0.0.1", token: str | None = None) -> Iterator[str]:
+    """The stand-in on `host` at a free port, for as long as the block runs; yields its address. With `token`, a read
+    without that bearer token is refused (403), as an API server refuses an account without the RoleBinding."""
 
     class Answers(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            found = shards.answer(self.path)
-            body = json.dumps(found if found is not None else {"kind": "Status", "code": 404}).encode()
-            self.send_response(200 if found is not None else 404)
+            if token is not None and self.headers.get("Authorization") != f"Bearer {token}":
+                return self.reply(403, {"kind": "Status", "code": 403})
+            found = api.answer(self.path)
+            self.reply(
+                200 if found is not None else 404, found if found is not None else {"kind": "Status", "code": 404}
+            )
+
+        def reply(self, code: int, answer: dict[str, Any]) -> None:
+            body = json.dumps(answer).encode()
+            self.send_response(code)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import copy
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kube_api_stand_in import NO_CARD, ShardsJob, serve
+from kube_api_stand_in import NO_CARD, Recorded, ShardsJob, serve
 
 from bench.errors import PrerequisiteError
 from bench.submit import job_wait
@@ -180,44 +178,13 @@ def test_the_wait_gives_up_at_its_deadline_and_rides_out_a_passing_api_failure()
     assert ends[1].state == "failed"  # what had ended stays as it ended
 
 
-class Api(BaseHTTPRequestHandler):
-    """The two reads, answered from data/ (403 without the token, as an API server without the RoleBinding)."""
-
-    seen: list[tuple[str, str]] = []
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
-        Api.seen.append((self.path, self.headers.get("Authorization", "")))
-        if self.headers.get("Authorization") != "Bearer t0ken":
-            self.send_response(403)
-            self.end_headers()
-            return
-        answers = {
-            "/apis/batch/v1/namespaces/ns/jobs/m1-shards": JOB,
-            "/api/v1/namespaces/ns/pods?labelSelector=batch.kubernetes.io%2Fjob-name%3Dm1-shards": {
-                "kind": "PodList",
-                "items": PODS,
-            },
-        }
-        body = json.dumps(answers.get(self.path, {})).encode()
-        self.send_response(200 if self.path in answers else 404)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def api() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Api)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    Api.seen = []
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    """The two reads, answered from data/ (403 without the token, as an API server without the RoleBinding)."""
+    pods = "/api/v1/namespaces/ns/pods?labelSelector=batch.kubernetes.io%2Fjob-name%3Dm1-shards"
+    answers = {"/apis/batch/v1/namespaces/ns/jobs/m1-shards": JOB, pods: {"kind": "PodList", "items": PODS}}
+    with serve(Recorded(answers), token="t0ken") as url:
+        yield url
 
 
 def test_the_reads_ask_for_the_job_and_its_pods_with_the_pods_token(api: str, tmp_path: Path) -> None:
@@ -227,7 +194,6 @@ def test_the_reads_ask_for_the_job_and_its_pods_with_the_pods_token(api: str, tm
     assert job["metadata"]["name"] == "m1-shards" and [p["metadata"]["name"] for p in pods] == [
         p["metadata"]["name"] for p in PODS
     ]
-    assert {auth for _, auth in Api.seen} == {"Bearer t0ken"}
     refused = KubeApi(api, "wrong")
     with pytest.raises(PrerequisiteError, match=r"refused .*m1-shards \(HTTP 403\): .* needs the manifests' Role"):
         refused.job_reader("ns", "m1-shards")()
