@@ -77,8 +77,11 @@ def check_fixture(
         original = score_diff(fx, "", grader, Path(tmp) / "original")
         solved = score_diff(fx, solution_diff(fx, Path(tmp) / "solution"), grader, Path(tmp) / "graded")
         problems += _solution_tests_problems(fx, Path(tmp) / "solution", grader)
-    problems = _score_problems("original", original, fx.expected_hidden_passing, fx.expected_visible_passing) + problems
-    problems += _score_problems("solution", solved, fx.hidden_total, None)
+    # A stub may lack the names its tests import (plain pytest collects nothing either): its counts say the rest.
+    stub_error = original.error_but_collection()
+    expected = (fx.expected_hidden_passing, fx.expected_visible_passing)
+    problems = _score_problems("original", original, *expected, error=stub_error) + problems
+    problems += _score_problems("solution", solved, fx.hidden_total, None, error=solved.error)
     if fx.visible_tests and not original.visible_total:
         problems.append(f"original: no test of the visible tests ran ({', '.join(fx.visible_tests)})")
     if fx.solution_adds_tests and not solved.tests_added:
@@ -151,9 +154,11 @@ def _solution_tests_problems(fx: Fixture, solved_copy: Path, grader: Grader) -> 
     return [f"solution: its own tests fail ({', '.join(tests)}): {tail[0]}"]
 
 
-def _score_problems(label: str, score: Score, expected_hidden: int, expected_visible: int | None) -> list[str]:
-    """What differs from the expected counts; `expected_visible` None: every visible test passes."""
-    problems = [f"{label}: {score.error}"] if score.error else []
+def _score_problems(
+    label: str, score: Score, expected_hidden: int, expected_visible: int | None, *, error: str | None
+) -> list[str]:
+    """`error` and what differs from the expected counts; `expected_visible` None: every visible test passes."""
+    problems = [f"{label}: {error}"] if error else []
     if score.visible_total is None or score.visible_passed is None:
         problems.append(f"{label}: the visible tests were not graded")
     elif expected_visible is None and score.visible_passed != score.visible_total:

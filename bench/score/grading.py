@@ -115,9 +115,11 @@ def _judge_into(fx: Fixture, score: Score, planned: list[Planned], runs: list[Py
     if hidden_broken or visible_broken:
         reasons = _collection_reasons(score.junit_reports, [*hidden, *fx.visible_tests])
         broken = [f"{file} ({reasons[file]})" if reasons.get(file) else file for file in hidden_broken + visible_broken]
-        score.note(f"test files that failed to collect: {', '.join(broken)}")
+        score.note(f"test files that failed to collect: {', '.join(broken)}", collection=True)
     if hidden_seen != fx.hidden_total and not score.grading_tampered:
-        score.note(f"{hidden_seen} hidden tests ran, fixture.yaml says {fx.hidden_total}")
+        score.note(
+            f"{hidden_seen} hidden tests ran, fixture.yaml says {fx.hidden_total}", collection=hidden_broken != []
+        )
 
 
 def _collection_reasons(reports: dict[str, str], files: list[str]) -> dict[str, str]:

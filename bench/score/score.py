@@ -26,9 +26,19 @@ class Score:
     grading_tampered: bool = False  # the grading was interfered with: tests it cannot vouch for count as failed
     voided: bool = False  # a session gave no whole report (killed, timed out, no junit XML): bench.run.grade asks why
     junit_reports: dict[str, str] = field(default_factory=dict, repr=False)  # file name -> a session's junit XML
+    notes: list[str] = field(default_factory=list, repr=False)  # each problem `error` joins
+    # The notes of test files that did not collect: what a task's stub gives when it lacks names its tests import.
+    collection_notes: list[str] = field(default_factory=list, repr=False)
 
-    def note(self, problem: str) -> None:
+    def note(self, problem: str, collection: bool = False) -> None:
+        self.notes.append(problem)
+        if collection:
+            self.collection_notes.append(problem)
         self.error = f"{self.error}; {problem}" if self.error else problem
+
+    def error_but_collection(self) -> str | None:
+        """`error` without the notes of test files that did not collect."""
+        return "; ".join(note for note in self.notes if note not in self.collection_notes) or None
 
     def fill(self, row: ResultRow) -> None:
         row.hidden_passed, row.hidden_total = self.hidden_passed, self.hidden_total
@@ -39,5 +49,6 @@ class Score:
 
     def as_json(self) -> dict[str, object]:
         data = asdict(self)
-        data.pop("junit_reports")
+        for internal in ("junit_reports", "notes", "collection_notes"):
+            data.pop(internal)
         return data

@@ -1,0 +1,3 @@
+def next_light(light):
+    """The colour that follows `light`."""
+    pass
