@@ -8,6 +8,7 @@ import dataclasses
 import stat
 from pathlib import Path
 
+from bench.containers.images import FORWARDER_FILES, sandbox_tag, system_tag
 from bench.containers.language_images import extras_tag, language_tag, write_extras
 from bench.languages.kinds import KINDS
 
@@ -36,3 +37,19 @@ def test_the_build_context_holds_the_languages_files_at_their_image_paths(tmp_pa
     assert "CATCH_CONFIG_MAIN" in main.read_text() and main.stat().st_mode & stat.S_IROTH
     assert not main.stat().st_mode & stat.S_IXUSR
     assert "COPY files/ /" in (tmp_path / "Dockerfile").read_text()
+
+
+def test_the_system_stage_keeps_its_tag_when_agent_changes_and_the_sandbox_does_not(tmp_path: Path) -> None:
+    """A change to agent/ makes a new sandbox image but the same system stage, where the toolchains are installed."""
+    (tmp_path / "docker").mkdir()
+    for name in ["sandbox.Dockerfile", *(p.name for p in FORWARDER_FILES)]:
+        (tmp_path / "docker" / name).write_text(f"# {name}\n")
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent/loop.py").write_text("step = 1\n")
+    before = sandbox_tag("debian:bookworm", tmp_path), system_tag("debian:bookworm", tmp_path)
+    (tmp_path / "agent/loop.py").write_text("step = 2\n")
+    after = sandbox_tag("debian:bookworm", tmp_path), system_tag("debian:bookworm", tmp_path)
+    assert before[0] != after[0] and before[1] == after[1]
+    (tmp_path / "docker/sandbox.Dockerfile").write_text("# changed\n")
+    assert system_tag("debian:bookworm", tmp_path) != after[1]
+    assert system_tag("debian:trixie", tmp_path) != system_tag("debian:bookworm", tmp_path)
