@@ -50,10 +50,12 @@ def ensure_agent_image(
     client: Any, sandbox_image: str, name: str, requirements: tuple[str, ...], checkout: Path
 ) -> str:
     """The image of agent `name` on `sandbox_image` (by `checkout`'s Dockerfile), built if missing; returns its tag."""
-    return on_system_stage(client, sandbox_image, lambda base: _pip_image(client, base, name, requirements, checkout))
+    return on_system_stage(
+        client, sandbox_image, lambda base: _pip_image(client, base, name, requirements, checkout=checkout)
+    )
 
 
-def _pip_image(client: Any, sandbox_image: str, name: str, requirements: tuple[str, ...], checkout: Path) -> str:
+def _pip_image(client: Any, sandbox_image: str, name: str, requirements: tuple[str, ...], *, checkout: Path) -> str:
     tag = agent_tag(sandbox_image, name, requirements, checkout)
     if image_exists(client, tag):
         return tag
