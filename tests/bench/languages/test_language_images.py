@@ -7,8 +7,19 @@ from __future__ import annotations
 import dataclasses
 import stat
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
-from bench.containers.images import FORWARDER_FILES, sandbox_tag, system_tag
+import docker.errors
+
+from bench.containers.images import (
+    FORWARDER_FILES,
+    SANDBOX_LABEL,
+    SYSTEM_LABEL,
+    on_system_stage,
+    sandbox_tag,
+    system_tag,
+)
 from bench.containers.language_images import extras_tag, language_tag, write_extras
 from bench.languages.kinds import KINDS
 
@@ -53,3 +64,42 @@ def test_the_system_stage_keeps_its_tag_when_agent_changes_and_the_sandbox_does_
     (tmp_path / "docker/sandbox.Dockerfile").write_text("# changed\n")
     assert system_tag("debian:bookworm", tmp_path) != after[1]
     assert system_tag("debian:trixie", tmp_path) != system_tag("debian:bookworm", tmp_path)
+
+
+class Images:
+    """The engine's images, as much of them as on_system_stage asks: labels by tag, and the builds asked for."""
+
+    def __init__(self, labels: dict[str, dict[str, str]]) -> None:
+        self.labels, self.built = labels, []
+
+    def get(self, tag: str) -> Any:
+        if tag not in self.labels:
+            raise docker.errors.ImageNotFound(tag)
+        return SimpleNamespace(labels=self.labels[tag])
+
+    def build(self, **kwargs: Any) -> None:
+        self.built.append(kwargs)
+        self.labels[kwargs["tag"]] = kwargs["labels"]
+
+
+def test_the_toolchain_goes_on_the_system_stage_the_sandbox_names_and_else_on_the_image_itself() -> None:
+    sandbox, system = "agentbench/sandbox:new", "agentbench/sandbox-system:s"
+    named = {SYSTEM_LABEL: system, SANDBOX_LABEL: sandbox}
+    images = Images({sandbox: named, system: {}, "agentbench/test-no-pytest:x": named, "old/sandbox:1": {}})
+    client = SimpleNamespace(images=images)
+    bases: list[str] = []
+
+    def toolchain(base: str) -> str:
+        bases.append(base)
+        return f"agentbench/sandbox-go:{base.rpartition(':')[2]}"
+
+    tag = on_system_stage(client, sandbox, toolchain)
+    assert bases == [system] and tag.startswith("agentbench/sandbox-go-code:")
+    (build,) = images.built
+    assert (build["tag"], build["buildargs"]) == (tag, {"BASE": "agentbench/sandbox-go:s", "SANDBOX": sandbox})
+    # an image made from the sandbox image carries its labels, which name another tag; an old one names none
+    assert on_system_stage(client, "agentbench/test-no-pytest:x", toolchain) == "agentbench/sandbox-go:x"
+    assert on_system_stage(client, "old/sandbox:1", toolchain) == "agentbench/sandbox-go:1"
+    del images.labels[system]  # a system stage no longer here: the toolchain goes on the sandbox image itself
+    assert on_system_stage(client, sandbox, toolchain) == "agentbench/sandbox-go:new"
+    assert bases[1:] == ["agentbench/test-no-pytest:x", "old/sandbox:1", sandbox] and len(images.built) == 1
