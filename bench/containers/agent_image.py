@@ -1,5 +1,7 @@
 """The sandbox image of an agent kind with packages of its own: the sandbox image and, in /opt/agents/<name>, the
-kind's pinned packages, tagged by the sandbox image and the requirement. Python ones are installed offline from wheels
+kind's pinned packages, tagged by the image they are installed on and the requirement. They go on the sandbox image's
+system stage, below the agent's code (bench/containers/images.py: on_system_stage), so that a change to agent/ does not
+fetch and install them again. Python ones are installed offline from wheels
 fetched on this host (pip download, through this machine's pip configuration: docker/agent.Dockerfile); npm ones are
 the node_modules tree installed on this host for the local sandbox (bench/agents/install.py), copied in with this
 host's node (docker/agent-npm.Dockerfile)."""
@@ -17,7 +19,7 @@ from typing import Any
 
 from bench.agents.base import AgentKind
 from bench.agents.install import ensure_installed
-from bench.containers.images import build_image, digest, image_exists
+from bench.containers.images import build_image, digest, image_exists, on_system_stage
 from bench.errors import PrerequisiteError
 
 AGENT_DOCKERFILE = Path("docker/agent.Dockerfile")  # in the checkout
@@ -48,6 +50,12 @@ def ensure_agent_image(
     client: Any, sandbox_image: str, name: str, requirements: tuple[str, ...], checkout: Path
 ) -> str:
     """The image of agent `name` on `sandbox_image` (by `checkout`'s Dockerfile), built if missing; returns its tag."""
+    return on_system_stage(
+        client, sandbox_image, lambda base: _pip_image(client, base, name, requirements, checkout=checkout)
+    )
+
+
+def _pip_image(client: Any, sandbox_image: str, name: str, requirements: tuple[str, ...], *, checkout: Path) -> str:
     tag = agent_tag(sandbox_image, name, requirements, checkout)
     if image_exists(client, tag):
         return tag
@@ -84,6 +92,10 @@ def _link_or_copy(source: str, target: str) -> None:
 
 def ensure_npm_agent_image(client: Any, sandbox_image: str, kind: AgentKind, checkout: Path) -> str:
     """The image of npm kind `kind` on `sandbox_image`, built if missing from its install on this host."""
+    return on_system_stage(client, sandbox_image, lambda base: _npm_image(client, base, kind, checkout))
+
+
+def _npm_image(client: Any, sandbox_image: str, kind: AgentKind, checkout: Path) -> str:
     tag = agent_tag(sandbox_image, kind.name, kind.install.npm, checkout, dockerfile=NPM_DOCKERFILE)
     if image_exists(client, tag):
         return tag

@@ -6,7 +6,10 @@ run to a graded row."""
 
 from __future__ import annotations
 
+import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -321,15 +324,24 @@ def test_fixtures_check_passes_each_imported_fixture(root: Path) -> None:
         assert f"solution: hidden {case.total}/" in checked.summary
 
 
+# the agent package's sources (folder: argv[1]), hashed alike in the image and here
+AGENT_HASH = (
+    "import hashlib, pathlib, sys; root = pathlib.Path(sys.argv[1]); "
+    "print(hashlib.sha256(b''.join(str(p.relative_to(root)).encode() + p.read_bytes() "
+    "for p in sorted(root.rglob('*.py')))).hexdigest())"
+)
+
+
 @pytest.mark.parametrize("lang", sorted(CASES))
 def test_the_agent_of_a_run_on_the_fixture_works_in_its_languages_image(client: Any, lang: str) -> None:
-    """The docker sandbox of a run on a fixture of another language is that language's image (its runner layer where
-    it has one): the agent's python3 and package are there, and so is the toolchain its tests need."""
+    """The docker sandbox of a run on a fixture of another language is that language's image (the toolchain, its
+    runner layer where it has one, then the agent's layer): the agent's python3 and this checkout's package are there,
+    and so is the toolchain its tests need."""
     sandboxes = DockerSandboxes(BenchConfig(), BenchNames(new_instance_id()), docker=client, checkout=CHECKOUT)
     try:
         sandboxes.reach = Reach("none", "http://flint:8080", None)
         image = sandboxes.sandbox("probe", language=lang).image
-        assert image.startswith((f"agentbench/sandbox-{lang}:", f"agentbench/sandbox-{lang}-run:"))
+        assert re.match(rf"agentbench/sandbox-{lang}(-run)?-code:", image), image
         assert sandboxes.sandbox("probe").image == sandboxes.engine.image  # Python's: the sandbox image itself
         tool = {
             "go": "go version",
@@ -338,9 +350,10 @@ def test_the_agent_of_a_run_on_the_fixture_works_in_its_languages_image(client: 
             "javascript": "jest --version",
             "java": "javac -version && test -x /usr/local/bin/java-tests",
         }[lang]
-        probe = f"{tool} && python3 -c 'import agent'"
-        output = client.containers.run(image, ["sh", "-c", probe], remove=True, network_mode="none")
-        assert output.decode().strip(), output
+        probe = ["sh", "-c", f'({tool}) >&2 && exec python3 -c "$0" /opt/agentbench/agent', AGENT_HASH]
+        output = client.containers.run(image, probe, remove=True, network_mode="none")
+        here = subprocess.run([sys.executable, "-c", AGENT_HASH, CHECKOUT / "agent"], capture_output=True, text=True)
+        assert output.decode().strip() == here.stdout.strip()
     finally:
         sandboxes.close()
 
