@@ -111,14 +111,20 @@ def change_interval(old: Sequence[float], new: Sequence[float], alpha: float = A
         return -math.inf, math.inf
     before, after = np.asarray(old, dtype=float), np.asarray(new, dtype=float)
     if before.min() > 0 and after.min() > 0:
-        ratios = np.sort((np.log(after)[None, :] - np.log(before)[:, None]).ravel())
+        ratios = _ends((np.log(after)[None, :] - np.log(before)[:, None]).ravel(), cut)
         low, high = ratios[cut - 1], ratios[ratios.size - cut]  # the cut-th from each end
         return float(np.expm1(low) * 100), float(np.expm1(high) * 100)
     base = float(np.median(before))
     if base == 0:
         return None
-    shifts = np.sort((after[None, :] - before[:, None]).ravel())
+    shifts = _ends((after[None, :] - before[:, None]).ravel(), cut)
     return float(shifts[cut - 1] / abs(base) * 100), float(shifts[shifts.size - cut] / abs(base) * 100)
+
+
+def _ends(pairs: np.ndarray, cut: int) -> np.ndarray:
+    """The pairwise values with the cut-th from each end in their sorted places (a full sort of 1,000 x 1,000 runs'
+    pairs took 0.05 s a metric)."""
+    return np.partition(pairs, sorted({cut - 1, pairs.size - cut}))
 
 
 @cache
