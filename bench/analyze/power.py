@@ -28,7 +28,8 @@ from functools import cache
 
 import numpy as np
 
-from bench.analyze.stats import ALPHA, excluded_pairs, scipy_stats, smallest_p
+from bench.analyze import null_distributions
+from bench.analyze.stats import ALPHA, excluded_pairs, smallest_p
 
 POWER = 0.8
 TRIALS = 4000
@@ -140,7 +141,7 @@ def fisher_p_values(n_old: int, n_new: int) -> np.ndarray:
     for total in range(n_old + n_new + 1):  # the tables with `total` completed runs in all
         lowest, highest = max(0, total - n_old), min(n_new, total)
         done_new = np.arange(lowest, highest + 1)
-        pmf = scipy_stats().hypergeom.pmf(done_new, n_old + n_new, total, n_new)
+        pmf = null_distributions.hypergeom_pmf(done_new, n_old + n_new, total, n_new)
         as_likely = pmf[None, :] <= pmf[:, None] * (1 + 1e-7)  # scipy's relative tolerance
         tail = (pmf[None, :] * as_likely).sum(axis=1)
         p[total - done_new, done_new] = np.minimum(tail, 1.0)
@@ -155,10 +156,10 @@ def share_gate_power(share_old: float, n: int, m: int, threshold: float, alpha: 
     significant = fisher_p_values(n, m) <= alpha
     drop = np.arange(n + 1)[:, None] / n - np.arange(m + 1)[None, :] / m  # observed drop of each table
     gate, test = significant & (drop * 100 > threshold), significant & (drop > 0)
-    old = scipy_stats().binom.pmf(np.arange(n + 1), n, share_old)
+    old = null_distributions.binom_pmf(np.arange(n + 1), n, share_old)
     drops = np.arange(0.0, share_old * 100 + 0.25, 0.5)  # the drops tried, in points, every half point
-    # every drop's new binomial at once (one row a drop): 200 calls of scipy's pmf took most of a compare's gating
-    new = scipy_stats().binom.pmf(np.arange(m + 1)[None, :], m, np.maximum(share_old - drops / 100, 0.0)[:, None])
+    # every drop's new binomial at once (one row a drop): 200 calls of scipy's pmf once took most of a compare's gating
+    new = null_distributions.binom_pmf(np.arange(m + 1)[None, :], m, np.maximum(share_old - drops / 100, 0.0)[:, None])
     found = [math.inf, math.inf]
     for i, decides in enumerate((gate, test)):
         chance = new @ (old @ decides)  # per drop: the chance of a table the test decides, summed over them
