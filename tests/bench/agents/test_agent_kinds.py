@@ -116,6 +116,7 @@ def test_mini_swe_agent_runs_headless_at_the_proxy_with_the_runs_limits_and_offl
     assert agent_kind("mini-swe-agent").version() == "2.4.6" and not agent_kind("mini-swe-agent").own_trace
 
 
+@pytest.mark.usefixtures("child_processes")  # the bench reads its commit with git
 @pytest.mark.parametrize(("make", "fix"), [(True, "CPU_MODEL=qwen2.5-coder-0.5b"), (False, "--cpu-model qwen2.5")])
 def test_an_agent_with_its_own_tool_calls_is_refused_on_the_forced_cpu_default_before_anything_runs(
     make: bool, fix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
