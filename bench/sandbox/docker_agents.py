@@ -48,9 +48,10 @@ class OtherAgents:
     def home(self, kind: AgentKind) -> str:
         return agent_home(kind.name) if packages(kind) else ""
 
-    def recording(self, log_dir: Path, max_steps: int) -> Recorder:
+    def recording(self, log_dir: Path, max_steps: int, timeout_s: float) -> Recorder:
         assert self.flint is not None
-        return Recorder(self.client, self.sandbox_image, self.names, self.flint, log_dir=log_dir, max_steps=max_steps)
+        flint = self.flint
+        return Recorder(self.client, self.sandbox_image, self.names, flint, log_dir, max_steps, timeout_s)
 
 
 class ProxyLog:
