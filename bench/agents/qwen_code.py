@@ -73,5 +73,9 @@ QWEN_CODE = AgentKind(
     # Its first request is 37K characters of messages and 39K of tool definitions: about 18,000 tokens at the 4.2
     # characters a token measured on opencode's (a scripted server answered it with a context 400 at 8192)
     min_ctx=(24576, "its first request alone is about 18,000 tokens: its system prompt and tools"),
-    real_run="no real run yet: at ctx 24576 its first prompt alone is tens of minutes of prefill on two CPU cores",
+    # Estimated from opencode's whole prompts here, 7,246-7,334 tokens in 186-237 s of prefill (docs/agents.md)
+    real_run=(
+        "no real run yet: at ctx 24576 or more its first prompt alone, about 18,000 tokens, is an estimated 8 minutes "
+        "or more of prefill on two CPU cores"
+    ),
 )
