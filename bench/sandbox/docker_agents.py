@@ -50,8 +50,15 @@ class OtherAgents:
 
     def recording(self, log_dir: Path, max_steps: int, timeout_s: float) -> Recorder:
         assert self.flint is not None
-        flint = self.flint
-        return Recorder(self.client, self.sandbox_image, self.names, flint, log_dir, max_steps, timeout_s)
+        return Recorder(
+            self.client,
+            self.sandbox_image,
+            self.names,
+            self.flint,
+            log_dir=log_dir,
+            max_steps=max_steps,
+            timeout_s=timeout_s,
+        )
 
 
 class ProxyLog:
