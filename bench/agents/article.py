@@ -83,6 +83,7 @@ ARTICLE = AgentKind(
     version=functools.cache(lambda: agent_version()),  # read once a bench
     launch=launch,
     own_trace=True,
+    forced_tools=True,
     presets=tuple(PRESETS),
     real_run="real runs: make test (tests/integration/test_agent_real_llama.py) and every bench",
 )

@@ -97,6 +97,9 @@ class AgentKind:
     notes: Mapping[str, str] = field(default_factory=dict)
     # The smallest window it can work in (its first request alone is near it), and why; a smaller ctx is refused.
     min_ctx: tuple[int, str] = (0, "")
+    # Whether Flint forced to call tools serves it (SmolLM2, the CPU default: bench/llama/forced_tools.py). Its
+    # template and grammar are the article agent's tools; a kind that writes its own calls gets errors from it.
+    forced_tools: bool = False
     # Where a real run of it against llama-server passed on the project's own machine (two CPU cores, Qwen2.5-Coder),
     # or why none has yet: `bench agents` shows it beside its status.
     real_run: str = ""

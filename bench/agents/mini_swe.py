@@ -59,5 +59,8 @@ MINI_SWE = AgentKind(
     install=Install(pip=(PACKAGE,)),
     version=lambda: VERSION,
     launch=launch,
-    real_run="real runs: make test (tests/integration/test_agents_real.py)",
+    real_run=(
+        "real runs: make test (tests/integration/test_agents_real.py) and make bench CTX=8192 MAX_STEPS=3 "
+        "(docs/agents.md, Measured here), context_exhausted at its third request"
+    ),
 )

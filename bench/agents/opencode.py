@@ -102,5 +102,7 @@ OPENCODE = AgentKind(
     # Measured on Qwen2.5-Coder: 7,189-7,367 tokens (system prompt 9.8K characters, nine tools 19.8K); below it,
     # every request is a context 400 and opencode compacts and retries without end
     min_ctx=(8192, "its first request alone is about 7,400 tokens: its system prompt and nine tools"),
-    real_run="real runs: make bench CTX=8192 MAX_STEPS=3 (docs/agents.md), ended by the proxy's step limit",
+    real_run=(
+        "real runs: make bench CTX=8192 MAX_STEPS=3 (docs/agents.md, Measured here), ended by the proxy's step limit"
+    ),
 )

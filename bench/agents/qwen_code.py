@@ -5,7 +5,8 @@ Headless: `qwen TASK` (a prompt given on the command line runs once and exits) w
 asking), `--max-session-turns` the run's step limit, and its OpenAI dialect at the recording proxy
 (`--auth-type openai --openai-base-url`). Its settings live in its own folder under the run's (QWEN_HOME), written as
 it starts: the model's context window is the run's `ctx`, its sampling the run's with an answer limit of
-min(2048, ctx/4), and updates, usage statistics and telemetry are off.
+min(2048, ctx/4), its request and stream time limits the run's request timeout, and updates, usage statistics and
+telemetry are off.
 
 Done: it ended its turn itself (exit status 0).
 """
@@ -35,7 +36,10 @@ def unavailable() -> str | None:
 
 def settings_file(settings: AgentSettings) -> dict[str, object]:
     sampling = {**json.loads(settings.sampling), "max_tokens": answer_limit(settings.ctx)}
-    generation = {"contextWindowSize": settings.ctx, "samplingParams": sampling}
+    generation: dict[str, object] = {"contextWindowSize": settings.ctx, "samplingParams": sampling}
+    # Its own limits (0.24.4: a request 120 s, a stream 240 s without a chunk) would end a first prompt's prefill
+    # on two cores, which streams nothing until it ends: the run's request timeout instead (and in launch).
+    generation |= {"timeout": limit_ms(settings), "streamIdleTimeoutMs": limit_ms(settings)}
     return {
         "model": {"name": "flint", "generationConfig": generation},
         "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
@@ -44,12 +48,17 @@ def settings_file(settings: AgentSettings) -> dict[str, object]:
     }
 
 
+def limit_ms(settings: AgentSettings) -> int:
+    return round(settings.request_timeout_s * 1000)
+
+
 def launch(place: Place, settings: AgentSettings) -> Launch:
     flags = ["--auth-type", "openai", "--openai-base-url", f"{place.flint_url}/v1", "--openai-api-key", "none"]
     flags += ["--model", "flint", "--yolo", "--max-session-turns", str(settings.max_steps)]
     argv = ["sh", "-c", RUN, f"{place.installed}/bin/node", place.task_file, f"{place.installed}/{CLI}", *flags]
     env = {"QWEN_HOME": f"{place.out_dir}/qwen-home", "AGENTBENCH_QWEN_SETTINGS": json.dumps(settings_file(settings))}
     env["QWEN_CODE_SUPPRESS_YOLO_WARNING"] = "1"  # the sandbox is the bench's
+    env["QWEN_STREAM_MAX_LIFETIME_MS"] = str(limit_ms(settings))  # a stream's whole time (900 s): no setting has it
     return Launch(argv, env)
 
 
@@ -64,5 +73,9 @@ QWEN_CODE = AgentKind(
     # Its first request is 37K characters of messages and 39K of tool definitions: about 18,000 tokens at the 4.2
     # characters a token measured on opencode's (a scripted server answered it with a context 400 at 8192)
     min_ctx=(24576, "its first request alone is about 18,000 tokens: its system prompt and tools"),
-    real_run="no real run yet: at ctx 24576 its first prompt alone is tens of minutes of prefill on two CPU cores",
+    # Estimated from opencode's whole prompts here, 7,246-7,334 tokens in 186-237 s of prefill (docs/agents.md)
+    real_run=(
+        "no real run yet: at ctx 24576 or more its first prompt alone, about 18,000 tokens, is an estimated 8 minutes "
+        "or more of prefill on two CPU cores"
+    ),
 )

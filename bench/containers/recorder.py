@@ -28,9 +28,10 @@ class Recorder:
         flint: tuple[str, int],
         log_dir: Path,
         max_steps: int | None = None,
+        timeout_s: float | None = None,
     ) -> None:
         self.client, self.image, self.names, self.flint, self.log_dir = client, image, names, flint, log_dir
-        self.max_steps = max_steps  # the run's step limit, which the proxy keeps
+        self.max_steps, self.timeout_s = max_steps, timeout_s  # the run's step limit and request timeout it keeps
         self.container: Any = None
 
     def __enter__(self) -> str:
@@ -47,6 +48,7 @@ class Recorder:
                 "--log",
                 "/log/proxy.jsonl",
                 *(["--max-steps", str(self.max_steps)] if self.max_steps else []),  # it keeps the step limit
+                *(["--timeout", f"{self.timeout_s:g}"] if self.timeout_s else []),  # and the longest answer
                 rule,
             ],
             name=name,

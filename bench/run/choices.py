@@ -81,6 +81,10 @@ class Factory:
         sandbox, servers = choose_sandbox(configs[0].sandbox, host.docker), choose_servers(configs[0].servers, host.gpu)
         return [cls(config, sandbox, servers, host, checkout=checkout) for config in configs]
 
+    def serving(self) -> str:
+        """How the chosen servers will serve Flint (bench/llama/serving.py), known before they are made."""
+        return self.server_kind.flint_serving(self.config, self.host.gpu)
+
     def prepare_shared(self) -> None:
         """What every worker's servers share on this host (an image, the models), made once before any starts."""
         self.server_kind.prepare(Shared(self.config, self.host.gpu, self.host.docker, self.checkout))

@@ -15,6 +15,7 @@ from bench.agents.article import PRESETS
 from bench.agents.base import AgentCommand, AgentSettings
 from bench.agents.kinds import agent_kind, refuse_unfit
 from bench.config import BenchConfig
+from bench.errors import ConfigError
 from bench.fixtures.fixture import Fixture, fixture_hash, fixtures_root, load_fixture
 from bench.llama import spec_settings
 from bench.llama.pin import recorded_build
@@ -23,6 +24,7 @@ from bench.llama.spec_settings import SpecSettings
 from bench.provenance import file_sha256
 from bench.results.row import ResultRow
 from bench.results.schema import run_key
+from bench.results.serving import FORCED_SERVING
 from bench.run.spelling import from_make, spelled_with
 from bench.servers.base import Endpoints
 
@@ -46,9 +48,31 @@ class PlannedRun:
         return self.preset or self.agent
 
 
-def agent_matrix(config: BenchConfig) -> list[tuple[str, str, str, int]]:
+TOOL_CALLING_CPU_MODEL = "qwen2.5-coder-0.5b"  # the smallest CPU model that writes tool calls of its own
+
+
+def refuse_forced_tools(config: BenchConfig, serving: str) -> None:
+    """ConfigError, before anything runs, for agents that write their own tool calls where Flint is forced to call
+    tools (`serving`: SmolLM2, the CPU default): every answer would be one of the article agent's tools, and their
+    requests fail."""
+    unfit = [name for name in config.agents if not agent_kind(name).forced_tools]
+    if serving != FORCED_SERVING or not unfit:
+        return
+    agents = ", ".join(unfit)
+    forced_by_setting = config.flint_tools == "forced"
+    fix = "set flint_tools: auto" if forced_by_setting else spelled_with("cpu_model", TOOL_CALLING_CPU_MODEL)
+    raise ConfigError(
+        f"agents: {agents} cannot run on Flint's {config.cpu_model}, which is forced to answer with the article "
+        f"agent's own tools (bench/llama/forced_tools.py): {fix} (a model that writes tool calls), or drop {agents}; "
+        "nothing was run"
+    )
+
+
+def agent_matrix(config: BenchConfig, serving: str = "") -> list[tuple[str, str, str, int]]:
     """(fixture, agent, preset, ctx) in run order: an agent with presets (the article's) in each cell of the matrix,
-    any other once per (fixture, ctx) of it."""
+    any other once per (fixture, ctx) of it. `serving`: how Flint will be served, where known (bench/llama/serving.py;
+    "": not known yet)."""
+    refuse_forced_tools(config, serving)
     triples = config.matrix()
     pairs = dict.fromkeys((name, ctx) for name, _, ctx in triples)
     cells: list[tuple[str, str, str, int]] = []
@@ -74,10 +98,10 @@ def jeff_window(preset: str, ctx: int, config: BenchConfig) -> int | None:
     return config.jeff_conversation_ctx or ctx
 
 
-def plan_runs(config: BenchConfig, checkout: Path) -> list[PlannedRun]:
+def plan_runs(config: BenchConfig, checkout: Path, serving: str = "") -> list[PlannedRun]:
     """Every run of the matrix, grouped by ctx and then by Jeff's window (stable), so the servers start once per pair
-    of windows (`checkout`: this repository, whose fixtures are the default)."""
-    cells = agent_matrix(config)
+    of windows (`checkout`: this repository, whose fixtures are the default; `serving`: as agent_matrix's)."""
+    cells = agent_matrix(config, serving)
     names = dict.fromkeys(name for name, _, _, _ in cells)
     said = spelled_with("fixtures_root", config.fixtures_root) if from_make() else ""  # FIXTURES_ROOT=DIR
     root = fixtures_root(config.fixtures_root, checkout, said)

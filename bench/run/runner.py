@@ -99,7 +99,7 @@ class Bench:
         """The whole plan, holding the results file's lock, as instances (one per worker) that clean up after
         themselves."""
         # a wrong matrix is refused before anything is locked
-        plan = shard_plan(plan_runs(self.config, self.checkout), self.shard)
+        plan = shard_plan(plan_runs(self.config, self.checkout, self.factory.serving()), self.shard)
         self.plan = plan  # before the lanes copy this bench: each checks the windows at its servers' first start
         lanes = Lanes(self, self.factories)
         lock = ResultsLock(self.out)

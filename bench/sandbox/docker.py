@@ -165,7 +165,8 @@ class DockerSandbox:
             return AgentRun(None, False, 0.0, "", infra_error=str(e))
         with ProxyLog() as log:
             try:
-                with others.recording(log.folder, agent.settings.max_steps) as model_url:
+                limits = agent.settings.max_steps, agent.settings.request_timeout_s
+                with others.recording(log.folder, *limits) as model_url:
                     place = Place(
                         python="python3",
                         repo="/repo",

@@ -76,8 +76,9 @@ class LocalSandbox:
                 workdir, out_dir, task_file, agent, flint_url=self.endpoints.flint_url, installed=installed
             )
         log = out_dir / PROXY_LOG  # the run's trace; the proxy keeps the step limit and says there when it is reached
+        steps, timeout_s = agent.settings.max_steps, agent.settings.request_timeout_s
         with RecordingProxy(
-            self.endpoints.flint_url, log, checkout=self.checkout, max_steps=agent.settings.max_steps
+            self.endpoints.flint_url, log, checkout=self.checkout, max_steps=steps, timeout_s=timeout_s
         ) as proxy_url:
             return self._run(
                 workdir, out_dir, task_file, agent, flint_url=proxy_url, installed=installed, until=ProxyStopped(log)

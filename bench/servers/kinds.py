@@ -18,6 +18,8 @@ from bench.containers.engine import docker_client
 from bench.containers.names import BenchNames
 from bench.errors import ConfigError
 from bench.fixtures.fixture import Fixture
+from bench.llama.models import serves_small_model
+from bench.llama.serving import NATIVE, external_serving, resolve
 from bench.ownership import Ownership
 from bench.servers.base import Servers
 from bench.servers.choose import HostGpu
@@ -58,6 +60,9 @@ class Kind:
     restarts: bool = True
     # What its servers on this host share, made once before any worker starts (bench.servers.shared).
     prepare: Callable[[Shared], None] = nothing_shared
+    # How Flint will be served (bench/llama/serving.py), known before its servers are made: a plan that cannot run
+    # on it is refused before anything starts (bench.run.plan.refuse_forced_tools).
+    flint_serving: Callable[[BenchConfig, HostGpu], str] = lambda config, gpu: NATIVE
 
 
 def _embedded(making: Making) -> Servers:
@@ -85,6 +90,14 @@ def _compose(making: Making) -> Servers:
     )
 
 
+def _embedded_serving(config: BenchConfig, gpu: HostGpu) -> str:
+    return resolve(config, small_model=serves_small_model(config, bool(gpu.llama_gpus)))
+
+
+def _compose_serving(config: BenchConfig, gpu: HostGpu) -> str:
+    return resolve(config, small_model=serves_small_model(config, bool(gpu.nvidia_gpu)))
+
+
 def _external(making: Making) -> Servers:
     return ExternalServers(making.config)
 
@@ -100,6 +113,7 @@ KINDS: dict[str, Kind] = {
         waited_for=False,
         restarts=True,
         prepare=prepare_embedded,
+        flint_serving=_embedded_serving,
     ),
     "compose": Kind(
         "compose",
@@ -111,6 +125,7 @@ KINDS: dict[str, Kind] = {
         waited_for=True,
         restarts=True,
         prepare=prepare_compose,
+        flint_serving=_compose_serving,
     ),
     "external": Kind(
         "external",
@@ -121,6 +136,7 @@ KINDS: dict[str, Kind] = {
         pins_a_card=False,
         waited_for=True,
         restarts=False,
+        flint_serving=lambda config, gpu: external_serving(config),
     ),
 }
 

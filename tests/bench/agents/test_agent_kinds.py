@@ -11,14 +11,17 @@ import pytest
 from bench import ROOT
 from bench.agents.base import Place
 from bench.agents.kinds import KINDS, agent_kind, listing
-from bench.config import BenchConfig
+from bench.config import BenchConfig, Choice
 from bench.errors import ConfigError
 from bench.fixtures.fixture import load_fixture
 from bench.results.append import read_rows
+from bench.results.serving import FORCED_SERVING
+from bench.run.choices import Factory, Host
 from bench.run.plan import plan_runs
 from bench.run.runner import Bench
+from bench.run.spelling import FROM_MAKE
 from bench.sandbox.local import LocalSandboxes
-from bench.testing.fakes import FakeFactory, FakeServers
+from bench.testing.fakes import NO_GPU, FakeFactory, FakeServers
 from bench.testing.tiny_agent import tiny
 
 SOLUTION = load_fixture("todo_repo", ROOT).solution_dir
@@ -111,3 +114,30 @@ def test_mini_swe_agent_runs_headless_at_the_proxy_with_the_runs_limits_and_offl
     assert kwargs["api_base"] == "http://127.0.0.1:5000/v1" and kwargs["max_tokens"] == 1024  # a quarter of 4096
     assert launch.env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True" and launch.env["MSWEA_CONFIGURED"] == "true"
     assert agent_kind("mini-swe-agent").version() == "2.4.6" and not agent_kind("mini-swe-agent").own_trace
+
+
+@pytest.mark.usefixtures("child_processes")  # the bench reads its commit with git
+@pytest.mark.parametrize(("make", "fix"), [(True, "CPU_MODEL=qwen2.5-coder-0.5b"), (False, "--cpu-model qwen2.5")])
+def test_an_agent_with_its_own_tool_calls_is_refused_on_the_forced_cpu_default_before_anything_runs(
+    make: bool, fix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if make:
+        monkeypatch.setenv(FROM_MAKE, "1")
+    out = tmp_path / "r.csv"
+    config = BenchConfig(agents=["article", "mini-swe-agent"], ctx=[8192], sandbox="local", out=str(out))
+    factory = Factory(config, Choice("local", "asked"), Choice("embedded", "asked"), Host(None, NO_GPU), checkout=ROOT)
+    assert factory.serving() == FORCED_SERVING  # SmolLM2 on this host's CPU, as the servers would serve it
+    with pytest.raises(ConfigError) as refused:
+        Bench(config, factory, checkout=ROOT).run()
+    said = str(refused.value)
+    assert said.startswith("agents: mini-swe-agent cannot run on Flint's smollm2") and fix in said and "\n" not in said
+    assert not out.exists()  # refused before the results file, its lock or any server
+
+
+def test_a_model_that_writes_its_own_tool_calls_or_the_article_alone_is_not_refused() -> None:
+    qwen = BenchConfig(agents=["mini-swe-agent"], ctx=[8192], cpu_model="qwen2.5-coder-0.5b")
+    factory = Factory(qwen, Choice("local", ""), Choice("embedded", ""), Host(None, NO_GPU), checkout=ROOT)
+    serving = factory.serving()
+    assert serving != FORCED_SERVING
+    assert plan_runs(qwen, ROOT, serving)
+    assert plan_runs(BenchConfig(agents=["article"], presets=["part3"]), ROOT, FORCED_SERVING)

@@ -139,7 +139,9 @@ def test_qwen_code_runs_once_at_the_proxy_with_the_runs_turns_window_and_samplin
     assert generation == {
         "contextWindowSize": 8192,
         "samplingParams": {"seed": 42, "temperature": 0.0, "max_tokens": 2048},
+        "timeout": 60_000,  # the run's request timeout, for its request and its stream's guards
+        "streamIdleTimeoutMs": 60_000,
     }
-    assert launch.env["QWEN_HOME"] == "/w/out/qwen-home"
+    assert launch.env["QWEN_HOME"] == "/w/out/qwen-home" and launch.env["QWEN_STREAM_MAX_LIFETIME_MS"] == "60000"
     with pytest.raises(ConfigError, match=r"agents: qwen-code needs ctx >= 24576 \(its first request alone"):
         plan_runs(BenchConfig(agents=["qwen-code"], ctx=[8192]), ROOT)

@@ -119,3 +119,19 @@ def test_a_request_still_waiting_when_the_proxy_stops_is_written_down_as_in_flig
     (entry,) = [json.loads(line) for line in log.read_text().splitlines()]
     assert entry["route"] == "POST /v1/chat/completions" and entry["request"] == body
     assert entry["in_flight"] is True and entry["status"] is None and entry["streamed"] is True
+
+
+def test_the_longest_an_answer_may_take_is_the_runs_request_timeout(tmp_path: Path) -> None:
+    """A prefill longer than the proxy's default (900 s) is the run's to allow: the proxy is given its timeout."""
+    log = tmp_path / "proxy.jsonl"
+    with socket.socket() as mute:  # accepts the request and never answers, as a server deep in a prefill
+        mute.bind(("127.0.0.1", 0))
+        mute.listen()
+        held: list[socket.socket] = []
+        threading.Thread(target=lambda: held.append(mute.accept()[0]), daemon=True).start()
+        with RecordingProxy(f"http://127.0.0.1:{mute.getsockname()[1]}", log, checkout=ROOT, timeout_s=1.5) as url:
+            body = {"messages": [{"role": "user", "content": "hi"}]}
+            answer = httpx.post(url + "/v1/chat/completions", json=body, timeout=30)
+        for connection in held:
+            connection.close()
+    assert answer.status_code == 504 and "no answer within 1.5 s" in answer.text
