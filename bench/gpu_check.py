@@ -5,7 +5,8 @@
    the image has native code for these GPUs (PTX alone needs a driver at least as new as its compiler), and how
    their kernels are compressed (llama.cpp's default from CUDA 12.8 needs driver 550.54.14: cuda_compat.py).
 3. The sampler's CPU cost at the configured interval (target: 2% of one core, as in perf/gpu_sampler.py).
-4. The servers `servers: auto` picks, on the pinned card, with the configured models: for each, NVML's per-process
+4. The servers `servers: auto` picks, on the pinned card, with the configured models (the image built and the models
+   fetched once, under their locks and checked, before they start, as a bench does): for each, NVML's per-process
    figure at rest and across a request that fills most of the window, against the buffers its log names and the
    breakdown it prints at exit, with the allowed excess measured (bench/llama/memory_check.py). Under its own
    compose project, so a user's `make up` servers are never touched.
@@ -52,6 +53,8 @@ from bench.results.append import read_rows
 from bench.servers.choose import llama_backend, probe_host, where_servers_run
 from bench.servers.compose import make_compose_servers
 from bench.servers.embedded import EmbeddedServers
+from bench.servers.kinds import KINDS
+from bench.servers.shared import Shared
 
 __all__ = ["SamplerCost", "measure_sampler_cost"]  # perf/gpu_sampler.py measures the same way
 SAMPLER_SECONDS = 5.0
@@ -170,6 +173,8 @@ def check_servers(config: BenchConfig, ctx: int) -> list[Check]:
     try:
         host = probe_host(client)  # the one look at the host
         kind, reason = where_servers_run(host)
+        # the image and the models once, under their locks and checked, as a bench makes them before its servers
+        KINDS[kind].prepare(Shared(config, host, client, ROOT))
         servers: Any = (
             make_compose_servers(config, client, gpu=True, names=names, checkout=ROOT)
             if kind == "compose"
