@@ -6,7 +6,7 @@ decode, over its whole life (never reset), so it says something of a run only wh
 run's own peak. It also counts differently from the answers: a slot holds what was decoded into it, and an answer's
 last token is sampled but never decoded (one fewer than the answer's figure), while drafted tokens are decoded
 before the model rejects them (up to the draft's length more, with speculative decoding). Where the two differ by
-more than that, or the counter cannot be read for the run, the row's error says why.
+more than that, the row's error says so; where the counter says nothing of the run, the cell is empty.
 """
 
 from __future__ import annotations
@@ -35,18 +35,14 @@ def check_peak(
     restarted: bool = False,
 ) -> WindowPeak:
     """The counter read before and after the run (None: /metrics not read), against the answers' peak."""
-    answers = numbers.n_tokens_max
-    if restarted:
-        return WindowPeak(None, "Flint restarted during the run: its n_tokens_max says nothing of the run")
+    # A restart, or /metrics unread: empty, and the reprocessed and draft checks' notes already say why.
     values = [m.get(COUNTER) for m in (before, after) if m is not None]
-    if len(values) < 2 or not all(v is not None and math.isfinite(v) for v in values):
-        return WindowPeak(None, None)  # /metrics unread: the reprocessed check already says so
+    if restarted or len(values) < 2 or not all(v is not None and math.isfinite(v) for v in values):
+        return WindowPeak(None)
     start, end = (int(v or 0) for v in values)
-    if end < start:
-        return WindowPeak(None, "Flint's n_tokens_max went down: the server restarted during the run")
-    if end == start:  # an earlier run went as high or higher: the counter cannot tell this run's peak
-        return WindowPeak(None, None)
-    return WindowPeak(end, _unexplained(answers, end, numbers))
+    if end <= start:  # lower: a restart; equal: an earlier run went as high, so the counter cannot tell this run's
+        return WindowPeak(None)
+    return WindowPeak(end, _unexplained(numbers.n_tokens_max, end, numbers))
 
 
 def _unexplained(answers: int | None, metrics: int, numbers: TraceNumbers) -> str | None:
