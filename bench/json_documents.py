@@ -52,6 +52,7 @@ SIDE = record(
         "hidden_passed": {"type": "array", "items": INT_OR_NULL},
         "stop_reasons": COUNTS,
         "metrics": {"type": "object", "additionalProperties": SPREAD},
+        "gpu_energy_j_per_completed": NUMBER_OR_NULL,
     },
     "one side of a group: a file, a pooled baseline, or (--by) a value of the setting; counts are the agent's runs",
 )
@@ -184,6 +185,7 @@ REPORT_GROUP = record(
         "stop_reasons": COUNTS,
         "failure_labels": COUNTS,
         "metrics": {"type": "object", "additionalProperties": SPREAD},
+        "gpu_energy_j_per_completed": NUMBER_OR_NULL,
         "runs_without_trace": {"type": "integer"},
         "figure": {"type": "string"},
     },

@@ -14,6 +14,7 @@ from typing import Any
 
 from bench.analyze.changes import metric_change, values_of
 from bench.analyze.comparison import Comparison, inputs_note
+from bench.analyze.energy import energy_per_completed
 from bench.analyze.gates import GateResult
 from bench.analyze.matching import Group
 from bench.analyze.table import agent_runs, infra_errors, spread
@@ -82,7 +83,8 @@ def _side(label: str, rows: list[ResultRow], metrics: list[str]) -> dict[str, An
 
 def runs_summary(rows: list[ResultRow], metrics: Sequence[str]) -> dict[str, Any]:
     """What a document says of a set of rows (compare's sides, report's groups): the agent's runs, those that ended
-    in infra_error, completions, hidden tests passed, stop reasons, and each metric's spread."""
+    in infra_error, completions, hidden tests passed, stop reasons, each metric's spread, and the GPU's joules per
+    completed run (null where a run's energy was not measured, or none completed)."""
     runs = agent_runs(rows)
     return {
         "runs": len(runs),
@@ -91,6 +93,7 @@ def runs_summary(rows: list[ResultRow], metrics: Sequence[str]) -> dict[str, Any
         "hidden_passed": [row.hidden_passed for row in runs],
         "stop_reasons": dict(Counter(row.stop_reason or "n/a" for row in runs)),
         "metrics": {metric: spread_json(runs, metric) for metric in metrics},
+        "gpu_energy_j_per_completed": energy_per_completed(rows),
     }
 
 

@@ -19,15 +19,24 @@ def measured_energy(rows: Sequence[ResultRow]) -> bool:
     return any(row.gpu_energy_j is not None for row in rows)
 
 
+def energy_per_completed(rows: Sequence[ResultRow]) -> float | None:
+    """The runs' joules over the runs completed; None where a run's energy was not measured (a partial sum would look
+    measured and be too low) or none completed."""
+    runs = agent_runs(rows)
+    energies = [row.gpu_energy_j for row in runs]
+    solved = sum(is_completed(row) for row in runs)
+    if not runs or not solved or any(joules is None for joules in energies):
+        return None
+    return sum(joules or 0.0 for joules in energies) / solved
+
+
 def fmt_energy_per_completed(rows: Sequence[ResultRow]) -> str:
-    """`1,840 J`: the runs' joules over the runs completed; n/a, with why, where a run's energy was not measured
-    (a partial sum would look measured and be too low) or none completed."""
+    """`1,840 J`, or n/a with why where energy_per_completed has no figure."""
+    found = energy_per_completed(rows)
+    if found is not None:
+        return f"{fmt_number(found)} J"
     runs = agent_runs(rows)
     energies = [row.gpu_energy_j for row in runs]
     if not runs or any(joules is None for joules in energies):
         return "n/a"
-    total = sum(joules or 0.0 for joules in energies)
-    solved = sum(is_completed(row) for row in runs)
-    if not solved:
-        return f"n/a (none completed; {fmt_number(total)} J in all)"
-    return f"{fmt_number(total / solved)} J"
+    return f"n/a (none completed; {fmt_number(sum(joules or 0.0 for joules in energies))} J in all)"

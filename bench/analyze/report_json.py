@@ -12,7 +12,14 @@ from bench.analyze.table import slug
 from bench.json_documents import SCHEMA_VERSION
 from bench.results.row import ResultRow
 
-METRICS = ["wall_s", "prompt_tokens_reprocessed", "peak_gpu_mib_flint", "peak_gpu_mib_jeff", "peak_gpu_mib_device"]
+METRICS = [
+    "wall_s",
+    "prompt_tokens_reprocessed",
+    "peak_gpu_mib_flint",
+    "peak_gpu_mib_jeff",
+    "peak_gpu_mib_device",
+    "gpu_energy_j",
+]
 
 
 def group_figure(index: int, title: str) -> str:

@@ -46,6 +46,7 @@ class TraceNumbers:
     draft_tokens: int | None = None  # Flint's timings.draft_n summed: tokens speculative decoding drafted
     draft_accepted: int | None = None  # timings.draft_n_accepted summed: those the model accepted
     cached_tokens: int | None = None  # usage.prompt_tokens_details.cached_tokens summed: cache_tokens as usage says
+    n_tokens_max: int | None = None  # the most tokens one of Flint's answers filled (bench/measure/window_peak.py)
 
 
 def _sum(values: Iterable[Any]) -> float | None:
@@ -71,6 +72,13 @@ def _drafted(timings: list[dict[str, Any]], key: str) -> int | None:
     if not any(key in t for t in timings) or any("predicted_n" not in t for t in timings):
         return None
     return int(sum(t.get(key, 0) for t in timings))
+
+
+def _peak(timings: list[dict[str, Any]]) -> int | None:
+    """The most tokens an answer filled: its cache_n + prompt_n + predicted_n; None when an answer lacks one (the
+    largest may be the one not known) or nothing was answered."""
+    fills = [_sum(t.get(key) for key in ("cache_n", "prompt_n", "predicted_n")) for t in timings]
+    return None if not fills or None in fills else int(max(f for f in fills if f is not None))
 
 
 def _is_number(value: Any) -> TypeGuard[float]:
@@ -166,6 +174,7 @@ def trace_numbers(events: list[Event], window: int | None = None, jeff_window: i
         draft_tokens=_drafted(timings, "draft_n"),
         draft_accepted=_drafted(timings, "draft_n_accepted"),
         cached_tokens=cached,
+        n_tokens_max=_peak(timings),
     )
 
 

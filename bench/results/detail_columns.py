@@ -82,6 +82,20 @@ class DetailColumns:
         unit="tokens",
         before="",
     )
+    n_tokens_max: int | None = col(
+        "the window's high-water mark: the most tokens one of Flint's answers filled (timings.cache_n + prompt_n + "
+        "predicted_n)",
+        unit="tokens",
+        before="",
+    )
+    n_tokens_max_metrics: int | None = col(
+        "Flint's llamacpp:n_tokens_max after the run, where it rose during it (the server's lifetime maximum: empty "
+        "when an earlier run went as high, or /metrics was not read). It counts the tokens decoded into the slot: one "
+        "fewer than n_tokens_max (an answer's last token is never decoded), more with drafts; other gaps are noted in "
+        "error",
+        unit="tokens",
+        before="",
+    )
     baseline_gpu_mib_device: int | None = col("GPU memory in use after the models loaded, before the run", unit="MiB")
     baseline_gpu_mib_flint: int | None = col("Flint's process memory before the run", unit="MiB")
     baseline_gpu_mib_jeff: int | None = col("Jeff's process memory before the run", unit="MiB")

@@ -25,6 +25,11 @@ class SpeculativeColumns:
         compare="setup",
         before="",
     )
+    draft_model_sha256: str = col(
+        "sha256 of Flint's draft model file; empty: no draft model, or its file is not on this machine (a container's)",
+        compare="setup",
+        before="",
+    )
     draft_tokens: int | None = col(
         "tokens Flint's speculative decoding drafted: the answers' timings.draft_n summed; empty where it drafted none",
         unit="tokens",

@@ -14,6 +14,7 @@ from bench.llama.gpu_pin import watched_uuids
 from bench.measure.speculative import check_drafts
 from bench.measure.time_split import ServerSpeeds
 from bench.measure.trace_numbers import TraceNumbers, check_reprocessed, trace_numbers
+from bench.measure.window_peak import check_peak
 from bench.results.disk import DiskError, disk_error, is_disk_error, temp_full
 from bench.run.choices import Factory
 from bench.run.extras import flint_server, split_reprocessing
@@ -136,6 +137,7 @@ def count_tokens(
     verdict = judge(seen.servers, seen.events, stall_limit_s)
     record.server_stall_s, record.check = verdict.stall_s, verdict.reprocessed(record.check)
     record.drafts = check_drafts(numbers, seen.metrics_before, seen.metrics_after, verdict.flint_restarted)
+    record.peak = check_peak(numbers, seen.metrics_before, seen.metrics_after, verdict.flint_restarted)
     if seen.events:
         record.attribution = split_reprocessing(run_dir, seen.events, endpoints.flint_url)
     return numbers, verdict

@@ -20,6 +20,7 @@ from bench.measure.time_split import ServerSpeeds, fill_time_split
 from bench.measure.tool_time import tools_seconds
 from bench.measure.trace import Event
 from bench.measure.trace_numbers import ReprocessedCheck, TraceNumbers, cached_mismatch
+from bench.measure.window_peak import WindowPeak
 from bench.results.row import ResultRow
 from bench.results.schema import INFRA_STOP_REASON, RESOURCE_STOP_REASON
 from bench.run.plan import RunInputs
@@ -38,6 +39,7 @@ class RunRecord:
     numbers: TraceNumbers | None = None
     check: ReprocessedCheck | None = None
     drafts: DraftCheck | None = None  # drafted and accepted tokens against /metrics (bench/measure/speculative.py)
+    peak: WindowPeak | None = None  # the window's high-water mark as /metrics says it (bench/measure/window_peak.py)
     gpu: GpuReading | None = None
     score: Score | None = None
     attribution: Attribution | None = None  # reprocessed tokens by cause (bench/measure/reprocessing.py)
@@ -122,6 +124,9 @@ class RunRecord:
             row.draft_check, row.draft_tokens_metrics = self.drafts.status, self.drafts.drafted
             row.draft_accepted_metrics = self.drafts.accepted
             self.note(self.drafts.note)
+        if self.peak is not None:
+            row.n_tokens_max_metrics = self.peak.metrics
+            self.note(self.peak.note)
         if self.gpu is not None:
             self.gpu.fill(row)
         if self.score is not None:
@@ -145,7 +150,7 @@ def _fill_numbers(row: ResultRow, n: TraceNumbers) -> None:
     row.jeff_requests, row.jeff_model_s = n.jeff_requests, n.jeff_model_s
     row.jeff_prompt_tokens, row.jeff_completion_tokens = n.jeff_prompt_tokens, n.jeff_completion_tokens
     row.draft_tokens, row.draft_accepted = n.draft_tokens, n.draft_accepted
-    row.cached_tokens = n.cached_tokens
+    row.cached_tokens, row.n_tokens_max = n.cached_tokens, n.n_tokens_max
 
 
 def _fill_split(row: ResultRow, attribution: Attribution) -> None:

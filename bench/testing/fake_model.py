@@ -152,7 +152,9 @@ class ScriptedServer:
         self.counters["tokens_predicted_total"] += timings["predicted_n"]
         self.counters["tokens_predicted_seconds_total"] += timings["predicted_ms"] / 1000
         self.counters["n_decode_total"] += 1 + timings["predicted_n"]
-        self.counters["n_tokens_max"] = max(self.counters["n_tokens_max"], timings["cache_n"] + timings["prompt_n"])
+        # b11434 counts what a slot holds after each decode: an answer's last token is sampled, never decoded
+        held = timings["cache_n"] + timings["prompt_n"] + max(timings["predicted_n"] - 1, 0)
+        self.counters["n_tokens_max"] = max(self.counters["n_tokens_max"], held)
 
     def processed_unparsed(self, body: dict[str, Any], prompt_tokens: int) -> None:
         """A parse failure still processed the prompt and generated tokens: the counters and the cache move."""

@@ -64,3 +64,27 @@ def test_an_image_built_with_llama_cpp_s_default_fails_on_r535_only_naming_the_f
         assert "rebuild with -DGGML_CUDA_COMPRESSION_MODE=speed" in image.detail
     else:
         assert image.status == "ok" and "-compress-mode=size" in image.detail
+
+
+@pytest.mark.parametrize("forward_compat", [True, False], ids=["forward-compat", "no-forward-compat"])
+def test_on_r535_the_kernel_row_decides_an_image_the_labels_predict_will_not_load(
+    forward_compat: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An image with llama.cpp's default compression on R535: with the Container Toolkit's forward compatibility its
+    kernel runs on the card, and gpu-check's table says the image runs (the prediction kept in the detail); without
+    it the kernel fails with the CUDA error and both rows fail, naming the fix."""
+    image, _ = rows("R535", {ARCH_LABEL: ARCHS}, monkeypatch)
+    what = f"image kernel on the card ({CUDA_IMAGE})"
+    kernel = (
+        gpu_check.Check(what, "ok", "GPU-a: 4 tokens completed with every layer on the card")
+        if forward_compat
+        else gpu_check.Check(what, "FAIL", "GPU-a: CUDA error: device kernel image is invalid")
+    )
+    servers = gpu_check.Check("servers", "ok", "compose: ...")
+    found = gpu_check.settled([image, servers], kernel)
+    if forward_compat:
+        assert found[0].status == "ok" and found[0].detail.startswith("predicted: ")
+        assert "need driver 550.54.14 or later" in found[0].detail and "ran on the card all the same" in found[0].detail
+    else:
+        assert found[0] == image and image.status == "FAIL" and kernel.status == "FAIL"
+    assert found[1] == servers  # only the image's row is the kernel's to settle

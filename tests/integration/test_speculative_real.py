@@ -32,11 +32,17 @@ def test_a_row_with_speculative_decoding_records_its_drafts_as_metrics_counted_t
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (row,) = read_rows(out)
-    print({name: row[name] for name in ("steps", "draft_tokens", "draft_accepted", "draft_check", "cached_tokens")})
+    shown = ("steps", "draft_tokens", "draft_accepted", "draft_check", "cached_tokens", "n_tokens_max")
+    print({name: row[name] for name in (*shown, "n_tokens_max_metrics")})
     assert (row["spec_type"], row["draft_model"], row["flint_server_args"]) == ("ngram-simple", "", SPEC)
     assert row["draft_check"] == "ok", row["error"]
     assert int(row["draft_tokens"]) > 0
     assert (row["draft_tokens"], row["draft_accepted"]) == (row["draft_tokens_metrics"], row["draft_accepted_metrics"])
     assert int(row["draft_accepted"]) <= int(row["draft_tokens"])
     assert row["cached_tokens"] == row["cache_tokens"] != ""  # the usage's count and the timings' agree
+    # the server's lifetime n_tokens_max, where the run raised it past the bench's speed requests: one fewer than the
+    # answers' peak (the last token is never decoded), or more (drafts are decoded before they are rejected)
+    assert row["n_tokens_max"] != ""
+    if row["n_tokens_max_metrics"]:
+        assert int(row["n_tokens_max_metrics"]) >= int(row["n_tokens_max"]) - 1, row["error"]
     assert {"spec_type", "draft_model"} <= set(SETUP_COLUMNS)  # never pooled with a row that does not draft

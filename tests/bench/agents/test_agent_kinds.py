@@ -95,6 +95,8 @@ def test_a_new_agent_kind_runs_through_the_pipeline_and_gets_the_articles_row(
     assert (row["stop_reason"], row["steps"], row["hidden_passed"], row["hidden_total"]) == ("done", "2", "6", "6")
     assert row["reprocessed_check"] == "ok", row["error"]
     assert row["prompt_tokens_reprocessed"] == row["prompt_tokens_metrics"] != ""
+    # a server started for the run: its lifetime n_tokens_max rose to the run's peak, less the never-decoded last token
+    assert int(row["n_tokens_max_metrics"]) == int(row["n_tokens_max"]) - 1, row["error"]
     assert read_rows(tmp_path / "r.csv") == [row]
     run_dir = next((tmp_path / "runs").glob("*-tiny-*")) if (tmp_path / "runs").exists() else None
     logs = list(tmp_path.rglob("proxy.jsonl"))

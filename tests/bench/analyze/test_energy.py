@@ -6,12 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jsonschema
 import pytest
 from test_compare import run_row, write_results
 
 from bench.analyze.compare import compare
+from bench.analyze.compare_json import document as document_of
+from bench.analyze.comparison import CompareOptions, build
 from bench.analyze.energy import fmt_energy_per_completed
-from bench.analyze.report import write_report
+from bench.analyze.report import write_report, written_report
+from bench.json_documents import SCHEMAS
 from bench.measure.roles import PidMatcher
 from bench.measure.sampler import GpuSampler
 from bench.results.row import ResultRow
@@ -68,3 +72,24 @@ def test_the_report_s_gpu_table_has_the_energy_per_completed_run(tmp_path: Path)
     text = write_report(path, tmp_path).read_text(encoding="utf-8")
     assert "| group | peak MiB, Flint | GPU energy per completed run |" in text
     assert "| 4,096 [4,096–4,096] | 750 J |" in text
+
+
+@pytest.mark.slow  # the report draws its PNG plots
+def test_report_json_and_compare_json_give_the_joules_per_completed_run_and_null_where_unmeasured(
+    tmp_path: Path,
+) -> None:
+    """The numbers a script reads: gpu_energy_j's spread per group and the joules per completed run (1,800 J over 2
+    solved), null for a group where a run measured no energy; both documents still fit their schemas."""
+    solved = [run_row(f"b{i}", gpu_energy_j=sampled_joules(0, 600_000)) for i in range(2)]
+    failed = run_row("b2", gpu_energy_j=sampled_joules(0, 600_000), stop_reason="step_limit", hidden_passed="2")
+    path = Path(write_results(tmp_path / "gpu.csv", [*solved, failed]))
+    _, document = written_report(path, tmp_path / "report")
+    (group,) = document["groups"]
+    assert group["gpu_energy_j_per_completed"] == 900.0
+    assert (group["metrics"]["gpu_energy_j"]["median"], group["metrics"]["gpu_energy_j"]["count"]) == (600.0, 3)
+    jsonschema.Draft202012Validator(SCHEMAS["report"]).validate(document)
+    unmeasured = Path(write_results(tmp_path / "cpu.csv", [run_row("c0"), run_row("c1")]))
+    found = document_of(build(CompareOptions(files=[str(unmeasured), str(path)])))
+    sides = found["groups"][0]["sides"]
+    assert [side["gpu_energy_j_per_completed"] for side in sides] == [None, 900.0]
+    jsonschema.Draft202012Validator(SCHEMAS["compare"]).validate(found)

@@ -3,14 +3,17 @@ or the LLAMA_ARG_* variables b11434 reads (the command line wins)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from bench.llama.spec_settings import SpecSettings, from_command, of_server
 from bench.results.row import ResultRow
+from bench.results.schema import SETUP_COLUMNS
 
 
 def test_no_spec_flags_is_none_and_the_flags_are_read_in_any_spelling() -> None:
@@ -56,3 +59,31 @@ def test_a_running_process_is_read_from_proc() -> None:
         if child.stdout is not None:
             child.stdout.close()
     assert of_server(child.pid, None) is None  # gone: not known
+
+
+@pytest.mark.usefixtures("child_processes")
+def test_a_host_servers_draft_model_is_keyed_by_its_sha256_read_from_its_working_folder(tmp_path: Path) -> None:
+    """`-md draft.gguf` is the file in the server's own working folder, not the bench's; a file that is not on this
+    machine (a container's path) leaves the digest empty rather than guessing."""
+    (tmp_path / "draft.gguf").write_bytes(b"GGUF draft weights")
+    code = "import time; print('ready', flush=True); time.sleep(30)"
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, "--spec-type", "draft-simple", "-md", "draft.gguf"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "ready\n"
+        digest = hashlib.sha256(b"GGUF draft weights").hexdigest()
+        assert of_server(child.pid, None) == SpecSettings("draft-simple", "draft.gguf", digest)
+        row = ResultRow()
+        SpecSettings("draft-simple", "draft.gguf", digest).fill(row)
+        assert row.text("draft_model_sha256") == digest and "draft_model_sha256" in SETUP_COLUMNS
+    finally:
+        child.kill()
+        child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
+    (tmp_path / "draft.gguf").unlink()
+    assert from_command(["-md", str(tmp_path / "draft.gguf")]).draft_model_sha256 == ""

@@ -78,6 +78,7 @@ def test_the_keys_and_directions_are_the_ones_compare_and_resume_always_used() -
         "jeff_window",
         "spec_type",  # how Flint drafts: a run that drafts is never compared as like with one that does not
         "draft_model",
+        "draft_model_sha256",
     }
     assert set(schema.INPUT_COLUMNS) == {
         "fixture",
