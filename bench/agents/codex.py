@@ -4,8 +4,9 @@
 The npm package is a launcher; the agent is one static executable in the platform package
 (`@openai/codex-linux-x64`), which this kind starts directly: no Node.js at run time. Headless: `codex exec` on the
 task's text in the repository, with a provider of its own, `flint`, at the recording proxy (Responses wire API), the
-run's window as its context window and auto-compaction at 90% of it, its answer limit min(2048, ctx/4), no approvals
-and none of its own sandboxing (the bench's sandbox holds it), no update check; its state under the out folder.
+run's window as its context window and auto-compaction at 90% of it, no approvals and none of its own sandboxing (the
+bench's sandbox holds it), no update check, plugins or analytics, any other HTTP(S) sent to a closed port; its state
+under the out folder.
 
 Done: it ended its session itself (exit status 0).
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import platform
 
-from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place
+from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place, only_the_model
 from bench.agents.npm_start import no_native_build, start
 
 VERSION = "0.169.0"
@@ -39,11 +40,15 @@ def launch(place: Place, settings: AgentSettings) -> Launch:
         "model_context_window": str(settings.ctx),
         "model_auto_compact_token_limit": str(settings.ctx * 9 // 10),
         "check_for_update_on_startup": "false",
+        # Its plugins fetch their catalogues from github.com, api.github.com and chatgpt.com at start (seen through a
+        # logging HTTP proxy); analytics would report each turn's cost there.
+        "features.plugins": "false",
+        "analytics.enabled": "false",
     }
     flags = ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "-m", "flint"]
     for key, value in config.items():
         flags += ["-c", f"{key}={value}"]
-    env = {"CODEX_HOME": f"{place.out_dir}/codex-home", "HOME": f"{place.out_dir}/codex-home"}
+    env = {"CODEX_HOME": f"{place.out_dir}/codex-home", "HOME": f"{place.out_dir}/codex-home", **only_the_model(place)}
     return Launch(start(executable(place.installed), place.task_file, flags), env)
 
 
