@@ -66,7 +66,11 @@ CLAUDE_CODE = AgentKind(
     version=lambda: VERSION,
     launch=launch,
     unavailable=unavailable,
-    # Measured on Qwen2.5-Coder: 11,745 tokens (its system prompt and tools); below it every request is refused
-    min_ctx=(16384, "its first request alone is about 11,700 tokens: its system prompt and tools"),
-    real_run="no real run yet: at ctx 16384 its 11,745-token first prompt is minutes of prefill a step on two cores",
+    # Measured on Qwen2.5-Coder: 12,248 tokens with todo_repo's task (its system prompt and twelve tools); below it
+    # every request is refused
+    min_ctx=(16384, "its first request alone is about 12,200 tokens: its system prompt, tools and the task"),
+    real_run=(
+        "no real run has completed here: its 12,248-token first prompt took 6.5 min of prefill on two cores and its"
+        " answer 1,411 tokens more; then a sub-agent looped until the run's 1,800 s limit (docs/agents.md)"
+    ),
 )
