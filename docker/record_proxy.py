@@ -60,6 +60,7 @@ ROUTES = frozenset(
 MODEL_ROUTES = frozenset({"POST /v1/chat/completions", "POST /v1/responses", "POST /v1/messages"})
 ANSWER_LIMIT = 16 * 1024 * 1024  # bytes of an answer kept to read its figures (a 2,000-token stream is about 1 MB)
 RECORDED = ("usage", "timings")
+END_EVENTS = ("response.completed", "message_stop")  # the types of the Responses' and the Messages' last events
 
 
 def dechunk(data: bytes) -> bytes:
@@ -76,13 +77,25 @@ def dechunk(data: bytes) -> bytes:
         at = line_end + 2 + size + 2
 
 
-def answer_figures(head: bytes, raw: bytes) -> dict[str, Any]:
-    """What the log keeps of an answer: status, streamed, and the last usage, timings and finish reason it held."""
+def _answer(head: bytes, raw: bytes) -> tuple[int, bool, bytes]:
+    """An answer's status, whether it streams (server-sent events), and its body."""
     lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split(" ")[1])
     headers = {name.strip().lower(): value.strip() for name, _, value in (line.partition(":") for line in lines[1:])}
     body = dechunk(raw) if "chunked" in headers.get("transfer-encoding", "").lower() else raw
-    streamed = headers.get("content-type", "").startswith("text/event-stream")
+    return int(lines[0].split(" ")[1]), headers.get("content-type", "").startswith("text/event-stream"), body
+
+
+def stream_ended(head: bytes, raw: bytes) -> bool:
+    """Whether a stream's last event came (chat's [DONE], the Responses' response.completed, the Messages'
+    message_stop): an agent may close its side right then (codex does), before the server ends the body."""
+    streamed, body = _answer(head, raw)[1:]
+    events = [line[5:].strip() for line in body.split(b"\n") if line.startswith(b"data:")] if streamed else []
+    return any(event == b"[DONE]" or _json(event).get("type") in END_EVENTS for event in events)
+
+
+def answer_figures(head: bytes, raw: bytes) -> dict[str, Any]:
+    """What the log keeps of an answer: status, streamed, and the last usage, timings and finish reason it held."""
+    status, streamed, body = _answer(head, raw)
     documents = [_json(line[5:]) for line in body.split(b"\n") if line.startswith(b"data:")] if streamed else []
     figures: dict[str, Any] = {"status": status, "streamed": streamed}
     for document in documents if streamed else [_json(body)]:
@@ -206,7 +219,7 @@ class RecordingGate(Gate):
 
     def record(self, request: dict[str, Any], head: bytes, raw: bytes, complete: bool) -> None:
         entry = {"t": round(time.monotonic() - self.started, 3), **request, **answer_figures(head, raw)}
-        if not complete:
+        if not complete and not stream_ended(head, raw):
             entry["answer_cut"] = "the answer did not end (client gone, timeout, or over the proxy's limit)"
         self.write(entry)
 

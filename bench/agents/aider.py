@@ -17,14 +17,12 @@ turn ended.
 from __future__ import annotations
 
 import json
-from urllib.parse import urlsplit
 
-from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place, answer_limit
+from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place, answer_limit, only_the_model
 
 VERSION = "0.86.2"
 PACKAGE = f"aider-chat=={VERSION}"
 MODEL = "openai/flint"
-CLOSED_PORT = "http://127.0.0.1:9"  # where any request not meant for the proxy goes: refused at once
 
 # Writes aider's model files, runs aider, removes the repository map's cache it leaves in the repository (not the
 # agent's work: it would be in the diff), then runs the repository's tests: their status is the agent's.
@@ -64,10 +62,7 @@ def launch(place: Place, settings: AgentSettings) -> Launch:
     args += ["--input-history-file", f"{out}/aider.input.history", "--chat-history-file", f"{out}/aider.chat.md"]
     aider = f"{place.installed}/bin/aider"
     argv = [place.python, "-c", WRAPPER, aider, place.python, out, metadata, model_settings, *args]
-    proxy_host = urlsplit(place.flint_url).hostname or ""
-    env = {"HOME": f"{out}/aider-home", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "NO_PROXY": proxy_host}
-    env |= {name: CLOSED_PORT for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")}
-    env["no_proxy"] = proxy_host
+    env = {"HOME": f"{out}/aider-home", "LITELLM_LOCAL_MODEL_COST_MAP": "True", **only_the_model(place)}
     return Launch(argv, env)
 
 

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+CLOSED_PORT = "http://127.0.0.1:9"  # where any request not meant for the model goes: refused at once
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,15 @@ def answer_limit(ctx: int) -> int:
     """Tokens an answer may take, for the agents that ask for a limit: a quarter of the window, at most 2,048, so
     one answer never fills it."""
     return min(2048, ctx // 4)
+
+
+def only_the_model(place: Place) -> dict[str, str]:
+    """An agent's environment that sends any HTTP(S) it tries, other than to its model (the recording proxy), to a
+    closed port: its fetches of its own (telemetry, updates, catalogues) fail closed in the local sandbox too, as they
+    do on the docker sandbox's network."""
+    model_host = urlsplit(place.flint_url).hostname or ""
+    env = {name: CLOSED_PORT for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")}
+    return env | {"NO_PROXY": model_host, "no_proxy": model_host}
 
 
 def exit_stop_reason(exit_code: int | None, timed_out: bool) -> str:

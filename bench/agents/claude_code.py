@@ -5,9 +5,9 @@ The npm package's platform package (`@anthropic-ai/claude-code-linux-x64`) carri
 runtime inside), which this kind starts directly. Headless:
 `claude -p TASK` in the repository with every tool allowed (`--dangerously-skip-permissions`; IS_SANDBOX says it is
 contained, as the bench's sandbox does), at most max_steps turns, the model `flint` at the recording proxy
-(ANTHROPIC_BASE_URL) for its main and its small side requests alike, its auto-compaction window the run's ctx and its
-answer limit min(2048, ctx/4); no telemetry, error reports, update checks or other traffic of its own; its home
-under the out folder.
+(ANTHROPIC_BASE_URL) for its main and its small side requests alike, its model's window the run's ctx (its
+auto-compaction window follows) and its answer limit min(2048, ctx/4); no telemetry, error reports, update checks or
+other traffic of its own, any other HTTP(S) sent to a closed port; its home under the out folder.
 
 Done: it ended its session itself (exit status 0).
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import platform
 
-from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place, answer_limit
+from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place, answer_limit, only_the_model
 from bench.agents.npm_start import no_native_build, start
 
 VERSION = "2.1.328"
@@ -42,9 +42,10 @@ def launch(place: Place, settings: AgentSettings) -> Launch:
         "ANTHROPIC_API_KEY": "none",
         "ANTHROPIC_SMALL_FAST_MODEL": "flint",
         "ANTHROPIC_DEFAULT_HAIKU_MODEL": "flint",
-        # A model name it does not know is taken for a 200K (or 1M) window; these two give it the run's.
+        # A model name it does not know is taken for a 200K (or 1M) window: this gives it the run's, and its
+        # auto-compaction window is clamped to it. (CLAUDE_CODE_AUTO_COMPACT_WINDOW cannot: it reads any value under
+        # 100K as 100K, and says so.)
         "CLAUDE_CODE_MAX_CONTEXT_TOKENS": str(settings.ctx),
-        "CLAUDE_CODE_AUTO_COMPACT_WINDOW": str(settings.ctx),
         "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(answer_limit(settings.ctx)),
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
@@ -52,6 +53,7 @@ def launch(place: Place, settings: AgentSettings) -> Launch:
         "DISABLE_ERROR_REPORTING": "1",
         "IS_SANDBOX": "1",
         "HOME": f"{place.out_dir}/claude-home",
+        **only_the_model(place),
     }
     return Launch(start(executable(place.installed), place.task_file, flags), env)
 
@@ -64,7 +66,11 @@ CLAUDE_CODE = AgentKind(
     version=lambda: VERSION,
     launch=launch,
     unavailable=unavailable,
-    # Measured on Qwen2.5-Coder: 11,745 tokens (its system prompt and tools); below it every request is refused
-    min_ctx=(16384, "its first request alone is about 11,700 tokens: its system prompt and tools"),
-    real_run="no real run yet: at ctx 16384 its 11,745-token first prompt is minutes of prefill a step on two cores",
+    # Measured on Qwen2.5-Coder: 12,248 tokens with todo_repo's task (its system prompt and twelve tools); below it
+    # every request is refused
+    min_ctx=(16384, "its first request alone is about 12,200 tokens: its system prompt, tools and the task"),
+    real_run=(
+        "no real run has completed here: its 12,248-token first prompt took 6.5 min of prefill on two cores and its"
+        " answer 1,411 tokens more; then a sub-agent looped until the run's 1,800 s limit (docs/agents.md)"
+    ),
 )

@@ -4,8 +4,9 @@
 The npm package is a launcher; the agent is one static executable in the platform package
 (`@openai/codex-linux-x64`), which this kind starts directly: no Node.js at run time. Headless: `codex exec` on the
 task's text in the repository, with a provider of its own, `flint`, at the recording proxy (Responses wire API), the
-run's window as its context window and auto-compaction at 90% of it, its answer limit min(2048, ctx/4), no approvals
-and none of its own sandboxing (the bench's sandbox holds it), no update check; its state under the out folder.
+run's window as its context window and auto-compaction at 90% of it, no approvals and none of its own sandboxing (the
+bench's sandbox holds it), no update check, plugins or analytics, any other HTTP(S) sent to a closed port; its state
+under the out folder.
 
 Done: it ended its session itself (exit status 0).
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import platform
 
-from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place
+from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place, only_the_model
 from bench.agents.npm_start import no_native_build, start
 
 VERSION = "0.169.0"
@@ -39,11 +40,15 @@ def launch(place: Place, settings: AgentSettings) -> Launch:
         "model_context_window": str(settings.ctx),
         "model_auto_compact_token_limit": str(settings.ctx * 9 // 10),
         "check_for_update_on_startup": "false",
+        # Its plugins fetch their catalogues from github.com, api.github.com and chatgpt.com at start (seen through a
+        # logging HTTP proxy); analytics would report each turn's cost there.
+        "features.plugins": "false",
+        "analytics.enabled": "false",
     }
     flags = ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "-m", "flint"]
     for key, value in config.items():
         flags += ["-c", f"{key}={value}"]
-    env = {"CODEX_HOME": f"{place.out_dir}/codex-home", "HOME": f"{place.out_dir}/codex-home"}
+    env = {"CODEX_HOME": f"{place.out_dir}/codex-home", "HOME": f"{place.out_dir}/codex-home", **only_the_model(place)}
     return Launch(start(executable(place.installed), place.task_file, flags), env)
 
 
@@ -55,7 +60,8 @@ CODEX = AgentKind(
     version=lambda: VERSION,
     launch=launch,
     unavailable=unavailable,
-    # Measured on Qwen2.5-Coder: 5,741 tokens (its instructions and tools); below it every request is a context 400
-    min_ctx=(8192, "its first request alone is about 5,700 tokens: its instructions and tools"),
-    real_run="no real run has passed yet: its first one found CODEX_HOME missing (made since); none has run again",
+    # Measured on Qwen2.5-Coder: 6,377 tokens with todo_repo's task (its instructions and tools about 5,700); below
+    # it every request is a context 400
+    min_ctx=(8192, "its first request alone is about 6,400 tokens: its instructions, tools and the task"),
+    real_run="real runs: bench run --agents codex --ctx 8192 --max-steps 3 (docs/agents.md), ended by the step limit",
 )

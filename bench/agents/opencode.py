@@ -21,7 +21,7 @@ import json
 import platform
 from pathlib import Path
 
-from bench.agents.base import AgentKind, AgentSettings, Install, Launch, Place, answer_limit
+from bench.agents.base import CLOSED_PORT, AgentKind, AgentSettings, Install, Launch, Place, answer_limit
 
 VERSION = "1.18.33"
 PACKAGE = f"opencode-ai@{VERSION}"
@@ -37,7 +37,6 @@ OFFLINE_ENV = {
     "OPENCODE_DISABLE_CLAUDE_CODE": "1",
     "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1",
 }
-CLOSED_PORT = "http://127.0.0.1:9"  # refused at once
 # Starts opencode on the task file's text ($0 the executable, $1 the task file, the rest its flags).
 RUN = 'task="$(cat "$1")"; exe="$0"; shift; exec "$exe" run "$@" "$task"'
 

@@ -77,7 +77,7 @@ def proxy_events(exchanges: list[dict[str, Any]], n_ctx: int, stop_reason: str) 
             refused |= {k: error[k] for k in ("n_prompt_tokens", "n_ctx") if k in error}  # a context 400's sizes
             events.append(refused)
             continue
-        if entry.get("in_flight") or (entry.get("answer_cut") and not isinstance(entry.get("timings"), dict)):
+        if entry.get("in_flight") or (entry.get("answer_cut") and not prompt_figures_came(entry)):
             events.append(unanswered_event(entry, t, step, tags))
             continue
         response = response_event(entry, t, step, tags)
@@ -86,6 +86,15 @@ def proxy_events(exchanges: list[dict[str, Any]], n_ctx: int, stop_reason: str) 
             events.append({"t": t, "event": "cut", "step": step, "kind": "length", "dropped": False})
     events.append({"t": events[-1]["t"], "event": "stop", "reason": stop_reason, "steps": step})
     return events
+
+
+def prompt_figures_came(entry: dict[str, Any]) -> bool:
+    """Whether an answer cut before its end still told what its prompt cost: the server's timings came, or a Messages
+    stream began (its first event, message_start, gives the tokens computed and reused: llama-server sends it once
+    the prefill has ended)."""
+    usage = entry.get("usage")
+    began = entry.get("route") == "POST /v1/messages" and isinstance(usage, dict) and "input_tokens" in usage
+    return isinstance(entry.get("timings"), dict) or began
 
 
 def response_event(entry: dict[str, Any], t: float, step: int, tags: dict[str, Any]) -> Event:

@@ -20,7 +20,9 @@ def test_codex_speaks_responses_to_a_provider_at_the_proxy_with_the_runs_window(
     settings = [argv[i + 1] for i, flag in enumerate(argv) if flag == "-c"]
     assert 'model_providers.flint={name="flint",base_url="http://127.0.0.1:5000/v1",wire_api="responses"}' in settings
     assert "model_context_window=8192" in settings and "model_auto_compact_token_limit=7372" in settings
+    assert "features.plugins=false" in settings  # its plugins' catalogues are fetched from the internet at start
     assert launch.env["CODEX_HOME"] == "/w/out/codex-home" and kind.dialect == "responses"
+    assert launch.env["HTTPS_PROXY"] == "http://127.0.0.1:9" and launch.env["NO_PROXY"] == "127.0.0.1"
 
 
 def test_claude_code_speaks_messages_at_the_proxy_with_its_compaction_window_and_turns() -> None:
@@ -29,6 +31,8 @@ def test_claude_code_speaks_messages_at_the_proxy_with_its_compaction_window_and
     assert launch.argv[3] == "/a/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
     assert launch.argv[launch.argv.index("--max-turns") + 1] == "12"
     env = launch.env
-    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:5000" and env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] == "8192"
+    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:5000" and env["CLAUDE_CODE_MAX_CONTEXT_TOKENS"] == "8192"
+    assert "CLAUDE_CODE_AUTO_COMPACT_WINDOW" not in env  # it reads any value under 100K as 100K
+    assert env["HTTPS_PROXY"] == "http://127.0.0.1:9" and env["NO_PROXY"] == "127.0.0.1"
     assert env["ANTHROPIC_SMALL_FAST_MODEL"] == "flint"  # its side requests go to the same server, through the proxy
     assert env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1" and kind.dialect == "messages"

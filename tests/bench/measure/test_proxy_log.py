@@ -64,6 +64,16 @@ def test_a_request_the_agent_was_killed_waiting_for_keeps_the_row_checked_or_say
     assert unanswered[0]["streamed"] is False and unanswered[0]["answer_begun"] is False
 
 
+def test_a_messages_answer_cut_after_its_stream_began_counts_its_prompt() -> None:
+    """Claude Code's first answer on two cores was cut at the proxy's 900 s: its message_start had given the prompt's
+    12,248 tokens computed, which /metrics counted, so the row's sum keeps them and the check holds."""
+    usage = {"input_tokens": 12248, "cache_read_input_tokens": 0, "output_tokens": 0}
+    cut = {"t": 900.0, "route": "POST /v1/messages", "status": 200, "streamed": True, "usage": usage, "answer_cut": "x"}
+    numbers = trace_numbers(proxy_events([cut], 16384, "interrupted"))
+    assert (numbers.steps, numbers.unanswered, numbers.prompt_tokens_reprocessed) == (1, 0, 12248)
+    assert check_reprocessed(numbers, 0.0, 12248.0).status == "ok"
+
+
 def test_a_messages_run_is_checked_from_its_usage_and_a_responses_run_from_its_timings() -> None:
     """llama-server answers /v1/messages with no timings, but its input_tokens are the tokens it computed and
     cache_read_input_tokens those it reused; a Responses stream's last event carries timings as chat's does."""

@@ -19,7 +19,7 @@ from bench.sandbox.record_proxy import RecordingProxy
 from bench.testing.fake_llama import FakeLlama
 
 sys.path.insert(0, str(ROOT / "docker"))  # the proxy's folder, as when it runs: it imports forward.py from there
-from record_proxy import answer_figures, dechunk  # noqa: E402
+from record_proxy import answer_figures, dechunk, stream_ended  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("child_processes")
 
@@ -43,6 +43,17 @@ def test_a_streams_usage_and_timings_are_read_from_its_final_chunks() -> None:
     assert dechunk(chunked(body)) == body
     figures = answer_figures(head, chunked(body))
     assert figures == {"status": 200, "streamed": True, "usage": USAGE, "timings": TIMINGS, "finish_reason": "length"}
+    assert stream_ended(head, chunked(body)) and not stream_ended(head, chunked(body[:-14]))
+
+
+def test_a_stream_whose_last_event_came_ended_though_its_client_closed_before_the_body_did() -> None:
+    """codex closes its side once the Responses stream's response.completed came, before the server's end of body:
+    the answer is whole (its timings are in that event), so the log does not call it cut."""
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    for last in ({"type": "response.completed", "response": {}}, {"type": "message_stop"}):
+        body = b"event: x\ndata: " + json.dumps({"type": "response.created"}).encode() + b"\n\n"
+        whole = body + b"event: x\ndata: " + json.dumps(last).encode() + b"\n\n"
+        assert not stream_ended(head, chunked(body)) and stream_ended(head, chunked(whole)[:-5])
 
 
 def test_a_messages_streams_usage_adds_up_over_its_events() -> None:
