@@ -16,9 +16,10 @@ and the server's `usage`, `timings` and finish reason, read from the JSON answer
 (bench/measure/proxy_log.py turns the log into the row's figures). A request still waiting for its answer when
 its client left or the proxy was stopped (an agent killed mid-request) is written down too, as `in_flight`.
 
-With `--max-steps N` it is also the bench's step limit (StepLimit): N requests of the agent's main thread go on to
-the server, the next one and every model request after it are refused without reaching it, and once no request is
-left with the server the log's last line says so (`{"stopped": "step_limit", ...}`), for the bench to end the agent.
+With `--max-steps N` it is also the bench's step limit (StepLimit): N requests with tools (the agent's main thread's and
+its sub-agents') go on to the server, the next one and every model request after it are refused without reaching it, and
+once no request is left with the server the log's last line says so (`{"stopped": "step_limit", ...}`), for the bench to
+end the agent.
 
     python3 record_proxy.py --log /out/proxy.jsonl [--timeout S] [--max-steps N] 8080=172.18.0.1:41234
 
@@ -144,15 +145,16 @@ def tool_names(request: Any) -> list[str] | None:
 
 
 class StepLimit:
-    """The bench's step limit, kept here where every request passes: at most `most` requests of the agent's main
-    thread (those offering the tools that its first request with tools offered) go on to the server; the next one
-    is refused, and so is every model request after it, without reaching the server. An agent without tools (aider)
-    has no main thread by this measure and no limit here. Once the limit is reached and no request is left with the
-    server, the log says so in one line: every prompt the server computed was answered, so its /metrics counts what
+    """The bench's step limit, kept here where every request passes: at most `most` requests offering tools go on to the
+    server, the agent's main thread's and its sub-agents' alike (a sub-agent's call is a step of the agent's work:
+    Claude Code's looped on one call past its own --max-turns); the next one is refused, and so is every model request
+    after it, without reaching the server. Side requests (no tools: titles, summaries) are not steps. An agent without
+    tools (aider) has no steps by this measure and no limit here. Once the limit is reached and no request is left with
+    the server, the log says so in one line: every prompt the server computed was answered, so its /metrics counts what
     the log holds when the bench ends the agent."""
 
     def __init__(self, most: int | None) -> None:
-        self.most, self.main, self.taken = most, None, 0
+        self.most, self.taken = most, 0
         self.reached: str | None = None  # the route of the first request refused, once the limit is reached
         self.with_server: set[int] = set()  # the exchanges whose request went on to the server and is not done
         self.said = False
@@ -161,15 +163,13 @@ class StepLimit:
         """Count a request about to go on; Refused once the limit is reached."""
         if self.most is None or route not in MODEL_ROUTES:
             return
-        names = tool_names(request)
-        self.main = self.main or names
-        if self.reached is None and (names is None or names != self.main):
-            return  # a side request or a sub-agent's, before the limit: not a step of the main thread
+        if self.reached is None and tool_names(request) is None:
+            return  # a side request, before the limit: not a step
         if self.reached is None and self.taken < self.most:
             self.taken += 1
             return
         self.reached = self.reached or route
-        message = f"the bench's step limit: {self.most} requests of the agent's main thread were passed on"
+        message = f"the bench's step limit: {self.most} requests with tools (steps) were passed on"
         raise Refused(400, "Bad Request", message)
 
     def stop_line(self) -> dict[str, Any] | None:
@@ -275,7 +275,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("rule", metavar="[LISTEN_HOST:]PORT=TARGET_HOST:PORT")
     parser.add_argument("--log", required=True, help="the exchanges, one JSON line each")
     parser.add_argument("--timeout", type=float, default=EXCHANGE_TIMEOUT_S, help="seconds for one answer")
-    parser.add_argument("--max-steps", type=int, help="requests of the agent's main thread passed on, at most")
+    parser.add_argument("--max-steps", type=int, help="requests with tools passed on, at most")
     return parser.parse_args(argv)
 
 

@@ -2,11 +2,13 @@
 logged (docker/record_proxy.py): the agent's main thread, a side request (a title, a summary, a commit message) or a
 sub-agent.
 
-A request's signature is the tools it offers (their names), or, when it offers none, its system prompt: an agent
-keeps both for its whole main conversation, while its side requests and sub-agents are asked with other ones. The
-signature most of the run's requests share (the earliest among equals) is the main thread's; another signature that
-offers tools is a sub-agent's, one without tools a side request's. Each dialect keeps them in its own place: chat
-completions in the system or developer message, Messages in `system`, Responses in `instructions`.
+A request's signature is the tools it offers (their names), or, when it offers none, its system prompt: an agent keeps
+both for its whole main conversation, while its side requests and sub-agents are asked with other ones. The first
+request that offers tools is the main thread's (a sub-agent is started from it, and may then ask more often: Claude
+Code's asked 26 times to its main thread's 2); where none offers tools (aider), the signature most requests share (the
+earliest among equals). Another signature that offers tools is a sub-agent's, one without tools a side request's; so the
+recording proxy's step limit counts (docker/record_proxy.py). Each dialect keeps them in its own place: chat completions
+in the system or developer message, Messages in `system`, Responses in `instructions`.
 """
 
 from __future__ import annotations
@@ -62,14 +64,20 @@ def offers_tools(body: Any) -> bool:
     return isinstance(body, dict) and isinstance(body.get("tools"), list) and bool(body["tools"])
 
 
+def _most_used(signatures: list[str]) -> str:
+    """The signature most requests share, the earliest among equals."""
+    counts = Counter(signatures)
+    most = max(counts.values())
+    return next(s for s in signatures if counts[s] == most)
+
+
 def threads(bodies: list[Any]) -> list[tuple[str, str]]:
     """(role, signature) of each request body, in order: main, side or subagent (ROLES)."""
     signatures = [signature(body) for body in bodies]
     if not signatures:
         return []
-    counts = Counter(signatures)
-    most = max(counts.values())
-    main = next(s for s in signatures if counts[s] == most)  # the earliest of the most used
+    with_tools = [sig for body, sig in zip(bodies, signatures, strict=True) if offers_tools(body)]
+    main = with_tools[0] if with_tools else _most_used(signatures)
     found = []
     for body, sig in zip(bodies, signatures, strict=True):
         role = "main" if sig == main else "subagent" if offers_tools(body) else "side"

@@ -18,7 +18,7 @@ START_TIMEOUT_S = 30
 
 
 def proxy_options(max_steps: int | None, timeout_s: float | None = None) -> list[str]:
-    """The proxy's flags for a run: its step limit (the proxy refuses the main thread's requests past it and writes
+    """The proxy's flags for a run: its step limit (the proxy refuses the requests with tools past it and writes
     when it did, for the sandbox to end the agent: bench/sandbox/proxy_stop.py), and the longest one answer may take
     (the run's request timeout, as the article agent's own; else the proxy's default)."""
     steps = ["--max-steps", str(max_steps)] if max_steps else []

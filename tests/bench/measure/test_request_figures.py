@@ -40,6 +40,15 @@ def test_main_side_and_subagent_requests_are_told_apart() -> None:
     assert figures.streamed == "4 of 5"
 
 
+def test_a_sub_agent_that_asks_more_often_than_the_main_thread_is_still_a_sub_agent() -> None:
+    """As Claude Code's did here: its main thread asked twice, its sub-agent 26 times on one call."""
+    main, explorer = chat("You are an agent.", TOOLS), chat("You explore.", TOOLS[:1])
+    log = [asked(main, 12248), asked(main, 1), *[asked(explorer, 8315 if i == 0 else 20) for i in range(5)]]
+    figures = request_figures(proxy_events(log, 16384, "done"))
+    assert figures.requests == {"main": 2, "side": 0, "subagent": 5}
+    assert figures.first_prompt_tokens == 12248
+
+
 def test_an_agent_without_tools_keeps_its_system_prompt_and_that_is_its_main_thread() -> None:
     coder, commit = chat("Act as an expert software developer."), chat("Write a one-line commit message.")
     roles = [role for role, _ in threads([coder, coder, commit, coder])]

@@ -37,16 +37,17 @@ MAIN = {"messages": [{"role": "user", "content": "fix it"}], "tools": BASH}
 SIDE = {"messages": [{"role": "user", "content": "sum up"}]}
 
 
-def test_the_limit_counts_the_main_threads_requests_and_then_refuses_every_model_request() -> None:
-    limit = StepLimit(2)
-    limit.admit(CHAT, SIDE)  # before any request with tools: a side request, not a step
+def test_the_limit_counts_the_requests_with_tools_and_then_refuses_every_model_request() -> None:
+    limit = StepLimit(3)
+    limit.admit(CHAT, SIDE)  # a side request (no tools: a title, a summary): not a step
     limit.admit(CHAT, MAIN)
     limit.admit("POST /v1/messages/count_tokens", MAIN)  # not a model request
-    limit.admit(CHAT, {**MAIN, "tools": [{"type": "function", "function": {"name": "task"}}]})  # a sub-agent's
+    limit.admit(CHAT, {**MAIN, "tools": [{"type": "function", "function": {"name": "task"}}]})  # a sub-agent's step
+    limit.admit(CHAT, SIDE)
     limit.admit(CHAT, MAIN)
-    assert limit.taken == 2 and limit.reached is None
-    with pytest.raises(Refused, match="step limit: 2 requests"):
-        limit.admit(CHAT, MAIN)
+    assert limit.taken == 3 and limit.reached is None
+    with pytest.raises(Refused, match="step limit: 3 requests"):
+        limit.admit(CHAT, {**MAIN, "tools": [{"type": "function", "function": {"name": "task"}}]})
     with pytest.raises(Refused):
         limit.admit("POST /v1/responses", SIDE)  # after the limit nothing reaches the server
     assert limit.reached == CHAT
