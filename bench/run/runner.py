@@ -32,6 +32,7 @@ from bench.run.choices import Factory
 from bench.run.ending import ending
 from bench.run.extras import prepare_servers
 from bench.run.finishing import FINISHING
+from bench.run.free_cores import fit_workers
 from bench.run.gradings import Finished, Gradings
 from bench.run.one_run import grade_finished, run_one
 from bench.run.outputs import check_writable, log_file, mark_interrupted
@@ -53,7 +54,7 @@ log = logging.getLogger(__name__)
 
 class Bench:
     """One bench: the plan (or one shard of it) on one pair of servers, or on several (`factories`: one per worker,
-    e.g. made by a test; else built here from `worker_configs`)."""
+    e.g. made by a test; else built here from `worker_configs`, CPU workers cut to the cores free)."""
 
     def __init__(
         self,
@@ -63,30 +64,28 @@ class Bench:
         factories: Sequence[Factory] = (),
         checkout: Path,
     ) -> None:
-        # `checkout`: this repository, whose commit the rows record, whose results/ a new file goes to, whose
-        # fixtures are the default
-        self.checkout = checkout
-        self.settings = config  # as given: the workers' own settings come from it (bench.run.workers)
+        self.checkout = checkout  # this repository: the rows' commit, results/, default fixtures
+        self.settings, self.start_notes = (config, []) if factories or factory else fit_workers(config)
         self.shard = Shard.parse(config.shard) if config.shard else None
-        self.out = shard_out(results_file(config, checkout), self.shard)  # --resume alone: the newest of its matrix
+        self.out = shard_out(results_file(config, checkout), self.shard)  # --resume alone: its matrix's newest
         check_writable(self.out)
         self.factories = list(factories) or (
-            [factory] if factory else Factory.for_configs(worker_configs(config), checkout)
+            [factory] if factory else Factory.for_configs(worker_configs(self.settings), checkout)
         )
         self.factory = self.factories[0]
-        self.config = self.factory.config  # the first worker's: its card, its share of the cores
+        self.config = self.factory.config  # the first worker's: its card, its share of cores
         self.worker_label = worker_label(self.config, config, 1)
         self.choice = (self.factory.sandbox.kind, self.factory.servers.kind)
-        # host servers of the installed package: its build, for the comparison key (bench.llama.pin.package_build)
+        # host servers of the installed package: its build, for the comparison key (bench.llama.pin)
         self.server_package = package_build() if self.factory.server_kind.package_build else ""
-        self.provenance = Provenance(git_sha(checkout), git_dirty(checkout))  # read once, not per run
+        self.provenance = Provenance(git_sha(checkout), git_dirty(checkout))  # once, not per run
         self.writer = RowWriter(self.out)
         self.rows: list[Row] = self.writer.rows
         self.current_ctx: int | None = None  # the window this bench's servers serve now (the queue prefers it)
         self.speeds: ServerSpeeds | None = None  # measured at each server start, for the runs' floor
         self.outages = Outages(self.factory.server_kind, config.server_wait_s, config.jeff_ctx)
         self.plan: list[PlannedRun] = []
-        self.windows_checked = False  # the plan's windows against Flint's count of each task (bench.run.preflight)
+        self.windows_checked = False  # the windows against Flint's count of each task (bench.run.preflight)
 
     def lane(self, factory: Factory) -> Bench:
         """Another worker of this bench: its own settings, sandboxes and servers; the same plan, file and writer."""
@@ -96,7 +95,7 @@ class Bench:
         return other
 
     def run(self) -> list[Row]:
-        """The whole plan, holding the results file's lock, as instances (one per worker) that clean up after
+        """The whole plan, holding the results file's lock, as instances (one per worker) cleaning up after
         themselves."""
         # a wrong matrix is refused before anything is locked
         plan = shard_plan(plan_runs(self.config, self.checkout, self.factory.serving()), self.shard)
@@ -120,7 +119,7 @@ class Bench:
         shard = f" (shard {self.shard})" if self.shard else ""
         log.info("%d runs%s -> %s (log: %s)", len(plan), shard, self.out, log_file(self.out))
         log.info("sandbox %s (%s), servers %s (%s)", sandbox.kind, sandbox.reason, kind.kind, kind.reason)
-        for note in start_warnings(self.config, sandbox):
+        for note in start_warnings(self.config, sandbox) + self.start_notes:
             log.warning("%s", note)
         if not plan:  # a shard of a plan smaller than the shard count: its file says so, and merges
             self.writer.header()

@@ -12,12 +12,15 @@ from small_task import SETTINGS
 from bench import ROOT
 from bench.config import BenchConfig
 from bench.results.append import read_rows
+from bench.run.free_cores import CoreLoad
 from bench.run.runner import Bench
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 
 
-def test_two_cpu_pairs_share_the_plan_and_write_one_file(tmp_path: Path) -> None:
+def test_two_cpu_pairs_share_the_plan_and_write_one_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # both pairs start however busy this host is: whether a second one should is tests/bench/run/test_free_cores.py's
+    monkeypatch.setattr(CoreLoad, "read", classmethod(lambda cls: CoreLoad(2, 0.0)))
     config = BenchConfig(
         servers="embedded",
         sandbox="local",
