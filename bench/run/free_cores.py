@@ -49,7 +49,8 @@ def workers_to_start(asked: int, reading: CoreLoad | None) -> tuple[int, str | N
     return started, (
         f"{spelled_with('workers', asked)}: {started} started, not {asked}: {reading.cores} cores here at load "
         f"{reading.load:.1f} (1-minute average) leave {free} free, and each CPU worker needs a core of its own (its "
-        f"servers' threads spin); ask for {spelled_with('workers', started)} knowingly, or run when the host is quieter"
+        f"servers' threads spin); {spelled_with('workers', started)} runs the same without this line, or run when the "
+        "host is quieter"
     )
 
 

@@ -38,8 +38,8 @@ def test_the_line_says_how_many_started_and_why_not_the_rest(monkeypatch: pytest
     _, note = workers_to_start(3, CoreLoad(2, 1.3))
     assert note == (
         "WORKERS=3: 1 started, not 3: 2 cores here at load 1.3 (1-minute average) leave 1 free, and each CPU worker "
-        "needs a core of its own (its servers' threads spin); ask for WORKERS=1 knowingly, or run when the host is "
-        "quieter"
+        "needs a core of its own (its servers' threads spin); WORKERS=1 runs the same without this line, or run when "
+        "the host is quieter"
     )
     assert "at load 1.6 (1-minute average) leave none free" in str(workers_to_start(2, CoreLoad(2, 1.6))[1])
     monkeypatch.delenv(FROM_MAKE)
