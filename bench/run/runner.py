@@ -64,28 +64,30 @@ class Bench:
         factories: Sequence[Factory] = (),
         checkout: Path,
     ) -> None:
-        self.checkout = checkout  # this repository: the rows' commit, results/, default fixtures
+        # `checkout`: this repository, whose commit the rows record, whose results/ a new file goes to, whose
+        # fixtures are the default
+        self.checkout = checkout
         self.settings, self.start_notes = (config, []) if factories or factory else fit_workers(config)
         self.shard = Shard.parse(config.shard) if config.shard else None
-        self.out = shard_out(results_file(config, checkout), self.shard)  # --resume alone: its matrix's newest
+        self.out = shard_out(results_file(config, checkout), self.shard)  # --resume alone: the newest of its matrix
         check_writable(self.out)
         self.factories = list(factories) or (
             [factory] if factory else Factory.for_configs(worker_configs(self.settings), checkout)
         )
         self.factory = self.factories[0]
-        self.config = self.factory.config  # the first worker's: its card, its share of cores
+        self.config = self.factory.config  # the first worker's: its card, its share of the cores
         self.worker_label = worker_label(self.config, config, 1)
         self.choice = (self.factory.sandbox.kind, self.factory.servers.kind)
-        # host servers of the installed package: its build, for the comparison key (bench.llama.pin)
+        # host servers of the installed package: its build, for the comparison key (bench.llama.pin.package_build)
         self.server_package = package_build() if self.factory.server_kind.package_build else ""
-        self.provenance = Provenance(git_sha(checkout), git_dirty(checkout))  # once, not per run
+        self.provenance = Provenance(git_sha(checkout), git_dirty(checkout))  # read once, not per run
         self.writer = RowWriter(self.out)
         self.rows: list[Row] = self.writer.rows
         self.current_ctx: int | None = None  # the window this bench's servers serve now (the queue prefers it)
         self.speeds: ServerSpeeds | None = None  # measured at each server start, for the runs' floor
         self.outages = Outages(self.factory.server_kind, config.server_wait_s, config.jeff_ctx)
         self.plan: list[PlannedRun] = []
-        self.windows_checked = False  # the windows against Flint's count of each task (bench.run.preflight)
+        self.windows_checked = False  # the plan's windows against Flint's count of each task (bench.run.preflight)
 
     def lane(self, factory: Factory) -> Bench:
         """Another worker of this bench: its own settings, sandboxes and servers; the same plan, file and writer."""
@@ -95,7 +97,7 @@ class Bench:
         return other
 
     def run(self) -> list[Row]:
-        """The whole plan, holding the results file's lock, as instances (one per worker) cleaning up after
+        """The whole plan, holding the results file's lock, as instances (one per worker) that clean up after
         themselves."""
         # a wrong matrix is refused before anything is locked
         plan = shard_plan(plan_runs(self.config, self.checkout, self.factory.serving()), self.shard)
@@ -177,11 +179,8 @@ class Bench:
         """Idle servers for `planned`: those up (waited for when they stopped answering: bench.run.server_return),
         else (re)started at a new ctx, after a death, or when a slot is still busy after the last run; None when a
         restart failed."""
-        if endpoints is not None and self.outages.waits and not servers.healthy():
-            why = f"the servers stopped answering before run {describe(planned_id(planned))}"
-            if (back := self.outages.wait(endpoints, why)) is None:
-                self.outages.give_up(why)  # started anew below, or the bench stops here
-            endpoints = back[0] if back else None
+        if endpoints is not None:
+            endpoints = self.outages.before_run(endpoints, servers.healthy(), describe(planned_id(planned)))
         stuck = wait_idle(endpoints.urls) if endpoints is not None else None
         jeff_ctx = jeff_window(planned.preset, planned.ctx, self.config)
         same = endpoints is not None and endpoints.ctx == planned.ctx and endpoints.jeff_ctx in (None, jeff_ctx)

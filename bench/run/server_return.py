@@ -92,6 +92,17 @@ class Outages:
         log.warning("the servers answer again after %.1f s", seconds)
         return replace(endpoints, flint=flint.props, jeff=jeff.props if jeff else None), seconds
 
+    def before_run(self, endpoints: Endpoints | None, healthy: bool, run: str) -> Endpoints | None:
+        """The servers a run is about to use: `endpoints` as they are when `healthy`; else, where the bench waits for
+        them, once they answer again, or None (started anew, or the bench stops here: give_up)."""
+        if endpoints is None or healthy or not self.waits:
+            return endpoints
+        why = f"the servers stopped answering before run {run}"
+        if (back := self.wait(endpoints, why)) is None:
+            self.give_up(why)
+            return None
+        return back[0]
+
     def give_up(self, why: str) -> None:
         """After a wait that ran out: the bench starts the servers again where it can; else it stops, in one line."""
         if not self.kind.restarts:
