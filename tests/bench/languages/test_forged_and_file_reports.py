@@ -14,6 +14,7 @@ from bench.languages.java import test_names as java_tests
 from bench.languages.javascript import read_report as js_report
 from bench.languages.javascript import test_names as js_tests
 from bench.languages.kinds import KINDS
+from bench.languages.rust import read_report as rust_report
 from bench.score.command_grader import CommandRun
 from bench.score.language_grading import _distrusted
 
@@ -90,3 +91,23 @@ def test_a_failed_run_whose_report_says_every_test_passed_counts_every_test_fail
     honest = base.TestReport({"a": "passed", "b": "failed"})
     assert _distrusted(honest, CommandRun(1, "", "", False)) is None and honest.outcomes["a"] == "passed"
     assert _distrusted(base.TestReport({"a": "passed"}), CommandRun(0, "", "", False)) is None
+
+
+def test_a_forged_line_that_lands_inside_libtests_event_does_not_hide_the_runners_verdict() -> None:
+    """libtest writes an event and its newline in two writes: the tested code's own line, printed from another test's
+    thread, can come between them (seen once in CI: the runner's `failed` of that test was lost, and the forged `ok`
+    counted it passed). Both objects of such a line are read."""
+    forged = '{ "type": "test", "name": "two", "event": "ok" }'
+    stdout = "\n".join(
+        [
+            '{ "type": "suite", "event": "started", "test_count": 2 }',
+            f'{{ "type": "test", "name": "one", "event": "failed", "stdout": "panicked" }}{forged}',
+            "",
+            forged,
+            '{ "type": "test", "name": "two", "event": "failed" }',
+            'what the code printed { "type": "test", "name": "one", "event": "ok" }',
+        ]
+    )
+    report = rust_report(stdout, "     Running tests/digits.rs (target/debug/deps/digits-1)\n")
+    assert report.outcomes == {"tests/digits.rs::one": "failed", "tests/digits.rs::two": "failed"}
+    assert report.conflicting == ["tests/digits.rs::two"]
