@@ -43,9 +43,11 @@ def no_pytest_image() -> Iterator[str]:
         tar.addfile(info, io.BytesIO(data))
     archive.seek(0)
     tag = f"agentbench/test-no-pytest:{new_instance_id()}"  # its own: other checkouts' tests run beside
-    image, _ = client.images.build(fileobj=archive, custom_context=True, tag=tag, rm=True, labels=role_labels("test"))
+    client.images.build(fileobj=archive, custom_context=True, tag=tag, rm=True, labels=role_labels("test"))
     yield tag
-    client.images.remove(image.id, force=True)
+    # by its tag: a worker beside this one built the same image (same id) under its own tag, which removing the id
+    # would take away from under it
+    client.images.remove(tag, force=True)
 
 
 def test_the_preflight_names_the_image_not_the_fixture(no_pytest_image: str) -> None:
