@@ -7,19 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.analyze.compare_json import runs_summary
+from bench.analyze.comparison import SHOWN_METRICS
 from bench.analyze.runs import Run
 from bench.analyze.table import slug
 from bench.json_documents import SCHEMA_VERSION
 from bench.results.row import ResultRow
-
-METRICS = [
-    "wall_s",
-    "prompt_tokens_reprocessed",
-    "peak_gpu_mib_flint",
-    "peak_gpu_mib_jeff",
-    "peak_gpu_mib_device",
-    "gpu_energy_j",
-]
 
 
 def group_figure(index: int, title: str) -> str:
@@ -39,7 +31,7 @@ def _group(index: int, title: str, runs: list[Run]) -> dict[str, Any]:
     rows = [run.row for run in runs]
     return {
         "title": title,
-        **runs_summary(rows, METRICS),
+        **runs_summary(rows, SHOWN_METRICS),
         "failure_labels": dict(Counter(label for row in rows for label in row.failure_labels)),
         "runs_without_trace": sum(not run.traced for run in runs),
         "figure": group_figure(index, title),

@@ -9,6 +9,7 @@ import json
 import socket
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -110,23 +111,33 @@ def ask_and_lose_the_answer(url: str, body: dict[str, object]) -> None:
         httpx.post(url + "/v1/chat/completions", json=body, timeout=30)
 
 
-def test_a_request_still_waiting_when_the_proxy_stops_is_written_down_as_in_flight(tmp_path: Path) -> None:
-    """An agent killed while it waits: the proxy is stopped with the request unanswered, and the log still has it."""
-    log = tmp_path / "proxy.jsonl"
-    with socket.socket() as mute:  # accepts the request and never answers, as a server deep in a prefill
+@contextlib.contextmanager
+def mute_server() -> Iterator[tuple[str, list[socket.socket]]]:
+    """A server that accepts a request and never answers, as one deep in a prefill: its URL and the connections it
+    holds (closed when the block ends)."""
+    with socket.socket() as mute:
         mute.bind(("127.0.0.1", 0))
         mute.listen()
         held: list[socket.socket] = []
         threading.Thread(target=lambda: held.append(mute.accept()[0]), daemon=True).start()
+        try:
+            yield f"http://127.0.0.1:{mute.getsockname()[1]}", held
+        finally:
+            for connection in held:
+                connection.close()
+
+
+def test_a_request_still_waiting_when_the_proxy_stops_is_written_down_as_in_flight(tmp_path: Path) -> None:
+    """An agent killed while it waits: the proxy is stopped with the request unanswered, and the log still has it."""
+    log = tmp_path / "proxy.jsonl"
+    with mute_server() as (server, held):
         body = {"messages": [{"role": "user", "content": "hi"}], "stream": True}
-        with RecordingProxy(f"http://127.0.0.1:{mute.getsockname()[1]}", log, checkout=ROOT) as url:
+        with RecordingProxy(server, log, checkout=ROOT) as url:
             threading.Thread(target=ask_and_lose_the_answer, args=(url, body), daemon=True).start()
             for _ in range(100):
                 if held:
                     break
                 threading.Event().wait(0.05)
-        for connection in held:
-            connection.close()
     (entry,) = [json.loads(line) for line in log.read_text().splitlines()]
     assert entry["route"] == "POST /v1/chat/completions" and entry["request"] == body
     assert entry["in_flight"] is True and entry["status"] is None and entry["streamed"] is True
@@ -135,14 +146,7 @@ def test_a_request_still_waiting_when_the_proxy_stops_is_written_down_as_in_flig
 def test_the_longest_an_answer_may_take_is_the_runs_request_timeout(tmp_path: Path) -> None:
     """A prefill longer than the proxy's default (900 s) is the run's to allow: the proxy is given its timeout."""
     log = tmp_path / "proxy.jsonl"
-    with socket.socket() as mute:  # accepts the request and never answers, as a server deep in a prefill
-        mute.bind(("127.0.0.1", 0))
-        mute.listen()
-        held: list[socket.socket] = []
-        threading.Thread(target=lambda: held.append(mute.accept()[0]), daemon=True).start()
-        with RecordingProxy(f"http://127.0.0.1:{mute.getsockname()[1]}", log, checkout=ROOT, timeout_s=1.5) as url:
-            body = {"messages": [{"role": "user", "content": "hi"}]}
-            answer = httpx.post(url + "/v1/chat/completions", json=body, timeout=30)
-        for connection in held:
-            connection.close()
+    with mute_server() as (server, _), RecordingProxy(server, log, checkout=ROOT, timeout_s=1.5) as url:
+        body = {"messages": [{"role": "user", "content": "hi"}]}
+        answer = httpx.post(url + "/v1/chat/completions", json=body, timeout=30)
     assert answer.status_code == 504 and "no answer within 1.5 s" in answer.text
