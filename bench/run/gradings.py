@@ -1,5 +1,6 @@
 """Grading beside the next run: a finished run's hidden tests need no server, so with `grading_overlap` a thread of
-the worker's own grades them while the next run's agent works, and writes each row in the order the runs ran.
+the worker's own grades them while the next run's agent works, and writes each row in the order the runs ran. That
+thread yields the CPU to the run being measured (bench/priority.py): the next run's figures are its own.
 
 The lane is bounded (`depth` finished runs wait or are graded at most): a run that ends while its predecessor is still
 graded waits for room, so gradings never pile up. A stop (Ctrl-C, SIGTERM, a worker's stop) cuts the running agent
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import stopping
+from bench.priority import lower_this_thread
 from bench.run.finishing import FINISHING
 from bench.run.outputs import mark_interrupted
 from bench.run.record import RunRecord
@@ -97,6 +99,7 @@ class Gradings:
         self.write(finished.record, finished.names)
 
     def _work(self) -> None:
+        lower_this_thread()  # the next run is being measured: its server and agent come first (bench/priority.py)
         try:
             with stopping.stoppable(self.stop):
                 while (finished := self._next()) is not None:

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from bench.containers.engine import owner_for_container, role_labels, run_container
 from bench.errors import ScoringError
+from bench.priority import container_weight
 from bench.processes import run_to_end
 from bench.sandbox.base import Engine
 
@@ -53,7 +54,8 @@ def locked_down(
 ) -> dict[str, Any]:
     """A grader container's options beside its image, command and environment: `source` (the grading copy) read-only
     at /src, run as its owner; /grade (the owner's) and /tmp in memory; no network, a read-only root, no capabilities,
-    no new privileges, the limits' memory, CPUs and pids. `exec_tmp`: /tmp allows exec too (compilers run what they
+    no new privileges, the limits' memory, CPUs and pids; the CPU weight of the thread starting it (bench/priority.py).
+    `exec_tmp`: /tmp allows exec too (compilers run what they
     build; pytest does not need it)."""
     user = owner_for_container(source)
     uid, gid = user.split(":")
@@ -74,6 +76,7 @@ def locked_down(
         "memswap_limit": limits.memory,
         "nano_cpus": int(limits.cpus * 1e9),
         "pids_limit": limits.pids,
+        **container_weight(),
     }
 
 

@@ -24,6 +24,7 @@ LAYERS = [
         "logs",
         "processes",
         "stopping",
+        "priority",
         "yaml_file",
         "atomic_file",
         "file_lock",

@@ -4,6 +4,7 @@ for the gradings in flight (a further one ending them), a failure of the grading
 from __future__ import annotations
 
 import _thread
+import os
 import signal
 import threading
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench import stopping
+from bench.priority import lowered_by
 from bench.run.gradings import Finished, Gradings
 from bench.run.record import RunRecord
 
@@ -118,3 +120,18 @@ def test_a_ctrl_c_during_the_drain_after_a_stop_ends_the_grading_at_once(tmp_pat
     assert time.monotonic() - started < 5
     assert log == ["start r1"] and lane.rows == []
     assert (tmp_path / "r2.interrupted").exists()
+
+
+def test_gradings_beside_the_next_run_run_lowered_and_serial_ones_do_not(tmp_path: Path) -> None:
+    seen: dict[str, int] = {}
+
+    def grade(record: RunRecord) -> None:
+        seen[record.run_id] = lowered_by()
+
+    beside, serial = Lane(tmp_path), Lane(tmp_path, overlap=False)
+    beside.gradings.submit(finished("beside", grade))
+    beside.gradings.drain(stopped=False)
+    serial.gradings.submit(finished("serial", grade))
+    serial.gradings.drain(stopped=False)
+    assert seen["serial"] == 0 and seen["beside"] > 0
+    assert seen["beside"] == min(10, 19 - os.getpriority(os.PRIO_PROCESS, 0))  # less only under a `nice` of 10 or more

@@ -3,13 +3,15 @@ asserts each limit as the agent's code would meet it."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bench import ROOT
-from bench.score.graders import DockerGrader, GraderLimits, run_pytest
+from bench.priority import lower_this_thread, lowered_by
+from bench.score.graders import DockerGrader, GraderLimits, PytestRun, run_pytest
 from bench.score.sessions import GRADING_DIR, WITNESS_MODULE, plugin_files
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -111,21 +113,57 @@ def test_memory_cpu_and_process_limits():
 """
 
 
-def test_the_grader_container_is_locked_down(tmp_path: Path) -> None:
+WEIGHT_PROBE = """
+from pathlib import Path
+
+
+def test_the_cpu_weight_is_the_lowered_threads():
+    v2, v1 = Path("/sys/fs/cgroup/cpu.weight"), Path("/sys/fs/cgroup/cpu/cpu.shares")
+    if v2.exists():
+        assert int(v2.read_text()) < 100  # the default weight, which shares of 1024 become
+    else:
+        assert int(v1.read_text()) == SHARES
+"""
+
+
+def probe_run(tmp_path: Path, probe: str, limits: GraderLimits | None = None) -> PytestRun:
+    """`probe` (a test module) run by the docker grader with the bench's plugins, as hidden tests are."""
     from bench.containers.engine import docker_client
     from bench.containers.images import ensure_sandbox_image
 
     client: Any = docker_client()
-    limits = GraderLimits(memory="1g", cpus=1.0, pids=128, work_dir_size="64m", tmp_size="32m")
-    constants = f"WORK_MIB, TMP_MIB, MEMORY_MIB, PIDS, CPUS = 64, 32, 1024, {limits.pids}, {limits.cpus}\n"
-    (tmp_path / "test_probe.py").write_text(constants + PROBE)
-
+    (tmp_path / "test_probe.py").write_text(probe)
     for rel, text in plugin_files().items():  # the witness among them: it makes pytest non-dumpable
         (tmp_path / GRADING_DIR / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / GRADING_DIR / rel).write_text(text)
     grader = DockerGrader(client, ensure_sandbox_image(client, ROOT), limits)
     args = ["-q", "-p", "no:cacheprovider", "-p", WITNESS_MODULE, "test_probe.py"]
-    run = run_pytest(grader, tmp_path, args, timeout_s=180, plugins=GRADING_DIR)
+    return run_pytest(grader, tmp_path, args, timeout_s=180, plugins=GRADING_DIR)
+
+
+def test_the_grader_container_is_locked_down(tmp_path: Path) -> None:
+    limits = GraderLimits(memory="1g", cpus=1.0, pids=128, work_dir_size="64m", tmp_size="32m")
+    constants = f"WORK_MIB, TMP_MIB, MEMORY_MIB, PIDS, CPUS = 64, 32, 1024, {limits.pids}, {limits.cpus}\n"
+    run = probe_run(tmp_path, constants + PROBE, limits)
 
     assert (run.exit_code, run.timed_out) == (0, False), run.output[-3000:]
     assert "9 passed" in run.output
+
+
+def test_a_grader_started_beside_a_measured_run_yields_the_cpu(tmp_path: Path) -> None:
+    """Grading beside the next run lowers its thread (bench/run/gradings.py); the container it starts weighs for the
+    scheduler what its processes weigh (110 against 1024 at nice 10, 137 at 9 under a `nice` of 10), as the local
+    grader's pytest would."""
+    runs: list[PytestRun] = []
+
+    def grade_lowered() -> None:
+        lower_this_thread()
+        shares = {10: "110", 9: "137"}[lowered_by()]
+        runs.append(probe_run(tmp_path, WEIGHT_PROBE.replace("SHARES", shares)))
+
+    thread = threading.Thread(target=grade_lowered)
+    thread.start()
+    thread.join()
+
+    assert (runs[0].exit_code, runs[0].timed_out) == (0, False), runs[0].output[-3000:]
+    assert "1 passed" in runs[0].output
