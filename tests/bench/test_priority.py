@@ -10,6 +10,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from bench.priority import container_weight, lower_this_thread, lowered_by
 
 
@@ -46,6 +48,7 @@ def test_a_lowered_thread_runs_ten_below_and_asks_the_container_weight_of_its_ni
         assert lowered_then(container_weight) == {"cpu_shares": weights[room()]}
 
 
+@pytest.mark.usefixtures("child_processes")
 def test_the_processes_a_lowered_thread_starts_run_lowered_and_the_others_do_not() -> None:
     own = child_nice()
     assert lowered_then(child_nice) == own + room()
