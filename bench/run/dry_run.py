@@ -11,6 +11,7 @@ from typing import Any
 
 from bench.config import SETTINGS, BenchConfig
 from bench.environment import from_environment
+from bench.run.agents_model import cpu_model_for_agents
 from bench.run.plan import plan_runs
 from bench.run.resume_file import results_file
 from bench.run.shards import Shard, shard_out, shard_plan
@@ -41,15 +42,18 @@ def sources(path: Path | None, given: Mapping[str, Any]) -> dict[str, str]:
 
 def dry_run(config: BenchConfig, path: Path | None, given: Mapping[str, Any], checkout: Path) -> str:
     """The runs, the results file and the settings, as text."""
+    config, chosen = cpu_model_for_agents(config)  # as the bench will run it
     shard = Shard.parse(config.shard) if config.shard else None
     plan = shard_plan(plan_runs(config, checkout), shard)
     out = shard_out(results_file(config, checkout), shard)
     lines = [f"bench run --dry-run: {len(plan)} runs into {out}; nothing is started"]
     for index, run in enumerate(plan[:LISTED_RUNS], start=1):
-        lines.append(f"  run {index}/{len(plan)} {run.fixture.name} {run.preset} ctx={run.ctx} rep={run.rep}")
+        lines.append(f"  run {index}/{len(plan)} {run.fixture.name} {run.label} ctx={run.ctx} rep={run.rep}")
     if len(plan) > LISTED_RUNS:
         lines.append(f"  ... and {len(plan) - LISTED_RUNS} more")
     found = sources(path, given)
+    if chosen:
+        found["cpu_model"] = "chosen for the agents: " + chosen[0]
     values = {name: _shown(getattr(config, name)) for name in SETTINGS}
     width = max(len(name) for name in SETTINGS)
     value_width = min(max(len(value) for value in values.values()), 40)

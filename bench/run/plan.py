@@ -15,7 +15,6 @@ from bench.agents.article import PRESETS
 from bench.agents.base import AgentCommand, AgentSettings
 from bench.agents.kinds import agent_kind, refuse_unfit
 from bench.config import BenchConfig
-from bench.errors import ConfigError
 from bench.fixtures.fixture import Fixture, fixture_hash, fixtures_root, load_fixture
 from bench.llama import spec_settings
 from bench.llama.pin import recorded_build
@@ -24,7 +23,7 @@ from bench.llama.spec_settings import SpecSettings
 from bench.provenance import file_sha256
 from bench.results.row import ResultRow
 from bench.results.schema import run_key
-from bench.results.serving import FORCED_SERVING
+from bench.run.agents_model import refuse_forced_tools
 from bench.run.spelling import from_make, spelled_with
 from bench.servers.base import Endpoints
 
@@ -46,26 +45,6 @@ class PlannedRun:
     def label(self) -> str:
         """The preset, or the agent that has none: what names the run (its folder, the progress line)."""
         return self.preset or self.agent
-
-
-TOOL_CALLING_CPU_MODEL = "qwen2.5-coder-0.5b"  # the smallest CPU model that writes tool calls of its own
-
-
-def refuse_forced_tools(config: BenchConfig, serving: str) -> None:
-    """ConfigError, before anything runs, for agents that write their own tool calls where Flint is forced to call
-    tools (`serving`: SmolLM2, the CPU default): every answer would be one of the article agent's tools, and their
-    requests fail."""
-    unfit = [name for name in config.agents if not agent_kind(name).forced_tools]
-    if serving != FORCED_SERVING or not unfit:
-        return
-    agents = ", ".join(unfit)
-    forced_by_setting = config.flint_tools == "forced"
-    fix = "set flint_tools: auto" if forced_by_setting else spelled_with("cpu_model", TOOL_CALLING_CPU_MODEL)
-    raise ConfigError(
-        f"agents: {agents} cannot run on Flint's {config.cpu_model}, which is forced to answer with the article "
-        f"agent's own tools (bench/llama/forced_tools.py): {fix} (a model that writes tool calls), or drop {agents}; "
-        "nothing was run"
-    )
 
 
 def agent_matrix(config: BenchConfig, serving: str = "") -> list[tuple[str, str, str, int]]:

@@ -28,11 +28,11 @@ from bench.measure.time_split import ServerSpeeds
 from bench.provenance import git_dirty, git_sha
 from bench.results.append import check_same_inputs, completed_keys, read_rows
 from bench.results.lock import ResultsLock
+from bench.run.agents_model import settings_as_run
 from bench.run.choices import Factory
 from bench.run.ending import ending
 from bench.run.extras import prepare_servers
 from bench.run.finishing import FINISHING
-from bench.run.free_cores import fit_workers
 from bench.run.gradings import Finished, Gradings
 from bench.run.one_run import grade_finished, run_one
 from bench.run.outputs import check_writable, log_file, mark_interrupted
@@ -67,7 +67,7 @@ class Bench:
         # `checkout`: this repository, whose commit the rows record, whose results/ a new file goes to, whose
         # fixtures are the default
         self.checkout = checkout
-        self.settings, self.start_notes = (config, []) if factories or factory else fit_workers(config)
+        self.settings, self.start_notes = (config, []) if factories or factory else settings_as_run(config)
         self.shard = Shard.parse(config.shard) if config.shard else None
         self.out = shard_out(results_file(config, checkout), self.shard)  # --resume alone: the newest of its matrix
         check_writable(self.out)

@@ -61,7 +61,7 @@ class Kind:
     # What its servers on this host share, made once before any worker starts (bench.servers.shared).
     prepare: Callable[[Shared], None] = nothing_shared
     # How Flint will be served (bench/llama/serving.py), known before its servers are made: a plan that cannot run
-    # on it is refused before anything starts (bench.run.plan.refuse_forced_tools).
+    # on it is refused before anything starts (bench.run.agents_model.refuse_forced_tools).
     flint_serving: Callable[[BenchConfig, HostGpu], str] = lambda config, gpu: NATIVE
 
 

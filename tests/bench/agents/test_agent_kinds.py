@@ -11,11 +11,12 @@ import pytest
 from bench import ROOT
 from bench.agents.base import Place
 from bench.agents.kinds import KINDS, agent_kind, listing
-from bench.config import BenchConfig, Choice
+from bench.config import BenchConfig, Choice, load_config
 from bench.errors import ConfigError
 from bench.fixtures.fixture import load_fixture
 from bench.results.append import read_rows
 from bench.results.serving import FORCED_SERVING
+from bench.run.agents_model import settings_as_run
 from bench.run.choices import Factory, Host
 from bench.run.plan import plan_runs
 from bench.run.runner import Bench
@@ -143,3 +144,21 @@ def test_a_model_that_writes_its_own_tool_calls_or_the_article_alone_is_not_refu
     assert serving != FORCED_SERVING
     assert plan_runs(qwen, ROOT, serving)
     assert plan_runs(BenchConfig(agents=["article"], presets=["part3"]), ROOT, FORCED_SERVING)
+
+
+def test_a_matrix_with_an_agent_of_its_own_tool_calls_gets_the_qwen_model_on_a_cpu_unless_one_was_chosen() -> None:
+    asked = load_config(None, {"agents": ["article", "mini-swe-agent"], "ctx": [8192]})
+    ran, notes = settings_as_run(asked)
+    assert (asked.cpu_model, ran.cpu_model) == ("smollm2", "qwen2.5-coder-0.5b")  # every run, the article's too
+    assert len(notes) == 1 and "qwen2.5-coder-0.5b" in notes[0] and "mini-swe-agent" in notes[0], notes
+    factory = Factory(ran, Choice("local", ""), Choice("embedded", ""), Host(None, NO_GPU), checkout=ROOT)
+    assert factory.serving() != FORCED_SERVING and plan_runs(ran, ROOT, factory.serving())
+
+    for kept in (
+        {"agents": ["article"]},  # the article's agent alone: SmolLM2, forced, as before
+        {"agents": ["mini-swe-agent"], "cpu_model": "smollm2"},  # chosen by hand: kept, then refused
+        {"agents": ["mini-swe-agent"], "cpu_model": "qwen2.5-coder-1.5b"},
+        {"agents": ["mini-swe-agent"], "flint_tools": "native"},
+    ):
+        config = load_config(None, kept)
+        assert settings_as_run(config) == (config, []), kept

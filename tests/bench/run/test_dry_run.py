@@ -51,3 +51,16 @@ def test_windows_as_llama_cpp_users_write_them(capsys: Capture, monkeypatch: pyt
         main(["run", "--dry-run", "--ctx", "4q"])
     assert refused.value.code == 2
     assert "expected context sizes such as 4096,8192 or 4k,8k, got '4q'" in capsys.readouterr().err
+
+
+def test_the_dry_run_names_every_agent_and_the_cpu_model_the_bench_will_give_them(
+    tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(FROM_MAKE, raising=False)
+    flags = ["--agents", "article,mini-swe-agent", "--ctx", "8192", "--fixtures", "calc", "--fixtures-root", str(ROOT)]
+    assert main(["run", "--dry-run", *flags, "--out", str(tmp_path / "r.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "run 2/2 calc mini-swe-agent ctx=8192" in out, out
+    line = setting_line(out, "cpu_model")
+    assert line[1] == "qwen2.5-coder-0.5b" and "mini-swe-agent" in line and "chosen" in line, line
+    assert not (tmp_path / "r.csv").exists()
