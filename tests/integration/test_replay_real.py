@@ -85,7 +85,8 @@ def test_the_shipped_examples_part3_run_replays_against_embedded_and_leaves_the_
     request's prompt_n computed again alike or its difference put down to the server's answer before it, and no file
     of the example written. The run sampled (temperature 0.7, no seed), so the server draws its answers again, and
     SmolLM2 writes the same call in other tokens one time in ten or so (`py` + `test` for `pytest`): the prompt after
-    it reuses less of it. One CI run gave 7 of 8 so; a lost cache or another template would differ unexplained."""
+    it reuses less of it: 8 of 43 replays here differed so in one request (CI's one 7 of 8, its request not kept,
+    fits). A lost cache or another template would differ with no answer to explain it, and fail this."""
     part3 = sorted((EXAMPLE / "runs").glob("*-part3-*"))[0]
     before = {path: path.read_bytes() for path in EXAMPLE.rglob("*") if path.is_file()}
     assert bench_main(["replay", str(part3), "--against", "embedded"]) == 0
