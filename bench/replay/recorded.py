@@ -71,6 +71,17 @@ def load_run(run_dir: Path) -> RecordedRun:
     )
 
 
+def drawn(run: RecordedRun) -> str | None:
+    """How the run's answers were sampled where a replay draws them again (a temperature above 0, or none given: the
+    server's own, and no seed); None where every request was greedy or seeded, so the same build answers alike."""
+    temperatures = {body.get("temperature") for body in run.bodies.bodies if body.get("seed") is None}
+    sampled = sorted(str(t) for t in temperatures if not (isinstance(t, (int, float)) and t <= 0))
+    if not sampled:
+        return None
+    said = ", ".join("the server's own" if t == "None" else t for t in sampled)
+    return f"sampled at temperature {said} without a seed"
+
+
 def _events_by_request(events: list[Event]) -> dict[int, Event]:
     found: dict[int, Event] = {}
     for event in events:

@@ -13,12 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.errors import ConfigError
-from bench.replay.recorded import RecordedRun, load_run
+from bench.replay.recorded import RecordedRun, drawn, load_run
 from bench.replay.send import Sent, replay_run
-from bench.replay.server_report import Results, mismatches, paired_table, summary_table, write_csv
+from bench.replay.server_report import Results, by_answer, mismatches, paired_table, summary_table, write_csv
 from bench.replay.targets import Settings, Target, scratch, settings, started, targets
 
 log = logging.getLogger(__name__)
+DRAWN_AGAIN = (
+    "the server draws its answers again, and a prompt that goes on from one can reuse another part of it (the same "
+    "call in other tokens), so prompt_n can differ there; the lines below say where"
+)
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,9 @@ def command(options: AgainstOptions) -> int:
             raise ConfigError(f"{run_dir} is not a run's folder (results/runs/<run_id>)")
     chosen = targets(options.against, options.llama_servers, options.model, options.server_args)
     runs = [load_run(d) for d in options.run_dirs]
+    for run in runs:
+        if how := drawn(run):
+            print(f"note: {run.name}: {how}: {DRAWN_AGAIN}")
     results: Results = {}
     for target in chosen:
         results[target.label], notes = replay_against(runs, target, options.checkout)
@@ -91,7 +98,11 @@ def report(results: Results) -> str:
         lines += [summary_table(sent), ""]
         checked = [s for s in sent if s.recorded.figure("prompt_n") is not None and s.figure("prompt_n") is not None]
         equal = sum(s.figure("prompt_n") == s.recorded.figure("prompt_n") for s in checked)
-        lines.append(f"prompt_n as recorded on {equal} of {len(checked)} requests that have a recorded one.")
+        line = f"prompt_n as recorded on {equal} of {len(checked)} requests that have a recorded one"
+        if drawn := by_answer(sent):
+            line += f"; {drawn} more differ only through the server's answers before them" if drawn > 1 else ""
+            line += "; 1 more differs only through the server's answer before it" if drawn == 1 else ""
+        lines.append(line + ".")
         lines += [f"- {line}" for line in mismatches(sent)] + [""]
     if len(results) > 1:
         lines += ["## Paired by request", "", paired_table(results), ""]

@@ -15,6 +15,7 @@ from bench.analyze.paired import paired_verdict, signed_rank
 from bench.analyze.stats import ALPHA, fmt_p
 from bench.analyze.table import fmt_number, markdown_table
 from bench.errors import ResultsError
+from bench.replay.answer_reuse import answer_reuse
 from bench.replay.recorded import RecordedRequest
 from bench.replay.send import Sent
 
@@ -117,20 +118,31 @@ def _scaled(value: float | None, scale: int) -> float | None:
 
 
 def mismatches(sent: list[Sent]) -> list[str]:
-    """Where prompt_n did not come out as recorded, and the first answer before it that differed, if one did."""
+    """Where prompt_n did not come out as recorded, and why where the answer before it explains it
+    (bench/replay/answer_reuse.py)."""
     lines = []
     for i, s in enumerate(sent):
         then = s.recorded.figure("prompt_n")
         if then is None or s.figure("prompt_n") == then:
             continue
-        before = [p for p in sent[:i] if p.run == s.run and p.answered_otherwise]
-        why = f"; request {before[-1].recorded.number} was answered otherwise" if before else ""
+        reuse = answer_reuse(sent, i)
+        why = f": {reuse.why()}" if reuse else ""
         lines.append(
             f"{s.run} request {s.recorded.number}: prompt_n {_cell(s.figure('prompt_n'), 0)}, recorded "
             f"{_cell(then, 0)}{why}"
         )
     shown = lines[:SHOWN_MISMATCHES]
     return shown + ([f"... and {len(lines) - len(shown)} more"] if len(lines) > len(shown) else [])
+
+
+def by_answer(sent: list[Sent]) -> int:
+    """The requests whose prompt_n differs from the recording only through the answer before them."""
+    return sum(
+        s.figure("prompt_n") not in (None, s.recorded.figure("prompt_n"))
+        and s.recorded.figure("prompt_n") is not None
+        and answer_reuse(sent, i) is not None
+        for i, s in enumerate(sent)
+    )
 
 
 def paired_table(results: Results, alpha: float = ALPHA) -> str:

@@ -23,7 +23,7 @@ from bench.testing import fake_llama
 CALLS = [fake_llama.tool_call("read_file", {"path": f"m{i % 3}.py"}) for i in range(6)]
 
 
-def agent_run(tmp_path: Path, flint: fake_llama.FakeLlama) -> Path:
+def agent_run(tmp_path: Path, flint: fake_llama.FakeLlama, sampling: str | None = None) -> Path:
     repo, run_dir = tmp_path / "repo", tmp_path / "run"
     repo.mkdir()
     run_dir.mkdir()
@@ -45,6 +45,7 @@ def agent_run(tmp_path: Path, flint: fake_llama.FakeLlama) -> Path:
         "part3",
         "--events",
         str(run_dir / "events.jsonl"),
+        *(["--sampling", sampling] if sampling else []),
     ]
     with contextlib.redirect_stdout(io.StringIO()):
         agent_main(argv)
@@ -70,6 +71,7 @@ def test_a_run_sent_again_to_a_server_that_answers_as_then_reproduces_every_prom
         status, printed = replay([str(run_dir), "--against", again.url, "--csv", str(out)], capsys)
         sent = again.requests
     assert status == 0 and "prompt_n as recorded on 6 of 6 requests" in printed
+    assert "sampled at temperature" not in printed  # the agent's default is greedy: no answer is drawn again
     with out.open() as f:
         rows = list(csv.DictReader(f))
     assert [r["prompt_n"] for r in rows] == [r["recorded_prompt_n"] for r in rows] and len(rows) == 6
@@ -86,7 +88,36 @@ def test_where_the_server_answers_otherwise_the_output_says_where_prompt_n_parte
     with fake_llama.FakeLlama(other, n_ctx=3072) as again:
         status, printed = replay([str(run_dir), "--against", again.url], capsys)
     assert status == 0 and "prompt_n as recorded on 5 of 6 requests" in printed
+    assert "; 1 more differs only through the server's answer before it." in printed
     assert "request 3: prompt_n" in printed and "request 2 was answered otherwise" in printed
+
+
+def test_the_same_call_in_other_tokens_is_said_to_be_where_prompt_n_parted_and_a_lost_cache_is_not(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As a sampled run's replay on the real server can (the same call drawn in other tokens, the next prompt reusing
+    less of it), request 3 differs only through request 2's answer; request 4, whose slot is lost, is not explained."""
+    spaced = fake_llama.tool_call("read_file", '{ "path" :  "m2.py" }')  # the run's call, as other text
+    other = [*CALLS[:2], spaced, CALLS[3], {**CALLS[4], "forget": True}, CALLS[5]]
+    with fake_llama.FakeLlama(other, n_ctx=3072) as again:
+        status, printed = replay([str(run_dir), "--against", again.url], capsys)
+    assert status == 0 and "prompt_n as recorded on 4 of 6 requests" in printed
+    assert "; 1 more differs only through the server's answer before it." in printed
+    lines = [line for line in printed.splitlines() if line.startswith("- run request")]
+    assert len(lines) == 2 and lines[0].startswith("- run request 3: prompt_n ")
+    assert ": its prompt reused " in lines[0] and "tokens of the server's answer to request 2, the run's" in lines[0]
+    assert "(request 2 was answered alike in other tokens: " in lines[0]
+    assert lines[1].startswith("- run request 4: prompt_n ") and ": " not in lines[1].split("recorded ")[1]
+
+
+def test_a_sampled_run_is_named_as_one_whose_answers_a_replay_draws_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with fake_llama.FakeLlama(CALLS, n_ctx=3072) as flint:
+        sampled = agent_run(tmp_path, flint, sampling='{"temperature": 0.7}')
+    with fake_llama.FakeLlama(CALLS, n_ctx=3072) as again:
+        status, printed = replay([str(sampled), "--against", again.url], capsys)
+    assert status == 0 and f"note: {sampled.name}: sampled at temperature 0.7 without a seed: " in printed
 
 
 def test_two_servers_over_the_same_run_give_one_table_paired_by_request(
