@@ -35,9 +35,7 @@ from bench.score.language_grading import REPORT_NAME
 from bench.score.score import Score
 from bench.testing.fakes import FakeFactory, FakeSandboxes, FakeServers, ScriptedRun
 
-# One group: the module's imported root (six gradings in Docker) is made once, on one pytest-xdist worker; spread
-# over the workers, it was made again each time a worker came back to the module.
-pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.xdist_group("language-grading")]
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 POLYGLOT = Path(__file__).parent / "data" / "polyglot"
 CHECKOUT = Path(__file__).resolve().parents[3]
@@ -215,14 +213,26 @@ def grader(client: Any) -> DockerGrader:
     return DockerGrader(client, ensure_sandbox_image(client, CHECKOUT))
 
 
+# One pytest-xdist group a language: a language's imported root (its gradings in Docker) is made once, on the one
+# worker that runs all of that language's tests, and the five languages spread over the workers. One group for the
+# whole module ran about 630 s of gradings and builds on one worker while the others idled (CI, load 10).
+@pytest.fixture(
+    scope="module",
+    params=[pytest.param(lang, marks=pytest.mark.xdist_group(f"language-grading-{lang}")) for lang in sorted(CASES)],
+)
+def lang(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory, grader: DockerGrader) -> Path:
-    into = tmp_path_factory.mktemp("polyglot-root")
-    imported, refused = import_all([POLYGLOT / lang for lang in CASES], into, 0.0, 10, force=False, grader=grader)
+def root(tmp_path_factory: pytest.TempPathFactory, grader: DockerGrader, lang: str) -> Path:
+    into = tmp_path_factory.mktemp(f"polyglot-{lang}")
+    imported, refused = import_all([POLYGLOT / lang], into, 0.0, 10, force=False, grader=grader)
     assert refused == {}
-    assert {i.name: (i.hidden_total, i.expected_hidden_passing, i.solution_passing) for i in imported} == {
-        case.name: (case.total, case.stub, case.total) for case in CASES.values()
-    }
+    case = CASES[lang]
+    assert [(i.name, i.hidden_total, i.expected_hidden_passing, i.solution_passing) for i in imported] == [
+        (case.name, case.total, case.stub, case.total)
+    ]
     return into
 
 
@@ -236,7 +246,6 @@ def graded(fx: Fixture, grader: DockerGrader, tmp_path: Path, files: dict[str, s
     return score_diff(fx, folder_diff(fx, work, tmp_path / "repo"), grader, tmp_path / "grading")
 
 
-@pytest.mark.parametrize("lang", sorted(CASES))
 def test_the_imported_fixture_says_its_language_and_hides_every_test(root: Path, lang: str) -> None:
     case = CASES[lang]
     fx = load_fixture(case.name, root)
@@ -250,7 +259,6 @@ def test_the_imported_fixture_says_its_language_and_hides_every_test(root: Path,
     assert f"`{fx.command}`" in (fx.path / "TASK.md").read_text()
 
 
-@pytest.mark.parametrize("lang", sorted(CASES))
 def test_planted_tests_are_left_out_and_counted_and_the_example_gets_full_marks(
     root: Path, grader: DockerGrader, tmp_path: Path, lang: str
 ) -> None:
@@ -264,7 +272,6 @@ def test_planted_tests_are_left_out_and_counted_and_the_example_gets_full_marks(
     assert REPORT_NAME in score.junit_reports
 
 
-@pytest.mark.parametrize("lang", sorted(CASES))
 def test_code_that_does_not_compile_fails_every_test_with_the_compilers_first_error(
     root: Path, grader: DockerGrader, tmp_path: Path, lang: str
 ) -> None:
@@ -275,7 +282,6 @@ def test_code_that_does_not_compile_fails_every_test_with_the_compilers_first_er
     assert case.first_error in score.error
 
 
-@pytest.mark.parametrize("lang", sorted(CASES))
 def test_a_report_the_code_prints_is_not_taken_for_the_runners(
     root: Path, grader: DockerGrader, tmp_path: Path, lang: str
 ) -> None:
@@ -289,7 +295,6 @@ def test_a_report_the_code_prints_is_not_taken_for_the_runners(
         assert score.error is not None and "tests reported both passed and failed, counted failed" in score.error
 
 
-@pytest.mark.parametrize("lang", sorted(CASES))
 def test_a_hidden_test_the_agent_wrote_at_its_path_is_graded_as_the_original(
     root: Path, grader: DockerGrader, tmp_path: Path, lang: str
 ) -> None:
@@ -301,7 +306,6 @@ def test_a_hidden_test_the_agent_wrote_at_its_path_is_graded_as_the_original(
     assert score.hidden_passed == case.stub and score.tests_added == 2
 
 
-@pytest.mark.parametrize("lang", sorted(CASES))
 def test_a_bench_run_on_the_fixture_gives_a_graded_row(root: Path, client: Any, tmp_path: Path, lang: str) -> None:
     case = CASES[lang]
     example = (POLYGLOT / lang / case.slug / case.example).read_text()
@@ -315,13 +319,13 @@ def test_a_bench_run_on_the_fixture_gives_a_graded_row(root: Path, client: Any, 
     assert (row["hidden_passed"], row["hidden_total"], row["files_changed"]) == (str(case.total), str(case.total), "1")
 
 
-def test_fixtures_check_passes_each_imported_fixture(root: Path) -> None:
+def test_fixtures_check_passes_each_imported_fixture(root: Path, lang: str) -> None:
     """`fixtures check` grades another language's fixture in its image (Docker here): original and solution."""
-    for case in CASES.values():
-        checked = check_fixture(case.name, root, checkout=ROOT)
-        assert checked.problems == [], case.name
-        assert f"original: hidden {case.stub}/{case.total}" in checked.summary
-        assert f"solution: hidden {case.total}/" in checked.summary
+    case = CASES[lang]
+    checked = check_fixture(case.name, root, checkout=ROOT)
+    assert checked.problems == [], case.name
+    assert f"original: hidden {case.stub}/{case.total}" in checked.summary
+    assert f"solution: hidden {case.total}/" in checked.summary
 
 
 # the agent package's sources (folder: argv[1]), hashed alike in the image and here
@@ -332,7 +336,6 @@ AGENT_HASH = (
 )
 
 
-@pytest.mark.parametrize("lang", sorted(CASES))
 def test_the_agent_of_a_run_on_the_fixture_works_in_its_languages_image(client: Any, lang: str) -> None:
     """The docker sandbox of a run on a fixture of another language is that language's image (the toolchain, its
     runner layer where it has one, then the agent's layer): the agent's python3 and this checkout's package are there,
@@ -358,7 +361,6 @@ def test_the_agent_of_a_run_on_the_fixture_works_in_its_languages_image(client: 
         sandboxes.close()
 
 
-@pytest.mark.parametrize("lang", sorted(CASES))
 def test_the_languages_test_command_passes_on_the_example_in_the_agents_sandbox(
     client: Any, tmp_path: Path, lang: str
 ) -> None:

@@ -90,13 +90,21 @@ def stop_at(tmp_path: Path, fraction: float, span_s: float, every_process: bool)
     assert sum(row["stop_reason"] == "done" for row in rows) == 1, rows
 
 
+@pytest.fixture(scope="module")
+def span_s(tmp_path_factory: pytest.TempPathFactory) -> float:
+    """The span from the agent's stop to the bench's exit, timed once for both ways of stopping: it is the same
+    bench, and timing it again was one more whole bench run."""
+    return span_after_the_agents_stop(tmp_path_factory.mktemp("reference"))
+
+
+# One pytest-xdist group, so that both ways of stopping run on the worker that timed the span.
+@pytest.mark.xdist_group("sigterm-sweep")
 @pytest.mark.parametrize("every_process", [False, True], ids=["kill", "scancel"])
 def test_a_sigterm_at_any_moment_after_the_agents_stop_keeps_the_run_or_runs_it_again(
-    tmp_path: Path, every_process: bool
+    tmp_path: Path, span_s: float, every_process: bool
 ) -> None:
-    folders = {name: tmp_path / name for name in ["reference", *(f"at-{fraction}" for fraction in MOMENTS)]}
+    folders = {f"at-{fraction}": tmp_path / f"at-{fraction}" for fraction in MOMENTS}
     for folder in folders.values():
         folder.mkdir()
-    span_s = span_after_the_agents_stop(folders["reference"])
     for fraction in MOMENTS:
         stop_at(folders[f"at-{fraction}"], fraction, span_s, every_process)
