@@ -70,7 +70,7 @@ CLAUDE_CODE = AgentKind(
     # every request is refused
     min_ctx=(16384, "its first request alone is about 12,200 tokens: its system prompt, tools and the task"),
     real_run=(
-        "no real run has completed here: its 12,248-token first prompt took 6.5 min of prefill on two cores and its"
-        " answer 1,411 tokens more; then a sub-agent looped until the run's 1,800 s limit (docs/agents.md)"
+        "real runs: bench run --agents claude-code --ctx 16384 --max-steps 2 (docs/agents.md), ended by the step limit;"
+        " its 12,248-token first prompt is about 10 min of prefill on two cores"
     ),
 )
