@@ -34,15 +34,27 @@ def proxy_stop(exchanges: list[dict[str, Any]]) -> str | None:
 
 
 def stop_reason(exchanges: list[dict[str, Any]], agent_stop: str) -> str:
-    """The run's stop reason: the proxy's where it ended the run (its step limit); `context_exhausted` where the
-    agent ended, not done and not killed, right after the server refused its prompt as larger than the window (its
-    last model request a context 400: mini-swe-agent raises on it); else the agent's own (`agent_stop`)."""
+    """The run's stop reason: the proxy's where it ended the run (its step limit); where the agent ended, not done
+    and not killed, right after its last model request: `context_exhausted` if the server refused that prompt as
+    larger than the window (a context 400: mini-swe-agent raises on it), `server_error` if no answer to it came
+    (the proxy's answer limit, the run's request timeout, cut it: Qwen Code's 17,973-token first prompt at 0.6 tokens
+    a second on two busy cores); else the agent's own (`agent_stop`)."""
+    if proxy_stop(exchanges) is not None:
+        return str(proxy_stop(exchanges))
     asked = model_exchanges(exchanges)
-    last = asked[-1].get("error") if asked else None
-    overflowed = isinstance(last, dict) and last.get("type") == "exceed_context_size_error"
-    if proxy_stop(exchanges) is None and overflowed and agent_stop not in ("done", "interrupted"):
+    if not asked or agent_stop in ("done", "interrupted"):
+        return agent_stop
+    last = asked[-1]
+    error = last.get("error")
+    if isinstance(error, dict) and error.get("type") == "exceed_context_size_error":
         return "context_exhausted"
-    return proxy_stop(exchanges) or agent_stop
+    return "server_error" if unanswered(last) else agent_stop
+
+
+def unanswered(entry: dict[str, Any]) -> bool:
+    """Whether the server never finished answering a request to the agent (still in flight at the end, or cut before
+    it told what its prompt cost)."""
+    return bool(entry.get("in_flight")) or (bool(entry.get("answer_cut")) and not prompt_figures_came(entry))
 
 
 def read_exchanges(text: str) -> list[dict[str, Any]]:
@@ -77,7 +89,7 @@ def proxy_events(exchanges: list[dict[str, Any]], n_ctx: int, stop_reason: str) 
             refused |= {k: error[k] for k in ("n_prompt_tokens", "n_ctx") if k in error}  # a context 400's sizes
             events.append(refused)
             continue
-        if entry.get("in_flight") or (entry.get("answer_cut") and not prompt_figures_came(entry)):
+        if unanswered(entry):
             events.append(unanswered_event(entry, t, step, tags))
             continue
         response = response_event(entry, t, step, tags)

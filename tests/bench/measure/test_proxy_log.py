@@ -105,3 +105,19 @@ def test_an_agent_ending_on_a_context_400_is_context_exhausted_and_the_proxys_li
     assert stop_reason([overflow, answered], "step_limit") == "step_limit"  # it went on past the 400
     limited = [answered, {"stopped": "step_limit", "max_steps": 1}]
     assert stop_reason(limited, "interrupted") == "step_limit"
+
+
+def test_an_agent_ending_while_its_last_request_got_no_answer_is_server_error() -> None:
+    """Qwen Code's real run at ctx 32768: its first prompt's answer still streaming at the proxy's answer limit, which
+    cut it; it exited with an error. Not its step limit: no step was answered."""
+    answered = {"route": "POST /v1/chat/completions", "status": 200, "timings": {"prompt_n": 9, "cache_n": 0}}
+    cut = {"route": "POST /v1/chat/completions", "status": 200, "streamed": True, "answer_cut": "timeout"}
+    assert stop_reason([cut], "step_limit") == "server_error"
+    assert stop_reason([answered, {"route": "POST /v1/chat/completions", "in_flight": True}], "step_limit") == (
+        "server_error"
+    )
+    assert stop_reason([cut, answered], "step_limit") == "step_limit"  # it went on past the cut answer
+    assert stop_reason([cut], "interrupted") == "interrupted" and stop_reason([cut], "done") == "done"
+    told = cut | {"route": "POST /v1/messages", "usage": {"input_tokens": 12248}}  # the prompt's cost came
+    assert stop_reason([told], "step_limit") == "step_limit"
+    assert stop_reason([cut, {"stopped": "step_limit", "max_steps": 1}], "step_limit") == "step_limit"
