@@ -75,7 +75,7 @@ QWEN_CODE = AgentKind(
     min_ctx=(24576, "its first request alone is about 18,000 tokens: its system prompt and tools"),
     # Estimated from opencode's whole prompts here, 7,246-7,334 tokens in 186-237 s of prefill (docs/agents.md)
     real_run=(
-        "no real run yet: at ctx 24576 or more its first prompt alone, about 18,000 tokens, is an estimated 8 minutes "
-        "or more of prefill on two CPU cores"
+        "no real run has completed here: its 17,973-token first prompt took 16 min of prefill on two busy cores and "
+        "its answer was cut at the 1,800 s request timeout (docs/agents.md)"
     ),
 )
