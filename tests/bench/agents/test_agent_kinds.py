@@ -74,7 +74,7 @@ def test_bench_agents_lists_every_kind_with_version_dialect_and_status(monkeypat
     assert lines[0].split()[0] == "article" and "chat-completions" in lines[0] and "ready; real runs: " in lines[0]
     assert lines[-1].split()[:3] == ["tiny", "0.1", "chat-completions"] and lines[-1].endswith("ready")
     qwen = next(line for line in lines if line.startswith("qwen-code"))
-    assert qwen.endswith(agent_kind("qwen-code").real_run) and "no real run yet" in qwen
+    assert qwen.endswith(agent_kind("qwen-code").real_run) and "no real run has completed" in qwen
 
 
 @pytest.mark.usefixtures("child_processes")
