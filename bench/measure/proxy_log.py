@@ -39,8 +39,8 @@ def stop_reason(exchanges: list[dict[str, Any]], agent_stop: str) -> str:
     larger than the window (a context 400: mini-swe-agent raises on it), `server_error` if no answer to it came
     (the proxy's answer limit, the run's request timeout, cut it: Qwen Code's 17,973-token first prompt at 0.6 tokens
     a second on two busy cores); else the agent's own (`agent_stop`)."""
-    if proxy_stop(exchanges) is not None:
-        return str(proxy_stop(exchanges))
+    if (proxy := proxy_stop(exchanges)) is not None:
+        return proxy
     asked = model_exchanges(exchanges)
     if not asked or agent_stop in ("done", "interrupted"):
         return agent_stop

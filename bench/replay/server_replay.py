@@ -99,9 +99,11 @@ def report(results: Results) -> str:
         checked = [s for s in sent if s.recorded.figure("prompt_n") is not None and s.figure("prompt_n") is not None]
         equal = sum(s.figure("prompt_n") == s.recorded.figure("prompt_n") for s in checked)
         line = f"prompt_n as recorded on {equal} of {len(checked)} requests that have a recorded one"
-        if drawn := by_answer(sent):
-            line += f"; {drawn} more differ only through the server's answers before them" if drawn > 1 else ""
-            line += "; 1 more differs only through the server's answer before it" if drawn == 1 else ""
+        drawn = by_answer(sent)
+        if drawn > 1:
+            line += f"; {drawn} more differ only through the server's answers before them"
+        elif drawn == 1:
+            line += "; 1 more differs only through the server's answer before it"
         lines.append(line + ".")
         lines += [f"- {line}" for line in mismatches(sent)] + [""]
     if len(results) > 1:

@@ -122,9 +122,9 @@ def mismatches(sent: list[Sent]) -> list[str]:
     (bench/replay/answer_reuse.py)."""
     lines = []
     for i, s in enumerate(sent):
-        then = s.recorded.figure("prompt_n")
-        if then is None or s.figure("prompt_n") == then:
+        if not _differs(s):
             continue
+        then = s.recorded.figure("prompt_n")
         reuse = answer_reuse(sent, i)
         why = f": {reuse.why()}" if reuse else ""
         lines.append(
@@ -138,11 +138,15 @@ def mismatches(sent: list[Sent]) -> list[str]:
 def by_answer(sent: list[Sent]) -> int:
     """The requests whose prompt_n differs from the recording only through the answer before them."""
     return sum(
-        s.figure("prompt_n") not in (None, s.recorded.figure("prompt_n"))
-        and s.recorded.figure("prompt_n") is not None
-        and answer_reuse(sent, i) is not None
+        _differs(s) and s.figure("prompt_n") is not None and answer_reuse(sent, i) is not None
         for i, s in enumerate(sent)
     )
+
+
+def _differs(s: Sent) -> bool:
+    """Whether a request with a recorded prompt_n came out otherwise (or without one)."""
+    then = s.recorded.figure("prompt_n")
+    return then is not None and s.figure("prompt_n") != then
 
 
 def paired_table(results: Results, alpha: float = ALPHA) -> str:

@@ -15,12 +15,17 @@ from bench.run.spelling import spelled_with
 TOOL_CALLING_CPU_MODEL = "qwen2.5-coder-0.5b"  # the smallest CPU model that writes tool calls of its own
 
 
+def own_tool_callers(config: BenchConfig) -> list[str]:
+    """The matrix's agents that write their own tool calls: every one but those Flint forced to call tools serves."""
+    return [name for name in config.agents if not agent_kind(name).forced_tools]
+
+
 def cpu_model_for_agents(config: BenchConfig) -> tuple[BenchConfig, list[str]]:
     """`config` with Flint's CPU model the smallest that writes its own tool calls where the matrix has an agent that
     needs one and cpu_model was left at its default (SmolLM2, forced to answer with the article agent's tools), and the
     line saying so; every run of the bench gets that model, so the agents' rows compare. A cpu_model the user set is
     kept (and refused for such agents: refuse_forced_tools), as is a flint_tools other than auto."""
-    unfit = [name for name in config.agents if not agent_kind(name).forced_tools]
+    unfit = own_tool_callers(config)
     chosen = "cpu_model" in config.model_fields_set or config.flint_tools != "auto" or config.cpu_models != "small"
     if not unfit or chosen:
         return config, []
@@ -43,7 +48,7 @@ def refuse_forced_tools(config: BenchConfig, serving: str) -> None:
     """ConfigError, before anything runs, for agents that write their own tool calls where Flint is forced to call
     tools (`serving`: SmolLM2, the CPU default): every answer would be one of the article agent's tools, and their
     requests fail."""
-    unfit = [name for name in config.agents if not agent_kind(name).forced_tools]
+    unfit = own_tool_callers(config)
     if serving != FORCED_SERVING or not unfit:
         return
     agents = ", ".join(unfit)
