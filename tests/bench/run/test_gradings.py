@@ -63,6 +63,19 @@ def test_gradings_run_beside_the_caller_and_rows_come_in_the_order_runs_ended(tm
     assert log == ["start r1", "end r1", "start r3", "end r3"]
 
 
+def test_each_grading_logs_its_own_time_and_a_run_with_nothing_to_grade_none(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    lane, log = Lane(tmp_path), list[str]()
+    with caplog.at_level("DEBUG", logger="bench.run.gradings"):
+        lane.gradings.submit(finished("r1", sleeping(0.3, log)))
+        lane.gradings.submit(finished("r2"))
+        lane.gradings.drain(stopped=False)
+    graded = [r.getMessage() for r in caplog.records if r.getMessage().startswith("graded")]
+    assert len(graded) == 1 and graded[0].startswith("graded r1 in ")
+    assert 0.3 <= float(graded[0].split()[-2]) < 5
+
+
 def test_a_run_that_ends_while_two_wait_waits_for_room(tmp_path: Path) -> None:
     lane, release = Lane(tmp_path), threading.Event()
     lane.gradings.submit(finished("r1", lambda record: release.wait(5)))
