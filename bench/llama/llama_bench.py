@@ -16,6 +16,11 @@ of build, model, settings, plan and host; a later start with the same key reads 
 the model are keyed by their contents, not where they lie: a fresh virtual environment or checkout with the same wheel
 and model (as every CI run on a clean clone has) finds the figures its files earned; hashing the build costs about
 0.14 s, once a process.
+
+A cached figure taken in a busy moment would stay wrong for every later bench: the floor caps each request at its own
+time, so with figures three times too slow (measured here at a load of 12) the floor came out as the model time and
+server_overhead_s as 0. So the server's own calibration at start (bench/llama/speed.py, depth 0) is held against the
+cached figures at depth 0: where it is STALE_RATIO times faster or more, llama-bench measures again.
 """
 
 from __future__ import annotations
@@ -28,17 +33,20 @@ import os
 import socket
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from bench import stopping
 from bench.llama.server_command import process_command, process_environment
 from bench.measure.floor import BenchSpeeds, DepthSpeed
+from bench.measure.time_split import Speeds
 from bench.provenance import file_sha256
 
 log = logging.getLogger(__name__)
 TIMEOUT_S = 600.0
+# Quiet, the server's calibration ran 0.9-1.2x llama-bench's figures here; cached at a load of 12, 3.3x.
+STALE_RATIO = 1.5
 # server flag -> llama-bench flag, for the settings that change its speed
 MAPPED = {
     "-t": "-t",
@@ -157,8 +165,9 @@ def parse_results(text: str) -> BenchSpeeds:
     return BenchSpeeds(tuple(points))
 
 
-def measure_server(pid: int | None, model: Path | None, ctx: int) -> Measured:
-    """llama-bench's speeds for the host llama-server `pid` serving `model` at a `ctx` window; never raises."""
+def measure_server(pid: int | None, model: Path | None, ctx: int, calibration: Speeds | None = None) -> Measured:
+    """llama-bench's speeds for the host llama-server `pid` serving `model` at a `ctx` window, measured again where
+    the server's own `calibration` beats the cached ones; never raises."""
     command = process_command(pid)
     if command is None or pid is None or model is None or not model.is_file():
         return Measured(None, "not a host llama-server whose command line and model file can be read")
@@ -170,10 +179,26 @@ def measure_server(pid: int | None, model: Path | None, ctx: int) -> Measured:
     env = process_environment(pid) or dict(os.environ)
     cached = cache_folder() / f"{cache_key(binary, model, args, env)}.json"
     try:
-        return Measured(_speeds_of(json.loads(cached.read_text())), f"llama-bench figures read from {cached}")
+        speeds = _speeds_of(json.loads(cached.read_text()))
     except (OSError, ValueError, KeyError, TypeError):
-        pass
-    return _run(binary, args, env, cached)
+        return _run(binary, args, env, cached)
+    beaten = beaten_by(calibration, speeds)
+    if beaten is None:
+        return Measured(speeds, f"llama-bench figures read from {cached}")
+    measured = _run(binary, args, env, cached)
+    return replace(measured, note=f"{measured.note}; the cached figures were slower than the server itself ({beaten})")
+
+
+def beaten_by(calibration: Speeds | None, speeds: BenchSpeeds) -> str | None:
+    """How the server's own calibration beat llama-bench's figures at depth 0 by STALE_RATIO or more, or None."""
+    shallowest = speeds.points[0]
+    for what, own, benched in (
+        ("prompt", calibration.prompt_tps if calibration else None, shallowest.prompt_tps),
+        ("generation", calibration.gen_tps if calibration else None, shallowest.gen_tps),
+    ):
+        if own is not None and own >= STALE_RATIO * benched:
+            return f"{what} {own:.1f} tokens/s at start against {benched:.1f}"
+    return None
 
 
 def _run(binary: Path, args: list[str], env: dict[str, str], cached: Path) -> Measured:

@@ -79,11 +79,11 @@ def server_speeds(endpoints: Endpoints, jeff_ctx: int) -> ServerSpeeds:
     """Each server's calibration, and llama-bench's speeds for the host servers the bench started."""
     flint = measure_speeds(endpoints.flint_url, endpoints.ctx)
     jeff = measure_speeds(endpoints.jeff_url, jeff_ctx) if endpoints.jeff_url else None
-    flint_bench = measure_server(endpoints.server_pids.get("flint"), endpoints.flint_model_path, endpoints.ctx)
+    flint_bench = measure_server(endpoints.server_pids.get("flint"), endpoints.flint_model_path, endpoints.ctx, flint)
     log.info("floor for Flint: %s", flint_bench.note)
     jeff_bench = None
     if endpoints.jeff_url:
-        jeff_bench = measure_server(endpoints.server_pids.get("jeff"), endpoints.jeff_model_path, jeff_ctx)
+        jeff_bench = measure_server(endpoints.server_pids.get("jeff"), endpoints.jeff_model_path, jeff_ctx, jeff)
         log.info("floor for Jeff: %s", jeff_bench.note)
     return ServerSpeeds(flint, jeff, flint_bench.speeds, jeff_bench.speeds if jeff_bench else None)
 
