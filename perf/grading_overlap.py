@@ -3,9 +3,9 @@
 
 Per run: the bench's own seconds (the matrix's time less its runs' wall_s, divided by the runs), serial and overlapped;
 and the time saved against the grading time of all runs but the last (the most overlap can hide: each agent's run is
-longer than a grading here), target >= 0.8. Full mode: todo_repo, six runs of three scripted steps 3 s apart, in the
-local sandbox and grader (the docker grader under load takes longer than such a run); quick mode: the suite's small
-task, two runs of one step.
+longer than a grading here), target >= 0.8. Full mode: todo_repo, six runs of three scripted steps, 3 s of server
+work each, in the local sandbox and grader (the docker grader under load takes longer than such a run); quick mode:
+the suite's small task, two runs of one step.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ def matrix(
     tmp: Path, settings: dict[str, Any], shape: tuple[int, int, float], overlap: bool
 ) -> tuple[float, float, float]:
     """(the matrix's seconds, its runs' wall_s summed, the gradings' seconds summed) for one bench of `shape`: runs,
-    steps a run, each scripted answer's delay in seconds."""
-    runs, steps, delay = shape
+    steps a run, each scripted answer's compute time in seconds."""
+    runs, steps, compute_s = shape
     task = perf_task(settings["fixtures"] != ["todo_repo"])
-    step = {**fake_llama.tool_call("read_file", {"path": task.read}), "delay": delay}
+    step = {**fake_llama.tool_call("read_file", {"path": task.read}), "compute_s": compute_s}
     gradings: list[float] = []
     grade = runner.grade_finished
     runner.grade_finished = timed_into(gradings, grade)

@@ -45,7 +45,7 @@ class TimedServers(FakeServers):
     def start(self, ctx: int, jeff_ctx: int | None = None) -> Endpoints:
         self.stop()
         self.starts.append(ctx)
-        answer = fake_llama.tool_call("read_file", {"path": self.read}) | {"delay": self.service_s}
+        answer = fake_llama.tool_call("read_file", {"path": self.read}) | {"compute_s": self.service_s}
         self.flint = fake_llama.FakeLlama(n_ctx=ctx, default=answer).start()
         self.dead = False
         return Endpoints(ctx=ctx, flint_url=self.flint.url, flint=_props(self.flint), flint_model_path=None)

@@ -226,7 +226,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_error_json(500, "server_error", "[json.exception.parse_error.101] parse error")
             return
         reply, prompt_tokens = self.fake.next_reply(body)
-        time.sleep(float(reply.get("delay") or 0))
+        time.sleep(float(reply.get("delay") or 0) + float(reply.get("compute_s") or 0))
         if reply["kind"] == "hang":
             self.fake.stopped.wait()
             self.close_connection = True

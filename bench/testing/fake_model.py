@@ -113,7 +113,7 @@ class ScriptedServer:
                 self.cached_text = ""
             cache_n = min(common_prefix(self.cached_text, prompt_text) // CHARS_PER_TOKEN, prompt_tokens - 1)
             self.cached_text = prompt_text + answer_text
-            timings = make_timings(cache_n, prompt_tokens - cache_n, completion)
+            timings = make_timings(cache_n, prompt_tokens - cache_n, completion, float(reply.get("compute_s") or 0))
             self.count(timings)
         usage = {
             "completion_tokens": completion,

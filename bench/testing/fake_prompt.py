@@ -25,9 +25,10 @@ COUNTERS = {
 }
 
 
-def make_timings(cache_n: int, prompt_n: int, predicted_n: int) -> dict[str, Any]:
-    # A fixed speed, fast enough that an instant fake never reports more server time than the wall clock saw.
-    prompt_ms, predicted_ms = prompt_n * 0.001, predicted_n * 0.01
+def make_timings(cache_n: int, prompt_n: int, predicted_n: int, compute_s: float = 0.0) -> dict[str, Any]:
+    # A fixed speed, fast enough that an instant fake never reports more server time than the wall clock saw; a
+    # reply's scripted compute_s (slept before it is sent) is decode time.
+    prompt_ms, predicted_ms = prompt_n * 0.001, predicted_n * 0.01 + compute_s * 1000
     return {
         "cache_n": cache_n,
         "prompt_n": prompt_n,

@@ -11,8 +11,10 @@ OLD_PARSE_MESSAGE = 'Failed to parse input at pos 131: <tool_call>\n{"name": "wr
 NEW_PARSE_MESSAGE = "The model produced output that does not match the expected peg-native format"
 
 
-# Scripted replies: plain dicts, so a JSON script file can hold them too. Each may carry "delay" (seconds), and
-# "usage" or "timings" to send in place of the computed ones (a server that reports nonsense).
+# Scripted replies: plain dicts, so a JSON script file can hold them too. Each may carry "delay" (seconds the answer
+# waits beyond its timings: a stalled server), "compute_s" (seconds it takes as the server's own work, in its timings'
+# predicted_ms: a server busy decoding), and "usage" or "timings" to send in place of the computed ones (a server that
+# reports nonsense).
 
 
 def tool_calls(

@@ -8,6 +8,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -146,6 +147,20 @@ def test_script_mode_serves_a_json_script_and_records_requests(tmp_path: Path) -
     assert props["default_generation_settings"]["n_ctx"] == 1000
     assert [json.loads(line) for line in record.read_text().splitlines()] == [chat("hello")]
     assert process.returncode == 0
+
+
+def test_a_scripted_compute_time_is_the_servers_own_and_a_delay_is_not() -> None:
+    """compute_s is work the double reports in its timings (a busy server: no stall for the bench to book, as
+    perf/scale.py's scripted runs need); delay is time it waits beyond them (a stalled server)."""
+    with FakeLlama(
+        [{**fake_llama.prose("busy"), "compute_s": 0.3}, {**fake_llama.prose("late"), "delay": 0.3}]
+    ) as fake:
+        for beyond_timings in (False, True):
+            started = time.monotonic()
+            _, answer = post(fake.url, chat("hello"))
+            waited_ms = (time.monotonic() - started) * 1000
+            server_ms = answer["timings"]["prompt_ms"] + answer["timings"]["predicted_ms"]
+            assert waited_ms >= 300 and (waited_ms - server_ms >= 290) is beyond_timings, (waited_ms, server_ms)
 
 
 def test_answers_are_sent_without_waiting_for_the_clients_ack() -> None:
