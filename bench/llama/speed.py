@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from bench import http_client
 from bench.llama.api import erase_slot
 from bench.measure.time_split import Speeds
 
@@ -30,7 +31,7 @@ TIMEOUT = httpx.Timeout(300.0, connect=3.0)
 def measure_speeds(url: str, ctx: int) -> Speeds | None:
     """The server's speeds, or None (with the reason logged) when it could not be measured."""
     try:
-        with httpx.Client(timeout=TIMEOUT, trust_env=False) as client:
+        with http_client.client(timeout=TIMEOUT) as client:
             filler = _tokens(client, url, FILLER * 64)
             probe = _complete(client, url, _prompt(filler, min(PROBE_TOKENS, ctx // 2)))
             size = int(min(ctx // 2, max(PROBE_TOKENS, probe.prompt_tps * TARGET_S)))

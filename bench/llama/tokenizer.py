@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from bench import http_client
 from bench.errors import PrerequisiteError
 
 Message = dict[str, Any]
@@ -28,7 +29,7 @@ class ServerTokenizer:
 
     def __init__(self, url: str, client: httpx.Client | None = None) -> None:
         self.url = url.rstrip("/")
-        self.client = client or httpx.Client(timeout=TIMEOUT, trust_env=False)
+        self.client = client or http_client.client(timeout=TIMEOUT)
         self.by_text: dict[str, list[int]] = {}  # tokens by the rendered text's hash
         self.by_request: dict[str, str] = {}  # rendered text by the request's hash
         self.calls = 0

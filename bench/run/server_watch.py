@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 
+from bench import http_client
 from bench.llama.api import parse_metrics
 from bench.servers.base import Endpoints
 
@@ -133,7 +134,7 @@ class ServerWatch:
 def _client() -> httpx.Client:
     # Never a proxy, and a new connection per probe: a kept-alive one could answer for a server that is gone.
     limits = httpx.Limits(max_keepalive_connections=0)
-    return httpx.Client(timeout=HEALTH_TIMEOUT_S, trust_env=False, limits=limits)
+    return http_client.client(timeout=HEALTH_TIMEOUT_S, limits=limits)
 
 
 def health_of(client: httpx.Client, url: str) -> str:
