@@ -33,6 +33,7 @@ LAYERS = [
         "untrusted",
         "json_documents",
         "json_lines",
+        "http_client",
     },
     {"config", "setting_types", "server_args", "environment", "results", "agents", "languages"},
     {"containers", "measure"},
