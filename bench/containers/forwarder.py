@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from bench import http_client
 from bench.containers.engine import LOG_CONFIG, SANDBOX_UID, remove_container
 from bench.containers.names import BenchNames
 from bench.containers.network import FLINT_PORT_IN_SANDBOX, JEFF_PORT_IN_SANDBOX, ensure_network, sandbox_network
@@ -87,7 +88,7 @@ class Forwarder:
         if self.container.status != "running" or not address:
             return False
         try:
-            with httpx.Client(timeout=httpx.Timeout(5.0, connect=2.0), trust_env=False) as http:
+            with http_client.client(timeout=httpx.Timeout(5.0, connect=2.0)) as http:
                 return all(http.get(f"http://{address}:{port}/health").status_code == 200 for port in self.ports)
         except httpx.HTTPError:
             return False

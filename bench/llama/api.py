@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from bench import stopping
+from bench import http_client, stopping
 from bench.agents.article import Props, SetupError, props_from
 from bench.errors import PrerequisiteError, ServerStartError
 
@@ -23,7 +23,7 @@ PROMPT_TOKENS_COUNTER = "llamacpp:prompt_tokens_total"
 TIMEOUT = httpx.Timeout(10.0, connect=3.0)
 # Never a proxy (the servers are on this host), and a new connection per request: a kept-alive connection could
 # still answer for a server whose listening socket is gone, and /health must say whether it accepts connections.
-_client = httpx.Client(timeout=TIMEOUT, trust_env=False, limits=httpx.Limits(max_keepalive_connections=0))
+_client = http_client.client(timeout=TIMEOUT, limits=httpx.Limits(max_keepalive_connections=0))
 
 
 def _url(base_url: str, path: str) -> str:

@@ -191,12 +191,14 @@ def measure_server(pid: int | None, model: Path | None, ctx: int, calibration: S
 
 def beaten_by(calibration: Speeds | None, speeds: BenchSpeeds) -> str | None:
     """How the server's own calibration beat llama-bench's figures at depth 0 by STALE_RATIO or more, or None."""
+    if calibration is None:
+        return None
     shallowest = speeds.points[0]
     for what, own, benched in (
-        ("prompt", calibration.prompt_tps if calibration else None, shallowest.prompt_tps),
-        ("generation", calibration.gen_tps if calibration else None, shallowest.gen_tps),
+        ("prompt", calibration.prompt_tps, shallowest.prompt_tps),
+        ("generation", calibration.gen_tps, shallowest.gen_tps),
     ):
-        if own is not None and own >= STALE_RATIO * benched:
+        if own >= STALE_RATIO * benched:
             return f"{what} {own:.1f} tokens/s at start against {benched:.1f}"
     return None
 

@@ -12,6 +12,8 @@ import time
 
 import httpx
 
+from bench import http_client
+
 # About 200 tokens of prompt: above llama.cpp's small-batch paths, so prompt processing uses its batched kernels.
 PROMPT = " ".join(f"line {i}: the quick brown fox jumps over the lazy dog." for i in range(16))
 GENERATED = 8
@@ -20,7 +22,7 @@ TIMEOUT_S = 600.0  # a first PTX compilation of every kernel it needs can take m
 
 def warm_up(url: str, client: httpx.Client | None = None) -> tuple[float, str | None]:
     """(seconds it took, problem or None): one short chat request; a failure is reported, never raised."""
-    http = client or httpx.Client(trust_env=False)
+    http = client or http_client.client()
     body = {
         "messages": [{"role": "user", "content": PROMPT}],
         "max_tokens": GENERATED,
@@ -55,7 +57,7 @@ def window_request(
 
     The GPU self-check sends it between two memory readings: a long prompt is processed in full batches, which is
     when the CUDA backend's pool and cuBLAS workspaces grow."""
-    http = client or httpx.Client(trust_env=False)
+    http = client or http_client.client()
     try:
         sentence = "The quick brown fox jumps over the lazy dog near the river bank. "
         tokens = http.post(url + "/tokenize", json={"content": sentence}, timeout=30).json()["tokens"]

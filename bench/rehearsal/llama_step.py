@@ -109,6 +109,7 @@ def serve_tiny_model(
 ) -> Figure:
     import httpx
 
+    from bench import http_client
     from bench.llama.process import LlamaProcess
     from bench.llama.warmup import window_request
     from bench.rehearsal.tiny_model import write_tiny_model
@@ -125,7 +126,7 @@ def serve_tiny_model(
             sampler.baseline()
             sampler.start()
             left = max(5.0, deadline - time.monotonic() - STOP_S)
-            with httpx.Client(trust_env=False, timeout=httpx.Timeout(left, connect=3.0)) as client:
+            with http_client.client(timeout=httpx.Timeout(left, connect=3.0)) as client:
                 prompt = window_request(process.url, WINDOW, client=client, timeout_s=left)
             reading = sampler.stop()
         finally:

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from bench import http_client
 from bench.llama.api import erase_slot
 from bench.llama.tokenizer import ServerTokenizer
 from bench.measure.reprocessing import attribute
@@ -101,7 +102,7 @@ def replay_run(run: RecordedRun, url: str) -> tuple[list[Sent], str | None]:
     """Every request of `run` sent to `url` in order, after its prompt cache is emptied; the results and a note when
     the cache could not be emptied (the first request may then reuse earlier traffic)."""
     note = erase_slot(url)
-    with httpx.Client(timeout=TIMEOUT, trust_env=False) as client:
+    with http_client.client(timeout=TIMEOUT) as client:
         results = [send(client, url, request, run.name) for request in run.requests]
     for sent in results:
         sent.answered_otherwise = answered_otherwise(sent)
