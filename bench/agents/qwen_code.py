@@ -73,7 +73,7 @@ QWEN_CODE = AgentKind(
     # Its first request is 37K characters of messages and 39K of tool definitions: about 18,000 tokens at the 4.2
     # characters a token measured on opencode's (a scripted server answered it with a context 400 at 8192)
     min_ctx=(24576, "its first request alone is about 18,000 tokens: its system prompt and tools"),
-    # Estimated from opencode's whole prompts here, 7,246-7,334 tokens in 186-237 s of prefill (docs/agents.md)
+    # Measured here (docs/agents.md): the one real run, beside CI, cut at the request timeout
     real_run=(
         "no real run has completed here: its 17,973-token first prompt took 16 min of prefill on two busy cores and "
         "its answer was cut at the 1,800 s request timeout (docs/agents.md)"
